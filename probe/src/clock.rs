@@ -1,0 +1,174 @@
+//! The clock: raw ticks on the hot path, nanoseconds only off it.
+//!
+//! hopscope reads one process-wide [`quanta::Clock`]. On x86_64 hosts with an
+//! invariant TSC that is a bare `rdtsc`; elsewhere quanta falls back to the
+//! OS monotonic clock, whose raw value is already in nanoseconds. Raw values
+//! are wrapped in [`Ticks`] so they cannot be mistaken for nanoseconds; the
+//! scale factor is measured once ([`ClockInfo::measure`]) and written into the
+//! trace header, where the analyzer applies it.
+
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+
+use crate::host;
+
+/// A raw clock reading. Not nanoseconds: multiply by
+/// [`ClockInfo::ns_per_tick`] (done by the analyzer, never on the hot path).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Ticks(pub u64);
+
+impl Ticks {
+    /// Ticks elapsed from `earlier` to `self`; zero if the clock went backwards
+    /// (possible across cores on hosts without an invariant TSC).
+    #[inline]
+    pub fn since(self, earlier: Ticks) -> u64 {
+        self.0.saturating_sub(earlier.0)
+    }
+}
+
+static CLOCK: OnceLock<quanta::Clock> = OnceLock::new();
+
+/// The process-wide clock, calibrated on first use (a few milliseconds).
+///
+/// Call it once before any measured region (attaching a buffer does) so the
+/// calibration never lands inside a measurement.
+pub fn clock() -> &'static quanta::Clock {
+    CLOCK.get_or_init(quanta::Clock::new)
+}
+
+/// Read the clock: one `rdtsc` on TSC hosts, a vDSO `clock_gettime` otherwise.
+///
+/// Costs one atomic load more than a bare `quanta::Clock::raw` (the check that
+/// the clock is initialised). No lock, no allocation, no syscall on TSC hosts.
+#[inline]
+pub fn now() -> Ticks {
+    Ticks(clock().raw())
+}
+
+/// Which hardware or OS source the raw ticks come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClockSource {
+    /// The CPU time-stamp counter, read with `rdtsc`.
+    Tsc,
+    /// The OS monotonic clock (quanta's fallback); ticks are nanoseconds.
+    Monotonic,
+}
+
+impl std::fmt::Display for ClockSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ClockSource::Tsc => "TSC",
+            ClockSource::Monotonic => "OS monotonic",
+        })
+    }
+}
+
+/// What the trace header records about the clock, so ticks can be turned into
+/// nanoseconds later and a reader can judge how far to trust them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClockInfo {
+    /// Where raw ticks come from.
+    pub source: ClockSource,
+    /// Nanoseconds per raw tick, from quanta's calibration against the OS clock.
+    pub ns_per_tick: f64,
+    /// Whether the CPU advertises an invariant TSC (`constant_tsc` and
+    /// `nonstop_tsc`): ticks then run at one rate on every core and in every
+    /// power state. `false` on non-x86 hosts.
+    pub invariant_tsc: bool,
+    /// The kernel's current clocksource (`tsc`, `kvm-clock`, `hpet`, ...), or
+    /// `unknown` where the host does not expose it.
+    pub kernel_clocksource: String,
+}
+
+/// Span of raw ticks over which the scale factor is read: large enough that
+/// integer rounding inside quanta is below one part per billion.
+const SCALE_SPAN_TICKS: u64 = 1 << 40;
+
+impl ClockInfo {
+    /// Identify the clock source and read its calibration. Off the hot path:
+    /// it reads `/proc` and `/sys` and may calibrate the clock.
+    pub fn measure() -> ClockInfo {
+        let clock = clock();
+        let ns_per_tick =
+            clock.delta_as_nanos(0, SCALE_SPAN_TICKS) as f64 / SCALE_SPAN_TICKS as f64;
+        ClockInfo {
+            source: detect_source(clock, ns_per_tick),
+            ns_per_tick,
+            invariant_tsc: host::cpu_has_flag("constant_tsc") && host::cpu_has_flag("nonstop_tsc"),
+            kernel_clocksource: host::kernel_clocksource(),
+        }
+    }
+
+    /// Convert a tick count to nanoseconds with this calibration.
+    pub fn to_ns(&self, ticks: u64) -> f64 {
+        ticks as f64 * self.ns_per_tick
+    }
+}
+
+/// Decide whether quanta reads the TSC: bracket one quanta read between two
+/// bare `rdtsc` reads; the TSC source lands between them, the monotonic
+/// source (nanoseconds since boot) lands far outside.
+#[cfg(target_arch = "x86_64")]
+fn detect_source(clock: &quanta::Clock, _ns_per_tick: f64) -> ClockSource {
+    let inside = (0..8).any(|_| {
+        let before = read_tsc();
+        let raw = clock.raw();
+        let after = read_tsc();
+        before <= raw && raw <= after
+    });
+    if inside {
+        ClockSource::Tsc
+    } else {
+        ClockSource::Monotonic
+    }
+}
+
+/// Without a TSC to compare against, the monotonic fallback is the one whose
+/// ticks are exactly nanoseconds.
+#[cfg(not(target_arch = "x86_64"))]
+fn detect_source(_clock: &quanta::Clock, ns_per_tick: f64) -> ClockSource {
+    if (ns_per_tick - 1.0).abs() < 1e-12 {
+        ClockSource::Monotonic
+    } else {
+        ClockSource::Tsc
+    }
+}
+
+/// A bare `rdtsc`, the floor any clock read is compared against.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub fn read_tsc() -> u64 {
+    // SAFETY: `rdtsc` exists on every x86_64 CPU and has no preconditions; it
+    // only reads the time-stamp counter.
+    #[allow(unused_unsafe)]
+    unsafe {
+        std::arch::x86_64::_rdtsc()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_advance_and_scale_to_positive_ns() {
+        let a = now();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let b = now();
+        let info = ClockInfo::measure();
+        assert!(info.ns_per_tick > 0.0 && info.ns_per_tick.is_finite());
+        let ns = info.to_ns(b.since(a));
+        // A sleep of 2 ms lasts at least 2 ms; the upper bound only guards
+        // against a calibration off by orders of magnitude.
+        assert!(ns >= 1.5e6, "2 ms sleep measured as {ns} ns");
+        assert!(ns < 5.0e9, "2 ms sleep measured as {ns} ns");
+    }
+
+    #[test]
+    fn since_saturates_when_the_clock_goes_backwards() {
+        assert_eq!(Ticks(5).since(Ticks(9)), 0);
+        assert_eq!(Ticks(9).since(Ticks(5)), 4);
+    }
+}

@@ -1,0 +1,77 @@
+//! What machine a trace was taken on: CPU model, cores, kernel, clocksource.
+//!
+//! Read from `/proc` and `/sys` on Linux; every field degrades to `unknown`
+//! elsewhere rather than failing, because a missing host detail must never
+//! stop a measurement.
+
+use serde::{Deserialize, Serialize};
+
+/// The host facts a receipt needs so a reader can compare runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostInfo {
+    /// Host name.
+    pub hostname: String,
+    /// CPU model string (`model name` in `/proc/cpuinfo`).
+    pub cpu_model: String,
+    /// Logical cores available to this process.
+    pub cores: usize,
+    /// Kernel release (`uname -r`).
+    pub kernel: String,
+    /// Operating system and architecture this binary was built for.
+    pub target: String,
+}
+
+const UNKNOWN: &str = "unknown";
+
+impl HostInfo {
+    /// Read the host facts. Cheap (a few small file reads), off the hot path.
+    pub fn detect() -> HostInfo {
+        HostInfo {
+            hostname: read_trimmed("/proc/sys/kernel/hostname"),
+            cpu_model: cpuinfo_field("model name").unwrap_or_else(|| UNKNOWN.to_owned()),
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            kernel: read_trimmed("/proc/sys/kernel/osrelease"),
+            target: format!("{}-{}", std::env::consts::ARCH, std::env::consts::OS),
+        }
+    }
+}
+
+/// The kernel's current clocksource, or `unknown`.
+pub(crate) fn kernel_clocksource() -> String {
+    read_trimmed("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+}
+
+/// Whether the first CPU in `/proc/cpuinfo` lists `flag` among its flags.
+pub(crate) fn cpu_has_flag(flag: &str) -> bool {
+    cpuinfo_field("flags").is_some_and(|flags| flags.split_whitespace().any(|f| f == flag))
+}
+
+fn cpuinfo_field(name: &str) -> Option<String> {
+    let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    text.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        (key.trim() == name).then(|| value.trim().to_owned())
+    })
+}
+
+fn read_trimmed(path: &str) -> String {
+    std::fs::read_to_string(path)
+        .map(|s| s.trim().to_owned())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| UNKNOWN.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detect_fills_every_field() {
+        let host = HostInfo::detect();
+        assert!(host.cores >= 1);
+        assert!(!host.cpu_model.is_empty());
+        assert!(!host.kernel.is_empty());
+        assert!(host.target.contains(std::env::consts::OS));
+    }
+}

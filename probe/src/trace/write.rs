@@ -1,0 +1,110 @@
+//! Writing a trace, block by block, so a long run never holds it all.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use super::block::{self, Block};
+use super::{
+    FORMAT_VERSION, MAGIC, MAX_HEADER_BYTES, TAG_BLOCK, TAG_END, TAG_HEADER, TraceError,
+    TraceHeader, record_crc,
+};
+
+/// Streams a trace to any [`Write`]: the header on creation, blocks as they
+/// are measured, the end record on [`TraceWriter::finish`]. A trace that is
+/// never finished is refused by the reader as truncated.
+#[derive(Debug)]
+pub struct TraceWriter<W: Write> {
+    out: W,
+    header: TraceHeader,
+    blocks: u64,
+    dropped: u64,
+    scratch: Vec<u8>,
+}
+
+impl TraceWriter<BufWriter<File>> {
+    /// Create (or replace) the file at `path` and write the header.
+    pub fn create(path: &Path, header: TraceHeader) -> Result<Self, TraceError> {
+        let file = File::create(path)?;
+        TraceWriter::new(BufWriter::new(file), header)
+    }
+}
+
+impl<W: Write> TraceWriter<W> {
+    /// Write the preamble and `header` to `out`.
+    pub fn new(mut out: W, header: TraceHeader) -> Result<Self, TraceError> {
+        let json = serde_json::to_vec(&header).map_err(|e| TraceError::Io(e.into()))?;
+        if json.len() > MAX_HEADER_BYTES {
+            return Err(TraceError::Unwritable {
+                reason: format!(
+                    "header is {} bytes, the limit is {MAX_HEADER_BYTES}",
+                    json.len()
+                ),
+            });
+        }
+        out.write_all(&MAGIC)?;
+        out.write_all(&FORMAT_VERSION.to_le_bytes())?;
+        out.write_all(&0u16.to_le_bytes())?;
+        write_record(&mut out, TAG_HEADER, &json)?;
+        Ok(TraceWriter {
+            out,
+            header,
+            blocks: 0,
+            dropped: 0,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// The header this trace was opened with.
+    pub fn header(&self) -> &TraceHeader {
+        &self.header
+    }
+
+    /// Append one block. A block that refers to an undeclared lane, thread,
+    /// hop or reading is refused and nothing is written.
+    pub fn write_block(&mut self, block: &Block) -> Result<(), TraceError> {
+        block
+            .check(&self.header)
+            .map_err(|reason| TraceError::Unwritable { reason })?;
+        let len = block::encoded_len(block);
+        if u32::try_from(len).is_err() || block.streams.len() > usize::from(u16::MAX) {
+            return Err(TraceError::Unwritable {
+                reason: format!("block of {len} bytes is too large"),
+            });
+        }
+        if block
+            .streams
+            .iter()
+            .any(|s| u32::try_from(s.marks.len()).is_err())
+            || block.readings.len() > usize::from(u16::MAX)
+        {
+            return Err(TraceError::Unwritable {
+                reason: "too many marks or readings in one block".to_owned(),
+            });
+        }
+        self.scratch.clear();
+        block::encode(block, &mut self.scratch);
+        debug_assert_eq!(self.scratch.len(), len);
+        write_record(&mut self.out, TAG_BLOCK, &self.scratch)?;
+        self.blocks += 1;
+        self.dropped += block.dropped();
+        Ok(())
+    }
+
+    /// Write the end record, flush, and hand back the output.
+    pub fn finish(mut self) -> Result<W, TraceError> {
+        let mut payload = [0u8; 16];
+        payload[..8].copy_from_slice(&self.blocks.to_le_bytes());
+        payload[8..].copy_from_slice(&self.dropped.to_le_bytes());
+        write_record(&mut self.out, TAG_END, &payload)?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+fn write_record(out: &mut impl Write, tag: u8, payload: &[u8]) -> std::io::Result<()> {
+    out.write_all(&[tag])?;
+    out.write_all(&(payload.len() as u32).to_le_bytes())?;
+    out.write_all(payload)?;
+    out.write_all(&record_crc(tag, payload).to_le_bytes())
+}

@@ -1,0 +1,108 @@
+//! `hopscope calibrate`: what the instrument costs on this host.
+
+use std::process::ExitCode;
+
+use hopscope_probe::calibrate::{CostPlan, Costs, measure_costs};
+use hopscope_probe::counters::{self, CounterSupport};
+use hopscope_probe::{ClockInfo, HostInfo};
+use serde_json::json;
+
+/// Target from the probe's contract: a mark may cost at most this many bare
+/// clock reads.
+const MAX_MARK_TO_CLOCK_RATIO: f64 = 1.5;
+
+/// Flags of `hopscope calibrate`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Timed rounds per instrument (each a batch of 1000 calls).
+    #[arg(long, default_value_t = CostPlan::default().rounds)]
+    rounds: usize,
+}
+
+pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(args.rounds > 0, "--rounds must be at least 1");
+    let clock = ClockInfo::measure();
+    let host = HostInfo::detect();
+    // The measurement runs on a fresh thread so its buffer is its own.
+    let plan = CostPlan {
+        rounds: args.rounds,
+        ..CostPlan::default()
+    };
+    let costs = std::thread::spawn(move || measure_costs(plan))
+        .join()
+        .map_err(|_| anyhow::anyhow!("the calibration thread panicked"))?;
+    let counters = counters::detect();
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&as_json(&clock, &host, &costs, &counters))?
+        );
+    } else {
+        print_table(&clock, &host, &costs, &counters);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn as_json(
+    clock: &ClockInfo,
+    host: &HostInfo,
+    costs: &Costs,
+    counters: &[CounterSupport],
+) -> serde_json::Value {
+    let counters: serde_json::Map<String, serde_json::Value> = counters
+        .iter()
+        .map(|c| (c.counter.name().to_owned(), json!(c.support.to_string())))
+        .collect();
+    json!({
+        "clock_read_ns": costs.clock_read.median_ns,
+        "mark_ns": costs.mark.median_ns,
+        "mark_to_clock_ratio": costs.mark_to_clock_ratio,
+        "mark_to_clock_target": MAX_MARK_TO_CLOCK_RATIO,
+        "clock_source": clock.source.to_string(),
+        "clock": clock,
+        "spread": { "clock_read_mad_ns": costs.clock_read.mad_ns, "mark_mad_ns": costs.mark.mad_ns, "rounds": costs.mark.rounds },
+        "counters": counters,
+        "host": host,
+    })
+}
+
+fn print_table(clock: &ClockInfo, host: &HostInfo, costs: &Costs, counters: &[CounterSupport]) {
+    let ghz = 1.0 / clock.ns_per_tick;
+    println!(
+        "host          {} · {} cores · kernel {}",
+        host.cpu_model, host.cores, host.kernel
+    );
+    println!(
+        "clock         {} · {:.6} ns/tick ({ghz:.3} GHz) · invariant TSC: {} · kernel clocksource: {}",
+        clock.source,
+        clock.ns_per_tick,
+        if clock.invariant_tsc { "yes" } else { "no" },
+        clock.kernel_clocksource
+    );
+    let c = &costs.clock_read;
+    let m = &costs.mark;
+    println!(
+        "clock read    {:>6.2} ns  (median of {} rounds × 1000, MAD {:.2} ns)",
+        c.median_ns, c.rounds, c.mad_ns
+    );
+    println!(
+        "probe mark    {:>6.2} ns  (median of {} rounds × 1000, MAD {:.2} ns)",
+        m.median_ns, m.rounds, m.mad_ns
+    );
+    let verdict = if costs.mark_to_clock_ratio <= MAX_MARK_TO_CLOCK_RATIO {
+        "within"
+    } else {
+        "ABOVE"
+    };
+    println!(
+        "mark / clock  {:>6.2}×     ({verdict} the {MAX_MARK_TO_CLOCK_RATIO}× target)",
+        costs.mark_to_clock_ratio
+    );
+    println!("counters");
+    for c in counters {
+        println!("  {:<17} {}", c.counter.name(), c.support);
+    }
+}

@@ -1,0 +1,41 @@
+//! `hopscope`: the command line. Each subcommand is a thin shell over the
+//! library crates; errors become one line on stderr and a non-zero exit.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod calibrate;
+
+/// Decompose the write path of a writer-thread architecture into
+/// nanosecond slices.
+#[derive(Debug, Parser)]
+#[command(name = "hopscope", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Report the clock, the cost of a clock read and of a probe mark, and
+    /// which perf-event counters this host supports.
+    Calibrate(calibrate::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("hopscope: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Calibrate(args) => calibrate::run(&args),
+    }
+}
