@@ -12,7 +12,7 @@ fn on_fresh_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) ->
 #[cfg(not(feature = "enabled"))]
 #[test]
 fn without_the_feature_hop_records_nothing_and_evaluates_nothing() {
-    assert!(!ENABLED);
+    const { assert!(!ENABLED) };
     let (drained, evaluated) = on_fresh_thread(|| {
         local::attach(8);
         let mut evaluated = 0;
@@ -35,7 +35,7 @@ fn without_the_feature_hop_records_nothing_and_evaluates_nothing() {
 #[cfg(feature = "enabled")]
 #[test]
 fn with_the_feature_hop_records_each_mark() {
-    assert!(ENABLED);
+    const { assert!(ENABLED) };
     let drained = on_fresh_thread(|| {
         local::attach(8);
         for i in 0..4 {

@@ -1,0 +1,27 @@
+# hopscope recipes. `just` is a convenience: every recipe is one cargo
+# command you can run without it (see README.md).
+
+# List the recipes.
+default:
+    @just --list
+
+# Run every test (the same command CI runs).
+test:
+    cargo test --workspace
+
+# Clock source, the cost of a clock read and of a mark, counter support.
+calibrate *ARGS:
+    cargo run --release -- calibrate {{ARGS}}
+
+# Decompose the write path into slices and write a report.
+decompose *ARGS:
+    cargo run --release -- decompose {{ARGS}}
+
+# Time a mark next to rdtsc, quanta, Instant::now and a tracing span.
+bench:
+    cargo bench -p hopscope-probe --bench mark
+
+# Formatting and lints, as CI checks them.
+lint:
+    cargo fmt --all -- --check
+    cargo clippy --workspace --all-targets -- -D warnings
