@@ -6,6 +6,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod calibrate;
+mod knob_args;
+mod run;
+mod rundir;
 
 /// Decompose the write path of a writer-thread architecture into
 /// nanosecond slices.
@@ -21,6 +24,8 @@ enum Command {
     /// Report the clock, the cost of a clock read and of a probe mark, and
     /// which perf-event counters this host supports.
     Calibrate(calibrate::Args),
+    /// Run lanes side by side on one shape and write the raw `.hop` trace.
+    Run(run::Args),
 }
 
 fn main() -> ExitCode {
@@ -37,5 +42,6 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Calibrate(args) => calibrate::run(&args),
+        Command::Run(args) => run::run(&args),
     }
 }

@@ -92,6 +92,36 @@ pub fn push(mark: Mark) {
     }
 }
 
+thread_local! {
+    static NEXT_OP: Cell<u64> = const { Cell::new(0) };
+    static THREAD_TAG: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Source of per-thread tags for [`next_op`]; 0 means "not yet assigned".
+static THREAD_TAGS: AtomicU64 = AtomicU64::new(1);
+
+/// Bits of an op id that count operations within one thread.
+const OP_SEQUENCE_BITS: u32 = 40;
+
+/// A fresh operation id, unique in the process: a per-thread tag in the high
+/// bits, a per-thread counter in the low 40. No shared counter is touched
+/// after a thread's first call.
+#[inline]
+pub fn next_op() -> OpId {
+    let tag = THREAD_TAG.with(|tag| {
+        if tag.get() == 0 {
+            tag.set(THREAD_TAGS.fetch_add(1, Ordering::Relaxed));
+        }
+        tag.get()
+    });
+    let seq = NEXT_OP.with(|next| {
+        let seq = next.get();
+        next.set(seq.wrapping_add(1) & ((1 << OP_SEQUENCE_BITS) - 1));
+        seq
+    });
+    OpId((tag << OP_SEQUENCE_BITS) | seq)
+}
+
 /// Read the clock; the timestamp half of [`record`] for callers that store
 /// marks themselves.
 #[inline]
@@ -214,6 +244,17 @@ mod tests {
             drain()
         });
         assert!(drained.marks.windows(2).all(|w| w[0].ticks <= w[1].ticks));
+    }
+
+    #[test]
+    fn op_ids_are_unique_across_threads() {
+        let mut ids: Vec<u64> = (0..4)
+            .map(|_| std::thread::spawn(|| (0..1000).map(|_| next_op().0).collect::<Vec<_>>()))
+            .flat_map(|h| h.join().expect("thread"))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), 4000);
     }
 
     #[test]

@@ -1,0 +1,108 @@
+//! Errors of the lanes and the runner.
+
+use std::path::PathBuf;
+
+use crate::value::Sql;
+
+/// Why one write failed. The writer keeps serving after every variant except
+/// [`WriteError::WriterStopped`] and [`WriteError::WriterPanicked`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WriteError {
+    /// SQLite refused the statement (syntax, constraint, parameter count, ...).
+    #[error("SQLite error on `{sql}`: {source}", sql = sql.as_str())]
+    Sqlite {
+        /// The statement.
+        sql: Sql,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+    /// The request could not be built on the caller side; nothing was sent.
+    #[error("request not sent: {reason}")]
+    Build {
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The writer thread has stopped (its handle was dropped or it could not
+    /// start); the request was not executed.
+    #[error("the writer thread has stopped")]
+    WriterStopped,
+    /// The floor writer's statement failed (the floor replies with an
+    /// integer only, so it cannot say why).
+    #[error("the floor writer's statement failed")]
+    FloorFailed,
+    /// The writer thread panicked; this and every later request fail.
+    #[error("the writer thread panicked: {message}")]
+    WriterPanicked {
+        /// The panic message.
+        message: String,
+    },
+}
+
+/// Why a run could not be carried out.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// A lane's database could not be opened or prepared.
+    #[error("cannot prepare database {path}: {source}")]
+    Database {
+        /// The database file.
+        path: PathBuf,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+    /// A write failed during a measured block; a measurement with failed
+    /// writes would price the wrong thing, so the run stops.
+    #[error("lane `{lane}` failed a write: {source}")]
+    Write {
+        /// The lane.
+        lane: String,
+        /// The failure.
+        source: WriteError,
+    },
+    /// A lane wrote a different number of rows than it reported.
+    #[error("lane `{lane}` reported {reported} writes but its table holds {found} rows")]
+    RowMismatch {
+        /// The lane.
+        lane: String,
+        /// Successful writes reported.
+        reported: u64,
+        /// Rows found.
+        found: u64,
+    },
+    /// A lane reported a different number of changed rows than its
+    /// operations should have changed.
+    #[error(
+        "lane `{lane}` reported {reported} changed rows where its operations change {expected}"
+    )]
+    WrongChanges {
+        /// The lane.
+        lane: String,
+        /// Rows the block's operations change.
+        expected: u64,
+        /// Rows the lane said it changed.
+        reported: u64,
+    },
+    /// The plan is not runnable (no lanes, zero ops, ...).
+    #[error("invalid run plan: {0}")]
+    Plan(String),
+    /// Writing the trace or the run directory failed.
+    #[error("cannot write the trace: {0}")]
+    Trace(#[from] hopscope_probe::TraceError),
+    /// File-system error around the run directory.
+    #[error("{what} {path}: {source}")]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A caller thread of a concurrent shape panicked.
+    #[error("a caller thread panicked in lane `{lane}`")]
+    CallerPanicked {
+        /// The lane.
+        lane: String,
+    },
+}

@@ -1,0 +1,195 @@
+//! The floor writer: a writer thread with none of the reference writer's
+//! machinery, pricing the thread boundary alone.
+//!
+//! Each client sends its parameters on a crossbeam channel, the thread runs
+//! one fixed cached statement and sends back the number of rows it changed
+//! (an integer) on the client's own persistent reply channel. No mutex, no
+//! request object beyond the parameters, no SQL on the wire, no harvest, no
+//! per-call allocation of its own.
+
+use std::path::Path;
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{Receiver, Sender};
+use hopscope_probe::{Hop, OpId, Probe, Session, local};
+use rusqlite::Connection;
+
+use crate::cpu;
+use crate::db::{self, DbConfig};
+use crate::error::WriteError;
+use crate::value::Value;
+
+/// What the floor thread can be sent.
+enum FloorMessage {
+    /// Register a client's reply channel; its index is the client id.
+    Register(Sender<i64>),
+    /// Execute the statement with these parameters for client `client`.
+    Execute {
+        client: u32,
+        op: OpId,
+        params: Vec<Value>,
+    },
+    /// Drain marks into a session and report the thread's CPU time.
+    Flush {
+        session: Session,
+        thread: u16,
+        done: Sender<u64>,
+    },
+}
+
+/// Reply value that means "the statement failed" (the floor sends integers only).
+const FAILED: i64 = -1;
+
+/// A running floor writer thread.
+#[derive(Debug)]
+pub struct Floor<P: Probe> {
+    tx: Option<Sender<FloorMessage>>,
+    thread: Option<JoinHandle<()>>,
+    probe: P,
+}
+
+/// One caller's connection to the floor thread. Not shared: each caller
+/// thread makes its own with [`Floor::client`].
+#[derive(Debug)]
+pub struct FloorClient<P: Probe> {
+    tx: Sender<FloorMessage>,
+    replies: Receiver<i64>,
+    id: u32,
+    probe: P,
+}
+
+impl<P: Probe> Floor<P> {
+    /// Open `path`, create the schema, and start the thread that runs `sql`.
+    pub fn open(
+        path: &Path,
+        config: DbConfig,
+        sql: &'static str,
+        probe: P,
+    ) -> Result<Floor<P>, rusqlite::Error> {
+        let conn = db::open(path, config)?;
+        db::create_schema(&conn)?;
+        // Fail here, not on the first write, if the statement is invalid.
+        conn.prepare_cached(sql)?;
+        Ok(Floor::spawn(conn, sql, probe, None))
+    }
+
+    /// Start the floor thread on `conn`, pinned to core `pin` if given.
+    pub fn spawn(conn: Connection, sql: &'static str, probe: P, pin: Option<usize>) -> Floor<P> {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let thread = std::thread::Builder::new()
+            .name("hopscope-floor".to_owned())
+            .spawn(move || {
+                if let Some(core) = pin {
+                    cpu::pin_current(core);
+                }
+                serve(&conn, sql, &rx, probe);
+            })
+            .ok();
+        Floor {
+            tx: Some(tx),
+            thread,
+            probe,
+        }
+    }
+
+    /// A client for the calling thread.
+    pub fn client(&self) -> Result<FloorClient<P>, WriteError> {
+        let tx = self.tx.clone().ok_or(WriteError::WriterStopped)?;
+        let (reply_tx, replies) = crossbeam_channel::unbounded();
+        tx.send(FloorMessage::Register(reply_tx))
+            .map_err(|_| WriteError::WriterStopped)?;
+        // The thread answers a registration with the client id, on the new
+        // reply channel itself.
+        let id = replies.recv().map_err(|_| WriteError::WriterStopped)?;
+        Ok(FloorClient {
+            tx,
+            replies,
+            id: id as u32,
+            probe: self.probe,
+        })
+    }
+
+    /// Drain the floor thread's marks into `session` as thread `thread`;
+    /// returns its CPU time so far (ns).
+    pub fn flush(&self, session: &Session, thread: u16) -> Result<u64, WriteError> {
+        let tx = self.tx.as_ref().ok_or(WriteError::WriterStopped)?;
+        let (done, cpu) = crossbeam_channel::bounded(1);
+        tx.send(FloorMessage::Flush {
+            session: session.clone(),
+            thread,
+            done,
+        })
+        .map_err(|_| WriteError::WriterStopped)?;
+        cpu.recv().map_err(|_| WriteError::WriterStopped)
+    }
+}
+
+impl<P: Probe> Drop for Floor<P> {
+    fn drop(&mut self) {
+        self.tx.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl<P: Probe> FloorClient<P> {
+    /// Run the floor's statement with `params`; returns the rows it changed.
+    #[inline]
+    pub fn execute(&self, params: Vec<Value>) -> Result<u64, WriteError> {
+        let op = if P::RECORDS {
+            local::next_op()
+        } else {
+            OpId(0)
+        };
+        self.probe.mark(op, Hop::ENTER);
+        self.tx
+            .send(FloorMessage::Execute {
+                client: self.id,
+                op,
+                params,
+            })
+            .map_err(|_| WriteError::WriterStopped)?;
+        self.probe.mark(op, Hop::SENT);
+        let changes = self.replies.recv().map_err(|_| WriteError::WriterStopped)?;
+        self.probe.mark(op, Hop::RECEIVED);
+        self.probe.mark(op, Hop::DONE);
+        u64::try_from(changes).map_err(|_| WriteError::FloorFailed)
+    }
+}
+
+fn serve<P: Probe>(conn: &Connection, sql: &'static str, rx: &Receiver<FloorMessage>, probe: P) {
+    if P::RECORDS {
+        local::attach(crate::WORKER_MARK_CAPACITY);
+    }
+    let mut clients: Vec<Sender<i64>> = Vec::new();
+    while let Ok(message) = rx.recv() {
+        match message {
+            FloorMessage::Register(reply) => {
+                let id = clients.len() as i64;
+                let _ = reply.send(id);
+                clients.push(reply);
+            }
+            FloorMessage::Execute { client, op, params } => {
+                probe.mark(op, Hop::WOKE);
+                let changes = conn
+                    .prepare_cached(sql)
+                    .and_then(|mut s| s.execute(rusqlite::params_from_iter(params.iter())))
+                    .map_or(FAILED, |n| n as i64);
+                probe.mark(op, Hop::EXECUTED);
+                if let Some(reply) = clients.get(client as usize) {
+                    let _ = reply.send(changes);
+                }
+                probe.mark(op, Hop::REPLIED);
+            }
+            FloorMessage::Flush {
+                session,
+                thread,
+                done,
+            } => {
+                session.collect(thread);
+                let _ = done.send(cpu::thread_cpu_ns());
+            }
+        }
+    }
+}

@@ -1,0 +1,229 @@
+//! The reference writer's knobs. Each one is a family of past write-path
+//! experiments; each is chosen at run time so two settings can alternate
+//! inside one process.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use hopscope_probe::Hop;
+
+/// How a reply gets back to its caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReplyMode {
+    /// Each request carries its own one-shot reply channel.
+    #[default]
+    Oneshot,
+    /// One reply channel for the writer's lifetime; callers complete in FIFO
+    /// order (the caller holding the channel hands replies to the others).
+    Persistent,
+}
+
+/// Which channel implementation carries requests and replies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ChannelKind {
+    /// `std::sync::mpsc`.
+    Std,
+    /// `crossbeam-channel`.
+    #[default]
+    Crossbeam,
+}
+
+/// What a thread does while it waits for a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Wait {
+    /// Block in the channel right away (the thread parks).
+    #[default]
+    Park,
+    /// Poll in a busy loop for up to the duration, then park.
+    Spin(Duration),
+    /// Poll and `yield_now` for up to the duration, then park.
+    Yield(Duration),
+}
+
+/// How BLOB parameters reach the writer thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BlobHandover {
+    /// The caller lends the bytes; the request copies them.
+    #[default]
+    Copy,
+    /// The caller gives up an owned buffer; the request moves it.
+    Move,
+    /// The caller shares a reference-counted buffer; the request clones the count.
+    Shared,
+}
+
+/// Where a reply value lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ResultSlot {
+    /// A fresh reply slot (channel or completion cell) per call.
+    #[default]
+    Allocate,
+    /// A per-thread slot reused by every call of that thread.
+    Reuse,
+}
+
+/// Where the caller and writer threads run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Placement {
+    /// Wherever the scheduler puts them.
+    #[default]
+    Unpinned,
+    /// Both pinned to the same core.
+    SameCore,
+    /// Pinned to two different cores.
+    DifferentCores,
+}
+
+/// A busy-wait injected just before a hop's mark, so it lands in the slice
+/// that ends at that hop. Used to check the instrument attributes a known
+/// delay to the right slice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InjectedDelay {
+    /// The hop whose slice gets the delay.
+    pub before: Hop,
+    /// Busy-wait length.
+    pub ns: u64,
+}
+
+/// Every knob of the reference writer; `Default` is the shipping setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Knobs {
+    /// Reply path.
+    pub reply: ReplyMode,
+    /// Channel implementation.
+    pub channel: ChannelKind,
+    /// How the writer waits for requests.
+    pub writer_wait: Wait,
+    /// How callers wait for replies.
+    pub caller_wait: Wait,
+    /// Drain every queued request in one wake (each its own autocommit), or
+    /// serve one request per wake.
+    pub coalesce: bool,
+    /// Report the tables each statement changed (update hook).
+    pub harvest: bool,
+    /// Where reply values live.
+    pub result_slot: ResultSlot,
+    /// Busy-wait inside one slice, for calibration.
+    pub delay: Option<InjectedDelay>,
+    /// Thread placement.
+    pub placement: Placement,
+}
+
+impl Default for Knobs {
+    /// The shipping configuration: oneshot replies over crossbeam, parking
+    /// waits, coalescing and harvest on, a fresh reply slot per call.
+    fn default() -> Knobs {
+        Knobs {
+            reply: ReplyMode::default(),
+            channel: ChannelKind::default(),
+            writer_wait: Wait::default(),
+            caller_wait: Wait::default(),
+            coalesce: true,
+            harvest: true,
+            result_slot: ResultSlot::default(),
+            delay: None,
+            placement: Placement::default(),
+        }
+    }
+}
+
+impl fmt::Display for Knobs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "reply={} channel={} writer-wait={} caller-wait={} coalesce={} harvest={} result-slot={} placement={}",
+            self.reply,
+            self.channel,
+            self.writer_wait,
+            self.caller_wait,
+            self.coalesce,
+            self.harvest,
+            self.result_slot,
+            self.placement
+        )?;
+        if let Some(d) = self.delay {
+            write!(f, " delay={}ns@hop{}", d.ns, d.before.0)?;
+        }
+        Ok(())
+    }
+}
+
+macro_rules! keyword_enum {
+    ($ty:ty, $what:literal, $($variant:path => $word:literal),+ $(,)?) => {
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(match self { $($variant => $word),+ })
+            }
+        }
+        impl FromStr for $ty {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                match s {
+                    $($word => Ok($variant),)+
+                    other => Err(format!(concat!("unknown ", $what, " `{}` (one of: {})"), other, [$($word),+].join(", "))),
+                }
+            }
+        }
+    };
+}
+
+keyword_enum!(ReplyMode, "reply mode", ReplyMode::Oneshot => "oneshot", ReplyMode::Persistent => "persistent");
+keyword_enum!(ChannelKind, "channel kind", ChannelKind::Std => "std", ChannelKind::Crossbeam => "crossbeam");
+keyword_enum!(BlobHandover, "blob hand-over", BlobHandover::Copy => "copy", BlobHandover::Move => "move", BlobHandover::Shared => "shared");
+keyword_enum!(ResultSlot, "result slot", ResultSlot::Allocate => "allocate", ResultSlot::Reuse => "reuse");
+keyword_enum!(Placement, "placement", Placement::Unpinned => "unpinned", Placement::SameCore => "same-core", Placement::DifferentCores => "different-cores");
+
+impl fmt::Display for Wait {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Wait::Park => f.write_str("park"),
+            Wait::Spin(d) => write!(f, "spin:{}us", d.as_micros()),
+            Wait::Yield(d) => write!(f, "yield:{}us", d.as_micros()),
+        }
+    }
+}
+
+impl FromStr for Wait {
+    type Err = String;
+    /// `park`, `spin:50us` or `yield:20us` (a bare number is microseconds).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let window = |w: &str| -> Result<Duration, String> {
+            let digits = w.strip_suffix("us").unwrap_or(w);
+            digits
+                .parse::<u64>()
+                .map(Duration::from_micros)
+                .map_err(|_| format!("bad wait window `{w}` (e.g. 50us)"))
+        };
+        match s.split_once(':') {
+            None if s == "park" => Ok(Wait::Park),
+            Some(("spin", w)) => Ok(Wait::Spin(window(w)?)),
+            Some(("yield", w)) => Ok(Wait::Yield(window(w)?)),
+            _ => Err(format!("unknown wait `{s}` (park, spin:<us>, yield:<us>)")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keywords_round_trip() {
+        for w in ["park", "spin:50us", "yield:20us"] {
+            assert_eq!(w.parse::<Wait>().expect("parses").to_string(), w);
+        }
+        assert_eq!(
+            "spin:7".parse::<Wait>(),
+            Ok(Wait::Spin(Duration::from_micros(7)))
+        );
+        assert_eq!("persistent".parse::<ReplyMode>(), Ok(ReplyMode::Persistent));
+        assert!(
+            "sometimes"
+                .parse::<ReplyMode>()
+                .unwrap_err()
+                .contains("oneshot, persistent")
+        );
+        assert_eq!("same-core".parse::<Placement>(), Ok(Placement::SameCore));
+    }
+}

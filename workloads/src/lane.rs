@@ -1,0 +1,318 @@
+//! Lanes: one way of running a shape's operations, behind one interface so
+//! the runner can alternate them.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+use hopscope_probe::{NoProbe, Probe, Recording, Session};
+
+use crate::db::DbConfig;
+use crate::error::{RunError, WriteError};
+use crate::floor::{Floor, FloorClient};
+use crate::inline::Inline;
+use crate::knobs::{BlobHandover, Knobs, Placement};
+use crate::shape::{OpInput, Shape};
+use crate::value::{Value, ValueRef};
+use crate::writer::Writer;
+
+/// Which code a lane runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaneKind {
+    /// The statement on the calling thread.
+    Inline,
+    /// The bare floor writer thread.
+    Floor,
+    /// The reference writer with these knobs.
+    Writer(Knobs),
+}
+
+/// A lane to run: its name in the trace, its code, and whether it is
+/// probed (marks every hop) or clean (marks compiled out).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaneSpec {
+    /// Name in the trace and the receipt (`inline`, `floor`, `writer`, ...).
+    pub name: String,
+    /// What runs.
+    pub kind: LaneKind,
+    /// Marks on (`Recording`) or compiled out (`NoProbe`).
+    pub probed: bool,
+}
+
+impl LaneSpec {
+    /// A lane named `name`.
+    pub fn new(name: &str, kind: LaneKind, probed: bool) -> LaneSpec {
+        LaneSpec {
+            name: name.to_owned(),
+            kind,
+            probed,
+        }
+    }
+
+    /// Parse a standard lane name: `inline`, `floor`, `writer` (clean) and
+    /// their `-probed` variants; the writer lanes get `knobs`.
+    pub fn standard(name: &str, knobs: Knobs) -> Result<LaneSpec, String> {
+        let (base, probed) = match name.strip_suffix("-probed") {
+            Some(base) => (base, true),
+            None => (name, false),
+        };
+        let kind = match base {
+            "inline" => LaneKind::Inline,
+            "floor" => LaneKind::Floor,
+            "writer" => LaneKind::Writer(knobs),
+            other => {
+                return Err(format!(
+                    "unknown lane `{other}` (inline, floor, writer, each optionally -probed)"
+                ));
+            }
+        };
+        Ok(LaneSpec::new(name, kind, probed))
+    }
+}
+
+impl fmt::Display for LaneSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let probe = if self.probed { "probed" } else { "clean" };
+        match &self.kind {
+            LaneKind::Inline => write!(f, "inline ({probe})"),
+            LaneKind::Floor => write!(f, "floor writer ({probe})"),
+            LaneKind::Writer(knobs) => write!(f, "reference writer ({probe}; {knobs})"),
+        }
+    }
+}
+
+/// A lane ready to run blocks.
+pub(crate) trait Lane: Sync {
+    /// Run `inputs` in order on the calling thread, as caller `caller`;
+    /// returns the rows changed.
+    fn run(&self, caller: usize, inputs: Vec<OpInput>) -> Result<u64, WriteError>;
+
+    /// Drain the lane's own thread's marks into `session` as `thread` and
+    /// return that thread's CPU ns so far; `None` for lanes without a thread.
+    fn flush(&self, session: &Session, thread: u16) -> Result<Option<u64>, WriteError>;
+
+    /// Where caller threads should run for this lane.
+    fn placement(&self) -> Placement;
+}
+
+/// Open the lane described by `spec` on the database file `path`.
+pub(crate) fn open(
+    spec: &LaneSpec,
+    path: &Path,
+    db: DbConfig,
+    shape: Shape,
+) -> Result<Box<dyn Lane>, RunError> {
+    let fail = |source| RunError::Database {
+        path: PathBuf::from(path),
+        source,
+    };
+    Ok(match (spec.kind, spec.probed) {
+        (LaneKind::Inline, false) => {
+            Box::new(InlineLane::open(path, db, shape, NoProbe).map_err(fail)?)
+        }
+        (LaneKind::Inline, true) => {
+            Box::new(InlineLane::open(path, db, shape, Recording).map_err(fail)?)
+        }
+        (LaneKind::Floor, probed) => {
+            if !shape.single_statement() {
+                return Err(RunError::Plan(format!(
+                    "lane `{}`: the floor writer runs single statements, not {shape}",
+                    spec.name
+                )));
+            }
+            if probed {
+                Box::new(FloorLane::open(spec, path, db, shape, Recording)?)
+            } else {
+                Box::new(FloorLane::open(spec, path, db, shape, NoProbe)?)
+            }
+        }
+        (LaneKind::Writer(knobs), false) => {
+            Box::new(WriterLane::open(path, db, shape, knobs, NoProbe).map_err(fail)?)
+        }
+        (LaneKind::Writer(knobs), true) => {
+            Box::new(WriterLane::open(path, db, shape, knobs, Recording).map_err(fail)?)
+        }
+    })
+}
+
+struct InlineLane<P: Probe> {
+    inline: Mutex<Inline<P>>,
+}
+
+impl<P: Probe> InlineLane<P> {
+    fn open(path: &Path, db: DbConfig, shape: Shape, probe: P) -> rusqlite::Result<Self> {
+        Ok(InlineLane {
+            inline: Mutex::new(Inline::open(path, db, shape.sql(), probe)?),
+        })
+    }
+}
+
+impl<P: Probe> Lane for InlineLane<P> {
+    fn run(&self, _caller: usize, inputs: Vec<OpInput>) -> Result<u64, WriteError> {
+        let mut changes = 0;
+        for input in inputs {
+            // One connection: concurrent callers take turns per operation,
+            // as they would on a shared connection.
+            let inline = self.inline.lock().unwrap_or_else(PoisonError::into_inner);
+            changes += match &input {
+                OpInput::One(params) => inline.execute(params)?,
+                OpInput::Many(rows) => inline.batch(rows)?,
+            };
+        }
+        Ok(changes)
+    }
+
+    fn flush(&self, _session: &Session, _thread: u16) -> Result<Option<u64>, WriteError> {
+        Ok(None)
+    }
+
+    fn placement(&self) -> Placement {
+        Placement::Unpinned
+    }
+}
+
+struct FloorLane<P: Probe> {
+    // Declared before `floor` so the clients' channels close first.
+    clients: Vec<FloorClient<P>>,
+    floor: Floor<P>,
+    handover: Option<BlobHandover>,
+}
+
+impl<P: Probe> FloorLane<P> {
+    fn open(
+        spec: &LaneSpec,
+        path: &Path,
+        db: DbConfig,
+        shape: Shape,
+        probe: P,
+    ) -> Result<Self, RunError> {
+        let floor =
+            Floor::open(path, db, shape.sql(), probe).map_err(|source| RunError::Database {
+                path: PathBuf::from(path),
+                source,
+            })?;
+        let clients = (0..shape.callers())
+            .map(|_| floor.client())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|source| RunError::Write {
+                lane: spec.name.clone(),
+                source,
+            })?;
+        let handover = match shape {
+            Shape::BlobInsert { handover, .. } => Some(handover),
+            _ => None,
+        };
+        Ok(FloorLane {
+            clients,
+            floor,
+            handover,
+        })
+    }
+}
+
+impl<P: Probe> Lane for FloorLane<P> {
+    fn run(&self, caller: usize, inputs: Vec<OpInput>) -> Result<u64, WriteError> {
+        let client = &self.clients[caller % self.clients.len()];
+        let mut changes = 0;
+        for input in inputs {
+            let OpInput::One(mut params) = input else {
+                return Err(WriteError::Build {
+                    reason: "the floor writer runs single statements".to_owned(),
+                });
+            };
+            if self.handover == Some(BlobHandover::Copy) {
+                copy_shared_blobs(&mut params);
+            }
+            changes += client.execute(params)?;
+        }
+        Ok(changes)
+    }
+
+    fn flush(&self, session: &Session, thread: u16) -> Result<Option<u64>, WriteError> {
+        self.floor.flush(session, thread).map(Some)
+    }
+
+    fn placement(&self) -> Placement {
+        Placement::Unpinned
+    }
+}
+
+/// The floor's "copy" hand-over: the caller copies the bytes it lends.
+fn copy_shared_blobs(params: &mut [Value]) {
+    for p in params {
+        if let Value::SharedBlob(shared) = p {
+            *p = Value::Blob(shared.to_vec());
+        }
+    }
+}
+
+struct WriterLane<P: Probe> {
+    writer: Writer<P>,
+    sql: &'static str,
+    copy_blobs: bool,
+}
+
+impl<P: Probe> WriterLane<P> {
+    fn open(
+        path: &Path,
+        db: DbConfig,
+        shape: Shape,
+        knobs: Knobs,
+        probe: P,
+    ) -> rusqlite::Result<Self> {
+        let copy_blobs = matches!(
+            shape,
+            Shape::BlobInsert {
+                handover: BlobHandover::Copy,
+                ..
+            }
+        );
+        Ok(WriterLane {
+            writer: Writer::open(path, db, knobs, probe)?,
+            sql: shape.sql(),
+            copy_blobs,
+        })
+    }
+}
+
+/// Parameters per statement the copy path can lend without allocating.
+const MAX_BORROWED_PARAMS: usize = 8;
+
+impl<P: Probe> Lane for WriterLane<P> {
+    fn run(&self, _caller: usize, inputs: Vec<OpInput>) -> Result<u64, WriteError> {
+        let mut changes = 0;
+        for input in inputs {
+            changes += match input {
+                OpInput::One(params) if self.copy_blobs && params.len() <= MAX_BORROWED_PARAMS => {
+                    // The "copy" hand-over: lend the bytes, the writer copies
+                    // them into its request.
+                    let mut lent = [ValueRef::Null; MAX_BORROWED_PARAMS];
+                    for (slot, p) in lent.iter_mut().zip(&params) {
+                        *slot = p.as_value_ref();
+                    }
+                    self.writer
+                        .execute(self.sql, &lent[..params.len()])?
+                        .changes
+                }
+                OpInput::One(params) => self.writer.execute_owned(self.sql, params)?.changes,
+                OpInput::Many(rows) => {
+                    let statements = rows.into_iter().map(|p| (self.sql.into(), p)).collect();
+                    self.writer
+                        .batch(statements)?
+                        .iter()
+                        .map(|o| o.changes)
+                        .sum()
+                }
+            };
+        }
+        Ok(changes)
+    }
+
+    fn flush(&self, session: &Session, thread: u16) -> Result<Option<u64>, WriteError> {
+        self.writer.flush(session, thread).map(Some)
+    }
+
+    fn placement(&self) -> Placement {
+        self.writer.knobs().placement
+    }
+}

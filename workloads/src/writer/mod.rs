@@ -1,0 +1,370 @@
+//! The reference writer: the "library" hopscope takes apart.
+//!
+//! A [`Writer`] hands each write to a dedicated thread that owns a rusqlite
+//! connection. The caller path, with the hop marked at each step:
+//!
+//! ```text
+//! enter → lock writer mutex → locked → build request → built
+//!       → send on the channel → sent → (writer thread) woke → executed
+//!       → harvested → replied → (caller) received → done
+//! ```
+//!
+//! Every knob of [`Knobs`] is chosen when the writer is opened, so two
+//! writers with different settings can alternate in one process. The writer
+//! is generic over [`Probe`]: `Writer<Recording>` marks every hop,
+//! `Writer<NoProbe>` is the same code with the marks compiled out.
+
+mod fifo;
+pub(crate) mod harvest;
+mod request;
+mod spin;
+mod thread;
+
+use std::cell::RefCell;
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+
+use hopscope_probe::{ClockInfo, Hop, OpId, Probe, Session, local};
+use rusqlite::Connection;
+
+use crate::channel::{self, Rx, Tx};
+use crate::cpu;
+use crate::db::{self, DbConfig};
+use crate::error::WriteError;
+use crate::knobs::{Knobs, Placement, ReplyMode, ResultSlot};
+use crate::value::{Sql, Value, ValueRef};
+
+pub use harvest::Tables;
+pub use request::WriteOutcome;
+
+use fifo::{Fifo, Slot};
+use request::{Done, Message, Reply, ReplyTo, Request, Work};
+use spin::Delay;
+use thread::{Shared, WriterThread};
+
+/// SQLite's default limit on parameters per statement; a request with more
+/// is refused before it is sent.
+pub const MAX_PARAMS: usize = 32_766;
+
+/// A handle to a writer thread. Share it between caller threads by
+/// reference (it is `Sync`); dropping it lets the thread finish what is
+/// queued, then joins it.
+#[derive(Debug)]
+pub struct Writer<P: Probe> {
+    /// The writer mutex: held from `locked` to `sent`, so requests enter the
+    /// channel (and the FIFO queue) in one order.
+    gate: Mutex<Option<Tx<Message>>>,
+    fifo: Option<Fifo>,
+    shared: Arc<Shared>,
+    knobs: Knobs,
+    delay: Delay,
+    probe: P,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl<P: Probe> Writer<P> {
+    /// Open the database at `path` with `config`, create the schema, and
+    /// start the writer thread on it.
+    pub fn open(
+        path: &Path,
+        config: DbConfig,
+        knobs: Knobs,
+        probe: P,
+    ) -> Result<Writer<P>, rusqlite::Error> {
+        let conn = db::open(path, config)?;
+        db::create_schema(&conn)?;
+        Ok(Writer::spawn(conn, knobs, probe))
+    }
+
+    /// Start a writer thread that owns `conn`.
+    pub fn spawn(conn: Connection, knobs: Knobs, probe: P) -> Writer<P> {
+        let (tx, rx) = channel::unbounded(knobs.channel);
+        let (fifo_tx, fifo) = match knobs.reply {
+            ReplyMode::Oneshot => (None, None),
+            ReplyMode::Persistent => {
+                let (tx, rx) = channel::unbounded(knobs.channel);
+                (Some(tx), Some(Fifo::new(rx)))
+            }
+        };
+        let shared = Arc::new(Shared::default());
+        let delay = Delay::new(knobs.delay, &ClockInfo::measure());
+        let writer_thread = WriterThread {
+            conn,
+            rx,
+            fifo: fifo_tx,
+            knobs,
+            delay,
+            probe,
+            shared: Arc::clone(&shared),
+        };
+        let thread = std::thread::Builder::new()
+            .name("hopscope-writer".to_owned())
+            .spawn(move || {
+                match knobs.placement {
+                    Placement::Unpinned => {}
+                    Placement::SameCore => {
+                        cpu::pin_current(0);
+                    }
+                    Placement::DifferentCores => {
+                        cpu::pin_current(1);
+                    }
+                }
+                writer_thread.run();
+            })
+            .ok();
+        // If the thread could not be spawned, the channel's receiver is
+        // already dropped: every call reports `WriterStopped`.
+        Writer {
+            gate: Mutex::new(Some(tx)),
+            fifo,
+            shared,
+            knobs,
+            delay,
+            probe,
+            thread,
+        }
+    }
+
+    /// The knobs this writer runs with.
+    pub fn knobs(&self) -> Knobs {
+        self.knobs
+    }
+
+    /// Execute one statement, copying borrowed parameters into the request.
+    pub fn execute(
+        &self,
+        sql: impl Into<Sql>,
+        params: &[ValueRef<'_>],
+    ) -> Result<WriteOutcome, WriteError> {
+        let sql = sql.into();
+        self.call(|| {
+            if params.len() > MAX_PARAMS {
+                return Err(too_many_params(params.len()));
+            }
+            Ok(Work::Execute {
+                sql,
+                params: params.iter().map(|p| p.to_owned_value()).collect(),
+            })
+        })
+        .and_then(one)
+    }
+
+    /// Execute one statement, moving owned parameters into the request (no
+    /// copy of blob bytes; a [`Value::SharedBlob`] only bumps a count).
+    pub fn execute_owned(
+        &self,
+        sql: impl Into<Sql>,
+        params: Vec<Value>,
+    ) -> Result<WriteOutcome, WriteError> {
+        let sql = sql.into();
+        self.call(|| {
+            if params.len() > MAX_PARAMS {
+                return Err(too_many_params(params.len()));
+            }
+            Ok(Work::Execute { sql, params })
+        })
+        .and_then(one)
+    }
+
+    /// Execute statements in one transaction on the writer thread; if any
+    /// fails, none is applied and its error is returned.
+    pub fn batch(
+        &self,
+        statements: Vec<(Sql, Vec<Value>)>,
+    ) -> Result<Vec<WriteOutcome>, WriteError> {
+        self.call(|| {
+            if let Some((_, params)) = statements.iter().find(|(_, p)| p.len() > MAX_PARAMS) {
+                return Err(too_many_params(params.len()));
+            }
+            Ok(Work::Batch(statements))
+        })
+        .map(|done| match done {
+            Done::Batch(outcomes) => outcomes,
+            Done::One(outcome) => vec![outcome],
+        })
+    }
+
+    /// Drain the writer thread's marks into `session` as thread `thread` and
+    /// return the writer thread's CPU time so far (ns). Call between blocks.
+    pub fn flush(&self, session: &Session, thread: u16) -> Result<u64, WriteError> {
+        let (done_tx, done_rx) = channel::oneshot(self.knobs.channel);
+        self.send(Message::Flush {
+            session: session.clone(),
+            thread,
+            done: done_tx,
+        })?;
+        done_rx.recv().map_err(|_| self.shared.stopped_error())
+    }
+
+    /// Make the writer thread panic while serving a request, as a bug would
+    /// (fault injection for tests). Returns the error that request received.
+    pub fn inject_panic(&self) -> WriteError {
+        match self.call(|| Ok(Work::Panic)) {
+            Err(err) => err,
+            Ok(_) => WriteError::WriterStopped,
+        }
+    }
+
+    /// The caller path shared by every write: lock, build, send, wait.
+    fn call(&self, build: impl FnOnce() -> Result<Work, WriteError>) -> Result<Done, WriteError> {
+        let probe = self.probe;
+        let op = if P::RECORDS {
+            local::next_op()
+        } else {
+            OpId(0)
+        };
+        probe.mark(op, Hop::ENTER);
+        let gate = self.gate.lock().unwrap_or_else(PoisonError::into_inner);
+        self.delay.before(Hop::LOCKED);
+        probe.mark(op, Hop::LOCKED);
+        let Some(tx) = gate.as_ref() else {
+            return Err(self.shared.stopped_error());
+        };
+        // A build failure returns here, before anything is registered or
+        // sent: FIFO completion cannot be desynchronised by it.
+        let work = build()?;
+        let (reply, waiter) = self.reply_path();
+        let request = Request { op, work, reply };
+        self.delay.before(Hop::BUILT);
+        probe.mark(op, Hop::BUILT);
+        if let (Some(fifo), Waiter::Fifo(slot)) = (&self.fifo, &waiter) {
+            fifo.register(Arc::clone(slot));
+        }
+        if let Err(channel::Disconnected) = tx.send(Message::Write(request)) {
+            if let Some(fifo) = &self.fifo {
+                fifo.unregister_last();
+            }
+            return Err(self.shared.stopped_error());
+        }
+        self.delay.before(Hop::SENT);
+        probe.mark(op, Hop::SENT);
+        drop(gate);
+        let reply = self.wait(waiter);
+        self.delay.before(Hop::RECEIVED);
+        probe.mark(op, Hop::RECEIVED);
+        // Completion: the reply is the call's result as it stands.
+        probe.mark(op, Hop::DONE);
+        reply
+    }
+
+    /// Where this call's reply will arrive, per the reply and slot knobs.
+    fn reply_path(&self) -> (ReplyTo, Waiter) {
+        match (self.knobs.reply, self.knobs.result_slot) {
+            (ReplyMode::Oneshot, ResultSlot::Allocate) => {
+                let (tx, rx) = channel::oneshot(self.knobs.channel);
+                (ReplyTo::Oneshot(Some(tx)), Waiter::Oneshot(rx))
+            }
+            (ReplyMode::Oneshot, ResultSlot::Reuse) => {
+                let (tx, rx) = take_cached_oneshot(self.knobs.channel);
+                (
+                    ReplyTo::Oneshot(Some(tx.clone())),
+                    Waiter::CachedOneshot(tx, rx),
+                )
+            }
+            (ReplyMode::Persistent, ResultSlot::Allocate) => {
+                (ReplyTo::Fifo, Waiter::Fifo(Arc::new(Slot::default())))
+            }
+            (ReplyMode::Persistent, ResultSlot::Reuse) => {
+                (ReplyTo::Fifo, Waiter::Fifo(cached_slot()))
+            }
+        }
+    }
+
+    fn wait(&self, waiter: Waiter) -> Reply {
+        let wait = self.knobs.caller_wait;
+        match waiter {
+            Waiter::Oneshot(rx) => rx
+                .recv_with(wait)
+                .unwrap_or_else(|_| Err(self.shared.stopped_error())),
+            Waiter::CachedOneshot(tx, rx) => {
+                // The cached sender keeps the channel open, so a reply always
+                // comes: the request's own sender answers on drop if unused.
+                let reply = rx
+                    .recv_with(wait)
+                    .unwrap_or_else(|_| Err(self.shared.stopped_error()));
+                return_cached_oneshot(self.knobs.channel, tx, rx);
+                reply
+            }
+            Waiter::Fifo(slot) => match &self.fifo {
+                Some(fifo) => fifo.wait(&slot, wait, &self.shared),
+                None => Err(WriteError::WriterStopped),
+            },
+        }
+    }
+
+    fn send(&self, message: Message) -> Result<(), WriteError> {
+        let gate = self.gate.lock().unwrap_or_else(PoisonError::into_inner);
+        match gate.as_ref() {
+            Some(tx) => tx.send(message).map_err(|_| self.shared.stopped_error()),
+            None => Err(self.shared.stopped_error()),
+        }
+    }
+}
+
+impl<P: Probe> Drop for Writer<P> {
+    fn drop(&mut self) {
+        // Closing the channel lets the thread serve what is queued and exit.
+        self.gate
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// How the caller waits for this call's reply.
+enum Waiter {
+    Oneshot(Rx<Reply>),
+    CachedOneshot(Tx<Reply>, Rx<Reply>),
+    Fifo(Arc<Slot>),
+}
+
+fn one(done: Done) -> Result<WriteOutcome, WriteError> {
+    match done {
+        Done::One(outcome) => Ok(outcome),
+        Done::Batch(mut outcomes) => Ok(outcomes.pop().unwrap_or_default()),
+    }
+}
+
+fn too_many_params(n: usize) -> WriteError {
+    WriteError::Build {
+        reason: format!("{n} parameters exceed SQLite's limit of {MAX_PARAMS}"),
+    }
+}
+
+type CachedOneshot = (Tx<Reply>, Rx<Reply>);
+
+thread_local! {
+    // One cached reply channel per channel kind, for `ResultSlot::Reuse`.
+    static ONESHOTS: RefCell<[Option<CachedOneshot>; 2]> = const { RefCell::new([None, None]) };
+    static SLOT: RefCell<Option<Arc<Slot>>> = const { RefCell::new(None) };
+}
+
+fn kind_index(kind: crate::knobs::ChannelKind) -> usize {
+    match kind {
+        crate::knobs::ChannelKind::Std => 0,
+        crate::knobs::ChannelKind::Crossbeam => 1,
+    }
+}
+
+fn take_cached_oneshot(kind: crate::knobs::ChannelKind) -> CachedOneshot {
+    ONESHOTS
+        .with(|cache| cache.borrow_mut()[kind_index(kind)].take())
+        .unwrap_or_else(|| channel::oneshot(kind))
+}
+
+fn return_cached_oneshot(kind: crate::knobs::ChannelKind, tx: Tx<Reply>, rx: Rx<Reply>) {
+    ONESHOTS.with(|cache| cache.borrow_mut()[kind_index(kind)] = Some((tx, rx)));
+}
+
+fn cached_slot() -> Arc<Slot> {
+    SLOT.with(|slot| {
+        Arc::clone(
+            slot.borrow_mut()
+                .get_or_insert_with(|| Arc::new(Slot::default())),
+        )
+    })
+}

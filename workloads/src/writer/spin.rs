@@ -1,0 +1,33 @@
+//! Injected delay: a busy-wait placed just before a hop's mark.
+
+use hopscope_probe::{ClockInfo, Hop, clock};
+
+use crate::knobs::InjectedDelay;
+
+/// A resolved [`InjectedDelay`]: the hop and the wait in raw ticks. With no
+/// delay configured, [`Delay::before`] is a single predictable branch.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Delay {
+    target: Option<(Hop, u64)>,
+}
+
+impl Delay {
+    pub(crate) fn new(delay: Option<InjectedDelay>, clock: &ClockInfo) -> Delay {
+        Delay {
+            target: delay.map(|d| (d.before, (d.ns as f64 / clock.ns_per_tick).round() as u64)),
+        }
+    }
+
+    /// Busy-wait if `hop` is the configured one.
+    #[inline]
+    pub(crate) fn before(&self, hop: Hop) {
+        if let Some((target, ticks)) = self.target
+            && target == hop
+        {
+            let start = clock::now();
+            while clock::now().since(start) < ticks {
+                std::hint::spin_loop();
+            }
+        }
+    }
+}

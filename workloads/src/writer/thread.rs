@@ -1,0 +1,256 @@
+//! The writer thread: owns the connection, serves requests in arrival order.
+//!
+//! Per request: mark `woke` when it is in hand, execute with a cached
+//! prepared statement (`executed`), collect the changed tables (`harvested`),
+//! send the reply (`replied`). Each request runs under `catch_unwind`: a panic
+//! answers that request with the panic message, fails everything queued
+//! behind it, and stops the thread, so no caller waits forever.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, OnceLock};
+
+use hopscope_probe::{Hop, Probe, local};
+use rusqlite::Connection;
+
+use crate::WORKER_MARK_CAPACITY;
+use crate::channel::{Rx, TryRecv, Tx};
+use crate::cpu;
+use crate::error::WriteError;
+use crate::knobs::Knobs;
+use crate::value::Sql;
+use crate::writer::harvest;
+use crate::writer::request::{Done, Message, Reply, ReplyTo, Request, Work, WriteOutcome};
+use crate::writer::spin::Delay;
+
+/// State shared between the handle and the writer thread.
+#[derive(Debug, Default)]
+pub(crate) struct Shared {
+    /// Set once if the writer thread panicked.
+    pub(crate) panic: OnceLock<String>,
+}
+
+impl Shared {
+    /// The error a caller gets when the writer thread is gone.
+    pub(crate) fn stopped_error(&self) -> WriteError {
+        match self.panic.get() {
+            Some(message) => WriteError::WriterPanicked {
+                message: message.clone(),
+            },
+            None => WriteError::WriterStopped,
+        }
+    }
+}
+
+pub(crate) struct WriterThread<P: Probe> {
+    pub(crate) conn: Connection,
+    pub(crate) rx: Rx<Message>,
+    /// The persistent reply channel (FIFO reply mode only).
+    pub(crate) fifo: Option<Tx<Reply>>,
+    pub(crate) knobs: Knobs,
+    pub(crate) delay: Delay,
+    pub(crate) probe: P,
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl<P: Probe> WriterThread<P> {
+    pub(crate) fn run(mut self) {
+        if P::RECORDS {
+            local::attach(WORKER_MARK_CAPACITY);
+        }
+        if self.knobs.harvest {
+            harvest::install(&self.conn);
+        }
+        let mut queue: Vec<Message> = Vec::with_capacity(64);
+        while let Ok(first) = self.rx.recv_with(self.knobs.writer_wait) {
+            queue.push(first);
+            if self.knobs.coalesce {
+                // Take everything already queued in this one wake; each
+                // request is still its own autocommit statement.
+                while let TryRecv::Got(next) = self.rx.try_recv() {
+                    queue.push(next);
+                }
+            }
+            let mut messages = queue.drain(..);
+            for message in messages.by_ref() {
+                if let Err(message) = self.serve(message) {
+                    // Poisoned: answer what is left, then stop.
+                    drop(messages);
+                    self.fail_queued(&message);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Serve one message; `Err` carries the panic message if it panicked.
+    fn serve(&mut self, message: Message) -> Result<(), String> {
+        match message {
+            Message::Write(request) => self.serve_write(request),
+            Message::Flush {
+                session,
+                thread,
+                done,
+            } => {
+                session.collect(thread);
+                let _ = done.send(cpu::thread_cpu_ns());
+                Ok(())
+            }
+        }
+    }
+
+    fn serve_write(&mut self, mut request: Request) -> Result<(), String> {
+        let op = request.op;
+        self.probe.mark(op, Hop::WOKE);
+        // The reply sender stays outside `catch_unwind`, so a panic can still
+        // be answered with its message.
+        let oneshot = request.reply.take();
+        let work = std::mem::replace(&mut request.work, Work::Batch(Vec::new()));
+        let outcome = catch_unwind(AssertUnwindSafe(|| self.perform(op, work)));
+        let (reply, poisoned) = match outcome {
+            Ok(reply) => (reply, None),
+            Err(payload) => {
+                let message = panic_message(payload.as_ref());
+                self.record_panic(&message);
+                (
+                    Err(WriteError::WriterPanicked {
+                        message: message.clone(),
+                    }),
+                    Some(message),
+                )
+            }
+        };
+        self.delay.before(Hop::REPLIED);
+        match (&request.reply, oneshot) {
+            (ReplyTo::Oneshot(_), Some(tx)) => {
+                let _ = tx.send(reply);
+            }
+            _ => {
+                if let Some(fifo) = &self.fifo {
+                    let _ = fifo.send(reply);
+                }
+            }
+        }
+        self.probe.mark(op, Hop::REPLIED);
+        poisoned.map_or(Ok(()), Err)
+    }
+
+    fn perform(&mut self, op: hopscope_probe::OpId, work: Work) -> Reply {
+        match work {
+            Work::Execute { sql, params } => {
+                harvest::reset();
+                let result = execute(&self.conn, &sql, &params);
+                self.delay.before(Hop::EXECUTED);
+                self.probe.mark(op, Hop::EXECUTED);
+                let outcome = result.map(|(changes, rowid)| self.outcome(changes, rowid));
+                self.delay.before(Hop::HARVESTED);
+                self.probe.mark(op, Hop::HARVESTED);
+                outcome.map(Done::One)
+            }
+            Work::Batch(statements) => {
+                let result = self.batch(&statements);
+                self.probe.mark(op, Hop::EXECUTED);
+                self.probe.mark(op, Hop::HARVESTED);
+                result.map(Done::Batch)
+            }
+            Work::Panic => panic!("injected fault: writer thread panic"),
+        }
+    }
+
+    fn outcome(&self, changes: u64, last_insert_rowid: i64) -> WriteOutcome {
+        let tables = if self.knobs.harvest {
+            harvest::take()
+        } else {
+            Vec::new()
+        };
+        WriteOutcome {
+            changes,
+            last_insert_rowid,
+            tables,
+        }
+    }
+
+    /// All statements in one transaction; any failure rolls back all of them.
+    fn batch(
+        &self,
+        statements: &[(Sql, Vec<crate::value::Value>)],
+    ) -> Result<Vec<WriteOutcome>, WriteError> {
+        let begin: Sql = "BEGIN IMMEDIATE".into();
+        self.conn
+            .execute_batch(begin.as_str())
+            .map_err(|source| WriteError::Sqlite { sql: begin, source })?;
+        let mut outcomes = Vec::with_capacity(statements.len());
+        for (sql, params) in statements {
+            harvest::reset();
+            match execute(&self.conn, sql, params) {
+                Ok((changes, rowid)) => outcomes.push(self.outcome(changes, rowid)),
+                Err(err) => {
+                    // The rollback error, if any, is less useful than the
+                    // statement's own error.
+                    let _ = self.conn.execute_batch("ROLLBACK");
+                    return Err(err);
+                }
+            }
+        }
+        let commit: Sql = "COMMIT".into();
+        if let Err(source) = self.conn.execute_batch(commit.as_str()) {
+            let _ = self.conn.execute_batch("ROLLBACK");
+            return Err(WriteError::Sqlite {
+                sql: commit,
+                source,
+            });
+        }
+        Ok(outcomes)
+    }
+
+    fn record_panic(&self, message: &str) {
+        let _ = self.shared.panic.set(message.to_owned());
+    }
+
+    /// After a panic: answer every request still queued with the panic.
+    fn fail_queued(&self, message: &str) {
+        while let TryRecv::Got(queued) = self.rx.try_recv() {
+            if let Message::Write(mut request) = queued {
+                let error = WriteError::WriterPanicked {
+                    message: message.to_owned(),
+                };
+                match request.reply.take() {
+                    Some(tx) => {
+                        let _ = tx.send(Err(error));
+                    }
+                    None => {
+                        if let Some(fifo) = &self.fifo {
+                            let _ = fifo.send(Err(error));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Execute one statement with a cached prepared statement.
+fn execute(
+    conn: &Connection,
+    sql: &Sql,
+    params: &[crate::value::Value],
+) -> Result<(u64, i64), WriteError> {
+    let run = || -> rusqlite::Result<(u64, i64)> {
+        let mut statement = conn.prepare_cached(sql.as_str())?;
+        let changes = statement.execute(rusqlite::params_from_iter(params.iter()))?;
+        Ok((changes as u64, conn.last_insert_rowid()))
+    };
+    run().map_err(|source| WriteError::Sqlite {
+        sql: sql.clone(),
+        source,
+    })
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_owned()
+    }
+}
