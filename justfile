@@ -17,9 +17,18 @@ calibrate *ARGS:
 decompose *ARGS:
     cargo run --release -- decompose {{ARGS}}
 
+# Run lanes side by side and write a raw trace.
+run *ARGS:
+    cargo run --release -- run {{ARGS}}
+
+# Re-analyze an existing trace.
+analyze TRACE *ARGS:
+    cargo run --release -- analyze {{TRACE}} {{ARGS}}
+
 # Time a mark next to rdtsc, quanta, Instant::now and a tracing span.
 bench:
     cargo bench -p hopscope-probe --bench mark
+    cargo bench -p hopscope-analyze --bench join
 
 # Formatting and lints, as CI checks them.
 lint:

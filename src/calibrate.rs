@@ -27,35 +27,22 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let clock = ClockInfo::measure();
     let host = HostInfo::detect();
     // The measurement runs on a fresh thread so its buffer is its own.
-    let plan = CostPlan {
-        rounds: args.rounds,
-        ..CostPlan::default()
-    };
+    let plan = CostPlan { rounds: args.rounds, ..CostPlan::default() };
     let costs = std::thread::spawn(move || measure_costs(plan))
         .join()
         .map_err(|_| anyhow::anyhow!("the calibration thread panicked"))?;
     let counters = counters::detect();
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&as_json(&clock, &host, &costs, &counters))?
-        );
+        println!("{}", serde_json::to_string_pretty(&as_json(&clock, &host, &costs, &counters))?);
     } else {
         print_table(&clock, &host, &costs, &counters);
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn as_json(
-    clock: &ClockInfo,
-    host: &HostInfo,
-    costs: &Costs,
-    counters: &[CounterSupport],
-) -> serde_json::Value {
-    let counters: serde_json::Map<String, serde_json::Value> = counters
-        .iter()
-        .map(|c| (c.counter.name().to_owned(), json!(c.support.to_string())))
-        .collect();
+fn as_json(clock: &ClockInfo, host: &HostInfo, costs: &Costs, counters: &[CounterSupport]) -> serde_json::Value {
+    let counters: serde_json::Map<String, serde_json::Value> =
+        counters.iter().map(|c| (c.counter.name().to_owned(), json!(c.support.to_string()))).collect();
     json!({
         "clock_read_ns": costs.clock_read.median_ns,
         "mark_ns": costs.mark.median_ns,
@@ -71,10 +58,7 @@ fn as_json(
 
 fn print_table(clock: &ClockInfo, host: &HostInfo, costs: &Costs, counters: &[CounterSupport]) {
     let ghz = 1.0 / clock.ns_per_tick;
-    println!(
-        "host          {} · {} cores · kernel {}",
-        host.cpu_model, host.cores, host.kernel
-    );
+    println!("host          {} · {} cores · kernel {}", host.cpu_model, host.cores, host.kernel);
     println!(
         "clock         {} · {:.6} ns/tick ({ghz:.3} GHz) · invariant TSC: {} · kernel clocksource: {}",
         clock.source,
@@ -84,23 +68,10 @@ fn print_table(clock: &ClockInfo, host: &HostInfo, costs: &Costs, counters: &[Co
     );
     let c = &costs.clock_read;
     let m = &costs.mark;
-    println!(
-        "clock read    {:>6.2} ns  (median of {} rounds × 1000, MAD {:.2} ns)",
-        c.median_ns, c.rounds, c.mad_ns
-    );
-    println!(
-        "probe mark    {:>6.2} ns  (median of {} rounds × 1000, MAD {:.2} ns)",
-        m.median_ns, m.rounds, m.mad_ns
-    );
-    let verdict = if costs.mark_to_clock_ratio <= MAX_MARK_TO_CLOCK_RATIO {
-        "within"
-    } else {
-        "ABOVE"
-    };
-    println!(
-        "mark / clock  {:>6.2}×     ({verdict} the {MAX_MARK_TO_CLOCK_RATIO}× target)",
-        costs.mark_to_clock_ratio
-    );
+    println!("clock read    {:>6.2} ns  (median of {} rounds × 1000, MAD {:.2} ns)", c.median_ns, c.rounds, c.mad_ns);
+    println!("probe mark    {:>6.2} ns  (median of {} rounds × 1000, MAD {:.2} ns)", m.median_ns, m.rounds, m.mad_ns);
+    let verdict = if costs.mark_to_clock_ratio <= MAX_MARK_TO_CLOCK_RATIO { "within" } else { "ABOVE" };
+    println!("mark / clock  {:>6.2}×     ({verdict} the {MAX_MARK_TO_CLOCK_RATIO}× target)", costs.mark_to_clock_ratio);
     println!("counters");
     for c in counters {
         println!("  {:<17} {}", c.counter.name(), c.support);

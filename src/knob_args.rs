@@ -2,9 +2,7 @@
 //! knobs and the run plan's sizes.
 
 use hopscope_probe::HopTable;
-use hopscope_workloads::knobs::{
-    ChannelKind, InjectedDelay, Placement, ReplyMode, ResultSlot, Wait,
-};
+use hopscope_workloads::knobs::{ChannelKind, InjectedDelay, Placement, ReplyMode, ResultSlot, Wait};
 use hopscope_workloads::{DbConfig, Knobs, Plan};
 
 /// The reference writer's knobs (defaults: the shipping configuration).
@@ -31,15 +29,22 @@ pub(crate) struct KnobArgs {
     /// Reply slot: allocate (per call) or reuse (per thread).
     #[arg(long, default_value = "allocate")]
     result_slot: ResultSlot,
-    /// Thread placement: unpinned, same-core, different-cores.
-    #[arg(long, default_value = "unpinned")]
-    placement: Placement,
+    /// Thread placement: unpinned, same-core, different-cores (default:
+    /// same-core for `decompose`, unpinned otherwise).
+    #[arg(long)]
+    placement: Option<Placement>,
     /// Busy-wait injected before a hop's mark, as HOP:NS (e.g. executed:2000).
     #[arg(long)]
     delay: Option<String>,
 }
 
 impl KnobArgs {
+    /// The knobs, with `placement` used when `--placement` is not given.
+    pub(crate) fn knobs_placed(&self, placement: Placement) -> anyhow::Result<Knobs> {
+        let knobs = self.knobs()?;
+        Ok(Knobs { placement: self.placement.unwrap_or(placement), ..knobs })
+    }
+
     pub(crate) fn knobs(&self) -> anyhow::Result<Knobs> {
         let delay = match &self.delay {
             None => None,
@@ -54,21 +59,17 @@ impl KnobArgs {
             harvest: self.harvest,
             result_slot: self.result_slot,
             delay,
-            placement: self.placement,
+            placement: self.placement.unwrap_or_default(),
         })
     }
 }
 
 fn parse_delay(text: &str) -> anyhow::Result<InjectedDelay> {
-    let (hop, ns) = text
-        .split_once(':')
-        .ok_or_else(|| anyhow::anyhow!("--delay wants HOP:NS, got `{text}`"))?;
-    let before = HopTable::standard()
-        .find(hop)
-        .ok_or_else(|| anyhow::anyhow!("--delay: unknown hop `{hop}` (locked, built, sent, executed, harvested, replied, received)"))?;
-    let ns = ns
-        .parse()
-        .map_err(|_| anyhow::anyhow!("--delay: bad nanoseconds `{ns}`"))?;
+    let (hop, ns) = text.split_once(':').ok_or_else(|| anyhow::anyhow!("--delay wants HOP:NS, got `{text}`"))?;
+    let before = HopTable::standard().find(hop).ok_or_else(|| {
+        anyhow::anyhow!("--delay: unknown hop `{hop}` (locked, built, sent, executed, harvested, replied, received)")
+    })?;
+    let ns = ns.parse().map_err(|_| anyhow::anyhow!("--delay: bad nanoseconds `{ns}`"))?;
     Ok(InjectedDelay { before, ns })
 }
 
@@ -101,10 +102,7 @@ impl PlanArgs {
         plan.samples = self.samples.unwrap_or(plan.samples);
         plan.passes = self.passes.unwrap_or(plan.passes);
         plan.warmup_blocks = self.warmup.unwrap_or(plan.warmup_blocks);
-        plan.db = DbConfig {
-            journal_mode: self.journal_mode,
-            synchronous: self.synchronous,
-        };
+        plan.db = DbConfig { journal_mode: self.journal_mode, synchronous: self.synchronous };
         plan
     }
 }

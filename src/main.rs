@@ -5,8 +5,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod analyze;
 mod calibrate;
+mod decompose;
 mod knob_args;
+mod output;
 mod run;
 mod rundir;
 
@@ -24,6 +27,11 @@ enum Command {
     /// Report the clock, the cost of a clock read and of a probe mark, and
     /// which perf-event counters this host supports.
     Calibrate(calibrate::Args),
+    /// Run inline, floor and writer lanes side by side, decompose the write
+    /// into slices, and write the receipt (the main job).
+    Decompose(decompose::Args),
+    /// Decompose an existing `.hop` trace without re-running it.
+    Analyze(analyze::Args),
     /// Run lanes side by side on one shape and write the raw `.hop` trace.
     Run(run::Args),
 }
@@ -43,5 +51,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Calibrate(args) => calibrate::run(&args),
         Command::Run(args) => run::run(&args),
+        Command::Decompose(args) => decompose::run(&args),
+        Command::Analyze(args) => analyze::run(&args),
     }
 }

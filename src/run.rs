@@ -11,11 +11,7 @@ use crate::rundir;
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Lanes to alternate: inline, floor, writer, each optionally `-probed`.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "inline,floor,writer,writer-probed"
-    )]
+    #[arg(long, value_delimiter = ',', default_value = "inline,floor,writer,writer-probed")]
     lanes: Vec<String>,
     /// What every lane writes: single-insert, concurrent-insert:N, batch:K,
     /// blob:SIZE[:copy|move|shared], noop-update, point-update.
@@ -41,18 +37,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .map(|name| LaneSpec::standard(name, knobs))
         .collect::<Result<Vec<_>, _>>()
         .map_err(anyhow::Error::msg)?;
-    let base = if args.quick {
-        Plan::quick(lanes, args.shape)
-    } else {
-        Plan::new(lanes, args.shape)
-    };
+    let base = if args.quick { Plan::quick(lanes, args.shape) } else { Plan::new(lanes, args.shape) };
     let plan = args.plan.apply(base);
     let dir = rundir::create(args.out.as_deref(), "run")?;
     let summary = runner::run(&plan, &dir, rundir::metadata(), rundir::show_progress())?;
-    println!(
-        "{} blocks, {} marks dropped",
-        summary.blocks, summary.dropped
-    );
+    println!("{} blocks, {} marks dropped", summary.blocks, summary.dropped);
     for (lane, ops) in &summary.ops {
         println!("  {lane:<16} {ops} ops");
     }

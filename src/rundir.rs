@@ -14,17 +14,13 @@ const RUNS_DIR: &str = "target/hopscope";
 /// under `target/hopscope/`, with `target/hopscope/latest` pointing at it.
 pub(crate) fn create(out: Option<&Path>, kind: &str) -> anyhow::Result<PathBuf> {
     if let Some(out) = out {
-        std::fs::create_dir_all(out)
-            .with_context(|| format!("cannot create run directory {}", out.display()))?;
+        std::fs::create_dir_all(out).with_context(|| format!("cannot create run directory {}", out.display()))?;
         return Ok(out.to_owned());
     }
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
     let runs = PathBuf::from(RUNS_DIR);
     let dir = runs.join(format!("{kind}-{stamp}"));
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("cannot create run directory {}", dir.display()))?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create run directory {}", dir.display()))?;
     let latest = runs.join("latest");
     let _ = std::fs::remove_file(&latest);
     #[cfg(unix)]
@@ -38,43 +34,19 @@ pub(crate) fn create(out: Option<&Path>, kind: &str) -> anyhow::Result<PathBuf> 
 /// Facts a receipt needs about how the run was started.
 pub(crate) fn metadata() -> BTreeMap<String, String> {
     let mut meta = BTreeMap::new();
-    meta.insert(
-        "command".to_owned(),
-        std::env::args().collect::<Vec<_>>().join(" "),
-    );
-    meta.insert(
-        "hopscope_version".to_owned(),
-        env!("CARGO_PKG_VERSION").to_owned(),
-    );
-    meta.insert(
-        "build".to_owned(),
-        if cfg!(debug_assertions) {
-            "debug"
-        } else {
-            "release"
-        }
-        .to_owned(),
-    );
+    meta.insert("command".to_owned(), std::env::args().collect::<Vec<_>>().join(" "));
+    meta.insert("hopscope_version".to_owned(), env!("CARGO_PKG_VERSION").to_owned());
+    meta.insert("build".to_owned(), if cfg!(debug_assertions) { "debug" } else { "release" }.to_owned());
     if let Some(commit) = git(&["rev-parse", "HEAD"]) {
-        let dirty =
-            git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
-        meta.insert(
-            "commit".to_owned(),
-            if dirty {
-                format!("{commit}-dirty")
-            } else {
-                commit
-            },
-        );
+        let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+        meta.insert("commit".to_owned(), if dirty { format!("{commit}-dirty") } else { commit });
     }
     meta
 }
 
 fn git(args: &[&str]) -> Option<String> {
     let out = std::process::Command::new("git").args(args).output().ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
 /// Draw a progress bar only for a person at a terminal.

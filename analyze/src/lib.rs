@@ -1,9 +1,23 @@
-//! Pure analysis of `.hop` traces: join marks into per-operation slices,
-//! summarise them (medians of block medians, MAD, bootstrap CIs), derive the
-//! lane arithmetic (`hop`, `boundary`, `library`), cross-check the two
-//! instruments, give A/B verdicts and build receipts. It reads traces through
-//! [`hopscope_probe::trace`] and never runs a workload.
+//! Pure analysis of `.hop` traces.
 //!
-//! The analysis arrives with the decompose issue.
+//! [`decompose`] turns a [`hopscope_probe::Trace`] into a [`Decomposition`]:
+//! marks joined into per-operation slices ([`join`]), lane figures and
+//! paired lane differences ([`lanes`]), slice figures and the cross-check of
+//! two instruments ([`slices`]), the observer effect, CPU per operation and
+//! drop accounting. [`receipt`] renders it as Markdown. Everything here is a
+//! function of the trace: no workload is run, no file is written, nothing is
+//! printed, and bad data yields an error or an absent figure, never a panic
+//! or a NaN.
 
 #![deny(missing_docs)]
+
+mod decomposition;
+pub mod join;
+pub mod lanes;
+pub mod receipt;
+pub mod slices;
+pub mod stats;
+
+pub use decomposition::{
+    AnalyzeError, BOOTSTRAP_SEED, Decomposition, Derived, Drops, LaneResult, ObserverEffect, RunInfo, SCHEMA, decompose,
+};

@@ -28,9 +28,7 @@ const CHUNK_MARKS: u64 = 4_096;
 fn clocks_and_marks(c: &mut Criterion) {
     let mut group = c.benchmark_group("clock_vs_mark");
     #[cfg(target_arch = "x86_64")]
-    group.bench_function("rdtsc", |b| {
-        b.iter(|| black_box(hopscope_probe::clock::read_tsc()))
-    });
+    group.bench_function("rdtsc", |b| b.iter(|| black_box(hopscope_probe::clock::read_tsc())));
     let clock = hopscope_probe::clock::clock();
     group.bench_function("quanta_raw", |b| b.iter(|| black_box(clock.raw())));
     group.bench_function("std_instant_now", |b| b.iter(|| black_box(Instant::now())));

@@ -28,11 +28,7 @@ pub struct CostPlan {
 
 impl Default for CostPlan {
     fn default() -> Self {
-        CostPlan {
-            batch: 1_000,
-            rounds: 301,
-            warmup_rounds: 20,
-        }
+        CostPlan { batch: 1_000, rounds: 301, warmup_rounds: 20 }
     }
 }
 
@@ -84,11 +80,7 @@ pub fn measure_costs(plan: CostPlan) -> Costs {
     }
     let clock_read = summarize(&mut clock_ns);
     let mark = summarize(&mut mark_ns);
-    Costs {
-        clock_read,
-        mark,
-        mark_to_clock_ratio: mark.median_ns / clock_read.median_ns,
-    }
+    Costs { clock_read, mark, mark_to_clock_ratio: mark.median_ns / clock_read.median_ns }
 }
 
 fn time_clock_reads(clock: &quanta::Clock, batch: usize) -> u64 {
@@ -115,11 +107,7 @@ fn time_marks(batch: usize) -> u64 {
 fn summarize(values: &mut [f64]) -> Cost {
     let median = median(values);
     let mut deviations: Vec<f64> = values.iter().map(|v| (v - median).abs()).collect();
-    Cost {
-        median_ns: median,
-        mad_ns: self::median(&mut deviations),
-        rounds: values.len(),
-    }
+    Cost { median_ns: median, mad_ns: self::median(&mut deviations), rounds: values.len() }
 }
 
 fn median(values: &mut [f64]) -> f64 {
@@ -128,11 +116,7 @@ fn median(values: &mut [f64]) -> f64 {
     }
     values.sort_by(f64::total_cmp);
     let mid = values.len() / 2;
-    if values.len() % 2 == 1 {
-        values[mid]
-    } else {
-        (values[mid - 1] + values[mid]) / 2.0
-    }
+    if values.len() % 2 == 1 { values[mid] } else { (values[mid - 1] + values[mid]) / 2.0 }
 }
 
 #[cfg(test)]
@@ -152,11 +136,7 @@ mod tests {
     #[test]
     fn measuring_costs_gives_positive_figures_and_leaves_no_marks_behind() {
         let costs = std::thread::spawn(|| {
-            let costs = measure_costs(CostPlan {
-                batch: 100,
-                rounds: 5,
-                warmup_rounds: 1,
-            });
+            let costs = measure_costs(CostPlan { batch: 100, rounds: 5, warmup_rounds: 1 });
             (costs, local::drain())
         })
         .join()

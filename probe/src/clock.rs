@@ -91,8 +91,7 @@ impl ClockInfo {
     /// it reads `/proc` and `/sys` and may calibrate the clock.
     pub fn measure() -> ClockInfo {
         let clock = clock();
-        let ns_per_tick =
-            clock.delta_as_nanos(0, SCALE_SPAN_TICKS) as f64 / SCALE_SPAN_TICKS as f64;
+        let ns_per_tick = clock.delta_as_nanos(0, SCALE_SPAN_TICKS) as f64 / SCALE_SPAN_TICKS as f64;
         ClockInfo {
             source: detect_source(clock, ns_per_tick),
             ns_per_tick,
@@ -118,22 +117,14 @@ fn detect_source(clock: &quanta::Clock, _ns_per_tick: f64) -> ClockSource {
         let after = read_tsc();
         before <= raw && raw <= after
     });
-    if inside {
-        ClockSource::Tsc
-    } else {
-        ClockSource::Monotonic
-    }
+    if inside { ClockSource::Tsc } else { ClockSource::Monotonic }
 }
 
 /// Without a TSC to compare against, the monotonic fallback is the one whose
 /// ticks are exactly nanoseconds.
 #[cfg(not(target_arch = "x86_64"))]
 fn detect_source(_clock: &quanta::Clock, ns_per_tick: f64) -> ClockSource {
-    if (ns_per_tick - 1.0).abs() < 1e-12 {
-        ClockSource::Monotonic
-    } else {
-        ClockSource::Tsc
-    }
+    if (ns_per_tick - 1.0).abs() < 1e-12 { ClockSource::Monotonic } else { ClockSource::Tsc }
 }
 
 /// A bare `rdtsc`, the floor any clock read is compared against.

@@ -121,9 +121,7 @@ impl From<Support> for String {
 impl From<String> for Support {
     fn from(text: String) -> Support {
         match text.strip_prefix("unsupported: ") {
-            Some(reason) => Support::Unsupported {
-                reason: reason.to_owned(),
-            },
+            Some(reason) => Support::Unsupported { reason: reason.to_owned() },
             None if text == "supported" => Support::Supported,
             None => Support::Unsupported { reason: text },
         }
@@ -142,13 +140,7 @@ pub struct CounterSupport {
 /// Try to open, enable and read every counter of [`Counter::ALL`] for the
 /// calling thread. Off the hot path: several syscalls per counter.
 pub fn detect() -> Vec<CounterSupport> {
-    Counter::ALL
-        .iter()
-        .map(|&counter| CounterSupport {
-            counter,
-            support: platform::try_open(counter),
-        })
-        .collect()
+    Counter::ALL.iter().map(|&counter| CounterSupport { counter, support: platform::try_open(counter) }).collect()
 }
 
 #[cfg(target_os = "linux")]
@@ -172,9 +164,7 @@ mod platform {
         };
         match result {
             Ok(()) => Support::Supported,
-            Err(err) => Support::Unsupported {
-                reason: explain(&err),
-            },
+            Err(err) => Support::Unsupported { reason: explain(&err) },
         }
     }
 
@@ -188,10 +178,7 @@ mod platform {
 
     fn explain(err: &std::io::Error) -> String {
         match err.raw_os_error() {
-            Some(2) => {
-                "no such event on this host (ENOENT: no hardware PMU exposed, common on VMs)"
-                    .to_owned()
-            }
+            Some(2) => "no such event on this host (ENOENT: no hardware PMU exposed, common on VMs)".to_owned(),
             Some(13) | Some(1) => format!(
                 "permission denied ({err}; kernel.perf_event_paranoid = {})",
                 std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
@@ -210,9 +197,7 @@ mod platform {
     use super::{Counter, Support};
 
     pub(super) fn try_open(_counter: Counter) -> Support {
-        Support::Unsupported {
-            reason: "perf events exist only on Linux".to_owned(),
-        }
+        Support::Unsupported { reason: "perf events exist only on Linux".to_owned() }
     }
 }
 
@@ -233,12 +218,7 @@ mod tests {
 
     #[test]
     fn support_round_trips_through_its_string_form() {
-        for support in [
-            Support::Supported,
-            Support::Unsupported {
-                reason: "no such event (ENOENT)".to_owned(),
-            },
-        ] {
+        for support in [Support::Supported, Support::Unsupported { reason: "no such event (ENOENT)".to_owned() }] {
             let json = serde_json::to_string(&support).expect("serialise");
             let back: Support = serde_json::from_str(&json).expect("deserialise");
             assert_eq!(back, support);

@@ -12,9 +12,7 @@ use crate::clock::Ticks;
 
 /// Identifies one operation across threads. The workload chooses it (a
 /// per-lane counter is enough) and carries it in the request it sends.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
 pub struct OpId(pub u64);
 
 /// A point an operation passes, as an index into the trace's [`HopTable`].
@@ -103,15 +101,7 @@ impl Default for HopTable {
 impl HopTable {
     /// The ten standard hops of a write.
     pub fn standard() -> HopTable {
-        HopTable(
-            Hop::STANDARD
-                .iter()
-                .map(|(_, name, side)| HopDef {
-                    name: (*name).to_owned(),
-                    side: *side,
-                })
-                .collect(),
-        )
+        HopTable(Hop::STANDARD.iter().map(|(_, name, side)| HopDef { name: (*name).to_owned(), side: *side }).collect())
     }
 
     /// Declare an extra hop and get its id. Reuses the id if `name` exists.
@@ -119,19 +109,13 @@ impl HopTable {
         if let Some(hop) = self.find(name) {
             return hop;
         }
-        self.0.push(HopDef {
-            name: name.to_owned(),
-            side,
-        });
+        self.0.push(HopDef { name: name.to_owned(), side });
         Hop((self.0.len() - 1) as u16)
     }
 
     /// The id of the hop called `name`, if declared.
     pub fn find(&self, name: &str) -> Option<Hop> {
-        self.0
-            .iter()
-            .position(|d| d.name == name)
-            .map(|i| Hop(i as u16))
+        self.0.iter().position(|d| d.name == name).map(|i| Hop(i as u16))
     }
 
     /// The declaration of `hop`, if it is in the table.

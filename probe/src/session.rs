@@ -41,11 +41,7 @@ impl Session {
                 stream.marks.append(&mut marks);
                 stream.dropped += dropped;
             }
-            None => pending.push(Stream {
-                thread,
-                dropped,
-                marks,
-            }),
+            None => pending.push(Stream { thread, dropped, marks }),
         }
     }
 
@@ -87,12 +83,7 @@ mod tests {
         assert_eq!(streams[0].thread, 0);
         assert_eq!(streams[0].marks.len(), 2);
         assert_eq!(streams[1].thread, 1);
-        assert!(
-            streams
-                .iter()
-                .flat_map(|s| &s.marks)
-                .all(|m| m.op == OpId(7))
-        );
+        assert!(streams.iter().flat_map(|s| &s.marks).all(|m| m.op == OpId(7)));
         assert!(session.take().is_empty());
     }
 }

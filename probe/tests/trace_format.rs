@@ -1,25 +1,18 @@
 //! The `.hop` format: round trips, and refusal of every kind of damage.
 
 use hopscope_probe::trace::{FORMAT_VERSION, MAGIC};
-use hopscope_probe::{
-    Block, Hop, Mark, OpId, Reading, Stream, Ticks, Trace, TraceError, TraceHeader, TraceWriter,
-};
+use hopscope_probe::{Block, Hop, Mark, OpId, Reading, Stream, Ticks, Trace, TraceError, TraceHeader, TraceWriter};
 use proptest::prelude::*;
 
 fn header() -> TraceHeader {
-    let mut header =
-        TraceHeader::for_this_host(&["inline", "floor", "writer"], &["caller", "writer"]);
+    let mut header = TraceHeader::for_this_host(&["inline", "floor", "writer"], &["caller", "writer"]);
     header.readings = vec!["caller.cpu_ns".to_owned(), "writer.cpu_ns".to_owned()];
     header.run.insert("command".to_owned(), "test".to_owned());
     header
 }
 
 fn mark(op: u64, hop: Hop, ticks: u64) -> Mark {
-    Mark {
-        op: OpId(op),
-        hop,
-        ticks: Ticks(ticks),
-    }
+    Mark { op: OpId(op), hop, ticks: Ticks(ticks) }
 }
 
 fn block(lane: u16, sample: u32) -> Block {
@@ -34,28 +27,11 @@ fn block(lane: u16, sample: u32) -> Block {
             Stream {
                 thread: 0,
                 dropped: 3,
-                marks: vec![
-                    mark(1, Hop::ENTER, 1_000),
-                    mark(1, Hop::SENT, 1_200),
-                    mark(1, Hop::DONE, 4_000),
-                ],
+                marks: vec![mark(1, Hop::ENTER, 1_000), mark(1, Hop::SENT, 1_200), mark(1, Hop::DONE, 4_000)],
             },
-            Stream {
-                thread: 1,
-                dropped: 0,
-                marks: vec![mark(1, Hop::WOKE, 2_000), mark(1, Hop::REPLIED, 3_000)],
-            },
+            Stream { thread: 1, dropped: 0, marks: vec![mark(1, Hop::WOKE, 2_000), mark(1, Hop::REPLIED, 3_000)] },
         ],
-        readings: vec![
-            Reading {
-                key: 0,
-                value: 1234,
-            },
-            Reading {
-                key: 1,
-                value: 5678,
-            },
-        ],
+        readings: vec![Reading { key: 0, value: 1234 }, Reading { key: 1, value: 5678 }],
     }
 }
 
@@ -75,14 +51,7 @@ fn small_trace() -> Vec<u8> {
 #[test]
 fn a_trace_round_trips_exactly() {
     let header = header();
-    let blocks = vec![
-        block(2, 0),
-        block(0, 1),
-        Block {
-            lane: 1,
-            ..Block::default()
-        },
-    ];
+    let blocks = vec![block(2, 0), block(0, 1), Block { lane: 1, ..Block::default() }];
     let trace = Trace::from_bytes(&encode(header.clone(), &blocks)).expect("valid trace");
     assert_eq!(trace.header, header);
     assert_eq!(trace.blocks, blocks);
@@ -118,10 +87,7 @@ fn wrong_magic_is_refused() {
     let mut bytes = small_trace();
     bytes[..8].copy_from_slice(b"NOTATRAC");
     let err = Trace::from_bytes(&bytes).unwrap_err();
-    assert!(
-        matches!(err, TraceError::BadMagic { found, .. } if &found == b"NOTATRAC"),
-        "{err}"
-    );
+    assert!(matches!(err, TraceError::BadMagic { found, .. } if &found == b"NOTATRAC"), "{err}");
     assert!(err.to_string().contains("not a hopscope trace"));
 }
 
@@ -156,10 +122,7 @@ fn every_single_bit_flip_is_refused() {
         for bit in 0..8 {
             let mut damaged = bytes.clone();
             damaged[i] ^= 1 << bit;
-            assert!(
-                Trace::from_bytes(&damaged).is_err(),
-                "flip of bit {bit} at byte {i} was accepted"
-            );
+            assert!(Trace::from_bytes(&damaged).is_err(), "flip of bit {bit} at byte {i} was accepted");
         }
     }
 }
@@ -173,16 +136,7 @@ fn a_flipped_payload_byte_is_a_checksum_error_at_its_record() {
     let mut damaged = bytes.clone();
     damaged[end_record - 20] ^= 0xff;
     let err = Trace::from_bytes(&damaged).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            TraceError::Checksum {
-                what: "block record",
-                ..
-            }
-        ),
-        "{err}"
-    );
+    assert!(matches!(err, TraceError::Checksum { what: "block record", .. }), "{err}");
     assert!(err.to_string().contains("at byte"));
 }
 
@@ -197,26 +151,16 @@ fn bytes_after_the_end_record_are_refused() {
 #[test]
 fn the_writer_refuses_blocks_the_header_does_not_declare() {
     let mut writer = TraceWriter::new(Vec::new(), header()).expect("header written");
-    let bad_lane = Block {
-        lane: 3,
-        ..block(0, 0)
-    };
+    let bad_lane = Block { lane: 3, ..block(0, 0) };
     let mut bad_hop = block(0, 0);
     bad_hop.streams[0].marks[0].hop = Hop(99);
     let mut bad_thread = block(0, 0);
     bad_thread.streams[1].thread = 7;
     let mut bad_reading = block(0, 0);
     bad_reading.readings[0].key = 9;
-    let backwards = Block {
-        start: Ticks(10),
-        end: Ticks(5),
-        ..block(0, 0)
-    };
+    let backwards = Block { start: Ticks(10), end: Ticks(5), ..block(0, 0) };
     for bad in [bad_lane, bad_hop, bad_thread, bad_reading, backwards] {
-        assert!(matches!(
-            writer.write_block(&bad),
-            Err(TraceError::Unwritable { .. })
-        ));
+        assert!(matches!(writer.write_block(&bad), Err(TraceError::Unwritable { .. })));
     }
     // Nothing was written for the refused blocks: the trace is still valid.
     let trace = Trace::from_bytes(&writer.finish().expect("finished")).expect("valid");

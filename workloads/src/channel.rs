@@ -120,27 +120,47 @@ impl<T> Rx<T> {
     /// (spinning or yielding) for a window before parking.
     #[inline]
     pub(crate) fn recv_with(&self, wait: Wait) -> Result<T, Disconnected> {
-        let (window, yielding) = match wait {
-            Wait::Park => return self.recv(),
-            Wait::Spin(w) => (w, false),
-            Wait::Yield(w) => (w, true),
-        };
-        let deadline = Instant::now() + window;
-        loop {
-            match self.try_recv() {
-                TryRecv::Got(v) => return Ok(v),
-                TryRecv::Closed => return Err(Disconnected),
-                TryRecv::Empty => {}
-            }
-            if Instant::now() >= deadline {
-                return self.recv();
-            }
-            if yielding {
-                std::thread::yield_now();
-            } else {
-                std::hint::spin_loop();
-            }
+        wait_for(wait, || self.try_recv(), || self.recv())
+    }
+}
+
+/// Keep-warm waiting over any channel: `try_recv` polls, `recv` parks.
+#[inline]
+pub(crate) fn wait_for<T>(
+    wait: Wait,
+    try_recv: impl Fn() -> TryRecv<T>,
+    recv: impl FnOnce() -> Result<T, Disconnected>,
+) -> Result<T, Disconnected> {
+    let (window, yielding) = match wait {
+        Wait::Park => return recv(),
+        Wait::Spin(w) => (w, false),
+        Wait::Yield(w) => (w, true),
+    };
+    let deadline = Instant::now() + window;
+    loop {
+        match try_recv() {
+            TryRecv::Got(v) => return Ok(v),
+            TryRecv::Closed => return Err(Disconnected),
+            TryRecv::Empty => {}
         }
+        if Instant::now() >= deadline {
+            return recv();
+        }
+        if yielding {
+            std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// Poll a crossbeam receiver in the [`TryRecv`] vocabulary.
+#[inline]
+pub(crate) fn try_crossbeam<T>(rx: &crossbeam_channel::Receiver<T>) -> TryRecv<T> {
+    match rx.try_recv() {
+        Ok(v) => TryRecv::Got(v),
+        Err(crossbeam_channel::TryRecvError::Empty) => TryRecv::Empty,
+        Err(crossbeam_channel::TryRecvError::Disconnected) => TryRecv::Closed,
     }
 }
 
@@ -152,20 +172,14 @@ mod tests {
     #[test]
     fn every_kind_and_wait_delivers_in_order_and_reports_closure() {
         for kind in [ChannelKind::Std, ChannelKind::Crossbeam] {
-            for wait in [
-                Wait::Park,
-                Wait::Spin(Duration::from_micros(50)),
-                Wait::Yield(Duration::from_micros(50)),
-            ] {
+            for wait in [Wait::Park, Wait::Spin(Duration::from_micros(50)), Wait::Yield(Duration::from_micros(50))] {
                 let (tx, rx) = unbounded::<u32>(kind);
                 let producer = std::thread::spawn(move || {
                     for i in 0..100 {
                         tx.send(i).expect("receiver alive");
                     }
                 });
-                let got: Vec<u32> = (0..100)
-                    .map(|_| rx.recv_with(wait).expect("message"))
-                    .collect();
+                let got: Vec<u32> = (0..100).map(|_| rx.recv_with(wait).expect("message")).collect();
                 producer.join().expect("producer");
                 assert_eq!(got, (0..100).collect::<Vec<_>>());
                 assert_eq!(rx.recv_with(wait), Err(Disconnected));

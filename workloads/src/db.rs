@@ -43,21 +43,13 @@ pub struct DbConfig {
 
 impl Default for DbConfig {
     fn default() -> Self {
-        DbConfig {
-            journal_mode: JournalMode::Wal,
-            synchronous: Synchronous::Normal,
-        }
+        DbConfig { journal_mode: JournalMode::Wal, synchronous: Synchronous::Normal }
     }
 }
 
 impl fmt::Display for DbConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "journal_mode={} synchronous={}",
-            self.journal_mode.pragma(),
-            self.synchronous.pragma()
-        )
+        write!(f, "journal_mode={} synchronous={}", self.journal_mode.pragma(), self.synchronous.pragma())
     }
 }
 
@@ -88,9 +80,7 @@ impl FromStr for JournalMode {
             "wal" => Ok(JournalMode::Wal),
             "delete" => Ok(JournalMode::Delete),
             "memory" => Ok(JournalMode::Memory),
-            other => Err(format!(
-                "unknown journal mode `{other}` (wal, delete, memory)"
-            )),
+            other => Err(format!("unknown journal mode `{other}` (wal, delete, memory)")),
         }
     }
 }
@@ -102,9 +92,7 @@ impl FromStr for Synchronous {
             "off" => Ok(Synchronous::Off),
             "normal" => Ok(Synchronous::Normal),
             "full" => Ok(Synchronous::Full),
-            other => Err(format!(
-                "unknown synchronous level `{other}` (off, normal, full)"
-            )),
+            other => Err(format!("unknown synchronous level `{other}` (off, normal, full)")),
         }
     }
 }
@@ -125,15 +113,9 @@ pub fn open(path: &Path, config: DbConfig) -> rusqlite::Result<Connection> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     // journal_mode returns a row; query it rather than execute.
-    let _: String = conn.query_row(
-        &format!("PRAGMA journal_mode = {}", config.journal_mode.pragma()),
-        [],
-        |r| r.get(0),
-    )?;
-    conn.execute_batch(&format!(
-        "PRAGMA synchronous = {};",
-        config.synchronous.pragma()
-    ))?;
+    let _: String =
+        conn.query_row(&format!("PRAGMA journal_mode = {}", config.journal_mode.pragma()), [], |r| r.get(0))?;
+    conn.execute_batch(&format!("PRAGMA synchronous = {};", config.synchronous.pragma()))?;
     conn.set_prepared_statement_cache_capacity(64);
     Ok(conn)
 }
@@ -147,9 +129,5 @@ pub fn create_schema(conn: &Connection) -> rusqlite::Result<()> {
 pub fn count_rows(path: &Path, table: &str) -> rusqlite::Result<u64> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
-    conn.query_row(
-        &format!("SELECT count(*) FROM \"{}\"", table.replace('"', "\"\"")),
-        [],
-        |r| r.get(0),
-    )
+    conn.query_row(&format!("SELECT count(*) FROM \"{}\"", table.replace('"', "\"\"")), [], |r| r.get(0))
 }

@@ -72,9 +72,7 @@ pub enum RunError {
     },
     /// A lane reported a different number of changed rows than its
     /// operations should have changed.
-    #[error(
-        "lane `{lane}` reported {reported} changed rows where its operations change {expected}"
-    )]
+    #[error("lane `{lane}` reported {reported} changed rows where its operations change {expected}")]
     WrongChanges {
         /// The lane.
         lane: String,

@@ -14,9 +14,11 @@ use crossbeam_channel::{Receiver, Sender};
 use hopscope_probe::{Hop, OpId, Probe, Session, local};
 use rusqlite::Connection;
 
+use crate::channel;
 use crate::cpu;
 use crate::db::{self, DbConfig};
 use crate::error::WriteError;
+use crate::knobs::Wait;
 use crate::value::Value;
 
 /// What the floor thread can be sent.
@@ -24,21 +26,26 @@ enum FloorMessage {
     /// Register a client's reply channel; its index is the client id.
     Register(Sender<i64>),
     /// Execute the statement with these parameters for client `client`.
-    Execute {
-        client: u32,
-        op: OpId,
-        params: Vec<Value>,
-    },
+    Execute { client: u32, op: OpId, params: Vec<Value> },
     /// Drain marks into a session and report the thread's CPU time.
-    Flush {
-        session: Session,
-        thread: u16,
-        done: Sender<u64>,
-    },
+    Flush { session: Session, thread: u16, done: Sender<u64> },
 }
 
 /// Reply value that means "the statement failed" (the floor sends integers only).
 const FAILED: i64 = -1;
+
+/// How the floor's threads wait and where its thread runs. The floor
+/// borrows the waiting strategy of the writer it is compared with, so the
+/// comparison isolates machinery, not waiting.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FloorOptions {
+    /// Core to pin the floor thread to.
+    pub pin: Option<usize>,
+    /// How the floor thread waits for requests.
+    pub floor_wait: Wait,
+    /// How clients wait for replies.
+    pub client_wait: Wait,
+}
 
 /// A running floor writer thread.
 #[derive(Debug)]
@@ -46,6 +53,7 @@ pub struct Floor<P: Probe> {
     tx: Option<Sender<FloorMessage>>,
     thread: Option<JoinHandle<()>>,
     probe: P,
+    client_wait: Wait,
 }
 
 /// One caller's connection to the floor thread. Not shared: each caller
@@ -56,57 +64,54 @@ pub struct FloorClient<P: Probe> {
     replies: Receiver<i64>,
     id: u32,
     probe: P,
+    wait: Wait,
 }
 
 impl<P: Probe> Floor<P> {
     /// Open `path`, create the schema, and start the thread that runs `sql`.
-    pub fn open(
+    pub fn open(path: &Path, config: DbConfig, sql: &'static str, probe: P) -> Result<Floor<P>, rusqlite::Error> {
+        Floor::open_with(path, config, sql, probe, FloorOptions::default())
+    }
+
+    /// [`Floor::open`] with placement and waiting options.
+    pub fn open_with(
         path: &Path,
         config: DbConfig,
         sql: &'static str,
         probe: P,
+        options: FloorOptions,
     ) -> Result<Floor<P>, rusqlite::Error> {
         let conn = db::open(path, config)?;
         db::create_schema(&conn)?;
         // Fail here, not on the first write, if the statement is invalid.
         conn.prepare_cached(sql)?;
-        Ok(Floor::spawn(conn, sql, probe, None))
+        Ok(Floor::spawn(conn, sql, probe, options))
     }
 
-    /// Start the floor thread on `conn`, pinned to core `pin` if given.
-    pub fn spawn(conn: Connection, sql: &'static str, probe: P, pin: Option<usize>) -> Floor<P> {
+    /// Start the floor thread on `conn`.
+    pub fn spawn(conn: Connection, sql: &'static str, probe: P, options: FloorOptions) -> Floor<P> {
         let (tx, rx) = crossbeam_channel::unbounded();
         let thread = std::thread::Builder::new()
             .name("hopscope-floor".to_owned())
             .spawn(move || {
-                if let Some(core) = pin {
+                if let Some(core) = options.pin {
                     cpu::pin_current(core);
                 }
-                serve(&conn, sql, &rx, probe);
+                serve(&conn, sql, &rx, probe, options.floor_wait);
             })
             .ok();
-        Floor {
-            tx: Some(tx),
-            thread,
-            probe,
-        }
+        Floor { tx: Some(tx), thread, probe, client_wait: options.client_wait }
     }
 
     /// A client for the calling thread.
     pub fn client(&self) -> Result<FloorClient<P>, WriteError> {
         let tx = self.tx.clone().ok_or(WriteError::WriterStopped)?;
         let (reply_tx, replies) = crossbeam_channel::unbounded();
-        tx.send(FloorMessage::Register(reply_tx))
-            .map_err(|_| WriteError::WriterStopped)?;
+        tx.send(FloorMessage::Register(reply_tx)).map_err(|_| WriteError::WriterStopped)?;
         // The thread answers a registration with the client id, on the new
         // reply channel itself.
         let id = replies.recv().map_err(|_| WriteError::WriterStopped)?;
-        Ok(FloorClient {
-            tx,
-            replies,
-            id: id as u32,
-            probe: self.probe,
-        })
+        Ok(FloorClient { tx, replies, id: id as u32, probe: self.probe, wait: self.client_wait })
     }
 
     /// Drain the floor thread's marks into `session` as thread `thread`;
@@ -114,12 +119,8 @@ impl<P: Probe> Floor<P> {
     pub fn flush(&self, session: &Session, thread: u16) -> Result<u64, WriteError> {
         let tx = self.tx.as_ref().ok_or(WriteError::WriterStopped)?;
         let (done, cpu) = crossbeam_channel::bounded(1);
-        tx.send(FloorMessage::Flush {
-            session: session.clone(),
-            thread,
-            done,
-        })
-        .map_err(|_| WriteError::WriterStopped)?;
+        tx.send(FloorMessage::Flush { session: session.clone(), thread, done })
+            .map_err(|_| WriteError::WriterStopped)?;
         cpu.recv().map_err(|_| WriteError::WriterStopped)
     }
 }
@@ -137,33 +138,30 @@ impl<P: Probe> FloorClient<P> {
     /// Run the floor's statement with `params`; returns the rows it changed.
     #[inline]
     pub fn execute(&self, params: Vec<Value>) -> Result<u64, WriteError> {
-        let op = if P::RECORDS {
-            local::next_op()
-        } else {
-            OpId(0)
-        };
+        let op = if P::RECORDS { local::next_op() } else { OpId(0) };
         self.probe.mark(op, Hop::ENTER);
-        self.tx
-            .send(FloorMessage::Execute {
-                client: self.id,
-                op,
-                params,
-            })
-            .map_err(|_| WriteError::WriterStopped)?;
+        self.tx.send(FloorMessage::Execute { client: self.id, op, params }).map_err(|_| WriteError::WriterStopped)?;
         self.probe.mark(op, Hop::SENT);
-        let changes = self.replies.recv().map_err(|_| WriteError::WriterStopped)?;
+        let changes = channel::wait_for(
+            self.wait,
+            || channel::try_crossbeam(&self.replies),
+            || self.replies.recv().map_err(|_| channel::Disconnected),
+        )
+        .map_err(|_| WriteError::WriterStopped)?;
         self.probe.mark(op, Hop::RECEIVED);
         self.probe.mark(op, Hop::DONE);
         u64::try_from(changes).map_err(|_| WriteError::FloorFailed)
     }
 }
 
-fn serve<P: Probe>(conn: &Connection, sql: &'static str, rx: &Receiver<FloorMessage>, probe: P) {
+fn serve<P: Probe>(conn: &Connection, sql: &'static str, rx: &Receiver<FloorMessage>, probe: P, wait: Wait) {
     if P::RECORDS {
         local::attach(crate::WORKER_MARK_CAPACITY);
     }
     let mut clients: Vec<Sender<i64>> = Vec::new();
-    while let Ok(message) = rx.recv() {
+    let next =
+        || channel::wait_for(wait, || channel::try_crossbeam(rx), || rx.recv().map_err(|_| channel::Disconnected));
+    while let Ok(message) = next() {
         match message {
             FloorMessage::Register(reply) => {
                 let id = clients.len() as i64;
@@ -182,11 +180,7 @@ fn serve<P: Probe>(conn: &Connection, sql: &'static str, rx: &Receiver<FloorMess
                 }
                 probe.mark(op, Hop::REPLIED);
             }
-            FloorMessage::Flush {
-                session,
-                thread,
-                done,
-            } => {
+            FloorMessage::Flush { session, thread, done } => {
                 session.collect(thread);
                 let _ = done.send(cpu::thread_cpu_ns());
             }

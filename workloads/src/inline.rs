@@ -21,12 +21,7 @@ pub struct Inline<P: Probe> {
 
 impl<P: Probe> Inline<P> {
     /// Open `path`, create the schema, and prepare `sql`.
-    pub fn open(
-        path: &Path,
-        config: DbConfig,
-        sql: &'static str,
-        probe: P,
-    ) -> Result<Inline<P>, rusqlite::Error> {
+    pub fn open(path: &Path, config: DbConfig, sql: &'static str, probe: P) -> Result<Inline<P>, rusqlite::Error> {
         let conn = db::open(path, config)?;
         db::create_schema(&conn)?;
         conn.prepare_cached(sql)?;
@@ -37,20 +32,13 @@ impl<P: Probe> Inline<P> {
     /// number of rows changed.
     #[inline]
     pub fn execute(&self, params: &[Value]) -> Result<u64, WriteError> {
-        let op = if P::RECORDS {
-            local::next_op()
-        } else {
-            OpId(0)
-        };
+        let op = if P::RECORDS { local::next_op() } else { OpId(0) };
         self.probe.mark(op, Hop::ENTER);
         let changes = self
             .conn
             .prepare_cached(self.sql)
             .and_then(|mut s| s.execute(rusqlite::params_from_iter(params.iter())))
-            .map_err(|source| WriteError::Sqlite {
-                sql: Sql::Static(self.sql),
-                source,
-            })?;
+            .map_err(|source| WriteError::Sqlite { sql: Sql::Static(self.sql), source })?;
         self.probe.mark(op, Hop::EXECUTED);
         self.probe.mark(op, Hop::DONE);
         Ok(changes as u64)
@@ -58,10 +46,7 @@ impl<P: Probe> Inline<P> {
 
     /// Run `statements` in one transaction on this thread.
     pub fn batch(&self, rows: &[Vec<Value>]) -> Result<u64, WriteError> {
-        let fail = |source| WriteError::Sqlite {
-            sql: Sql::Static(self.sql),
-            source,
-        };
+        let fail = |source| WriteError::Sqlite { sql: Sql::Static(self.sql), source };
         self.conn.execute_batch("BEGIN IMMEDIATE").map_err(fail)?;
         let mut changes = 0;
         for params in rows {

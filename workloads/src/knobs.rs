@@ -190,10 +190,7 @@ impl FromStr for Wait {
     fn from_str(s: &str) -> Result<Self, String> {
         let window = |w: &str| -> Result<Duration, String> {
             let digits = w.strip_suffix("us").unwrap_or(w);
-            digits
-                .parse::<u64>()
-                .map(Duration::from_micros)
-                .map_err(|_| format!("bad wait window `{w}` (e.g. 50us)"))
+            digits.parse::<u64>().map(Duration::from_micros).map_err(|_| format!("bad wait window `{w}` (e.g. 50us)"))
         };
         match s.split_once(':') {
             None if s == "park" => Ok(Wait::Park),
@@ -213,17 +210,9 @@ mod tests {
         for w in ["park", "spin:50us", "yield:20us"] {
             assert_eq!(w.parse::<Wait>().expect("parses").to_string(), w);
         }
-        assert_eq!(
-            "spin:7".parse::<Wait>(),
-            Ok(Wait::Spin(Duration::from_micros(7)))
-        );
+        assert_eq!("spin:7".parse::<Wait>(), Ok(Wait::Spin(Duration::from_micros(7))));
         assert_eq!("persistent".parse::<ReplyMode>(), Ok(ReplyMode::Persistent));
-        assert!(
-            "sometimes"
-                .parse::<ReplyMode>()
-                .unwrap_err()
-                .contains("oneshot, persistent")
-        );
+        assert!("sometimes".parse::<ReplyMode>().unwrap_err().contains("oneshot, persistent"));
         assert_eq!("same-core".parse::<Placement>(), Ok(Placement::SameCore));
     }
 }

@@ -9,9 +9,9 @@ use hopscope_probe::{NoProbe, Probe, Recording, Session};
 
 use crate::db::DbConfig;
 use crate::error::{RunError, WriteError};
-use crate::floor::{Floor, FloorClient};
+use crate::floor::{Floor, FloorClient, FloorOptions};
 use crate::inline::Inline;
-use crate::knobs::{BlobHandover, Knobs, Placement};
+use crate::knobs::{BlobHandover, Knobs, Placement, Wait};
 use crate::shape::{OpInput, Shape};
 use crate::value::{Value, ValueRef};
 use crate::writer::Writer;
@@ -37,16 +37,21 @@ pub struct LaneSpec {
     pub kind: LaneKind,
     /// Marks on (`Recording`) or compiled out (`NoProbe`).
     pub probed: bool,
+    /// Where the caller and the lane's own thread run.
+    pub placement: Placement,
+    /// How the lane's own thread and its callers wait (the floor's; the
+    /// writer takes its own from its knobs).
+    pub waits: (Wait, Wait),
 }
 
 impl LaneSpec {
     /// A lane named `name`.
     pub fn new(name: &str, kind: LaneKind, probed: bool) -> LaneSpec {
-        LaneSpec {
-            name: name.to_owned(),
-            kind,
-            probed,
-        }
+        let (placement, waits) = match kind {
+            LaneKind::Writer(knobs) => (knobs.placement, (knobs.writer_wait, knobs.caller_wait)),
+            _ => (Placement::Unpinned, (Wait::Park, Wait::Park)),
+        };
+        LaneSpec { name: name.to_owned(), kind, probed, placement, waits }
     }
 
     /// Parse a standard lane name: `inline`, `floor`, `writer` (clean) and
@@ -61,12 +66,16 @@ impl LaneSpec {
             "floor" => LaneKind::Floor,
             "writer" => LaneKind::Writer(knobs),
             other => {
-                return Err(format!(
-                    "unknown lane `{other}` (inline, floor, writer, each optionally -probed)"
-                ));
+                return Err(format!("unknown lane `{other}` (inline, floor, writer, each optionally -probed)"));
             }
         };
-        Ok(LaneSpec::new(name, kind, probed))
+        // Every standard lane runs with the writer's placement and waiting
+        // strategy, so lanes differ only in the code they run.
+        Ok(LaneSpec {
+            placement: knobs.placement,
+            waits: (knobs.writer_wait, knobs.caller_wait),
+            ..LaneSpec::new(name, kind, probed)
+        })
     }
 }
 
@@ -96,22 +105,14 @@ pub(crate) trait Lane: Sync {
 }
 
 /// Open the lane described by `spec` on the database file `path`.
-pub(crate) fn open(
-    spec: &LaneSpec,
-    path: &Path,
-    db: DbConfig,
-    shape: Shape,
-) -> Result<Box<dyn Lane>, RunError> {
-    let fail = |source| RunError::Database {
-        path: PathBuf::from(path),
-        source,
-    };
+pub(crate) fn open(spec: &LaneSpec, path: &Path, db: DbConfig, shape: Shape) -> Result<Box<dyn Lane>, RunError> {
+    let fail = |source| RunError::Database { path: PathBuf::from(path), source };
     Ok(match (spec.kind, spec.probed) {
         (LaneKind::Inline, false) => {
-            Box::new(InlineLane::open(path, db, shape, NoProbe).map_err(fail)?)
+            Box::new(InlineLane::open(path, db, shape, NoProbe, spec.placement).map_err(fail)?)
         }
         (LaneKind::Inline, true) => {
-            Box::new(InlineLane::open(path, db, shape, Recording).map_err(fail)?)
+            Box::new(InlineLane::open(path, db, shape, Recording, spec.placement).map_err(fail)?)
         }
         (LaneKind::Floor, probed) => {
             if !shape.single_statement() {
@@ -126,24 +127,25 @@ pub(crate) fn open(
                 Box::new(FloorLane::open(spec, path, db, shape, NoProbe)?)
             }
         }
-        (LaneKind::Writer(knobs), false) => {
-            Box::new(WriterLane::open(path, db, shape, knobs, NoProbe).map_err(fail)?)
-        }
-        (LaneKind::Writer(knobs), true) => {
-            Box::new(WriterLane::open(path, db, shape, knobs, Recording).map_err(fail)?)
+        (LaneKind::Writer(knobs), probed) => {
+            let knobs = Knobs { placement: spec.placement, ..knobs };
+            if probed {
+                Box::new(WriterLane::open(path, db, shape, knobs, Recording).map_err(fail)?)
+            } else {
+                Box::new(WriterLane::open(path, db, shape, knobs, NoProbe).map_err(fail)?)
+            }
         }
     })
 }
 
 struct InlineLane<P: Probe> {
     inline: Mutex<Inline<P>>,
+    placement: Placement,
 }
 
 impl<P: Probe> InlineLane<P> {
-    fn open(path: &Path, db: DbConfig, shape: Shape, probe: P) -> rusqlite::Result<Self> {
-        Ok(InlineLane {
-            inline: Mutex::new(Inline::open(path, db, shape.sql(), probe)?),
-        })
+    fn open(path: &Path, db: DbConfig, shape: Shape, probe: P, placement: Placement) -> rusqlite::Result<Self> {
+        Ok(InlineLane { inline: Mutex::new(Inline::open(path, db, shape.sql(), probe)?), placement })
     }
 }
 
@@ -167,7 +169,7 @@ impl<P: Probe> Lane for InlineLane<P> {
     }
 
     fn placement(&self) -> Placement {
-        Placement::Unpinned
+        self.placement
     }
 }
 
@@ -176,37 +178,24 @@ struct FloorLane<P: Probe> {
     clients: Vec<FloorClient<P>>,
     floor: Floor<P>,
     handover: Option<BlobHandover>,
+    placement: Placement,
 }
 
 impl<P: Probe> FloorLane<P> {
-    fn open(
-        spec: &LaneSpec,
-        path: &Path,
-        db: DbConfig,
-        shape: Shape,
-        probe: P,
-    ) -> Result<Self, RunError> {
-        let floor =
-            Floor::open(path, db, shape.sql(), probe).map_err(|source| RunError::Database {
-                path: PathBuf::from(path),
-                source,
-            })?;
+    fn open(spec: &LaneSpec, path: &Path, db: DbConfig, shape: Shape, probe: P) -> Result<Self, RunError> {
+        let options =
+            FloorOptions { pin: worker_core(spec.placement), floor_wait: spec.waits.0, client_wait: spec.waits.1 };
+        let floor = Floor::open_with(path, db, shape.sql(), probe, options)
+            .map_err(|source| RunError::Database { path: PathBuf::from(path), source })?;
         let clients = (0..shape.callers())
             .map(|_| floor.client())
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|source| RunError::Write {
-                lane: spec.name.clone(),
-                source,
-            })?;
+            .map_err(|source| RunError::Write { lane: spec.name.clone(), source })?;
         let handover = match shape {
             Shape::BlobInsert { handover, .. } => Some(handover),
             _ => None,
         };
-        Ok(FloorLane {
-            clients,
-            floor,
-            handover,
-        })
+        Ok(FloorLane { clients, floor, handover, placement: spec.placement })
     }
 }
 
@@ -216,9 +205,7 @@ impl<P: Probe> Lane for FloorLane<P> {
         let mut changes = 0;
         for input in inputs {
             let OpInput::One(mut params) = input else {
-                return Err(WriteError::Build {
-                    reason: "the floor writer runs single statements".to_owned(),
-                });
+                return Err(WriteError::Build { reason: "the floor writer runs single statements".to_owned() });
             };
             if self.handover == Some(BlobHandover::Copy) {
                 copy_shared_blobs(&mut params);
@@ -233,7 +220,17 @@ impl<P: Probe> Lane for FloorLane<P> {
     }
 
     fn placement(&self) -> Placement {
-        Placement::Unpinned
+        self.placement
+    }
+}
+
+/// The core a lane's own thread is pinned to under `placement` (the caller
+/// is pinned to core 0 when placement is not `Unpinned`).
+pub(crate) fn worker_core(placement: Placement) -> Option<usize> {
+    match placement {
+        Placement::Unpinned => None,
+        Placement::SameCore => Some(0),
+        Placement::DifferentCores => Some(1),
     }
 }
 
@@ -253,25 +250,9 @@ struct WriterLane<P: Probe> {
 }
 
 impl<P: Probe> WriterLane<P> {
-    fn open(
-        path: &Path,
-        db: DbConfig,
-        shape: Shape,
-        knobs: Knobs,
-        probe: P,
-    ) -> rusqlite::Result<Self> {
-        let copy_blobs = matches!(
-            shape,
-            Shape::BlobInsert {
-                handover: BlobHandover::Copy,
-                ..
-            }
-        );
-        Ok(WriterLane {
-            writer: Writer::open(path, db, knobs, probe)?,
-            sql: shape.sql(),
-            copy_blobs,
-        })
+    fn open(path: &Path, db: DbConfig, shape: Shape, knobs: Knobs, probe: P) -> rusqlite::Result<Self> {
+        let copy_blobs = matches!(shape, Shape::BlobInsert { handover: BlobHandover::Copy, .. });
+        Ok(WriterLane { writer: Writer::open(path, db, knobs, probe)?, sql: shape.sql(), copy_blobs })
     }
 }
 
@@ -290,18 +271,12 @@ impl<P: Probe> Lane for WriterLane<P> {
                     for (slot, p) in lent.iter_mut().zip(&params) {
                         *slot = p.as_value_ref();
                     }
-                    self.writer
-                        .execute(self.sql, &lent[..params.len()])?
-                        .changes
+                    self.writer.execute(self.sql, &lent[..params.len()])?.changes
                 }
                 OpInput::One(params) => self.writer.execute_owned(self.sql, params)?.changes,
                 OpInput::Many(rows) => {
                     let statements = rows.into_iter().map(|p| (self.sql.into(), p)).collect();
-                    self.writer
-                        .batch(statements)?
-                        .iter()
-                        .map(|o| o.changes)
-                        .sum()
+                    self.writer.batch(statements)?.iter().map(|o| o.changes).sum()
                 }
             };
         }

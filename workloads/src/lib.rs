@@ -34,7 +34,7 @@ pub const WORKER_MARK_CAPACITY: usize = 1 << 17;
 
 pub use db::DbConfig;
 pub use error::{RunError, WriteError};
-pub use floor::{Floor, FloorClient};
+pub use floor::{Floor, FloorClient, FloorOptions};
 pub use inline::Inline;
 pub use knobs::Knobs;
 pub use lane::{LaneKind, LaneSpec};

@@ -13,9 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Barrier};
 
-use hopscope_probe::{
-    Block, Reading, Session, Ticks, TraceHeader, TraceWriter, clock, counters, local,
-};
+use hopscope_probe::{Block, Reading, Session, Ticks, TraceHeader, TraceWriter, clock, counters, local};
 use indicatif::{ProgressBar, ProgressStyle};
 use rusqlite::Connection;
 
@@ -58,29 +56,17 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// A plan with the careful defaults: 200 ops per block, 12 samples,
-    /// 3 passes, 3 warm-up blocks per lane.
+    /// A plan with the careful defaults: 200 ops per block, 50 samples,
+    /// 4 passes, 5 warm-up blocks per lane. Many short blocks rather than a
+    /// few long ones: a block median shrugs off the rare WAL checkpoint that
+    /// a long block would average in.
     pub fn new(lanes: Vec<LaneSpec>, shape: Shape) -> Plan {
-        Plan {
-            lanes,
-            shape,
-            ops_per_block: 200,
-            samples: 12,
-            passes: 3,
-            warmup_blocks: 3,
-            db: DbConfig::default(),
-        }
+        Plan { lanes, shape, ops_per_block: 200, samples: 50, passes: 4, warmup_blocks: 5, db: DbConfig::default() }
     }
 
-    /// A short plan for smoke runs: 100 ops, 6 samples, 2 passes, 1 warm-up.
+    /// A short plan (seconds): 100 ops, 20 samples, 2 passes, 2 warm-ups.
     pub fn quick(lanes: Vec<LaneSpec>, shape: Shape) -> Plan {
-        Plan {
-            ops_per_block: 100,
-            samples: 6,
-            passes: 2,
-            warmup_blocks: 1,
-            ..Plan::new(lanes, shape)
-        }
+        Plan { ops_per_block: 100, samples: 20, passes: 2, warmup_blocks: 2, ..Plan::new(lanes, shape) }
     }
 
     fn check(&self) -> Result<(), RunError> {
@@ -88,16 +74,11 @@ impl Plan {
             return Err(RunError::Plan("no lanes to run".to_owned()));
         }
         if self.ops_per_block == 0 || self.samples == 0 || self.passes == 0 {
-            return Err(RunError::Plan(
-                "ops per block, samples and passes must all be at least 1".to_owned(),
-            ));
+            return Err(RunError::Plan("ops per block, samples and passes must all be at least 1".to_owned()));
         }
         for (i, lane) in self.lanes.iter().enumerate() {
             if self.lanes[..i].iter().any(|l| l.name == lane.name) {
-                return Err(RunError::Plan(format!(
-                    "lane name `{}` is used twice",
-                    lane.name
-                )));
+                return Err(RunError::Plan(format!("lane name `{}` is used twice", lane.name)));
             }
         }
         Ok(())
@@ -145,40 +126,22 @@ pub fn run(
         let path = db_dir.join(format!("{}.db", spec.name));
         remove_db(&path)?;
         let opened = lane::open(spec, &path, plan.db, plan.shape)?;
-        let admin = db::open(&path, plan.db).map_err(|source| RunError::Database {
-            path: path.clone(),
-            source,
-        })?;
-        seed(&admin, plan.shape).map_err(|source| RunError::Database {
-            path: path.clone(),
-            source,
-        })?;
-        lanes.push(LaneRun {
-            spec: spec.clone(),
-            lane: opened,
-            admin,
-            path,
-            ops: 0,
-        });
+        let admin = db::open(&path, plan.db).map_err(|source| RunError::Database { path: path.clone(), source })?;
+        seed(&admin, plan.shape).map_err(|source| RunError::Database { path: path.clone(), source })?;
+        lanes.push(LaneRun { spec: spec.clone(), lane: opened, admin, path, ops: 0 });
     }
 
     let trace_path = dir.join("trace.hop");
     let mut trace = TraceWriter::create(&trace_path, header(plan, run_meta))?;
     let blob = plan.shape.blob_source();
-    let capacity =
-        plan.ops_per_block as usize * MARKS_PER_OP * plan.shape.rows_per_op().max(1) as usize;
+    let capacity = plan.ops_per_block as usize * MARKS_PER_OP * plan.shape.rows_per_op().max(1) as usize;
     local::attach(capacity);
 
     let total = u64::from(plan.passes) * u64::from(plan.samples) * plan.lanes.len() as u64
         + u64::from(plan.warmup_blocks) * plan.lanes.len() as u64;
     let bar = progress_bar(progress, total);
     let mut next_key = 0u64;
-    let mut block_ctx = BlockContext {
-        plan,
-        blob: &blob,
-        capacity,
-        next_key: &mut next_key,
-    };
+    let mut block_ctx = BlockContext { plan, blob: &blob, capacity, next_key: &mut next_key };
 
     for _ in 0..plan.warmup_blocks {
         for lane in lanes.iter_mut() {
@@ -194,12 +157,7 @@ pub fn run(
             for offset in 0..lanes.len() {
                 let index = (rotation + offset) % lanes.len();
                 let measured = block_ctx.run_block(&mut lanes[index])?;
-                let block = Block {
-                    lane: index as u16,
-                    pass,
-                    sample,
-                    ..measured
-                };
+                let block = Block { lane: index as u16, pass, sample, ..measured };
                 dropped += block.dropped();
                 lanes[index].ops += block.op_count;
                 trace.write_block(&block)?;
@@ -240,35 +198,22 @@ impl BlockContext<'_> {
     fn run_block(&mut self, lane: &mut LaneRun) -> Result<Block, RunError> {
         let shape = self.plan.shape;
         let ops = self.plan.ops_per_block;
-        let db_error = |source| RunError::Database {
-            path: lane.path.clone(),
-            source,
-        };
-        let write_error = |source| RunError::Write {
-            lane: lane.spec.name.clone(),
-            source,
-        };
+        let db_error = |source| RunError::Database { path: lane.path.clone(), source };
+        let write_error = |source| RunError::Write { lane: lane.spec.name.clone(), source };
 
         // Before the block: empty the table, drop marks made by earlier
         // work, build the inputs, pin the caller, read the CPU clocks.
         if shape.inserts() {
-            lane.admin
-                .execute_batch(&format!("DELETE FROM {}", shape.table()))
-                .map_err(db_error)?;
+            lane.admin.execute_batch(&format!("DELETE FROM {}", shape.table())).map_err(db_error)?;
         }
         let discard = Session::new();
-        lane.lane
-            .flush(&discard, WORKER_THREAD)
-            .map_err(write_error)?;
+        lane.lane.flush(&discard, WORKER_THREAD).map_err(write_error)?;
         let _ = local::drain_into(&mut Vec::new());
         let inputs = shape.inputs(*self.next_key, ops, self.blob);
         *self.next_key += ops;
         pin_caller(lane.lane.placement());
         let session = Session::new();
-        let worker_cpu_before = lane
-            .lane
-            .flush(&discard, WORKER_THREAD)
-            .map_err(write_error)?;
+        let worker_cpu_before = lane.lane.flush(&discard, WORKER_THREAD).map_err(write_error)?;
         let process_cpu_before = cpu::process_cpu_ns();
 
         let (start, end, changes, caller_cpu) = if inputs.len() == 1 {
@@ -284,41 +229,16 @@ impl BlockContext<'_> {
         };
 
         // After the block: collect marks and CPU, check the rows.
-        let worker_cpu_after = lane
-            .lane
-            .flush(&session, WORKER_THREAD)
-            .map_err(write_error)?;
+        let worker_cpu_after = lane.lane.flush(&session, WORKER_THREAD).map_err(write_error)?;
         session.collect(CALLER_THREAD);
         let process_cpu = cpu::process_cpu_ns().saturating_sub(process_cpu_before);
         self.check_rows(lane, changes)?;
 
-        let mut readings = vec![
-            Reading {
-                key: 0,
-                value: caller_cpu,
-            },
-            Reading {
-                key: 2,
-                value: process_cpu,
-            },
-        ];
+        let mut readings = vec![Reading { key: 0, value: caller_cpu }, Reading { key: 2, value: process_cpu }];
         if let (Some(before), Some(after)) = (worker_cpu_before, worker_cpu_after) {
-            readings.insert(
-                1,
-                Reading {
-                    key: 1,
-                    value: after.saturating_sub(before),
-                },
-            );
+            readings.insert(1, Reading { key: 1, value: after.saturating_sub(before) });
         }
-        Ok(Block {
-            op_count: ops,
-            start,
-            end,
-            streams: session.take(),
-            readings,
-            ..Block::default()
-        })
+        Ok(Block { op_count: ops, start, end, streams: session.take(), readings, ..Block::default() })
     }
 
     /// Run a block with one thread per caller, released together.
@@ -345,11 +265,7 @@ impl BlockContext<'_> {
                         barrier.wait();
                         let result = worker.run(caller, inputs);
                         let cpu = cpu::thread_cpu_ns().saturating_sub(cpu_before);
-                        let thread = if caller == 0 {
-                            CALLER_THREAD
-                        } else {
-                            WORKER_THREAD + caller as u16
-                        };
+                        let thread = if caller == 0 { CALLER_THREAD } else { WORKER_THREAD + caller as u16 };
                         session.collect(thread);
                         (result, cpu)
                     })
@@ -366,17 +282,8 @@ impl BlockContext<'_> {
                         changes += n;
                         caller_cpu += cpu;
                     }
-                    Ok((Err(source), _)) => {
-                        failure = Some(RunError::Write {
-                            lane: lane.spec.name.clone(),
-                            source,
-                        })
-                    }
-                    Err(_) => {
-                        failure = Some(RunError::CallerPanicked {
-                            lane: lane.spec.name.clone(),
-                        })
-                    }
+                    Ok((Err(source), _)) => failure = Some(RunError::Write { lane: lane.spec.name.clone(), source }),
+                    Err(_) => failure = Some(RunError::CallerPanicked { lane: lane.spec.name.clone() }),
                 }
             }
             let end = clock::now();
@@ -392,28 +299,13 @@ impl BlockContext<'_> {
         let shape = self.plan.shape;
         let expected = self.plan.ops_per_block * shape.rows_per_op();
         if changes != expected {
-            return Err(RunError::WrongChanges {
-                lane: lane.spec.name.clone(),
-                expected,
-                reported: changes,
-            });
+            return Err(RunError::WrongChanges { lane: lane.spec.name.clone(), expected, reported: changes });
         }
-        let rows =
-            db::count_rows(&lane.path, shape.table()).map_err(|source| RunError::Database {
-                path: lane.path.clone(),
-                source,
-            })?;
-        let expected_rows = if shape.inserts() {
-            changes
-        } else {
-            shape.seed_rows()
-        };
+        let rows = db::count_rows(&lane.path, shape.table())
+            .map_err(|source| RunError::Database { path: lane.path.clone(), source })?;
+        let expected_rows = if shape.inserts() { changes } else { shape.seed_rows() };
         if rows != expected_rows {
-            return Err(RunError::RowMismatch {
-                lane: lane.spec.name.clone(),
-                reported: expected_rows,
-                found: rows,
-            });
+            return Err(RunError::RowMismatch { lane: lane.spec.name.clone(), reported: expected_rows, found: rows });
         }
         Ok(())
     }
@@ -437,10 +329,7 @@ fn header(plan: &Plan, run_meta: BTreeMap<String, String>) -> TraceHeader {
     meta.insert("sqlite_version".to_owned(), rusqlite::version().to_owned());
     for lane in &plan.lanes {
         meta.insert(format!("lane.{}", lane.name), lane.to_string());
-        meta.insert(
-            format!("lane.{}.probed", lane.name),
-            lane.probed.to_string(),
-        );
+        meta.insert(format!("lane.{}.probed", lane.name), lane.probed.to_string());
     }
     header
 }
@@ -450,8 +339,7 @@ fn seed(admin: &Connection, shape: Shape) -> rusqlite::Result<()> {
     if shape.seed_rows() > 0 {
         admin.execute_batch("BEGIN")?;
         {
-            let mut insert =
-                admin.prepare("INSERT INTO items (id, k, v) VALUES (?1, ?1, 'seed')")?;
+            let mut insert = admin.prepare("INSERT INTO items (id, k, v) VALUES (?1, ?1, 'seed')")?;
             for id in 1..=shape.seed_rows() as i64 {
                 insert.execute([id])?;
             }
@@ -468,11 +356,7 @@ fn remove_db(path: &Path) -> Result<(), RunError> {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(source) => {
-                return Err(RunError::Io {
-                    what: "cannot remove old database",
-                    path: file,
-                    source,
-                });
+                return Err(RunError::Io { what: "cannot remove old database", path: file, source });
             }
         }
     }
@@ -493,9 +377,7 @@ fn progress_bar(enabled: bool, total: u64) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new(total);
-    if let Ok(style) = ProgressStyle::with_template(
-        "{prefix} [{bar:30}] {pos}/{len} blocks · {elapsed} (eta {eta})",
-    ) {
+    if let Ok(style) = ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} blocks · {elapsed} (eta {eta})") {
         bar.set_style(style.progress_chars("=> "));
     }
     bar.set_prefix("measuring");

@@ -60,9 +60,7 @@ impl Shape {
     /// The statement every lane runs.
     pub fn sql(&self) -> &'static str {
         match self {
-            Shape::SingleInsert | Shape::ConcurrentInsert { .. } | Shape::Batch { .. } => {
-                INSERT_ITEM
-            }
+            Shape::SingleInsert | Shape::ConcurrentInsert { .. } | Shape::Batch { .. } => INSERT_ITEM,
             Shape::BlobInsert { .. } => INSERT_BLOB,
             Shape::NoopUpdate => NOOP_UPDATE,
             Shape::PointUpdate => POINT_UPDATE,
@@ -117,9 +115,7 @@ impl Shape {
         (0..callers)
             .map(|c| {
                 let share = ops / callers + u64::from(c < ops % callers);
-                (0..share)
-                    .map(|i| self.input(first + c + i * callers, blob))
-                    .collect()
+                (0..share).map(|i| self.input(first + c + i * callers, blob)).collect()
             })
             .collect()
     }
@@ -131,36 +127,28 @@ impl Shape {
                 OpInput::One(vec![Value::Integer(key), Value::Text(format!("item-{n}"))])
             }
             Shape::Batch { size } => OpInput::Many(
-                (0..*size as u64)
-                    .map(|j| vec![Value::Integer(key), Value::Text(format!("item-{n}-{j}"))])
-                    .collect(),
+                (0..*size as u64).map(|j| vec![Value::Integer(key), Value::Text(format!("item-{n}-{j}"))]).collect(),
             ),
             Shape::BlobInsert { handover, .. } => {
                 let data = match handover {
                     // Copy and shared start from the caller's shared buffer;
                     // the lane copies (copy) or clones the count (shared).
-                    BlobHandover::Copy | BlobHandover::Shared => {
-                        Value::SharedBlob(Arc::clone(blob))
-                    }
+                    BlobHandover::Copy | BlobHandover::Shared => Value::SharedBlob(Arc::clone(blob)),
                     BlobHandover::Move => Value::Blob(blob.to_vec()),
                 };
                 OpInput::One(vec![Value::Integer(key), data])
             }
             Shape::NoopUpdate => OpInput::One(vec![Value::Integer(-1)]),
-            Shape::PointUpdate => OpInput::One(vec![
-                Value::Integer((n % SEED_ROWS) as i64 + 1),
-                Value::Text(format!("updated-{n}")),
-            ]),
+            Shape::PointUpdate => {
+                OpInput::One(vec![Value::Integer((n % SEED_ROWS) as i64 + 1), Value::Text(format!("updated-{n}"))])
+            }
         }
     }
 
     /// The blob source buffer for this shape (empty for non-blob shapes).
     pub fn blob_source(&self) -> Arc<[u8]> {
         match self {
-            Shape::BlobInsert { bytes, .. } => (0..*bytes)
-                .map(|i| (i % 251) as u8)
-                .collect::<Vec<u8>>()
-                .into(),
+            Shape::BlobInsert { bytes, .. } => (0..*bytes).map(|i| (i % 251) as u8).collect::<Vec<u8>>().into(),
             _ => Arc::from(Vec::new()),
         }
     }
@@ -200,19 +188,12 @@ impl FromStr for Shape {
         };
         let shape = match name {
             "single-insert" => Shape::SingleInsert,
-            "concurrent-insert" => Shape::ConcurrentInsert {
-                callers: count("caller count")?,
-            },
-            "batch" => Shape::Batch {
-                size: count("batch size")?,
-            },
+            "concurrent-insert" => Shape::ConcurrentInsert { callers: count("caller count")? },
+            "batch" => Shape::Batch { size: count("batch size")? },
             "blob" => {
                 let size = arg.ok_or_else(|| "`blob` needs a size, e.g. `blob:64k`".to_owned())?;
                 let handover = parts.next().map_or(Ok(BlobHandover::Copy), str::parse)?;
-                Shape::BlobInsert {
-                    bytes: parse_size(size)?,
-                    handover,
-                }
+                Shape::BlobInsert { bytes: parse_size(size)?, handover }
             }
             "noop-update" => Shape::NoopUpdate,
             "point-update" => Shape::PointUpdate,
@@ -271,27 +252,16 @@ mod tests {
         ] {
             assert_eq!(s.parse::<Shape>().expect("parses").to_string(), s);
         }
-        assert_eq!(
-            "blob:256k".parse::<Shape>().expect("parses").to_string(),
-            "blob:256k:copy"
-        );
+        assert_eq!("blob:256k".parse::<Shape>().expect("parses").to_string(), "blob:256k:copy");
         assert!("batch:0".parse::<Shape>().is_err());
-        assert!(
-            "teleport"
-                .parse::<Shape>()
-                .unwrap_err()
-                .contains("unknown shape")
-        );
+        assert!("teleport".parse::<Shape>().unwrap_err().contains("unknown shape"));
     }
 
     #[test]
     fn inputs_split_ops_across_callers_without_gaps() {
         let shape = Shape::ConcurrentInsert { callers: 3 };
         let inputs = shape.inputs(100, 10, &shape.blob_source());
-        assert_eq!(
-            inputs.iter().map(Vec::len).collect::<Vec<_>>(),
-            vec![4, 3, 3]
-        );
+        assert_eq!(inputs.iter().map(Vec::len).collect::<Vec<_>>(), vec![4, 3, 3]);
         let mut keys: Vec<i64> = inputs
             .iter()
             .flatten()

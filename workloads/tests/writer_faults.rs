@@ -26,8 +26,7 @@ fn within_deadline<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) ->
     std::thread::spawn(move || {
         let _ = tx.send(f());
     });
-    rx.recv_timeout(DEADLINE)
-        .expect("test hung past its deadline")
+    rx.recv_timeout(DEADLINE).expect("test hung past its deadline")
 }
 
 /// Every reply path: reply mode × result slot × channel × coalescing, plus
@@ -38,13 +37,7 @@ fn all_knobs() -> Vec<Knobs> {
         for result_slot in [ResultSlot::Allocate, ResultSlot::Reuse] {
             for channel in [ChannelKind::Std, ChannelKind::Crossbeam] {
                 for coalesce in [true, false] {
-                    all.push(Knobs {
-                        reply,
-                        result_slot,
-                        channel,
-                        coalesce,
-                        ..Knobs::default()
-                    });
+                    all.push(Knobs { reply, result_slot, channel, coalesce, ..Knobs::default() });
                 }
             }
         }
@@ -65,14 +58,8 @@ fn failing_statements_reach_their_caller_and_replies_never_cross() {
     for (n, knobs) in all_knobs().into_iter().enumerate() {
         within_deadline(move || {
             let path = temp_db(&format!("cross-{n}"));
-            let writer =
-                Writer::open(&path, DbConfig::default(), knobs, NoProbe).expect("writer opens");
-            writer
-                .execute(
-                    "CREATE UNIQUE INDEX IF NOT EXISTS items_k ON items (k)",
-                    &[],
-                )
-                .expect("index");
+            let writer = Writer::open(&path, DbConfig::default(), knobs, NoProbe).expect("writer opens");
+            writer.execute("CREATE UNIQUE INDEX IF NOT EXISTS items_k ON items (k)", &[]).expect("index");
             let threads = 4i64;
             let per_thread = 60i64;
             std::thread::scope(|scope| {
@@ -85,18 +72,12 @@ fn failing_statements_reach_their_caller_and_replies_never_cross() {
                             match i % 4 {
                                 // A syntax error.
                                 1 => assert!(matches!(
-                                    writer.execute(
-                                        "INSERT INTO items (k, v) VALUES (?1,",
-                                        &[ValueRef::Integer(k)]
-                                    ),
+                                    writer.execute("INSERT INTO items (k, v) VALUES (?1,", &[ValueRef::Integer(k)]),
                                     Err(WriteError::Sqlite { .. })
                                 )),
                                 // A constraint violation: k = t*1000 exists.
                                 2 => assert!(matches!(
-                                    writer.execute(
-                                        INSERT,
-                                        &[ValueRef::Integer(t * 1_000), ValueRef::Text("dup")]
-                                    ),
+                                    writer.execute(INSERT, &[ValueRef::Integer(t * 1_000), ValueRef::Text("dup")]),
                                     Err(WriteError::Sqlite { .. })
                                 )),
                                 // Wrong parameter count.
@@ -106,10 +87,7 @@ fn failing_statements_reach_their_caller_and_replies_never_cross() {
                                 )),
                                 _ => {
                                     let outcome = writer
-                                        .execute_owned(
-                                            INSERT,
-                                            vec![Value::Integer(k), Value::Text(format!("v{k}"))],
-                                        )
+                                        .execute_owned(INSERT, vec![Value::Integer(k), Value::Text(format!("v{k}"))])
                                         .expect("valid insert succeeds");
                                     assert_eq!(outcome.changes, 1);
                                     // The rowid in our reply must be the row
@@ -122,10 +100,7 @@ fn failing_statements_reach_their_caller_and_replies_never_cross() {
                                             |r| r.get(0),
                                         )
                                         .expect("row of the rowid");
-                                    assert_eq!(
-                                        found, k,
-                                        "reply for key {k} carried another caller's rowid ({knobs})"
-                                    );
+                                    assert_eq!(found, k, "reply for key {k} carried another caller's rowid ({knobs})");
                                 }
                             }
                         }
@@ -144,14 +119,8 @@ fn a_writer_panic_fails_pending_and_later_calls_promptly() {
     for (n, knobs) in all_knobs().into_iter().enumerate() {
         within_deadline(move || {
             let path = temp_db(&format!("panic-{n}"));
-            let writer =
-                Writer::open(&path, DbConfig::default(), knobs, Recording).expect("writer opens");
-            writer
-                .execute_owned(
-                    INSERT,
-                    vec![Value::Integer(1), Value::Text("before".into())],
-                )
-                .expect("first write");
+            let writer = Writer::open(&path, DbConfig::default(), knobs, Recording).expect("writer opens");
+            writer.execute_owned(INSERT, vec![Value::Integer(1), Value::Text("before".into())]).expect("first write");
             std::thread::scope(|scope| {
                 // Callers keep writing while the writer dies under them:
                 // each call must return (success before the panic, error after).
@@ -163,10 +132,7 @@ fn a_writer_panic_fails_pending_and_later_calls_promptly() {
                                 .map(|i| {
                                     writer.execute_owned(
                                         INSERT,
-                                        vec![
-                                            Value::Integer(10_000 * (t + 1) + i),
-                                            Value::Text("x".into()),
-                                        ],
+                                        vec![Value::Integer(10_000 * (t + 1) + i), Value::Text("x".into())],
                                     )
                                 })
                                 .filter(Result::is_err)
@@ -183,12 +149,8 @@ fn a_writer_panic_fails_pending_and_later_calls_promptly() {
                     caller.join().expect("caller thread");
                 }
             });
-            let later =
-                writer.execute_owned(INSERT, vec![Value::Integer(2), Value::Text("after".into())]);
-            assert!(
-                matches!(later, Err(WriteError::WriterPanicked { .. })),
-                "{later:?}"
-            );
+            let later = writer.execute_owned(INSERT, vec![Value::Integer(2), Value::Text("after".into())]);
+            assert!(matches!(later, Err(WriteError::WriterPanicked { .. })), "{later:?}");
             // Dropping a dead writer must not hang either.
             drop(writer);
         });
@@ -200,8 +162,7 @@ fn a_request_that_fails_to_build_does_not_desynchronise_completion() {
     for (n, knobs) in all_knobs().into_iter().enumerate() {
         within_deadline(move || {
             let path = temp_db(&format!("build-{n}"));
-            let writer =
-                Writer::open(&path, DbConfig::default(), knobs, NoProbe).expect("writer opens");
+            let writer = Writer::open(&path, DbConfig::default(), knobs, NoProbe).expect("writer opens");
             let too_many = vec![Value::Integer(0); MAX_PARAMS + 1];
             std::thread::scope(|scope| {
                 for t in 0..3i64 {
@@ -212,24 +173,17 @@ fn a_request_that_fails_to_build_does_not_desynchronise_completion() {
                         for i in 0..50i64 {
                             let k = t * 1_000 + i;
                             if i % 5 == 0 {
-                                let err = writer
-                                    .execute_owned(INSERT, too_many.clone())
-                                    .expect_err("must not build");
+                                let err = writer.execute_owned(INSERT, too_many.clone()).expect_err("must not build");
                                 assert!(matches!(err, WriteError::Build { .. }), "{err}");
                             }
                             let outcome = writer
-                                .execute_owned(
-                                    INSERT,
-                                    vec![Value::Integer(k), Value::Text("v".into())],
-                                )
+                                .execute_owned(INSERT, vec![Value::Integer(k), Value::Text("v".into())])
                                 .expect("valid insert");
                             let found: i64 = rusqlite::Connection::open(path)
                                 .expect("reader")
-                                .query_row(
-                                    "SELECT k FROM items WHERE id = ?1",
-                                    [outcome.last_insert_rowid],
-                                    |r| r.get(0),
-                                )
+                                .query_row("SELECT k FROM items WHERE id = ?1", [outcome.last_insert_rowid], |r| {
+                                    r.get(0)
+                                })
                                 .expect("row");
                             assert_eq!(found, k, "{knobs}");
                         }
@@ -245,8 +199,7 @@ fn dropping_the_writer_keeps_every_acknowledged_write() {
     for (n, knobs) in all_knobs().into_iter().enumerate() {
         within_deadline(move || {
             let path = temp_db(&format!("drop-{n}"));
-            let writer =
-                Writer::open(&path, DbConfig::default(), knobs, NoProbe).expect("writer opens");
+            let writer = Writer::open(&path, DbConfig::default(), knobs, NoProbe).expect("writer opens");
             let acknowledged: usize = std::thread::scope(|scope| {
                 let handles: Vec<_> = (0..4)
                     .map(|t| {
@@ -257,10 +210,7 @@ fn dropping_the_writer_keeps_every_acknowledged_write() {
                                     writer
                                         .execute_owned(
                                             INSERT,
-                                            vec![
-                                                Value::Integer(t * 1000 + i),
-                                                Value::Text("v".into()),
-                                            ],
+                                            vec![Value::Integer(t * 1000 + i), Value::Text("v".into())],
                                         )
                                         .is_ok()
                                 })
@@ -272,11 +222,7 @@ fn dropping_the_writer_keeps_every_acknowledged_write() {
             });
             drop(writer);
             assert_eq!(acknowledged, 400);
-            assert_eq!(
-                hopscope_workloads::db::count_rows(&path, "items").expect("count"),
-                400,
-                "{knobs}"
-            );
+            assert_eq!(hopscope_workloads::db::count_rows(&path, "items").expect("count"), 400, "{knobs}");
         });
     }
 }
@@ -285,8 +231,7 @@ fn dropping_the_writer_keeps_every_acknowledged_write() {
 fn harvest_reports_exactly_the_tables_a_statement_changed() {
     within_deadline(|| {
         let path = temp_db("harvest");
-        let writer = Writer::open(&path, DbConfig::default(), Knobs::default(), NoProbe)
-            .expect("writer opens");
+        let writer = Writer::open(&path, DbConfig::default(), Knobs::default(), NoProbe).expect("writer opens");
         writer
             .batch(vec![
                 ("CREATE TABLE IF NOT EXISTS log (item INTEGER)".into(), vec![]),
@@ -296,43 +241,28 @@ fn harvest_reports_exactly_the_tables_a_statement_changed() {
                 ),
             ])
             .expect("schema");
-        let with_trigger = writer
-            .execute(INSERT, &[ValueRef::Integer(1), ValueRef::Text("a")])
-            .expect("insert");
+        let with_trigger = writer.execute(INSERT, &[ValueRef::Integer(1), ValueRef::Text("a")]).expect("insert");
         let mut tables: Vec<&str> = with_trigger.tables.iter().map(|t| &**t).collect();
         tables.sort_unstable();
         assert_eq!(tables, ["items", "log"]);
 
         let blob = writer
-            .execute(
-                "INSERT INTO blobs (k, data) VALUES (?1, ?2)",
-                &[ValueRef::Integer(1), ValueRef::Blob(&[1, 2, 3])],
-            )
+            .execute("INSERT INTO blobs (k, data) VALUES (?1, ?2)", &[ValueRef::Integer(1), ValueRef::Blob(&[1, 2, 3])])
             .expect("blob insert");
-        assert_eq!(
-            blob.tables.iter().map(|t| &**t).collect::<Vec<_>>(),
-            ["blobs"]
-        );
+        assert_eq!(blob.tables.iter().map(|t| &**t).collect::<Vec<_>>(), ["blobs"]);
 
-        let nothing = writer
-            .execute("UPDATE items SET v = v WHERE id = -1", &[])
-            .expect("no-op update");
+        let nothing = writer.execute("UPDATE items SET v = v WHERE id = -1", &[]).expect("no-op update");
         assert!(nothing.tables.is_empty());
         assert_eq!(nothing.changes, 0);
 
         let off = Writer::open(
             &temp_db("harvest-off"),
             DbConfig::default(),
-            Knobs {
-                harvest: false,
-                ..Knobs::default()
-            },
+            Knobs { harvest: false, ..Knobs::default() },
             NoProbe,
         )
         .expect("writer opens");
-        let plain = off
-            .execute(INSERT, &[ValueRef::Integer(1), ValueRef::Text("a")])
-            .expect("insert");
+        let plain = off.execute(INSERT, &[ValueRef::Integer(1), ValueRef::Text("a")]).expect("insert");
         assert!(plain.tables.is_empty());
     });
 }
@@ -341,31 +271,14 @@ fn harvest_reports_exactly_the_tables_a_statement_changed() {
 fn a_failing_batch_applies_nothing_and_the_writer_goes_on() {
     within_deadline(|| {
         let path = temp_db("batch");
-        let writer = Writer::open(&path, DbConfig::default(), Knobs::default(), NoProbe)
-            .expect("writer opens");
-        let good = |k: i64| {
-            (
-                INSERT.into(),
-                vec![Value::Integer(k), Value::Text("v".into())],
-            )
-        };
-        let outcomes = writer
-            .batch(vec![good(1), good(2), good(3)])
-            .expect("batch");
+        let writer = Writer::open(&path, DbConfig::default(), Knobs::default(), NoProbe).expect("writer opens");
+        let good = |k: i64| (INSERT.into(), vec![Value::Integer(k), Value::Text("v".into())]);
+        let outcomes = writer.batch(vec![good(1), good(2), good(3)]).expect("batch");
         assert_eq!(outcomes.len(), 3);
-        let err = writer.batch(vec![
-            good(4),
-            ("INSERT INTO nowhere VALUES (1)".into(), vec![]),
-            good(5),
-        ]);
+        let err = writer.batch(vec![good(4), ("INSERT INTO nowhere VALUES (1)".into(), vec![]), good(5)]);
         assert!(matches!(err, Err(WriteError::Sqlite { .. })));
-        writer
-            .execute_owned(INSERT, vec![Value::Integer(6), Value::Text("v".into())])
-            .expect("writer still serves");
+        writer.execute_owned(INSERT, vec![Value::Integer(6), Value::Text("v".into())]).expect("writer still serves");
         drop(writer);
-        assert_eq!(
-            hopscope_workloads::db::count_rows(&path, "items").expect("count"),
-            4
-        );
+        assert_eq!(hopscope_workloads::db::count_rows(&path, "items").expect("count"), 4);
     });
 }

@@ -59,17 +59,10 @@ impl Block {
     /// Returns the reason for the first violation.
     pub(super) fn check(&self, header: &TraceHeader) -> Result<(), String> {
         if usize::from(self.lane) >= header.lanes.len() {
-            return Err(format!(
-                "lane index {} but the header declares {} lanes",
-                self.lane,
-                header.lanes.len()
-            ));
+            return Err(format!("lane index {} but the header declares {} lanes", self.lane, header.lanes.len()));
         }
         if self.end < self.start {
-            return Err(format!(
-                "block ends (tick {}) before it starts (tick {})",
-                self.end.0, self.start.0
-            ));
+            return Err(format!("block ends (tick {}) before it starts (tick {})", self.end.0, self.start.0));
         }
         for (i, stream) in self.streams.iter().enumerate() {
             if usize::from(stream.thread) >= header.threads.len() {
@@ -82,28 +75,12 @@ impl Block {
             if self.streams[..i].iter().any(|s| s.thread == stream.thread) {
                 return Err(format!("two streams for thread index {}", stream.thread));
             }
-            if let Some(mark) = stream
-                .marks
-                .iter()
-                .find(|m| usize::from(m.hop.0) >= header.hops.len())
-            {
-                return Err(format!(
-                    "hop index {} but the header declares {} hops",
-                    mark.hop.0,
-                    header.hops.len()
-                ));
+            if let Some(mark) = stream.marks.iter().find(|m| usize::from(m.hop.0) >= header.hops.len()) {
+                return Err(format!("hop index {} but the header declares {} hops", mark.hop.0, header.hops.len()));
             }
         }
-        if let Some(r) = self
-            .readings
-            .iter()
-            .find(|r| usize::from(r.key) >= header.readings.len())
-        {
-            return Err(format!(
-                "reading key {} but the header declares {} readings",
-                r.key,
-                header.readings.len()
-            ));
+        if let Some(r) = self.readings.iter().find(|r| usize::from(r.key) >= header.readings.len()) {
+            return Err(format!("reading key {} but the header declares {} readings", r.key, header.readings.len()));
         }
         Ok(())
     }
@@ -146,22 +123,14 @@ pub(super) fn encode(block: &Block, out: &mut Vec<u8>) {
 pub(super) fn encoded_len(block: &Block) -> usize {
     BLOCK_FIXED_BYTES
         + 2
-        + block
-            .streams
-            .iter()
-            .map(|s| STREAM_FIXED_BYTES + s.marks.len() * MARK_BYTES)
-            .sum::<usize>()
+        + block.streams.iter().map(|s| STREAM_FIXED_BYTES + s.marks.len() * MARK_BYTES).sum::<usize>()
         + 2
         + block.readings.len() * READING_BYTES
 }
 
 /// Decode a block payload that starts at file offset `base`.
 pub(super) fn decode(payload: &[u8], base: u64) -> Result<Block, TraceError> {
-    let mut cur = Cursor {
-        bytes: payload,
-        pos: 0,
-        base,
-    };
+    let mut cur = Cursor { bytes: payload, pos: 0, base };
     let mut block = Block {
         lane: cur.u16("block lane")?,
         pass: cur.u32("block pass")?,
@@ -188,27 +157,17 @@ pub(super) fn decode(payload: &[u8], base: u64) -> Result<Block, TraceError> {
                 ticks: Ticks(cur.u64("mark ticks")?),
             });
         }
-        block.streams.push(Stream {
-            thread,
-            dropped,
-            marks,
-        });
+        block.streams.push(Stream { thread, dropped, marks });
     }
     let readings = cur.u16("reading count")?;
     cur.need(usize::from(readings) * READING_BYTES, "readings")?;
     for _ in 0..readings {
-        block.readings.push(Reading {
-            key: cur.u16("reading key")?,
-            value: cur.u64("reading value")?,
-        });
+        block.readings.push(Reading { key: cur.u16("reading key")?, value: cur.u64("reading value")? });
     }
     if cur.pos != payload.len() {
         return Err(TraceError::Corrupt {
             offset: cur.offset(),
-            reason: format!(
-                "{} unexpected bytes after the block's readings",
-                payload.len() - cur.pos
-            ),
+            reason: format!("{} unexpected bytes after the block's readings", payload.len() - cur.pos),
         });
     }
     Ok(block)

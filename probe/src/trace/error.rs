@@ -27,9 +27,7 @@ pub enum TraceError {
         expected: [u8; 8],
     },
     /// The file was written by a format version this build cannot read.
-    #[error(
-        "trace format version {found} at byte 8 is not supported (this build reads version {supported})"
-    )]
+    #[error("trace format version {found} at byte 8 is not supported (this build reads version {supported})")]
     UnsupportedVersion {
         /// The version in the file.
         found: u16,
@@ -49,9 +47,7 @@ pub enum TraceError {
         available: u64,
     },
     /// A record's stored checksum does not match its content.
-    #[error(
-        "checksum mismatch in {what} at byte {offset}: stored {stored:#010x}, computed {computed:#010x}"
-    )]
+    #[error("checksum mismatch in {what} at byte {offset}: stored {stored:#010x}, computed {computed:#010x}")]
     Checksum {
         /// Where the record starts.
         offset: u64,

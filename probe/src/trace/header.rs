@@ -40,9 +40,8 @@ impl TraceHeader {
     /// the standard hops and the given lanes and threads. Counters start
     /// empty (fill them with [`crate::counters::detect`] when the run uses them).
     pub fn for_this_host(lanes: &[&str], threads: &[&str]) -> TraceHeader {
-        let created_unix_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
+        let created_unix_ms =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
         TraceHeader {
             created_unix_ms,
             host: HostInfo::detect(),
@@ -63,9 +62,6 @@ impl TraceHeader {
 
     /// Index of the thread role called `name`.
     pub fn thread(&self, name: &str) -> Option<u16> {
-        self.threads
-            .iter()
-            .position(|t| t == name)
-            .map(|i| i as u16)
+        self.threads.iter().position(|t| t == name).map(|i| i as u16)
     }
 }

@@ -4,8 +4,8 @@ use std::path::Path;
 
 use super::block::{self, Block};
 use super::{
-    END_PAYLOAD_BYTES, FORMAT_VERSION, FRAME_BYTES, MAGIC, MAX_HEADER_BYTES, PREAMBLE_BYTES,
-    TAG_BLOCK, TAG_END, TAG_HEADER, TraceError, TraceHeader, record_crc,
+    END_PAYLOAD_BYTES, FORMAT_VERSION, FRAME_BYTES, MAGIC, MAX_HEADER_BYTES, PREAMBLE_BYTES, TAG_BLOCK, TAG_END,
+    TAG_HEADER, TraceError, TraceHeader, record_crc,
 };
 
 /// A whole trace in memory, validated: every block refers only to lanes,
@@ -22,10 +22,7 @@ pub struct Trace {
 impl Trace {
     /// Read and validate the trace at `path`.
     pub fn read(path: &Path) -> Result<Trace, TraceError> {
-        let bytes = std::fs::read(path).map_err(|source| TraceError::Open {
-            path: path.to_owned(),
-            source,
-        })?;
+        let bytes = std::fs::read(path).map_err(|source| TraceError::Open { path: path.to_owned(), source })?;
         Trace::from_bytes(&bytes)
     }
 
@@ -36,25 +33,13 @@ impl Trace {
 
         let (tag, payload, next) = record(bytes, pos)?;
         if tag != TAG_HEADER {
-            return Err(corrupt(
-                pos,
-                format!("expected the header record, found tag {tag:#04x}"),
-            ));
+            return Err(corrupt(pos, format!("expected the header record, found tag {tag:#04x}")));
         }
         if payload.len() > MAX_HEADER_BYTES {
-            return Err(corrupt(
-                pos,
-                format!(
-                    "header of {} bytes exceeds {MAX_HEADER_BYTES}",
-                    payload.len()
-                ),
-            ));
+            return Err(corrupt(pos, format!("header of {} bytes exceeds {MAX_HEADER_BYTES}", payload.len())));
         }
-        let header: TraceHeader =
-            serde_json::from_slice(payload).map_err(|source| TraceError::Header {
-                offset: (pos + 5) as u64,
-                source,
-            })?;
+        let header: TraceHeader = serde_json::from_slice(payload)
+            .map_err(|source| TraceError::Header { offset: (pos + 5) as u64, source })?;
         if header.hops.is_empty() {
             return Err(corrupt(pos + 5, "header declares no hops".to_owned()));
         }
@@ -67,19 +52,14 @@ impl Trace {
             match tag {
                 TAG_BLOCK => {
                     let block = block::decode(payload, (pos + 5) as u64)?;
-                    block
-                        .check(&header)
-                        .map_err(|reason| corrupt(pos, reason))?;
+                    block.check(&header).map_err(|reason| corrupt(pos, reason))?;
                     dropped = dropped.saturating_add(block.dropped());
                     blocks.push(block);
                 }
                 TAG_END => {
                     check_end(payload, pos, blocks.len() as u64, dropped)?;
                     if next != bytes.len() {
-                        return Err(corrupt(
-                            next,
-                            format!("{} bytes after the end record", bytes.len() - next),
-                        ));
+                        return Err(corrupt(next, format!("{} bytes after the end record", bytes.len() - next)));
                     }
                     return Ok(Trace { header, blocks });
                 }
@@ -103,32 +83,18 @@ fn check_preamble(bytes: &[u8]) -> Result<(), TraceError> {
     if bytes[..8] != MAGIC {
         let mut found = [0u8; 8];
         found.copy_from_slice(&bytes[..8]);
-        return Err(TraceError::BadMagic {
-            found,
-            expected: MAGIC,
-        });
+        return Err(TraceError::BadMagic { found, expected: MAGIC });
     }
     if bytes.len() < PREAMBLE_BYTES {
-        return Err(truncated(
-            8,
-            "version and flags",
-            PREAMBLE_BYTES - 8,
-            bytes.len() - 8,
-        ));
+        return Err(truncated(8, "version and flags", PREAMBLE_BYTES - 8, bytes.len() - 8));
     }
     let version = u16::from_le_bytes([bytes[8], bytes[9]]);
     if version != FORMAT_VERSION {
-        return Err(TraceError::UnsupportedVersion {
-            found: version,
-            supported: FORMAT_VERSION,
-        });
+        return Err(TraceError::UnsupportedVersion { found: version, supported: FORMAT_VERSION });
     }
     let flags = u16::from_le_bytes([bytes[10], bytes[11]]);
     if flags != 0 {
-        return Err(corrupt(
-            10,
-            format!("reserved flags are {flags:#06x}, must be 0"),
-        ));
+        return Err(corrupt(10, format!("reserved flags are {flags:#06x}, must be 0")));
     }
     Ok(())
 }
@@ -141,45 +107,24 @@ fn record(bytes: &[u8], pos: usize) -> Result<(u8, &[u8], usize), TraceError> {
         return Err(truncated(pos, "record tag and length", 5, available));
     }
     let tag = bytes[pos];
-    let len = u32::from_le_bytes([
-        bytes[pos + 1],
-        bytes[pos + 2],
-        bytes[pos + 3],
-        bytes[pos + 4],
-    ]) as usize;
+    let len = u32::from_le_bytes([bytes[pos + 1], bytes[pos + 2], bytes[pos + 3], bytes[pos + 4]]) as usize;
     let needed = len + FRAME_BYTES;
     if needed > available {
         return Err(truncated(pos, record_name(tag), needed, available));
     }
     let payload = &bytes[pos + 5..pos + 5 + len];
     let crc_at = pos + 5 + len;
-    let stored = u32::from_le_bytes([
-        bytes[crc_at],
-        bytes[crc_at + 1],
-        bytes[crc_at + 2],
-        bytes[crc_at + 3],
-    ]);
+    let stored = u32::from_le_bytes([bytes[crc_at], bytes[crc_at + 1], bytes[crc_at + 2], bytes[crc_at + 3]]);
     let computed = record_crc(tag, payload);
     if stored != computed {
-        return Err(TraceError::Checksum {
-            offset: pos as u64,
-            what: record_name(tag),
-            stored,
-            computed,
-        });
+        return Err(TraceError::Checksum { offset: pos as u64, what: record_name(tag), stored, computed });
     }
     Ok((tag, payload, pos + needed))
 }
 
 fn check_end(payload: &[u8], pos: usize, blocks: u64, dropped: u64) -> Result<(), TraceError> {
     if payload.len() != END_PAYLOAD_BYTES {
-        return Err(corrupt(
-            pos,
-            format!(
-                "end record holds {} bytes, expected {END_PAYLOAD_BYTES}",
-                payload.len()
-            ),
-        ));
+        return Err(corrupt(pos, format!("end record holds {} bytes, expected {END_PAYLOAD_BYTES}", payload.len())));
     }
     let mut word = [0u8; 8];
     word.copy_from_slice(&payload[..8]);
@@ -187,17 +132,12 @@ fn check_end(payload: &[u8], pos: usize, blocks: u64, dropped: u64) -> Result<()
     word.copy_from_slice(&payload[8..]);
     let declared_dropped = u64::from_le_bytes(word);
     if declared_blocks != blocks {
-        return Err(corrupt(
-            pos,
-            format!("end record counts {declared_blocks} blocks, the file holds {blocks}"),
-        ));
+        return Err(corrupt(pos, format!("end record counts {declared_blocks} blocks, the file holds {blocks}")));
     }
     if declared_dropped != dropped {
         return Err(corrupt(
             pos,
-            format!(
-                "end record counts {declared_dropped} dropped marks, the blocks sum to {dropped}"
-            ),
+            format!("end record counts {declared_dropped} dropped marks, the blocks sum to {dropped}"),
         ));
     }
     Ok(())
@@ -213,17 +153,9 @@ fn record_name(tag: u8) -> &'static str {
 }
 
 fn truncated(offset: usize, what: &'static str, needed: usize, available: usize) -> TraceError {
-    TraceError::Truncated {
-        offset: offset as u64,
-        what,
-        needed: needed as u64,
-        available: available as u64,
-    }
+    TraceError::Truncated { offset: offset as u64, what, needed: needed as u64, available: available as u64 }
 }
 
 fn corrupt(offset: usize, reason: String) -> TraceError {
-    TraceError::Corrupt {
-        offset: offset as u64,
-        reason,
-    }
+    TraceError::Corrupt { offset: offset as u64, reason }
 }

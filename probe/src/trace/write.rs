@@ -6,8 +6,7 @@ use std::path::Path;
 
 use super::block::{self, Block};
 use super::{
-    FORMAT_VERSION, MAGIC, MAX_HEADER_BYTES, TAG_BLOCK, TAG_END, TAG_HEADER, TraceError,
-    TraceHeader, record_crc,
+    FORMAT_VERSION, MAGIC, MAX_HEADER_BYTES, TAG_BLOCK, TAG_END, TAG_HEADER, TraceError, TraceHeader, record_crc,
 };
 
 /// Streams a trace to any [`Write`]: the header on creation, blocks as they
@@ -36,23 +35,14 @@ impl<W: Write> TraceWriter<W> {
         let json = serde_json::to_vec(&header).map_err(|e| TraceError::Io(e.into()))?;
         if json.len() > MAX_HEADER_BYTES {
             return Err(TraceError::Unwritable {
-                reason: format!(
-                    "header is {} bytes, the limit is {MAX_HEADER_BYTES}",
-                    json.len()
-                ),
+                reason: format!("header is {} bytes, the limit is {MAX_HEADER_BYTES}", json.len()),
             });
         }
         out.write_all(&MAGIC)?;
         out.write_all(&FORMAT_VERSION.to_le_bytes())?;
         out.write_all(&0u16.to_le_bytes())?;
         write_record(&mut out, TAG_HEADER, &json)?;
-        Ok(TraceWriter {
-            out,
-            header,
-            blocks: 0,
-            dropped: 0,
-            scratch: Vec::new(),
-        })
+        Ok(TraceWriter { out, header, blocks: 0, dropped: 0, scratch: Vec::new() })
     }
 
     /// The header this trace was opened with.
@@ -63,24 +53,15 @@ impl<W: Write> TraceWriter<W> {
     /// Append one block. A block that refers to an undeclared lane, thread,
     /// hop or reading is refused and nothing is written.
     pub fn write_block(&mut self, block: &Block) -> Result<(), TraceError> {
-        block
-            .check(&self.header)
-            .map_err(|reason| TraceError::Unwritable { reason })?;
+        block.check(&self.header).map_err(|reason| TraceError::Unwritable { reason })?;
         let len = block::encoded_len(block);
         if u32::try_from(len).is_err() || block.streams.len() > usize::from(u16::MAX) {
-            return Err(TraceError::Unwritable {
-                reason: format!("block of {len} bytes is too large"),
-            });
+            return Err(TraceError::Unwritable { reason: format!("block of {len} bytes is too large") });
         }
-        if block
-            .streams
-            .iter()
-            .any(|s| u32::try_from(s.marks.len()).is_err())
+        if block.streams.iter().any(|s| u32::try_from(s.marks.len()).is_err())
             || block.readings.len() > usize::from(u16::MAX)
         {
-            return Err(TraceError::Unwritable {
-                reason: "too many marks or readings in one block".to_owned(),
-            });
+            return Err(TraceError::Unwritable { reason: "too many marks or readings in one block".to_owned() });
         }
         self.scratch.clear();
         block::encode(block, &mut self.scratch);

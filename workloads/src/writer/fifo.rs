@@ -46,10 +46,7 @@ pub(crate) struct Fifo {
 
 impl Fifo {
     pub(crate) fn new(replies: Rx<Reply>) -> Fifo {
-        Fifo {
-            replies: Mutex::new(replies),
-            pending: Mutex::new(VecDeque::with_capacity(64)),
-        }
+        Fifo { replies: Mutex::new(replies), pending: Mutex::new(VecDeque::with_capacity(64)) }
     }
 
     /// Register `slot` as the next reply's owner. Call it while holding the
@@ -85,10 +82,7 @@ impl Fifo {
                     return self.lead(poisoned.into_inner(), slot, wait, shared);
                 }
                 Err(TryLockError::WouldBlock) => {
-                    held = slot
-                        .ready
-                        .wait(held)
-                        .unwrap_or_else(PoisonError::into_inner);
+                    held = slot.ready.wait(held).unwrap_or_else(PoisonError::into_inner);
                 }
             }
         }
@@ -96,13 +90,7 @@ impl Fifo {
 
     /// Receive replies for the queue until `mine` is filled, then pass the
     /// channel on to the next waiter.
-    fn lead(
-        &self,
-        rx: MutexGuard<'_, Rx<Reply>>,
-        mine: &Arc<Slot>,
-        wait: Wait,
-        shared: &Shared,
-    ) -> Reply {
+    fn lead(&self, rx: MutexGuard<'_, Rx<Reply>>, mine: &Arc<Slot>, wait: Wait, shared: &Shared) -> Reply {
         let reply = loop {
             if let Some(reply) = lock(&mine.value).take() {
                 break reply;

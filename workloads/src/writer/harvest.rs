@@ -28,9 +28,7 @@ thread_local! {
 
 /// Install the hook on `conn` (call on the writer thread, which owns it).
 pub(crate) fn install(conn: &Connection) {
-    conn.update_hook(Some(|_: Action, _db: &str, table: &str, _rowid: i64| {
-        record(table)
-    }));
+    conn.update_hook(Some(|_: Action, _db: &str, table: &str, _rowid: i64| record(table)));
 }
 
 fn record(table: &str) {
@@ -67,10 +65,6 @@ pub(crate) fn reset() {
 pub(crate) fn take() -> Tables {
     DIRTY.with(|dirty| {
         let dirty = dirty.borrow();
-        dirty
-            .touched
-            .iter()
-            .map(|&i| Arc::clone(&dirty.names[i]))
-            .collect()
+        dirty.touched.iter().map(|&i| Arc::clone(&dirty.names[i])).collect()
     })
 }

@@ -32,7 +32,7 @@ use crate::channel::{self, Rx, Tx};
 use crate::cpu;
 use crate::db::{self, DbConfig};
 use crate::error::WriteError;
-use crate::knobs::{Knobs, Placement, ReplyMode, ResultSlot};
+use crate::knobs::{Knobs, ReplyMode, ResultSlot};
 use crate::value::{Sql, Value, ValueRef};
 
 pub use harvest::Tables;
@@ -66,12 +66,7 @@ pub struct Writer<P: Probe> {
 impl<P: Probe> Writer<P> {
     /// Open the database at `path` with `config`, create the schema, and
     /// start the writer thread on it.
-    pub fn open(
-        path: &Path,
-        config: DbConfig,
-        knobs: Knobs,
-        probe: P,
-    ) -> Result<Writer<P>, rusqlite::Error> {
+    pub fn open(path: &Path, config: DbConfig, knobs: Knobs, probe: P) -> Result<Writer<P>, rusqlite::Error> {
         let conn = db::open(path, config)?;
         db::create_schema(&conn)?;
         Ok(Writer::spawn(conn, knobs, probe))
@@ -89,41 +84,19 @@ impl<P: Probe> Writer<P> {
         };
         let shared = Arc::new(Shared::default());
         let delay = Delay::new(knobs.delay, &ClockInfo::measure());
-        let writer_thread = WriterThread {
-            conn,
-            rx,
-            fifo: fifo_tx,
-            knobs,
-            delay,
-            probe,
-            shared: Arc::clone(&shared),
-        };
+        let writer_thread = WriterThread { conn, rx, fifo: fifo_tx, knobs, delay, probe, shared: Arc::clone(&shared) };
         let thread = std::thread::Builder::new()
             .name("hopscope-writer".to_owned())
             .spawn(move || {
-                match knobs.placement {
-                    Placement::Unpinned => {}
-                    Placement::SameCore => {
-                        cpu::pin_current(0);
-                    }
-                    Placement::DifferentCores => {
-                        cpu::pin_current(1);
-                    }
+                if let Some(core) = crate::lane::worker_core(knobs.placement) {
+                    cpu::pin_current(core);
                 }
                 writer_thread.run();
             })
             .ok();
         // If the thread could not be spawned, the channel's receiver is
         // already dropped: every call reports `WriterStopped`.
-        Writer {
-            gate: Mutex::new(Some(tx)),
-            fifo,
-            shared,
-            knobs,
-            delay,
-            probe,
-            thread,
-        }
+        Writer { gate: Mutex::new(Some(tx)), fifo, shared, knobs, delay, probe, thread }
     }
 
     /// The knobs this writer runs with.
@@ -132,31 +105,20 @@ impl<P: Probe> Writer<P> {
     }
 
     /// Execute one statement, copying borrowed parameters into the request.
-    pub fn execute(
-        &self,
-        sql: impl Into<Sql>,
-        params: &[ValueRef<'_>],
-    ) -> Result<WriteOutcome, WriteError> {
+    pub fn execute(&self, sql: impl Into<Sql>, params: &[ValueRef<'_>]) -> Result<WriteOutcome, WriteError> {
         let sql = sql.into();
         self.call(|| {
             if params.len() > MAX_PARAMS {
                 return Err(too_many_params(params.len()));
             }
-            Ok(Work::Execute {
-                sql,
-                params: params.iter().map(|p| p.to_owned_value()).collect(),
-            })
+            Ok(Work::Execute { sql, params: params.iter().map(|p| p.to_owned_value()).collect() })
         })
         .and_then(one)
     }
 
     /// Execute one statement, moving owned parameters into the request (no
     /// copy of blob bytes; a [`Value::SharedBlob`] only bumps a count).
-    pub fn execute_owned(
-        &self,
-        sql: impl Into<Sql>,
-        params: Vec<Value>,
-    ) -> Result<WriteOutcome, WriteError> {
+    pub fn execute_owned(&self, sql: impl Into<Sql>, params: Vec<Value>) -> Result<WriteOutcome, WriteError> {
         let sql = sql.into();
         self.call(|| {
             if params.len() > MAX_PARAMS {
@@ -169,10 +131,7 @@ impl<P: Probe> Writer<P> {
 
     /// Execute statements in one transaction on the writer thread; if any
     /// fails, none is applied and its error is returned.
-    pub fn batch(
-        &self,
-        statements: Vec<(Sql, Vec<Value>)>,
-    ) -> Result<Vec<WriteOutcome>, WriteError> {
+    pub fn batch(&self, statements: Vec<(Sql, Vec<Value>)>) -> Result<Vec<WriteOutcome>, WriteError> {
         self.call(|| {
             if let Some((_, params)) = statements.iter().find(|(_, p)| p.len() > MAX_PARAMS) {
                 return Err(too_many_params(params.len()));
@@ -189,11 +148,7 @@ impl<P: Probe> Writer<P> {
     /// return the writer thread's CPU time so far (ns). Call between blocks.
     pub fn flush(&self, session: &Session, thread: u16) -> Result<u64, WriteError> {
         let (done_tx, done_rx) = channel::oneshot(self.knobs.channel);
-        self.send(Message::Flush {
-            session: session.clone(),
-            thread,
-            done: done_tx,
-        })?;
+        self.send(Message::Flush { session: session.clone(), thread, done: done_tx })?;
         done_rx.recv().map_err(|_| self.shared.stopped_error())
     }
 
@@ -209,11 +164,7 @@ impl<P: Probe> Writer<P> {
     /// The caller path shared by every write: lock, build, send, wait.
     fn call(&self, build: impl FnOnce() -> Result<Work, WriteError>) -> Result<Done, WriteError> {
         let probe = self.probe;
-        let op = if P::RECORDS {
-            local::next_op()
-        } else {
-            OpId(0)
-        };
+        let op = if P::RECORDS { local::next_op() } else { OpId(0) };
         probe.mark(op, Hop::ENTER);
         let gate = self.gate.lock().unwrap_or_else(PoisonError::into_inner);
         self.delay.before(Hop::LOCKED);
@@ -257,32 +208,21 @@ impl<P: Probe> Writer<P> {
             }
             (ReplyMode::Oneshot, ResultSlot::Reuse) => {
                 let (tx, rx) = take_cached_oneshot(self.knobs.channel);
-                (
-                    ReplyTo::Oneshot(Some(tx.clone())),
-                    Waiter::CachedOneshot(tx, rx),
-                )
+                (ReplyTo::Oneshot(Some(tx.clone())), Waiter::CachedOneshot(tx, rx))
             }
-            (ReplyMode::Persistent, ResultSlot::Allocate) => {
-                (ReplyTo::Fifo, Waiter::Fifo(Arc::new(Slot::default())))
-            }
-            (ReplyMode::Persistent, ResultSlot::Reuse) => {
-                (ReplyTo::Fifo, Waiter::Fifo(cached_slot()))
-            }
+            (ReplyMode::Persistent, ResultSlot::Allocate) => (ReplyTo::Fifo, Waiter::Fifo(Arc::new(Slot::default()))),
+            (ReplyMode::Persistent, ResultSlot::Reuse) => (ReplyTo::Fifo, Waiter::Fifo(cached_slot())),
         }
     }
 
     fn wait(&self, waiter: Waiter) -> Reply {
         let wait = self.knobs.caller_wait;
         match waiter {
-            Waiter::Oneshot(rx) => rx
-                .recv_with(wait)
-                .unwrap_or_else(|_| Err(self.shared.stopped_error())),
+            Waiter::Oneshot(rx) => rx.recv_with(wait).unwrap_or_else(|_| Err(self.shared.stopped_error())),
             Waiter::CachedOneshot(tx, rx) => {
                 // The cached sender keeps the channel open, so a reply always
                 // comes: the request's own sender answers on drop if unused.
-                let reply = rx
-                    .recv_with(wait)
-                    .unwrap_or_else(|_| Err(self.shared.stopped_error()));
+                let reply = rx.recv_with(wait).unwrap_or_else(|_| Err(self.shared.stopped_error()));
                 return_cached_oneshot(self.knobs.channel, tx, rx);
                 reply
             }
@@ -305,10 +245,7 @@ impl<P: Probe> Writer<P> {
 impl<P: Probe> Drop for Writer<P> {
     fn drop(&mut self) {
         // Closing the channel lets the thread serve what is queued and exit.
-        self.gate
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        self.gate.lock().unwrap_or_else(PoisonError::into_inner).take();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -330,9 +267,7 @@ fn one(done: Done) -> Result<WriteOutcome, WriteError> {
 }
 
 fn too_many_params(n: usize) -> WriteError {
-    WriteError::Build {
-        reason: format!("{n} parameters exceed SQLite's limit of {MAX_PARAMS}"),
-    }
+    WriteError::Build { reason: format!("{n} parameters exceed SQLite's limit of {MAX_PARAMS}") }
 }
 
 type CachedOneshot = (Tx<Reply>, Rx<Reply>);
@@ -351,9 +286,7 @@ fn kind_index(kind: crate::knobs::ChannelKind) -> usize {
 }
 
 fn take_cached_oneshot(kind: crate::knobs::ChannelKind) -> CachedOneshot {
-    ONESHOTS
-        .with(|cache| cache.borrow_mut()[kind_index(kind)].take())
-        .unwrap_or_else(|| channel::oneshot(kind))
+    ONESHOTS.with(|cache| cache.borrow_mut()[kind_index(kind)].take()).unwrap_or_else(|| channel::oneshot(kind))
 }
 
 fn return_cached_oneshot(kind: crate::knobs::ChannelKind, tx: Tx<Reply>, rx: Rx<Reply>) {
@@ -361,10 +294,5 @@ fn return_cached_oneshot(kind: crate::knobs::ChannelKind, tx: Tx<Reply>, rx: Rx<
 }
 
 fn cached_slot() -> Arc<Slot> {
-    SLOT.with(|slot| {
-        Arc::clone(
-            slot.borrow_mut()
-                .get_or_insert_with(|| Arc::new(Slot::default())),
-        )
-    })
+    SLOT.with(|slot| Arc::clone(slot.borrow_mut().get_or_insert_with(|| Arc::new(Slot::default()))))
 }

@@ -73,9 +73,7 @@ impl Drop for ReplyTo {
     fn drop(&mut self) {
         if let ReplyTo::Oneshot(Some(tx)) = self {
             let error = if std::thread::panicking() {
-                WriteError::WriterPanicked {
-                    message: "panicked while holding this request".to_owned(),
-                }
+                WriteError::WriterPanicked { message: "panicked while holding this request".to_owned() }
             } else {
                 WriteError::WriterStopped
             };

@@ -13,9 +13,7 @@ pub(crate) struct Delay {
 
 impl Delay {
     pub(crate) fn new(delay: Option<InjectedDelay>, clock: &ClockInfo) -> Delay {
-        Delay {
-            target: delay.map(|d| (d.before, (d.ns as f64 / clock.ns_per_tick).round() as u64)),
-        }
+        Delay { target: delay.map(|d| (d.before, (d.ns as f64 / clock.ns_per_tick).round() as u64)) }
     }
 
     /// Busy-wait if `hop` is the configured one.

@@ -33,9 +33,7 @@ impl Shared {
     /// The error a caller gets when the writer thread is gone.
     pub(crate) fn stopped_error(&self) -> WriteError {
         match self.panic.get() {
-            Some(message) => WriteError::WriterPanicked {
-                message: message.clone(),
-            },
+            Some(message) => WriteError::WriterPanicked { message: message.clone() },
             None => WriteError::WriterStopped,
         }
     }
@@ -86,11 +84,7 @@ impl<P: Probe> WriterThread<P> {
     fn serve(&mut self, message: Message) -> Result<(), String> {
         match message {
             Message::Write(request) => self.serve_write(request),
-            Message::Flush {
-                session,
-                thread,
-                done,
-            } => {
+            Message::Flush { session, thread, done } => {
                 session.collect(thread);
                 let _ = done.send(cpu::thread_cpu_ns());
                 Ok(())
@@ -111,12 +105,7 @@ impl<P: Probe> WriterThread<P> {
             Err(payload) => {
                 let message = panic_message(payload.as_ref());
                 self.record_panic(&message);
-                (
-                    Err(WriteError::WriterPanicked {
-                        message: message.clone(),
-                    }),
-                    Some(message),
-                )
+                (Err(WriteError::WriterPanicked { message: message.clone() }), Some(message))
             }
         };
         self.delay.before(Hop::REPLIED);
@@ -157,27 +146,14 @@ impl<P: Probe> WriterThread<P> {
     }
 
     fn outcome(&self, changes: u64, last_insert_rowid: i64) -> WriteOutcome {
-        let tables = if self.knobs.harvest {
-            harvest::take()
-        } else {
-            Vec::new()
-        };
-        WriteOutcome {
-            changes,
-            last_insert_rowid,
-            tables,
-        }
+        let tables = if self.knobs.harvest { harvest::take() } else { Vec::new() };
+        WriteOutcome { changes, last_insert_rowid, tables }
     }
 
     /// All statements in one transaction; any failure rolls back all of them.
-    fn batch(
-        &self,
-        statements: &[(Sql, Vec<crate::value::Value>)],
-    ) -> Result<Vec<WriteOutcome>, WriteError> {
+    fn batch(&self, statements: &[(Sql, Vec<crate::value::Value>)]) -> Result<Vec<WriteOutcome>, WriteError> {
         let begin: Sql = "BEGIN IMMEDIATE".into();
-        self.conn
-            .execute_batch(begin.as_str())
-            .map_err(|source| WriteError::Sqlite { sql: begin, source })?;
+        self.conn.execute_batch(begin.as_str()).map_err(|source| WriteError::Sqlite { sql: begin, source })?;
         let mut outcomes = Vec::with_capacity(statements.len());
         for (sql, params) in statements {
             harvest::reset();
@@ -194,10 +170,7 @@ impl<P: Probe> WriterThread<P> {
         let commit: Sql = "COMMIT".into();
         if let Err(source) = self.conn.execute_batch(commit.as_str()) {
             let _ = self.conn.execute_batch("ROLLBACK");
-            return Err(WriteError::Sqlite {
-                sql: commit,
-                source,
-            });
+            return Err(WriteError::Sqlite { sql: commit, source });
         }
         Ok(outcomes)
     }
@@ -210,9 +183,7 @@ impl<P: Probe> WriterThread<P> {
     fn fail_queued(&self, message: &str) {
         while let TryRecv::Got(queued) = self.rx.try_recv() {
             if let Message::Write(mut request) = queued {
-                let error = WriteError::WriterPanicked {
-                    message: message.to_owned(),
-                };
+                let error = WriteError::WriterPanicked { message: message.to_owned() };
                 match request.reply.take() {
                     Some(tx) => {
                         let _ = tx.send(Err(error));
@@ -229,20 +200,13 @@ impl<P: Probe> WriterThread<P> {
 }
 
 /// Execute one statement with a cached prepared statement.
-fn execute(
-    conn: &Connection,
-    sql: &Sql,
-    params: &[crate::value::Value],
-) -> Result<(u64, i64), WriteError> {
+fn execute(conn: &Connection, sql: &Sql, params: &[crate::value::Value]) -> Result<(u64, i64), WriteError> {
     let run = || -> rusqlite::Result<(u64, i64)> {
         let mut statement = conn.prepare_cached(sql.as_str())?;
         let changes = statement.execute(rusqlite::params_from_iter(params.iter()))?;
         Ok((changes as u64, conn.last_insert_rowid()))
     };
-    run().map_err(|source| WriteError::Sqlite {
-        sql: sql.clone(),
-        source,
-    })
+    run().map_err(|source| WriteError::Sqlite { sql: sql.clone(), source })
 }
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {

@@ -1,0 +1,296 @@
+//! The decomposition: every figure of a run, as `result.json` holds it
+//! (schema `hopscope.decomposition/1`, documented in
+//! `docs/decomposition-schema.md`).
+
+use std::collections::BTreeMap;
+
+use hopscope_probe::counters::CounterSupport;
+use hopscope_probe::{ClockInfo, HostInfo, Trace};
+use serde::Serialize;
+
+use crate::join::{self, LaneOps};
+use crate::lanes::{self, Difference, LaneBlocks, LaneFigures};
+use crate::slices::{self, CrossCheck, SliceFigures};
+use crate::stats::BOOTSTRAP_RESAMPLES;
+
+/// Schema name and version written into every result.
+pub const SCHEMA: &str = "hopscope.decomposition/1";
+
+/// Seed of every bootstrap in a decomposition; recorded in the result so a
+/// reader can reproduce each interval exactly.
+pub const BOOTSTRAP_SEED: u64 = 0x0b5e_55ed_5eed_2840;
+
+/// Why a trace cannot be decomposed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AnalyzeError {
+    /// The trace holds no measured block at all.
+    #[error("the trace holds no measured blocks")]
+    NoBlocks,
+}
+
+/// Everything measured in one run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Decomposition {
+    /// Always [`SCHEMA`].
+    pub schema: &'static str,
+    /// How the run was made.
+    pub run: RunInfo,
+    /// The machine.
+    pub host: HostInfo,
+    /// The clock and its calibration.
+    pub clock: ClockInfo,
+    /// perf-event counter support on the host.
+    pub counters: Vec<CounterSupport>,
+    /// Per lane, keyed by lane name.
+    pub lanes: BTreeMap<String, LaneResult>,
+    /// `hop`, `boundary`, `library`, when the trace has the lanes for them.
+    pub derived: Option<Derived>,
+    /// Lane whose in-situ marks give the slices.
+    pub insitu_lane: Option<String>,
+    /// Slices of the in-situ lane, in hop order.
+    pub slices: Vec<SliceFigures>,
+    /// Slices of the probed floor, in hop order (empty without one).
+    pub floor_slices: Vec<SliceFigures>,
+    /// In-situ library slices against the lane arithmetic.
+    pub crosscheck: Option<CrossCheck>,
+    /// Cost of the probe itself: probed vs clean writer.
+    pub observer_effect: Option<ObserverEffect>,
+    /// Median CPU µs per operation, per lane, per thread role.
+    pub cpu_us_per_op: BTreeMap<String, BTreeMap<String, f64>>,
+    /// Marks dropped and operations excluded.
+    pub drops: Drops,
+    /// What a reader must know before trusting the figures.
+    pub warnings: Vec<String>,
+}
+
+/// How the run was made.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunInfo {
+    /// Trace creation time, ms since the Unix epoch.
+    pub created_unix_ms: u64,
+    /// Run metadata from the trace header (command, commit, shape, ...).
+    pub meta: BTreeMap<String, String>,
+    /// Bootstrap seed used for every CI.
+    pub bootstrap_seed: u64,
+    /// Bootstrap draws per CI.
+    pub bootstrap_resamples: usize,
+}
+
+/// One lane's result; `us_per_op` is absent when the lane has no measured
+/// operations (never NaN).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LaneResult {
+    /// Operations measured.
+    pub ops: u64,
+    /// Blocks measured.
+    pub blocks: usize,
+    /// Whether the lane carried probe marks.
+    pub probed: bool,
+    /// µs per operation, if the lane ran.
+    pub us_per_op: Option<crate::stats::Summary>,
+    /// CV of block figures per pass.
+    pub cv_by_pass: Vec<f64>,
+}
+
+/// The lane arithmetic.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Derived {
+    /// `writer − inline`: what the architecture costs.
+    pub hop_us: Difference,
+    /// `floor − inline`: what any writer thread costs.
+    pub boundary_us: Difference,
+    /// `writer − floor`: the only part a library change can collect.
+    pub library_us: Difference,
+    /// The lanes used, by role.
+    pub lanes: BTreeMap<String, String>,
+}
+
+/// Probed writer against clean writer, alternated in one run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ObserverEffect {
+    /// Clean writer, µs per op (median).
+    pub clean_us: f64,
+    /// Probed writer, µs per op (median).
+    pub probed_us: f64,
+    /// Paired difference `probed − clean`, µs per op.
+    pub delta_us: f64,
+    /// Bootstrap 95% CI of the difference.
+    pub delta_ci95: [f64; 2],
+    /// `delta / clean`, percent.
+    pub delta_pct: f64,
+}
+
+/// Losses in the instrument.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Drops {
+    /// Marks dropped because a buffer was full.
+    pub marks_dropped: u64,
+    /// Operations excluded for a missing or repeated hop, per lane.
+    pub incomplete_ops: BTreeMap<String, u64>,
+    /// Operations fully joined, per lane.
+    pub complete_ops: BTreeMap<String, u64>,
+}
+
+/// Decompose `trace`. Pure: reads nothing but the trace, writes nothing.
+pub fn decompose(trace: &Trace) -> Result<Decomposition, AnalyzeError> {
+    if trace.blocks.is_empty() {
+        return Err(AnalyzeError::NoBlocks);
+    }
+    let seed = BOOTSTRAP_SEED;
+    let blocks = lanes::lane_blocks(trace);
+    let joined = join::join(trace);
+    let mut warnings = Vec::new();
+
+    let mut lane_results = BTreeMap::new();
+    let mut cpu = BTreeMap::new();
+    for (lane, ops) in blocks.iter().zip(&joined) {
+        let figures = lanes::figures(lane, seed);
+        if figures.is_none() {
+            warnings.push(format!("lane `{}` has no measured operations", lane.name));
+        }
+        if let Some(f) = &figures {
+            cpu.insert(lane.name.clone(), f.cpu_us_per_op.clone());
+            let spread = f.us_per_op.mad / f.us_per_op.median;
+            if spread > NOISY_SPREAD {
+                warnings.push(format!(
+                    "lane `{}`: blocks spread by {:.0}% (MAD / median); the host was noisy",
+                    lane.name,
+                    spread * 100.0
+                ));
+            }
+        }
+        lane_results.insert(lane.name.clone(), lane_result(lane, ops, figures));
+    }
+
+    let find = |name: &str| blocks.iter().find(|l| l.name == name && l.ops > 0);
+    let inline = find("inline").or(find("inline-probed"));
+    let floor = find("floor").or(find("floor-probed"));
+    let clean = find("writer");
+    let probed = find("writer-probed");
+    let writer = clean.or(probed);
+
+    let derived = match (writer, floor, inline) {
+        (Some(w), Some(f), Some(i)) => derive(w, f, i, seed),
+        _ => {
+            warnings.push("the trace lacks one of the inline, floor and writer lanes: no lane arithmetic".to_owned());
+            None
+        }
+    };
+
+    let insitu = joined.iter().find(|o| o.complete > 0 && is_named(trace, o, "writer-probed"));
+    let slices = insitu.map(|o| slices::slice_figures(o, seed)).unwrap_or_default();
+    let insitu_lane = insitu.map(|o| trace.header.lanes[usize::from(o.lane)].clone());
+    let floor_slices = joined
+        .iter()
+        .find(|o| o.complete > 0 && is_named(trace, o, "floor-probed"))
+        .map(|o| slices::slice_figures(o, seed));
+    if insitu.is_some() && floor_slices.is_none() {
+        warnings.push(
+            "no probed floor lane: the in-situ library figure includes the channel sends any writer pays".to_owned(),
+        );
+    }
+    let crosscheck = match (&derived, slices.is_empty()) {
+        (Some(d), false) => Some(slices::cross_check(&slices, floor_slices.as_deref(), &d.library_us)),
+        _ => None,
+    };
+    if crosscheck.as_ref().is_some_and(|c| !c.agree) {
+        warnings.push("the two instruments disagree about the library's cost beyond the stated tolerance".to_owned());
+    }
+
+    let observer_effect = match (clean, probed) {
+        (Some(c), Some(p)) => observer(c, p, seed),
+        _ => {
+            warnings.push("no clean and probed writer pair: the observer effect is not measured".to_owned());
+            None
+        }
+    };
+
+    let drops = Drops {
+        marks_dropped: trace.dropped(),
+        incomplete_ops: joined
+            .iter()
+            .map(|o| (trace.header.lanes[usize::from(o.lane)].clone(), o.incomplete))
+            .collect(),
+        complete_ops: joined.iter().map(|o| (trace.header.lanes[usize::from(o.lane)].clone(), o.complete)).collect(),
+    };
+    if drops.marks_dropped > 0 {
+        warnings
+            .push(format!("{} marks were dropped (buffers full); their operations are excluded", drops.marks_dropped));
+    }
+    let unsupported: Vec<&str> =
+        trace.header.counters.iter().filter(|c| !c.support.is_supported()).map(|c| c.counter.name()).collect();
+    if !unsupported.is_empty() {
+        warnings.push(format!("counters unsupported on this host: {}", unsupported.join(", ")));
+    }
+
+    Ok(Decomposition {
+        schema: SCHEMA,
+        run: RunInfo {
+            created_unix_ms: trace.header.created_unix_ms,
+            meta: trace.header.run.clone(),
+            bootstrap_seed: seed,
+            bootstrap_resamples: BOOTSTRAP_RESAMPLES,
+        },
+        host: trace.header.host.clone(),
+        clock: trace.header.clock.clone(),
+        counters: trace.header.counters.clone(),
+        lanes: lane_results,
+        derived,
+        insitu_lane,
+        slices,
+        floor_slices: floor_slices.unwrap_or_default(),
+        crosscheck,
+        observer_effect,
+        cpu_us_per_op: cpu,
+        drops,
+        warnings,
+    })
+}
+
+/// Robust block-to-block spread (MAD / median) above which a lane is
+/// flagged as noisy. Robust on purpose: one block that caught a WAL
+/// checkpoint moves the CV a lot and the MAD not at all.
+const NOISY_SPREAD: f64 = 0.05;
+
+fn is_named(trace: &Trace, ops: &LaneOps, name: &str) -> bool {
+    trace.header.lanes.get(usize::from(ops.lane)).is_some_and(|l| l == name)
+}
+
+fn lane_result(lane: &LaneBlocks, ops: &LaneOps, figures: Option<LaneFigures>) -> LaneResult {
+    LaneResult {
+        ops: lane.ops,
+        blocks: lane.us_per_op.len(),
+        probed: !ops.hops.is_empty(),
+        us_per_op: figures.as_ref().map(|f| f.us_per_op),
+        cv_by_pass: figures.map(|f| f.cv_by_pass).unwrap_or_default(),
+    }
+}
+
+fn derive(writer: &LaneBlocks, floor: &LaneBlocks, inline: &LaneBlocks, seed: u64) -> Option<Derived> {
+    Some(Derived {
+        hop_us: lanes::difference(writer, inline, seed)?,
+        boundary_us: lanes::difference(floor, inline, seed.wrapping_add(1))?,
+        library_us: lanes::difference(writer, floor, seed.wrapping_add(2))?,
+        lanes: [("writer", &writer.name), ("floor", &floor.name), ("inline", &inline.name)]
+            .into_iter()
+            .map(|(role, name)| (role.to_owned(), name.clone()))
+            .collect(),
+    })
+}
+
+fn observer(clean: &LaneBlocks, probed: &LaneBlocks, seed: u64) -> Option<ObserverEffect> {
+    let delta = lanes::difference(probed, clean, seed.wrapping_add(3))?;
+    let median = |l: &LaneBlocks| {
+        let mut v: Vec<f64> = l.us_per_op.values().copied().collect();
+        crate::stats::median_of_unsorted(&mut v)
+    };
+    let clean_us = median(clean);
+    Some(ObserverEffect {
+        clean_us,
+        probed_us: median(probed),
+        delta_us: delta.median,
+        delta_ci95: delta.ci95,
+        delta_pct: if clean_us > 0.0 { delta.median / clean_us * 100.0 } else { 0.0 },
+    })
+}

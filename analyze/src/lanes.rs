@@ -1,0 +1,153 @@
+//! Lane figures: µs per operation per lane from block wall times, CPU per
+//! operation, and differences between lanes paired by round.
+//!
+//! A block's figure is its wall time divided by its operation count (this
+//! works for clean lanes, which have no marks). A lane's figure is the
+//! median over its blocks. Two lanes are compared round by round: the runner
+//! runs every lane once per (pass, sample), so the blocks of one round ran
+//! back to back under the same conditions; the difference's CI is a
+//! bootstrap over those paired rounds.
+
+use std::collections::BTreeMap;
+
+use hopscope_probe::Trace;
+use serde::Serialize;
+
+use crate::stats::{BOOTSTRAP_RESAMPLES, Samples, Summary, bootstrap_ci95, median_of_unsorted};
+
+/// Nanoseconds per microsecond.
+const NS_PER_US: f64 = 1_000.0;
+
+/// One lane's measured blocks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaneBlocks {
+    /// Lane name.
+    pub name: String,
+    /// µs per op of each block, keyed by (pass, sample).
+    pub us_per_op: BTreeMap<(u32, u32), f64>,
+    /// Operations across all blocks.
+    pub ops: u64,
+    /// CPU ns per op by reading key, per block.
+    pub cpu_ns_per_op: BTreeMap<String, Vec<f64>>,
+}
+
+/// Collect every lane's block figures.
+pub fn lane_blocks(trace: &Trace) -> Vec<LaneBlocks> {
+    let ns_per_tick = trace.header.clock.ns_per_tick;
+    let mut lanes: Vec<LaneBlocks> = trace
+        .header
+        .lanes
+        .iter()
+        .map(|name| LaneBlocks {
+            name: name.clone(),
+            us_per_op: BTreeMap::new(),
+            ops: 0,
+            cpu_ns_per_op: BTreeMap::new(),
+        })
+        .collect();
+    for block in &trace.blocks {
+        if block.op_count == 0 {
+            continue;
+        }
+        let lane = &mut lanes[usize::from(block.lane)];
+        let ns = block.end.since(block.start) as f64 * ns_per_tick;
+        lane.us_per_op.insert((block.pass, block.sample), ns / block.op_count as f64 / NS_PER_US);
+        lane.ops += block.op_count;
+        for reading in &block.readings {
+            if let Some(key) = trace.header.readings.get(usize::from(reading.key)) {
+                lane.cpu_ns_per_op.entry(key.clone()).or_default().push(reading.value as f64 / block.op_count as f64);
+            }
+        }
+    }
+    lanes
+}
+
+/// A lane's headline figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LaneFigures {
+    /// µs per operation over blocks (median, CI, spread).
+    pub us_per_op: Summary,
+    /// Measured blocks.
+    pub blocks: usize,
+    /// Measured operations.
+    pub ops: u64,
+    /// Coefficient of variation of block figures, per pass.
+    pub cv_by_pass: Vec<f64>,
+    /// Median CPU µs per operation by reading (`caller`, `writer`, `process`).
+    pub cpu_us_per_op: BTreeMap<String, f64>,
+}
+
+/// Figures of `lane`, or `None` if it has no measured operations.
+pub fn figures(lane: &LaneBlocks, seed: u64) -> Option<LaneFigures> {
+    let values: Vec<f64> = lane.us_per_op.values().copied().collect();
+    let samples = Samples::new(values).ok()?;
+    let mut passes: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    for (&(pass, _), &v) in &lane.us_per_op {
+        passes.entry(pass).or_default().push(v);
+    }
+    let cv_by_pass = passes.into_values().filter_map(|v| Samples::new(v).ok()).map(|s| s.cv()).collect();
+    let cpu_us_per_op = lane
+        .cpu_ns_per_op
+        .iter()
+        .filter_map(|(key, values)| {
+            let short = key.strip_suffix(".cpu_ns").unwrap_or(key).to_owned();
+            Samples::new(values.clone()).ok().map(|s| (short, s.median() / NS_PER_US))
+        })
+        .collect();
+    Some(LaneFigures {
+        us_per_op: samples.summary(seed),
+        blocks: samples.len(),
+        ops: lane.ops,
+        cv_by_pass,
+        cpu_us_per_op,
+    })
+}
+
+/// A difference between two lanes, paired by round.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Difference {
+    /// Median of the per-round differences, µs per op.
+    pub median: f64,
+    /// Bootstrap 95% CI of that median.
+    pub ci95: [f64; 2],
+    /// Rounds paired.
+    pub rounds: usize,
+}
+
+/// `a − b`, paired by (pass, sample); `None` if no round has both lanes.
+pub fn difference(a: &LaneBlocks, b: &LaneBlocks, seed: u64) -> Option<Difference> {
+    let diffs: Vec<f64> =
+        a.us_per_op.iter().filter_map(|(round, va)| b.us_per_op.get(round).map(|vb| va - vb)).collect();
+    if diffs.is_empty() {
+        return None;
+    }
+    let (lo, hi) = bootstrap_ci95(&diffs, BOOTSTRAP_RESAMPLES, seed, median_of_unsorted);
+    let rounds = diffs.len();
+    let mut sorted = diffs;
+    Some(Difference { median: median_of_unsorted(&mut sorted), ci95: [lo, hi], rounds })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lane(name: &str, figures: &[((u32, u32), f64)]) -> LaneBlocks {
+        LaneBlocks {
+            name: name.to_owned(),
+            us_per_op: figures.iter().copied().collect(),
+            ops: 0,
+            cpu_ns_per_op: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn differences_pair_rounds_and_ignore_unpaired_ones() {
+        let a = lane("a", &[((0, 0), 10.0), ((0, 1), 12.0), ((1, 0), 11.0), ((1, 1), 99.0)]);
+        let b = lane("b", &[((0, 0), 7.0), ((0, 1), 9.0), ((1, 0), 8.0)]);
+        let d = difference(&a, &b, 1).expect("paired");
+        assert_eq!(d.rounds, 3);
+        assert_eq!(d.median, 3.0);
+        assert_eq!(d.ci95, [3.0, 3.0]);
+        assert!(difference(&a, &lane("empty", &[]), 1).is_none());
+    }
+}

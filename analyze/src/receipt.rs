@@ -1,0 +1,241 @@
+//! `receipt.md`: the tables a reviewer pastes, rendered from a
+//! [`Decomposition`]. Formatting only: every figure comes from the analysis.
+
+use std::fmt::Write as _;
+use std::time::{Duration, UNIX_EPOCH};
+
+use crate::decomposition::Decomposition;
+use crate::join::SliceSide;
+use crate::lanes::Difference;
+use crate::slices::Owner;
+
+/// Render `d` as Markdown.
+pub fn markdown(d: &Decomposition) -> String {
+    let mut out = String::new();
+    // Writing to a String cannot fail; the results are ignored on purpose.
+    let _ = render(d, &mut out);
+    out
+}
+
+/// One sentence with the headline figures, or `None` without lane arithmetic.
+pub fn headline(d: &Decomposition) -> Option<String> {
+    let derived = d.derived.as_ref()?;
+    let mut sentence = format!(
+        "Of the {:.2} µs hop, {:.2} µs is the thread boundary and {:.2} µs is the writer's own work",
+        derived.hop_us.median, derived.boundary_us.median, derived.library_us.median
+    );
+    if let Some(c) = &d.crosscheck {
+        let verdict = if c.agree { "agree" } else { "disagree" };
+        let _ = write!(
+            sentence,
+            "; the two instruments {verdict} (in-situ library slices {:.2} µs against the lanes' {:.2}…{:.2} µs)",
+            c.insitu_library_us, c.lanes_library_ci95[0], c.lanes_library_ci95[1]
+        );
+    }
+    sentence.push('.');
+    Some(sentence)
+}
+
+fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
+    let meta = |key: &str| d.run.meta.get(key).map_or("unknown", String::as_str);
+    writeln!(out, "# hopscope receipt: {}\n", meta("shape"))?;
+    if let Some(h) = headline(d) {
+        writeln!(out, "{h}\n")?;
+    }
+    if !d.warnings.is_empty() {
+        writeln!(out, "## Warnings\n")?;
+        for w in &d.warnings {
+            writeln!(out, "- ⚠ {w}")?;
+        }
+        writeln!(out)?;
+    }
+
+    writeln!(out, "## Lanes (µs per operation, median of blocks)\n")?;
+    writeln!(out, "| lane | probed | median | 95% CI | MAD | p10 | p90 | blocks | ops | max CV per pass |")?;
+    writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")?;
+    for (name, lane) in &d.lanes {
+        let cv =
+            lane.cv_by_pass.iter().copied().reduce(f64::max).map_or("–".to_owned(), |c| format!("{:.1}%", c * 100.0));
+        match &lane.us_per_op {
+            Some(s) => writeln!(
+                out,
+                "| {name} | {} | {:.3} | {:.3}–{:.3} | {:.3} | {:.3} | {:.3} | {} | {} | {cv} |",
+                yes_no(lane.probed),
+                s.median,
+                s.ci95[0],
+                s.ci95[1],
+                s.mad,
+                s.p10,
+                s.p90,
+                lane.blocks,
+                lane.ops
+            )?,
+            None => writeln!(out, "| {name} | {} | no operations | | | | | 0 | 0 | |", yes_no(lane.probed))?,
+        }
+    }
+    writeln!(out)?;
+
+    if let Some(derived) = &d.derived {
+        writeln!(out, "## Derived (paired by round, µs per operation)\n")?;
+        writeln!(out, "| figure | definition | median | 95% CI | rounds |")?;
+        writeln!(out, "|---|---|---:|---:|---:|")?;
+        let lane = |role: &'static str| derived.lanes.get(role).map_or(role, String::as_str);
+        row(out, "hop", &format!("{} − {}", lane("writer"), lane("inline")), &derived.hop_us)?;
+        row(out, "boundary", &format!("{} − {}", lane("floor"), lane("inline")), &derived.boundary_us)?;
+        row(out, "library", &format!("{} − {}", lane("writer"), lane("floor")), &derived.library_us)?;
+        writeln!(out)?;
+    }
+
+    if !d.slices.is_empty() {
+        let lane = d.insitu_lane.as_deref().unwrap_or("?");
+        writeln!(out, "## Slices of `{lane}` (µs per operation, median of block medians)\n")?;
+        writeln!(out, "| slice | side | owner | median | 95% CI | p90 | p99 | share |")?;
+        writeln!(out, "|---|---|---|---:|---:|---:|---:|---:|")?;
+        for s in &d.slices {
+            let side = match s.side {
+                SliceSide::Caller => "caller",
+                SliceSide::Writer => "writer",
+                SliceSide::Cross => "cross-thread",
+            };
+            let owner = owner_name(s.owner);
+            writeln!(
+                out,
+                "| {} | {side} | {owner} | {:.3} | {:.3}–{:.3} | {:.3} | {:.3} | {:.1}% |",
+                s.name,
+                s.median_us,
+                s.ci95[0],
+                s.ci95[1],
+                s.p90_us,
+                s.p99_us,
+                s.share * 100.0
+            )?;
+        }
+        writeln!(out)?;
+    }
+
+    if let Some(c) = &d.crosscheck {
+        writeln!(out, "## Cross-check: two instruments on the library's cost\n")?;
+        writeln!(out, "| instrument | µs per op |")?;
+        writeln!(out, "|---|---:|")?;
+        writeln!(out, "| in-situ: writer's library slices ({}) | {:.3} |", c.slices.join(", "), c.insitu_writer_us)?;
+        if !c.floor_slices.is_empty() {
+            writeln!(
+                out,
+                "| in-situ: less the floor's own slices ({}) | {:.3} |",
+                c.floor_slices.join(", "),
+                c.insitu_floor_us
+            )?;
+        }
+        writeln!(out, "| **in-situ library** | **{:.3}** |", c.insitu_library_us)?;
+        writeln!(
+            out,
+            "| **lanes: writer − floor** | **{:.3}** (95% CI {:.3}…{:.3}) |",
+            c.lanes_library_us, c.lanes_library_ci95[0], c.lanes_library_ci95[1]
+        )?;
+        writeln!(out, "| difference | {:+.3} |", c.difference_us)?;
+        writeln!(
+            out,
+            "\nThe instruments agree when the in-situ figure lies inside the lanes' 95% CI widened by {:.2} µs on each side: **agree: {}**\n",
+            c.tolerance_us, c.agree
+        )?;
+        if let (Some(deltas), Some(total), Some(total_agree)) = (c.by_owner_us, c.insitu_total_us, c.total_agree) {
+            writeln!(
+                out,
+                "Where `writer − floor` goes according to the marks (writer slices − floor slices, by owner):\n"
+            )?;
+            writeln!(out, "| owner | Δ µs per op |")?;
+            writeln!(out, "|---|---:|")?;
+            for (owner, delta) in deltas.iter() {
+                writeln!(out, "| {} | {delta:+.3} |", owner_name(owner))?;
+            }
+            writeln!(out, "| all slices | {total:+.3} (inside the lanes' widened CI: {total_agree}) |\n")?;
+        }
+    }
+
+    writeln!(out, "## Observer effect\n")?;
+    match &d.observer_effect {
+        Some(o) => writeln!(
+            out,
+            "Probed writer {:.3} µs vs clean writer {:.3} µs per op: Δ {:+.3} µs (95% CI {:+.3}…{:+.3}), {:+.1}%.\n",
+            o.probed_us, o.clean_us, o.delta_us, o.delta_ci95[0], o.delta_ci95[1], o.delta_pct
+        )?,
+        None => writeln!(out, "Not measured: the run has no clean and probed writer pair.\n")?,
+    }
+
+    if !d.cpu_us_per_op.is_empty() {
+        writeln!(out, "## CPU (µs per operation, getrusage)\n")?;
+        writeln!(out, "| lane | caller thread | writer thread | process |")?;
+        writeln!(out, "|---|---:|---:|---:|")?;
+        for (lane, cpu) in &d.cpu_us_per_op {
+            let cell = |k: &str| cpu.get(k).map_or("–".to_owned(), |v| format!("{v:.3}"));
+            writeln!(out, "| {lane} | {} | {} | {} |", cell("caller"), cell("writer"), cell("process"))?;
+        }
+        writeln!(out)?;
+    }
+
+    writeln!(out, "## Drops\n")?;
+    writeln!(out, "Marks dropped: {}.", d.drops.marks_dropped)?;
+    for (lane, complete) in &d.drops.complete_ops {
+        let incomplete = d.drops.incomplete_ops.get(lane).copied().unwrap_or(0);
+        if complete + incomplete > 0 {
+            writeln!(out, "- `{lane}`: {complete} operations joined, {incomplete} excluded")?;
+        }
+    }
+    writeln!(out)?;
+
+    writeln!(out, "## Counters\n")?;
+    for c in &d.counters {
+        writeln!(out, "- {}: {}", c.counter.name(), c.support)?;
+    }
+    writeln!(out)?;
+
+    writeln!(out, "## Run\n")?;
+    let date = humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(d.run.created_unix_ms));
+    writeln!(out, "- date: {date}")?;
+    writeln!(out, "- command: `{}`", meta("command"))?;
+    writeln!(out, "- commit: {}", meta("commit"))?;
+    writeln!(
+        out,
+        "- shape: {} · {} ops per block · {} samples × {} passes · {} warm-up blocks per lane",
+        meta("shape"),
+        meta("ops_per_block"),
+        meta("samples"),
+        meta("passes"),
+        meta("warmup_blocks")
+    )?;
+    writeln!(out, "- database: {} · SQLite {}", meta("db"), meta("sqlite_version"))?;
+    for (key, value) in d.run.meta.iter().filter(|(k, _)| k.starts_with("lane.") && !k.ends_with(".probed")) {
+        writeln!(out, "- {}: {value}", key.trim_start_matches("lane."))?;
+    }
+    writeln!(
+        out,
+        "- host: {} · {} cores · kernel {} · {}",
+        d.host.cpu_model, d.host.cores, d.host.kernel, d.host.hostname
+    )?;
+    writeln!(
+        out,
+        "- clock: {:?} · {:.6} ns/tick · invariant TSC: {} · kernel clocksource: {}",
+        d.clock.source,
+        d.clock.ns_per_tick,
+        yes_no(d.clock.invariant_tsc),
+        d.clock.kernel_clocksource
+    )?;
+    writeln!(out, "- statistics: bootstrap {} resamples, seed {:#x}", d.run.bootstrap_resamples, d.run.bootstrap_seed)?;
+    Ok(())
+}
+
+fn row(out: &mut String, name: &str, definition: &str, d: &Difference) -> std::fmt::Result {
+    writeln!(out, "| {name} | {definition} | {:.3} | {:.3}–{:.3} | {} |", d.median, d.ci95[0], d.ci95[1], d.rounds)
+}
+
+fn owner_name(owner: Owner) -> &'static str {
+    match owner {
+        Owner::Library => "library",
+        Owner::Sqlite => "SQLite",
+        Owner::Boundary => "boundary",
+    }
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}

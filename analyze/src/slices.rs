@@ -1,0 +1,218 @@
+//! Slice figures of a probed lane, and the cross-check of its library-owned
+//! slices against the lane arithmetic.
+
+use hopscope_probe::Hop;
+use serde::Serialize;
+
+use crate::join::{LaneOps, SliceSide};
+use crate::stats::Samples;
+
+/// Nanoseconds per microsecond.
+const NS_PER_US: f64 = 1_000.0;
+
+/// One slice's figures, in µs per operation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SliceFigures {
+    /// `from→to`.
+    pub name: String,
+    /// Caller, writer, or cross-thread.
+    pub side: SliceSide,
+    /// Median of block medians.
+    pub median_us: f64,
+    /// Bootstrap 95% CI of that median (over blocks).
+    pub ci95: [f64; 2],
+    /// MAD of the block medians.
+    pub mad_us: f64,
+    /// Percentiles of the pooled per-operation durations.
+    pub p10_us: f64,
+    /// 90th percentile, pooled.
+    pub p90_us: f64,
+    /// 99th percentile, pooled.
+    pub p99_us: f64,
+    /// Tukey outliers among pooled operations (counted, not removed).
+    pub outliers: usize,
+    /// This slice's median as a share of the sum of slice medians.
+    pub share: f64,
+    /// Who the slice's cost belongs to.
+    pub owner: Owner,
+    /// Shorthand for `owner == Owner::Library`.
+    pub library: bool,
+}
+
+/// Who pays for a slice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Owner {
+    /// The writer's own bookkeeping: mutex, request, harvest, completion.
+    Library,
+    /// SQLite's work: the slice that ends at `executed`.
+    Sqlite,
+    /// The thread boundary: a slice that starts on one thread and ends on
+    /// the other (a wake or a transport).
+    Boundary,
+}
+
+/// Figures of every slice of `ops`; empty if it has no complete operation.
+pub fn slice_figures(ops: &LaneOps, seed: u64) -> Vec<SliceFigures> {
+    let mut out: Vec<SliceFigures> = ops
+        .slices
+        .iter()
+        .enumerate()
+        .filter_map(|(s, def)| {
+            let block_medians: Vec<f64> = ops
+                .blocks
+                .iter()
+                .filter_map(|b| Samples::new(b.slice_ns[s].clone()).ok())
+                .map(|samples| samples.median() / NS_PER_US)
+                .collect();
+            let blocks = Samples::new(block_medians).ok()?;
+            let pooled =
+                Samples::new(ops.blocks.iter().flat_map(|b| b.slice_ns[s].iter().map(|ns| ns / NS_PER_US)).collect())
+                    .ok()?;
+            let summary = blocks.summary(seed.wrapping_add(s as u64));
+            Some(SliceFigures {
+                name: def.name.clone(),
+                side: def.side,
+                median_us: summary.median,
+                ci95: summary.ci95,
+                mad_us: summary.mad,
+                p10_us: pooled.quantile(0.10),
+                p90_us: pooled.quantile(0.90),
+                p99_us: pooled.quantile(0.99),
+                outliers: pooled.tukey_outliers(),
+                share: 0.0,
+                owner: owner(def.side, def.to),
+                library: owner(def.side, def.to) == Owner::Library,
+            })
+        })
+        .collect();
+    let total: f64 = out.iter().map(|s| s.median_us).sum();
+    if total > 0.0 {
+        for s in &mut out {
+            s.share = s.median_us / total;
+        }
+    }
+    out
+}
+
+/// Classify a slice by its side and the hop that closes it.
+fn owner(side: SliceSide, to: Hop) -> Owner {
+    if to == Hop::EXECUTED {
+        Owner::Sqlite
+    } else if side == SliceSide::Cross {
+        Owner::Boundary
+    } else {
+        Owner::Library
+    }
+}
+
+/// Two instruments on one question: how much does the library itself cost?
+///
+/// The in-situ instrument sums the writer's same-thread slices other than
+/// SQLite's execute, and subtracts the same sum for the probed floor (whose
+/// same-thread slices are its bare channel sends), so what a writer thread
+/// pays anyway is not charged to the library. The lanes instrument is
+/// `writer − floor` from block wall times.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CrossCheck {
+    /// Sum of the writer's library-owned slice medians, µs.
+    pub insitu_writer_us: f64,
+    /// Sum of the floor's same-thread, non-execute slice medians, µs (0
+    /// when the run has no probed floor).
+    pub insitu_floor_us: f64,
+    /// `insitu_writer − insitu_floor`, µs.
+    pub insitu_library_us: f64,
+    /// `writer − floor` from the lanes, µs.
+    pub lanes_library_us: f64,
+    /// The lanes figure's bootstrap 95% CI, µs.
+    pub lanes_library_ci95: [f64; 2],
+    /// `insitu_library − lanes_library`, µs.
+    pub difference_us: f64,
+    /// Margin added on each side of the lanes' CI, µs.
+    pub tolerance_us: f64,
+    /// Whether the in-situ figure lies inside the lanes' 95% CI widened by
+    /// the tolerance: the precise instrument falls within the uncertainty
+    /// of the coarse one.
+    pub agree: bool,
+    /// Writer minus floor per slice owner, µs: where the lanes' figure goes
+    /// according to the marks. Absent without a probed floor.
+    pub by_owner_us: Option<OwnerDeltas>,
+    /// Σ all writer slices − Σ all floor slices, µs: the in-situ
+    /// instrument's whole `writer − floor`, including the slices the
+    /// library does not own.
+    pub insitu_total_us: Option<f64>,
+    /// Whether `insitu_total_us` lies in the lanes' widened CI.
+    pub total_agree: Option<bool>,
+    /// The writer slices summed.
+    pub slices: Vec<String>,
+    /// The floor slices subtracted.
+    pub floor_slices: Vec<String>,
+}
+
+/// Writer slices minus floor slices, summed per owner, µs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct OwnerDeltas {
+    /// Library-owned slices.
+    pub library: f64,
+    /// The execute slice.
+    pub sqlite: f64,
+    /// Cross-thread slices.
+    pub boundary: f64,
+}
+
+impl OwnerDeltas {
+    /// The three deltas with their owners, in display order.
+    pub fn iter(&self) -> [(Owner, f64); 3] {
+        [(Owner::Library, self.library), (Owner::Sqlite, self.sqlite), (Owner::Boundary, self.boundary)]
+    }
+
+    /// Their sum: the in-situ instrument's whole `writer − floor`.
+    pub fn total(&self) -> f64 {
+        self.library + self.sqlite + self.boundary
+    }
+}
+
+/// Margin on each side of the lanes' CI within which the in-situ figure
+/// still agrees: the resolution at which two instruments on different
+/// principles can be told apart (exp284 landed 0.23 µs apart).
+pub const CROSSCHECK_TOLERANCE_US: f64 = 0.25;
+
+/// Compare the writer's library slices (less the floor's) with the lanes'
+/// `writer − floor`.
+pub fn cross_check(
+    writer: &[SliceFigures],
+    floor: Option<&[SliceFigures]>,
+    lanes_library: &crate::lanes::Difference,
+) -> CrossCheck {
+    let writer_slices: Vec<&SliceFigures> = writer.iter().filter(|s| s.library).collect();
+    let floor_slices: Vec<&SliceFigures> = floor.unwrap_or_default().iter().filter(|s| s.library).collect();
+    let insitu_writer: f64 = writer_slices.iter().map(|s| s.median_us).sum();
+    let insitu_floor: f64 = floor_slices.iter().map(|s| s.median_us).sum();
+    let insitu = insitu_writer - insitu_floor;
+    let [lo, hi] = lanes_library.ci95;
+    let within = |v: f64| v >= lo - CROSSCHECK_TOLERANCE_US && v <= hi + CROSSCHECK_TOLERANCE_US;
+    let owner_sum = |slices: &[SliceFigures], owner: Owner| -> f64 {
+        slices.iter().filter(|s| s.owner == owner).map(|s| s.median_us).sum()
+    };
+    let by_owner_us = floor.map(|floor| OwnerDeltas {
+        library: owner_sum(writer, Owner::Library) - owner_sum(floor, Owner::Library),
+        sqlite: owner_sum(writer, Owner::Sqlite) - owner_sum(floor, Owner::Sqlite),
+        boundary: owner_sum(writer, Owner::Boundary) - owner_sum(floor, Owner::Boundary),
+    });
+    let insitu_total = by_owner_us.map(|d| d.total());
+    CrossCheck {
+        by_owner_us,
+        insitu_total_us: insitu_total,
+        total_agree: insitu_total.map(within),
+        insitu_writer_us: insitu_writer,
+        insitu_floor_us: insitu_floor,
+        insitu_library_us: insitu,
+        lanes_library_us: lanes_library.median,
+        lanes_library_ci95: lanes_library.ci95,
+        difference_us: insitu - lanes_library.median,
+        tolerance_us: CROSSCHECK_TOLERANCE_US,
+        agree: within(insitu),
+        slices: writer_slices.iter().map(|s| s.name.clone()).collect(),
+        floor_slices: floor_slices.iter().map(|s| s.name.clone()).collect(),
+    }
+}

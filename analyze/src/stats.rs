@@ -1,0 +1,264 @@
+//! Statistics over validated samples: pure functions, no I/O, no panics.
+//!
+//! [`Samples::new`] refuses empty or non-finite data, so every function here
+//! can assume at least one finite value. Costs are O(n log n) for anything
+//! that sorts; the bootstrap is O(resamples × n log n).
+
+use rand_chacha::ChaCha8Rng;
+use rand_core::{RngCore, SeedableRng};
+use serde::Serialize;
+
+/// Why a set of numbers cannot be summarised.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SampleError {
+    /// No values at all.
+    #[error("no samples")]
+    Empty,
+    /// A NaN or infinite value (the index of the first one).
+    #[error("sample {0} is not a finite number")]
+    NotFinite(usize),
+}
+
+/// A non-empty, finite, sorted set of values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Samples(Vec<f64>);
+
+impl Samples {
+    /// Validate and sort `values`.
+    pub fn new(mut values: Vec<f64>) -> Result<Samples, SampleError> {
+        if values.is_empty() {
+            return Err(SampleError::Empty);
+        }
+        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+            return Err(SampleError::NotFinite(i));
+        }
+        values.sort_by(f64::total_cmp);
+        Ok(Samples(values))
+    }
+
+    /// The values, ascending.
+    pub fn values(&self) -> &[f64] {
+        &self.0
+    }
+
+    /// How many values.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Always false: a `Samples` has at least one value.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The median (mean of the two middle values for even counts).
+    pub fn median(&self) -> f64 {
+        median_sorted(&self.0)
+    }
+
+    /// The `q`-quantile (0 ≤ q ≤ 1), linear interpolation between ranks.
+    pub fn quantile(&self, q: f64) -> f64 {
+        quantile_sorted(&self.0, q)
+    }
+
+    /// Median absolute deviation from the median (unscaled).
+    pub fn mad(&self) -> f64 {
+        let m = self.median();
+        let mut deviations: Vec<f64> = self.0.iter().map(|v| (v - m).abs()).collect();
+        deviations.sort_by(f64::total_cmp);
+        median_sorted(&deviations)
+    }
+
+    /// Arithmetic mean.
+    pub fn mean(&self) -> f64 {
+        self.0.iter().sum::<f64>() / self.0.len() as f64
+    }
+
+    /// Coefficient of variation: sample standard deviation over mean; 0 for
+    /// a single value or a zero mean.
+    pub fn cv(&self) -> f64 {
+        let n = self.0.len();
+        let mean = self.mean();
+        if n < 2 || mean == 0.0 {
+            return 0.0;
+        }
+        let var = self.0.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        var.sqrt() / mean.abs()
+    }
+
+    /// Values outside Tukey's fences (1.5 IQR beyond the quartiles): counted,
+    /// never dropped.
+    pub fn tukey_outliers(&self) -> usize {
+        let q1 = self.quantile(0.25);
+        let q3 = self.quantile(0.75);
+        let iqr = q3 - q1;
+        let (low, high) = (q1 - 1.5 * iqr, q3 + 1.5 * iqr);
+        self.0.iter().filter(|v| **v < low || **v > high).count()
+    }
+
+    /// Bootstrap 95% confidence interval of the median: `resamples` draws
+    /// with replacement from a ChaCha8 stream seeded with `seed`, so the
+    /// same data and seed always give the same interval.
+    pub fn median_ci95(&self, resamples: usize, seed: u64) -> (f64, f64) {
+        bootstrap_ci95(&self.0, resamples, seed, median_of_unsorted)
+    }
+
+    /// Full summary with the default bootstrap settings.
+    pub fn summary(&self, seed: u64) -> Summary {
+        let (lo, hi) = self.median_ci95(BOOTSTRAP_RESAMPLES, seed);
+        Summary {
+            n: self.len(),
+            median: self.median(),
+            ci95: [lo, hi],
+            mad: self.mad(),
+            p10: self.quantile(0.10),
+            p90: self.quantile(0.90),
+            p99: self.quantile(0.99),
+            min: self.0[0],
+            max: self.0[self.0.len() - 1],
+            outliers: self.tukey_outliers(),
+        }
+    }
+}
+
+/// Bootstrap draws used by [`Samples::summary`]: enough for stable 2.5% and
+/// 97.5% quantiles, cheap on block-level data.
+pub const BOOTSTRAP_RESAMPLES: usize = 2_000;
+
+/// A summary of samples, in the samples' unit.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Summary {
+    /// Number of samples.
+    pub n: usize,
+    /// Median.
+    pub median: f64,
+    /// Bootstrap 95% CI of the median, `[low, high]`.
+    pub ci95: [f64; 2],
+    /// Median absolute deviation.
+    pub mad: f64,
+    /// 10th percentile.
+    pub p10: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Smallest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
+    /// Tukey outliers (reported, not removed).
+    pub outliers: usize,
+}
+
+impl Summary {
+    /// Scale every figure by `factor` (e.g. ns → µs).
+    pub fn scaled(self, factor: f64) -> Summary {
+        Summary {
+            median: self.median * factor,
+            ci95: [self.ci95[0] * factor, self.ci95[1] * factor],
+            mad: self.mad * factor,
+            p10: self.p10 * factor,
+            p90: self.p90 * factor,
+            p99: self.p99 * factor,
+            min: self.min * factor,
+            max: self.max * factor,
+            ..self
+        }
+    }
+}
+
+/// Bootstrap 95% CI of `statistic` over `values` (any order).
+pub fn bootstrap_ci95(values: &[f64], resamples: usize, seed: u64, statistic: fn(&mut [f64]) -> f64) -> (f64, f64) {
+    if values.is_empty() || resamples == 0 {
+        return (f64::NAN, f64::NAN);
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut draw = vec![0.0; values.len()];
+    let mut stats = Vec::with_capacity(resamples);
+    for _ in 0..resamples {
+        for slot in draw.iter_mut() {
+            // Modulo bias is below 2^-40 for any sample count used here.
+            *slot = values[(rng.next_u64() % values.len() as u64) as usize];
+        }
+        stats.push(statistic(&mut draw));
+    }
+    stats.sort_by(f64::total_cmp);
+    (quantile_sorted(&stats, 0.025), quantile_sorted(&stats, 0.975))
+}
+
+/// Median of values in any order (sorts in place).
+pub fn median_of_unsorted(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    median_sorted(values)
+}
+
+fn median_sorted(values: &[f64]) -> f64 {
+    let n = values.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 }
+}
+
+fn quantile_sorted(values: &[f64], q: f64) -> f64 {
+    let n = values.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    let pos = q.clamp(0.0, 1.0) * (n - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    values[lo] + (values[hi] - values[lo]) * (pos - lo as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_empty_and_non_finite_data() {
+        assert_eq!(Samples::new(vec![]), Err(SampleError::Empty));
+        assert_eq!(Samples::new(vec![1.0, f64::NAN]), Err(SampleError::NotFinite(1)));
+        assert_eq!(Samples::new(vec![f64::INFINITY]), Err(SampleError::NotFinite(0)));
+    }
+
+    #[test]
+    fn known_values() {
+        let s = Samples::new(vec![5.0, 1.0, 4.0, 2.0, 3.0]).expect("valid");
+        assert_eq!(s.median(), 3.0);
+        assert_eq!(s.mad(), 1.0);
+        assert_eq!(s.quantile(0.0), 1.0);
+        assert_eq!(s.quantile(1.0), 5.0);
+        assert_eq!(s.quantile(0.25), 2.0);
+        assert_eq!(s.mean(), 3.0);
+        assert_eq!(Samples::new(vec![1.0, 2.0, 3.0, 4.0]).expect("valid").median(), 2.5);
+    }
+
+    #[test]
+    fn tukey_counts_the_far_value() {
+        let s = Samples::new(vec![10.0, 11.0, 10.5, 10.2, 10.8, 100.0]).expect("valid");
+        assert_eq!(s.tukey_outliers(), 1);
+        assert_eq!(s.len(), 6, "outliers are counted, not removed");
+    }
+
+    #[test]
+    fn bootstrap_is_reproducible_with_its_seed_and_brackets_the_median() {
+        let s = Samples::new((0..101).map(|i| (i * 37 % 101) as f64).collect()).expect("valid");
+        let a = s.median_ci95(1_000, 42);
+        let b = s.median_ci95(1_000, 42);
+        let c = s.median_ci95(1_000, 43);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert!(a.0 <= s.median() && s.median() <= a.1, "{a:?} around {}", s.median());
+        let constant = Samples::new(vec![7.0; 20]).expect("valid");
+        assert_eq!(constant.median_ci95(500, 1), (7.0, 7.0));
+    }
+
+    #[test]
+    fn cv_of_constant_data_is_zero() {
+        assert_eq!(Samples::new(vec![3.0; 5]).expect("valid").cv(), 0.0);
+        let cv = Samples::new(vec![9.0, 11.0]).expect("valid").cv();
+        assert!((cv - (2.0f64).sqrt() / 10.0).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,252 @@
+//! The analyzer on synthetic traces whose every duration is known: it must
+//! recover them exactly, count what it excludes, and be reproducible.
+
+use std::collections::BTreeMap;
+
+use hopscope_analyze::{AnalyzeError, decompose, receipt};
+use hopscope_probe::{
+    Block, ClockInfo, ClockSource, Hop, HopTable, HostInfo, Mark, OpId, Reading, Stream, Ticks, Trace, TraceHeader,
+};
+
+const LANES: [&str; 5] = ["inline", "floor", "floor-probed", "writer", "writer-probed"];
+
+/// A header whose clock runs at exactly 1 ns per tick.
+fn header() -> TraceHeader {
+    TraceHeader {
+        created_unix_ms: 1_700_000_000_000,
+        host: HostInfo {
+            hostname: "test".into(),
+            cpu_model: "synthetic".into(),
+            cores: 2,
+            kernel: "0".into(),
+            target: "test".into(),
+        },
+        clock: ClockInfo {
+            source: ClockSource::Tsc,
+            ns_per_tick: 1.0,
+            invariant_tsc: true,
+            kernel_clocksource: "tsc".into(),
+        },
+        hops: HopTable::standard(),
+        lanes: LANES.iter().map(|s| (*s).to_owned()).collect(),
+        threads: vec!["caller".into(), "writer".into()],
+        readings: vec!["caller.cpu_ns".into(), "writer.cpu_ns".into(), "process.cpu_ns".into()],
+        counters: Vec::new(),
+        run: BTreeMap::from([("shape".to_owned(), "single-insert".to_owned())]),
+    }
+}
+
+/// Writer slice durations (ns) in hop order: enter→locked, locked→built,
+/// built→sent, sent→woke, woke→executed, executed→harvested,
+/// harvested→replied, replied→received, received→done.
+const WRITER_SLICES: [u64; 9] = [100, 300, 200, 5_000, 10_000, 150, 250, 6_000, 50];
+/// Floor slices: enter→sent, sent→woke, woke→executed, executed→replied,
+/// replied→received, received→done.
+const FLOOR_HOPS: [Hop; 7] = [Hop::ENTER, Hop::SENT, Hop::WOKE, Hop::EXECUTED, Hop::REPLIED, Hop::RECEIVED, Hop::DONE];
+const FLOOR_SLICES: [u64; 6] = [200, 5_000, 10_000, 100, 6_000, 50];
+
+/// Per-op wall time of each lane (ns): inline 10 µs, floor 21.35 µs,
+/// writer 22.3 µs, probed lanes 0.2 µs slower than their clean twins.
+fn wall_ns(lane: &str) -> u64 {
+    match lane {
+        "inline" => 10_000,
+        "floor" => 21_350,
+        "floor-probed" => 21_550,
+        "writer" => 22_300,
+        "writer-probed" => 22_500,
+        _ => unreachable!(),
+    }
+}
+
+const OPS: u64 = 10;
+
+fn marks(hops: &[Hop], slices: &[u64], op: u64, start: u64) -> Vec<(u16, Mark)> {
+    let mut t = start;
+    let mut out = Vec::new();
+    for (i, hop) in hops.iter().enumerate() {
+        if i > 0 {
+            t += slices[i - 1];
+        }
+        let thread =
+            if HopTable::standard().get(*hop).map(|d| d.side) == Some(hopscope_probe::Side::Writer) { 1 } else { 0 };
+        out.push((thread, Mark { op: OpId(op), hop: *hop, ticks: Ticks(t) }));
+    }
+    out
+}
+
+fn block(lane: u16, pass: u32, sample: u32, spoil: bool) -> Block {
+    let name = LANES[usize::from(lane)];
+    let start = 1_000_000 * u64::from(pass * 100 + sample) + 1_000 * u64::from(lane);
+    let mut streams =
+        vec![Stream { thread: 0, dropped: 0, marks: vec![] }, Stream { thread: 1, dropped: 0, marks: vec![] }];
+    let writer_hops: Vec<Hop> = Hop::STANDARD.iter().map(|(h, _, _)| *h).collect();
+    for i in 0..OPS {
+        let op = (u64::from(lane) << 32) | (u64::from(pass * 100 + sample) << 8) | i;
+        let op_start = start + i * wall_ns(name);
+        let mut op_marks = match name {
+            "writer-probed" => marks(&writer_hops, &WRITER_SLICES, op, op_start),
+            "floor-probed" => marks(&FLOOR_HOPS, &FLOOR_SLICES, op, op_start),
+            _ => Vec::new(),
+        };
+        if spoil && i == 0 && !op_marks.is_empty() {
+            // One op loses a mark, another repeats one: both are excluded.
+            op_marks.remove(3);
+        }
+        if spoil && i == 1 && !op_marks.is_empty() {
+            let again = op_marks[2];
+            op_marks.push(again);
+        }
+        for (thread, mark) in op_marks {
+            streams[usize::from(thread)].marks.push(mark);
+        }
+    }
+    for s in &mut streams {
+        s.marks.sort_by_key(|m| m.ticks);
+    }
+    Block {
+        lane,
+        pass,
+        sample,
+        op_count: OPS,
+        start: Ticks(start),
+        end: Ticks(start + OPS * wall_ns(name)),
+        streams: streams.into_iter().filter(|s| !s.marks.is_empty()).collect(),
+        readings: vec![Reading { key: 0, value: 3_000 * OPS }, Reading { key: 2, value: 9_000 * OPS }],
+    }
+}
+
+fn trace(spoil_first: bool) -> Trace {
+    let mut blocks = Vec::new();
+    for pass in 0..2 {
+        for sample in 0..5 {
+            for lane in 0..LANES.len() as u16 {
+                blocks.push(block(lane, pass, sample, spoil_first && pass == 0 && sample == 0));
+            }
+        }
+    }
+    Trace { header: header(), blocks }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+#[test]
+fn known_durations_are_recovered_exactly() {
+    let d = decompose(&trace(false)).expect("decomposes");
+    let lane = |n: &str| d.lanes[n].us_per_op.expect("figures");
+    assert!(close(lane("inline").median, 10.0));
+    assert!(close(lane("floor").median, 21.35));
+    assert!(close(lane("writer").median, 22.3));
+    assert_eq!(lane("writer").ci95, [22.3, 22.3]);
+
+    let derived = d.derived.as_ref().expect("derived");
+    assert!(close(derived.hop_us.median, 12.3));
+    assert!(close(derived.boundary_us.median, 11.35));
+    assert!(close(derived.library_us.median, 0.95));
+    assert_eq!(derived.library_us.rounds, 10);
+
+    let names: Vec<&str> = d.slices.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "enter→locked",
+            "locked→built",
+            "built→sent",
+            "sent→woke",
+            "woke→executed",
+            "executed→harvested",
+            "harvested→replied",
+            "replied→received",
+            "received→done"
+        ]
+    );
+    for (s, expected_ns) in d.slices.iter().zip(WRITER_SLICES) {
+        assert!(close(s.median_us, expected_ns as f64 / 1000.0), "{}: {}", s.name, s.median_us);
+        assert!(close(s.ci95[0], s.median_us) && close(s.ci95[1], s.median_us));
+    }
+
+    // Library slices: 0.1 + 0.3 + 0.2 + 0.15 + 0.25 + 0.05 = 1.05 µs; the
+    // floor's own: 0.2 + 0.1 + 0.05 = 0.35 µs; in-situ library 0.70 µs.
+    let c = d.crosscheck.as_ref().expect("cross-check");
+    assert!(close(c.insitu_writer_us, 1.05));
+    assert!(close(c.insitu_floor_us, 0.35));
+    assert!(close(c.insitu_library_us, 0.70));
+    assert!(close(c.lanes_library_us, 0.95));
+    // Outside [0.95 − 0.25, 0.95 + 0.25]? 0.70 is exactly on the edge: agree.
+    assert!(c.agree);
+    // All slices: writer 22.05 µs − floor 21.35 µs = 0.70 µs; by owner the
+    // SQLite and boundary slices cancel.
+    assert!(close(c.insitu_total_us.expect("total"), 0.70));
+
+    let o = d.observer_effect.as_ref().expect("observer effect");
+    assert!(close(o.delta_us, 0.2));
+    assert!(close(o.clean_us, 22.3));
+
+    assert!(close(d.cpu_us_per_op["writer"]["caller"], 3.0));
+    assert!(close(d.cpu_us_per_op["writer"]["process"], 9.0));
+    assert_eq!(d.drops.complete_ops["writer-probed"], 100);
+    assert_eq!(d.drops.incomplete_ops["writer-probed"], 0);
+}
+
+#[test]
+fn incomplete_operations_are_counted_and_excluded() {
+    let d = decompose(&trace(true)).expect("decomposes");
+    assert_eq!(d.drops.incomplete_ops["writer-probed"], 2);
+    assert_eq!(d.drops.complete_ops["writer-probed"], 98);
+    assert_eq!(d.drops.incomplete_ops["floor-probed"], 2);
+    // Exclusion leaves the exact figures untouched.
+    for (s, expected_ns) in d.slices.iter().zip(WRITER_SLICES) {
+        assert!(close(s.median_us, expected_ns as f64 / 1000.0), "{}", s.name);
+    }
+}
+
+#[test]
+fn the_analysis_is_reproducible_and_records_its_seed() {
+    let mut t = trace(false);
+    // Make the lanes noisy so the bootstrap has something to resample.
+    for (i, b) in t.blocks.iter_mut().enumerate() {
+        b.end = Ticks(b.end.0 + (i as u64 * 7_919) % 5_000);
+    }
+    let a = serde_json::to_string(&decompose(&t).expect("a")).expect("json");
+    let b = serde_json::to_string(&decompose(&t).expect("b")).expect("json");
+    assert_eq!(a, b);
+    let d = decompose(&t).expect("decomposes");
+    assert_eq!(d.run.bootstrap_seed, hopscope_analyze::BOOTSTRAP_SEED);
+    let ci = d.derived.expect("derived").library_us.ci95;
+    assert!(ci[0] < ci[1], "noisy data gives a real interval: {ci:?}");
+}
+
+#[test]
+fn a_lane_without_operations_is_reported_not_nan() {
+    let mut t = trace(false);
+    let floor = t.header.lane("floor").expect("floor");
+    t.blocks.retain(|b| b.lane != floor);
+    let d = decompose(&t).expect("decomposes");
+    assert!(d.lanes["floor"].us_per_op.is_none());
+    assert_eq!(d.lanes["floor"].ops, 0);
+    assert!(d.warnings.iter().any(|w| w.contains("`floor` has no measured operations")));
+    // Floor-probed stands in for the arithmetic.
+    assert!(d.derived.is_some());
+    let json = serde_json::to_string(&d).expect("json");
+    assert!(!json.contains("NaN"), "{json}");
+    assert!(receipt::markdown(&d).contains("no operations"));
+}
+
+#[test]
+fn an_empty_trace_is_an_error() {
+    let t = Trace { header: header(), blocks: Vec::new() };
+    assert_eq!(decompose(&t), Err(AnalyzeError::NoBlocks));
+}
+
+#[test]
+fn the_receipt_carries_every_section() {
+    let d = decompose(&trace(false)).expect("decomposes");
+    let md = receipt::markdown(&d);
+    for section in
+        ["## Lanes", "## Derived", "## Slices", "## Cross-check", "## Observer effect", "## CPU", "## Drops", "## Run"]
+    {
+        assert!(md.contains(section), "missing {section}");
+    }
+    assert!(receipt::headline(&d).expect("headline").contains("12.30 µs hop"));
+}

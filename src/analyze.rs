@@ -1,0 +1,36 @@
+//! `hopscope analyze`: decompose an existing trace without re-running it.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use hopscope_probe::Trace;
+
+use crate::output;
+
+/// Flags of `hopscope analyze`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The `.hop` trace to analyze.
+    trace: PathBuf,
+    /// Where to write result.json and receipt.md (default: beside the trace).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let path = &args.trace;
+    let trace = Trace::read(path).with_context(|| format!("cannot analyze {}", path.display()))?;
+    let decomposition =
+        hopscope_analyze::decompose(&trace).with_context(|| format!("cannot analyze {}", path.display()))?;
+    let dir = match &args.out {
+        Some(out) => {
+            std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+            out.clone()
+        }
+        None => path.parent().map(PathBuf::from).unwrap_or_else(|| PathBuf::from(".")),
+    };
+    let written = output::write(&dir, &decomposition)?;
+    output::print_summary(&decomposition, &written);
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,150 @@
+//! The command line as a user meets it: the main job end to end, and one
+//! clear line with a non-zero exit for every kind of bad trace.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn hopscope(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hopscope")).args(args).output().expect("hopscope runs")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hopscope-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// A tiny real decomposition, shared by the tests that need a trace.
+fn small_decompose(dir: &Path) -> Output {
+    hopscope(&[
+        "decompose",
+        "--quick",
+        "--ops",
+        "20",
+        "--samples",
+        "3",
+        "--passes",
+        "2",
+        "--warmup",
+        "1",
+        "--out",
+        dir.to_str().expect("utf-8 path"),
+    ])
+}
+
+#[test]
+fn decompose_writes_the_receipt_and_says_where() {
+    let dir = temp_dir("decompose");
+    let out = small_decompose(&dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains(&format!("receipt: {}", dir.join("receipt.md").display())), "{stdout}");
+    for file in ["trace.hop", "result.json", "receipt.md"] {
+        assert!(dir.join(file).exists(), "{file} missing");
+    }
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).expect("result")).expect("json");
+    assert_eq!(result["schema"], "hopscope.decomposition/1");
+    for lane in ["inline", "floor", "writer"] {
+        assert!(result["lanes"][lane]["us_per_op"]["median"].is_number(), "{lane}");
+        assert!(result["lanes"][lane]["us_per_op"]["ci95"].is_array(), "{lane}");
+    }
+    for figure in ["hop_us", "boundary_us", "library_us"] {
+        assert!(result["derived"][figure]["median"].is_number(), "{figure}");
+        assert!(result["derived"][figure]["ci95"].is_array(), "{figure}");
+    }
+    let slices = result["slices"].as_array().expect("slices");
+    assert_eq!(slices.len(), 9);
+    for s in slices {
+        assert!(s["name"].is_string() && s["side"].is_string() && s["median_us"].is_number() && s["ci95"].is_array());
+    }
+    for key in ["insitu_library_us", "lanes_library_us", "agree"] {
+        assert!(!result["crosscheck"][key].is_null(), "crosscheck.{key}");
+    }
+    for key in ["clean_us", "probed_us", "delta_us"] {
+        assert!(result["observer_effect"][key].is_number(), "observer_effect.{key}");
+    }
+    assert!(result["cpu_us_per_op"]["writer"]["writer"].is_number());
+    assert_eq!(result["drops"]["marks_dropped"], 0);
+
+    // Re-analysis of the same trace gives the same result.
+    let again = temp_dir("reanalyze");
+    let trace = dir.join("trace.hop");
+    let out = hopscope(&["analyze", trace.to_str().expect("utf-8"), "--out", again.to_str().expect("utf-8")]);
+    assert!(out.status.success());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("result.json")).expect("first"),
+        std::fs::read_to_string(again.join("result.json")).expect("second")
+    );
+}
+
+/// Run `analyze` on `bytes` and return its stderr, asserting failure.
+fn analyze_fails(name: &str, bytes: &[u8]) -> String {
+    let dir = temp_dir(name);
+    let path = dir.join("bad.hop");
+    std::fs::write(&path, bytes).expect("write");
+    let out = hopscope(&["analyze", path.to_str().expect("utf-8")]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{name}: analyze succeeded");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{name}: not one line: {stderr}");
+    assert!(stderr.contains(path.to_str().expect("utf-8")), "{name}: file not named: {stderr}");
+    assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+    stderr
+}
+
+#[test]
+fn bad_traces_fail_with_one_clear_line() {
+    let dir = temp_dir("source");
+    assert!(small_decompose(&dir).status.success());
+    let good = std::fs::read(dir.join("trace.hop")).expect("trace");
+
+    assert!(analyze_fails("truncated", &good[..good.len() / 2]).contains("truncated"));
+    let mut version = good.clone();
+    version[8] = 99;
+    assert!(analyze_fails("version", &version).contains("version 99"));
+    let mut corrupt = good.clone();
+    let middle = corrupt.len() / 2;
+    corrupt[middle] ^= 0x55;
+    assert!(analyze_fails("corrupt", &corrupt).contains("at byte"));
+    assert!(analyze_fails("magic", b"this is not a trace at all").contains("not a hopscope trace"));
+
+    let missing = temp_dir("missing").join("nope.hop");
+    let out = hopscope(&["analyze", missing.to_str().expect("utf-8")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("nope.hop") && stderr.trim_end().lines().count() == 1, "{stderr}");
+}
+
+#[test]
+fn calibrate_json_has_the_documented_fields() {
+    let out = hopscope(&["calibrate", "--json", "--rounds", "5"]);
+    assert!(out.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    for key in ["clock_read_ns", "mark_ns", "mark_to_clock_ratio"] {
+        assert!(json[key].as_f64().is_some_and(|v| v > 0.0), "{key}");
+    }
+    assert!(json["clock_source"].is_string());
+    let counters = json["counters"].as_object().expect("counters");
+    for name in ["cycles", "instructions", "context-switches", "cpu-migrations", "task-clock", "page-faults"] {
+        let verdict = counters[name].as_str().expect("string verdict");
+        assert!(verdict == "supported" || verdict.starts_with("unsupported: "), "{name}: {verdict}");
+    }
+}
+
+#[test]
+fn bad_flags_are_refused() {
+    let out = hopscope(&["run", "--shape", "teleport"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown shape"));
+    let out = hopscope(&[
+        "run",
+        "--lanes",
+        "inline,warpdrive",
+        "--quick",
+        "--out",
+        temp_dir("lanes").to_str().expect("utf-8"),
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown lane"));
+}
