@@ -163,7 +163,7 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     }
 
     if !d.cpu_us_per_op.is_empty() {
-        writeln!(out, "## CPU (µs per operation, getrusage)\n")?;
+        writeln!(out, "## CPU (µs per operation, per-thread CPU clocks)\n")?;
         writeln!(out, "| lane | caller thread | writer thread | process |")?;
         writeln!(out, "|---|---:|---:|---:|")?;
         for (lane, cpu) in &d.cpu_us_per_op {
@@ -214,7 +214,7 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     )?;
     writeln!(
         out,
-        "- clock: {:?} · {:.6} ns/tick · invariant TSC: {} · kernel clocksource: {}",
+        "- clock: {} · {:.6} ns/tick · invariant TSC: {} · kernel clocksource: {}",
         d.clock.source,
         d.clock.ns_per_tick,
         yes_no(d.clock.invariant_tsc),

@@ -83,8 +83,12 @@ impl fmt::Display for LaneSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let probe = if self.probed { "probed" } else { "clean" };
         match &self.kind {
-            LaneKind::Inline => write!(f, "inline ({probe})"),
-            LaneKind::Floor => write!(f, "floor writer ({probe})"),
+            LaneKind::Inline => write!(f, "inline ({probe}; placement={})", self.placement),
+            LaneKind::Floor => write!(
+                f,
+                "floor writer ({probe}; floor-wait={} client-wait={} placement={})",
+                self.waits.0, self.waits.1, self.placement
+            ),
             LaneKind::Writer(knobs) => write!(f, "reference writer ({probe}; {knobs})"),
         }
     }
