@@ -25,6 +25,10 @@ run *ARGS:
 analyze TRACE *ARGS:
     cargo run --release -- analyze {{TRACE}} {{ARGS}}
 
+# Redraw charts and report.html from a run directory's result.json.
+report DIR *ARGS:
+    cargo run --release -- report {{DIR}} {{ARGS}}
+
 # Time a mark next to rdtsc, quanta, Instant::now and a tracing span.
 bench:
     cargo bench -p hopscope-probe --bench mark

@@ -5,8 +5,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use hopscope_probe::Trace;
+use hopscope_reports::ChartOptions;
 
-use crate::output;
+use crate::{output, report};
 
 /// Flags of `hopscope analyze`.
 #[derive(Debug, clap::Args)]
@@ -31,6 +32,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         None => path.parent().map(PathBuf::from).unwrap_or_else(|| PathBuf::from(".")),
     };
     let written = output::write(&dir, &decomposition)?;
+    let rendered = report::render(&decomposition, &dir, ChartOptions::default())?;
     output::print_summary(&decomposition, &written);
+    report::print_rendered(&rendered);
     Ok(ExitCode::SUCCESS)
 }

@@ -5,11 +5,12 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use hopscope_probe::Trace;
+use hopscope_reports::ChartOptions;
 use hopscope_workloads::knobs::Placement;
 use hopscope_workloads::{LaneSpec, Plan, Shape, runner};
 
 use crate::knob_args::{KnobArgs, PlanArgs};
-use crate::{output, rundir};
+use crate::{output, report, rundir};
 
 /// The lanes of a decomposition: SQLite alone, the bare boundary clean (for
 /// the arithmetic) and probed (its own slices, subtracted in the
@@ -55,7 +56,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let decomposition =
         hopscope_analyze::decompose(&trace).with_context(|| format!("cannot analyze {}", summary.trace.display()))?;
     let written = output::write(&dir, &decomposition)?;
+    let rendered = report::render(&decomposition, &dir, ChartOptions::default())?;
     output::print_summary(&decomposition, &written);
     println!("trace:   {}", summary.trace.display());
+    report::print_rendered(&rendered);
     Ok(ExitCode::SUCCESS)
 }

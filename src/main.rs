@@ -10,6 +10,7 @@ mod calibrate;
 mod decompose;
 mod knob_args;
 mod output;
+mod report;
 mod run;
 mod rundir;
 
@@ -32,6 +33,8 @@ enum Command {
     Decompose(decompose::Args),
     /// Decompose an existing `.hop` trace without re-running it.
     Analyze(analyze::Args),
+    /// Render charts and report.html from a run directory's result.json.
+    Report(report::Args),
     /// Run lanes side by side on one shape and write the raw `.hop` trace.
     Run(run::Args),
 }
@@ -53,5 +56,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run(&args),
         Command::Decompose(args) => decompose::run(&args),
         Command::Analyze(args) => analyze::run(&args),
+        Command::Report(args) => report::run(&args),
     }
 }

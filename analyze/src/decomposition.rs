@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use hopscope_probe::counters::CounterSupport;
 use hopscope_probe::{ClockInfo, HostInfo, Trace};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::join::{self, LaneOps};
 use crate::lanes::{self, Difference, LaneBlocks, LaneFigures};
@@ -30,10 +30,10 @@ pub enum AnalyzeError {
 }
 
 /// Everything measured in one run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Decomposition {
     /// Always [`SCHEMA`].
-    pub schema: &'static str,
+    pub schema: String,
     /// How the run was made.
     pub run: RunInfo,
     /// The machine.
@@ -65,7 +65,7 @@ pub struct Decomposition {
 }
 
 /// How the run was made.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunInfo {
     /// Trace creation time, ms since the Unix epoch.
     pub created_unix_ms: u64,
@@ -79,7 +79,7 @@ pub struct RunInfo {
 
 /// One lane's result; `us_per_op` is absent when the lane has no measured
 /// operations (never NaN).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LaneResult {
     /// Operations measured.
     pub ops: u64,
@@ -91,10 +91,27 @@ pub struct LaneResult {
     pub us_per_op: Option<crate::stats::Summary>,
     /// CV of block figures per pass.
     pub cv_by_pass: Vec<f64>,
+    /// Every measured block's µs per op, in run order.
+    pub blocks_us: Vec<BlockFigure>,
+    /// Per-operation first-to-last-mark latency of a probed lane: 101
+    /// quantiles (0%, 1%, …, 100%) of the pooled operations, µs. Empty for
+    /// clean lanes.
+    pub op_latency_quantiles_us: Vec<f64>,
+}
+
+/// One block's figure.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BlockFigure {
+    /// Pass.
+    pub pass: u32,
+    /// Sample within the pass.
+    pub sample: u32,
+    /// Block wall time ÷ operations, µs.
+    pub us_per_op: f64,
 }
 
 /// The lane arithmetic.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Derived {
     /// `writer − inline`: what the architecture costs.
     pub hop_us: Difference,
@@ -107,7 +124,7 @@ pub struct Derived {
 }
 
 /// Probed writer against clean writer, alternated in one run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ObserverEffect {
     /// Clean writer, µs per op (median).
     pub clean_us: f64,
@@ -122,7 +139,7 @@ pub struct ObserverEffect {
 }
 
 /// Losses in the instrument.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Drops {
     /// Marks dropped because a buffer was full.
     pub marks_dropped: u64,
@@ -225,7 +242,7 @@ pub fn decompose(trace: &Trace) -> Result<Decomposition, AnalyzeError> {
     }
 
     Ok(Decomposition {
-        schema: SCHEMA,
+        schema: SCHEMA.to_owned(),
         run: RunInfo {
             created_unix_ms: trace.header.created_unix_ms,
             meta: trace.header.run.clone(),
@@ -258,12 +275,55 @@ fn is_named(trace: &Trace, ops: &LaneOps, name: &str) -> bool {
 }
 
 fn lane_result(lane: &LaneBlocks, ops: &LaneOps, figures: Option<LaneFigures>) -> LaneResult {
+    let pooled: Vec<f64> = ops.blocks.iter().flat_map(|b| b.total_ns.iter().map(|ns| ns / 1_000.0)).collect();
+    let op_latency_quantiles_us = crate::stats::Samples::new(pooled)
+        .map(|s| (0..=100).map(|q| s.quantile(f64::from(q) / 100.0)).collect())
+        .unwrap_or_default();
     LaneResult {
         ops: lane.ops,
         blocks: lane.us_per_op.len(),
         probed: !ops.hops.is_empty(),
         us_per_op: figures.as_ref().map(|f| f.us_per_op),
         cv_by_pass: figures.map(|f| f.cv_by_pass).unwrap_or_default(),
+        blocks_us: lane
+            .us_per_op
+            .iter()
+            .map(|(&(pass, sample), &us_per_op)| BlockFigure { pass, sample, us_per_op })
+            .collect(),
+        op_latency_quantiles_us,
+    }
+}
+
+/// Why a `result.json` cannot be read back.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResultError {
+    /// Not JSON, or not the shape of a decomposition.
+    #[error("not a valid decomposition: {0}")]
+    Json(#[from] serde_json::Error),
+    /// Another schema or version.
+    #[error("schema is `{found}`, this build reads `{SCHEMA}`")]
+    Schema {
+        /// The schema the file declares.
+        found: String,
+    },
+}
+
+impl Decomposition {
+    /// Read a decomposition back from `result.json` text, refusing any other
+    /// schema.
+    pub fn from_json(text: &str) -> Result<Decomposition, ResultError> {
+        // Check the schema first so a future version is named as such rather
+        // than reported as a missing field.
+        #[derive(Deserialize)]
+        struct Head {
+            schema: String,
+        }
+        let head: Head = serde_json::from_str(text)?;
+        if head.schema != SCHEMA {
+            return Err(ResultError::Schema { found: head.schema });
+        }
+        Ok(serde_json::from_str(text)?)
     }
 }
 

@@ -12,10 +12,10 @@
 
 use hopscope_probe::{Block, Hop, Side, Trace};
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Which thread(s) a slice runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SliceSide {
     /// Both marks on the caller thread.

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use hopscope_probe::Trace;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::stats::{BOOTSTRAP_RESAMPLES, Samples, Summary, bootstrap_ci95, median_of_unsorted};
 
@@ -63,7 +63,7 @@ pub fn lane_blocks(trace: &Trace) -> Vec<LaneBlocks> {
 }
 
 /// A lane's headline figures.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LaneFigures {
     /// µs per operation over blocks (median, CI, spread).
     pub us_per_op: Summary,
@@ -104,7 +104,7 @@ pub fn figures(lane: &LaneBlocks, seed: u64) -> Option<LaneFigures> {
 }
 
 /// A difference between two lanes, paired by round.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Difference {
     /// Median of the per-round differences, µs per op.
     pub median: f64,

@@ -19,5 +19,6 @@ pub mod slices;
 pub mod stats;
 
 pub use decomposition::{
-    AnalyzeError, BOOTSTRAP_SEED, Decomposition, Derived, Drops, LaneResult, ObserverEffect, RunInfo, SCHEMA, decompose,
+    AnalyzeError, BOOTSTRAP_SEED, BlockFigure, Decomposition, Derived, Drops, LaneResult, ObserverEffect, ResultError,
+    RunInfo, SCHEMA, decompose,
 };

@@ -190,8 +190,7 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     writeln!(out)?;
 
     writeln!(out, "## Run\n")?;
-    let date = humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(d.run.created_unix_ms));
-    writeln!(out, "- date: {date}")?;
+    writeln!(out, "- date: {}", date(d))?;
     writeln!(out, "- command: `{}`", meta("command"))?;
     writeln!(out, "- commit: {}", meta("commit"))?;
     writeln!(
@@ -222,6 +221,11 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     )?;
     writeln!(out, "- statistics: bootstrap {} resamples, seed {:#x}", d.run.bootstrap_resamples, d.run.bootstrap_seed)?;
     Ok(())
+}
+
+/// When the run started, as RFC 3339 UTC.
+pub fn date(d: &Decomposition) -> String {
+    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(d.run.created_unix_ms)).to_string()
 }
 
 fn row(out: &mut String, name: &str, definition: &str, d: &Difference) -> std::fmt::Result {

@@ -2,7 +2,7 @@
 //! slices against the lane arithmetic.
 
 use hopscope_probe::Hop;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::join::{LaneOps, SliceSide};
 use crate::stats::Samples;
@@ -11,7 +11,7 @@ use crate::stats::Samples;
 const NS_PER_US: f64 = 1_000.0;
 
 /// One slice's figures, in µs per operation.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SliceFigures {
     /// `from→to`.
     pub name: String,
@@ -40,7 +40,7 @@ pub struct SliceFigures {
 }
 
 /// Who pays for a slice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Owner {
     /// The writer's own bookkeeping: mutex, request, harvest, completion.
@@ -113,7 +113,7 @@ fn owner(side: SliceSide, to: Hop) -> Owner {
 /// same-thread slices are its bare channel sends), so what a writer thread
 /// pays anyway is not charged to the library. The lanes instrument is
 /// `writer − floor` from block wall times.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CrossCheck {
     /// Sum of the writer's library-owned slice medians, µs.
     pub insitu_writer_us: f64,
@@ -150,7 +150,7 @@ pub struct CrossCheck {
 }
 
 /// Writer slices minus floor slices, summed per owner, µs.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct OwnerDeltas {
     /// Library-owned slices.
     pub library: f64,

@@ -6,7 +6,7 @@
 
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Why a set of numbers cannot be summarised.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -127,7 +127,7 @@ impl Samples {
 pub const BOOTSTRAP_RESAMPLES: usize = 2_000;
 
 /// A summary of samples, in the samples' unit.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// Number of samples.
     pub n: usize,

@@ -250,3 +250,20 @@ fn the_receipt_carries_every_section() {
     }
     assert!(receipt::headline(&d).expect("headline").contains("12.30 µs hop"));
 }
+
+#[test]
+fn result_json_round_trips_and_refuses_other_schemas() {
+    let d = decompose(&trace(true)).expect("decomposes");
+    let json = serde_json::to_string_pretty(&d).expect("json");
+    let back = hopscope_analyze::Decomposition::from_json(&json).expect("reads back");
+    assert!(back == d, "the decomposition changed on its way through result.json");
+    assert_eq!(back.lanes["writer"].blocks_us.len(), 10);
+    assert_eq!(back.lanes["writer-probed"].op_latency_quantiles_us.len(), 101);
+    assert!(back.lanes["writer"].op_latency_quantiles_us.is_empty());
+
+    let future = json.replace("hopscope.decomposition/1", "hopscope.decomposition/2");
+    let err = hopscope_analyze::Decomposition::from_json(&future).expect_err("future schema");
+    assert!(err.to_string().contains("hopscope.decomposition/2"), "{err}");
+    assert!(hopscope_analyze::Decomposition::from_json("{\"schema\": 3}").is_err());
+    assert!(hopscope_analyze::Decomposition::from_json("not json").is_err());
+}

@@ -1,7 +1,48 @@
-//! Rendering: plotters charts (PNG, SVG) and the self-contained HTML report,
-//! drawn only from what [`hopscope_analyze`] produced. It measures nothing
-//! and computes no statistics of its own.
+//! Rendering: plotters charts (PNG files, and SVG inlined in the HTML) and
+//! the self-contained `report.html`, drawn only from a
+//! [`hopscope_analyze::Decomposition`]. Nothing here measures or computes a
+//! statistic; every number on a chart is a field of the decomposition.
 //!
-//! The charts arrive with the reports issue.
+//! - [`charts`]: one chart per file (`waterfall`, `lanes`, `distributions`,
+//!   `cpu`, `stability`), each a free function over any plotters backend.
+//! - [`style`]: palette, sizes, and the embedded DejaVu Sans font, so PNG
+//!   text renders the same on a machine with no fonts installed.
+//! - [`render`]: writes the PNGs and `report.html` into a run directory.
 
 #![deny(missing_docs)]
+
+pub mod charts;
+mod error;
+mod html;
+pub mod style;
+
+use std::path::{Path, PathBuf};
+
+use hopscope_analyze::Decomposition;
+
+pub use charts::{ChartKind, ChartOptions};
+pub use error::ReportError;
+pub use html::page;
+
+/// What [`render`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    /// The HTML page.
+    pub html: PathBuf,
+    /// The PNG charts, in report order.
+    pub pngs: Vec<PathBuf>,
+}
+
+/// Write every chart as a PNG and the HTML page into `dir`.
+pub fn render(d: &Decomposition, dir: &Path, options: ChartOptions) -> Result<Rendered, ReportError> {
+    let mut pngs = Vec::with_capacity(ChartKind::ALL.len());
+    for kind in ChartKind::ALL {
+        let path = dir.join(format!("{}.png", kind.file_stem()));
+        kind.render_png(d, options, &path)?;
+        pngs.push(path);
+    }
+    let html = dir.join("report.html");
+    let page = html::page(d, options)?;
+    std::fs::write(&html, page).map_err(|source| ReportError::Io { path: html.clone(), source })?;
+    Ok(Rendered { html, pngs })
+}

@@ -296,4 +296,3 @@ fn return_cached_oneshot(kind: crate::knobs::ChannelKind, tx: Tx<Reply>, rx: Rx<
 fn cached_slot() -> Arc<Slot> {
     SLOT.with(|slot| Arc::clone(slot.borrow_mut().get_or_insert_with(|| Arc::new(Slot::default()))))
 }
-

@@ -1,0 +1,65 @@
+//! CPU against wall: each lane's process CPU µs per write against its wall
+//! µs per write. Points above the diagonal burn more than one core's worth
+//! of time per write (two threads busy at once); points below it wait.
+
+use hopscope_analyze::Decomposition;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::{ChartKind, DrawResult, font, lane_names, note, px};
+use crate::style::{self, CAPTION_PX, LABEL_PX, LEGEND_PX};
+
+/// Draw one point per lane with both figures.
+pub(crate) fn cpu_vs_wall_chart<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, d: &Decomposition) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let points: Vec<(usize, &str, f64, f64)> = lane_names(d)
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, lane)| {
+            let wall = d.lanes[lane].us_per_op?.median;
+            let cpu = *d.cpu_us_per_op.get(lane)?.get("process")?;
+            Some((i, lane, wall, cpu))
+        })
+        .collect();
+    if points.is_empty() {
+        return note(area, ChartKind::CpuVsWall.title(), "The run recorded no CPU readings.");
+    }
+    let (w, _) = area.dim_in_pixel();
+    let top = points.iter().map(|p| p.2.max(p.3)).fold(0.0, f64::max) * 1.15;
+    let mut chart = ChartBuilder::on(area)
+        .caption(ChartKind::CpuVsWall.title(), font(CAPTION_PX, w))
+        .margin(px(24.0, w))
+        .x_label_area_size(px(80.0, w))
+        .y_label_area_size(px(110.0, w))
+        .build_cartesian_2d(0f64..top, 0f64..top)?;
+    chart
+        .configure_mesh()
+        .light_line_style(style::GRID_COLOR.mix(0.5))
+        .x_desc("wall µs per write (median of blocks)")
+        .y_desc("process CPU µs per write")
+        .label_style(font(LABEL_PX, w))
+        .axis_desc_style(font(LABEL_PX, w))
+        .draw()?;
+    chart
+        .draw_series(DashedLineSeries::new([(0.0, 0.0), (top, top)], px(10.0, w), px(6.0, w), BLACK.stroke_width(2)))?
+        .label("CPU = wall (one core busy the whole time)")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 24, y)], BLACK.stroke_width(2)));
+    for (index, lane, wall, cpu) in &points {
+        let color = style::lane_color(*index);
+        chart
+            .draw_series([Circle::new((*wall, *cpu), px(12.0, w), color.filled())])?
+            .label(format!("{lane}: {wall:.2} µs wall, {cpu:.2} µs CPU"))
+            .legend(move |(x, y)| Circle::new((x + 10, y), 8, color.filled()));
+        chart.draw_series([Text::new(format!("  {lane}"), (*wall, *cpu), font(LEGEND_PX, w))])?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font(font(LEGEND_PX, w))
+        .draw()?;
+    Ok(())
+}

@@ -1,0 +1,148 @@
+//! One chart per file, each a free function drawing a [`Decomposition`] on
+//! any plotters backend; this module renders them to PNG files and SVG text.
+
+mod cpu;
+mod distributions;
+mod lanes;
+mod stability;
+mod waterfall;
+
+use std::path::Path;
+
+use hopscope_analyze::Decomposition;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use crate::error::ReportError;
+use crate::style::{self, PNG_SIZE, SVG_SIZE};
+
+/// What a chart function returns: plotters' errors, boxed, converted to
+/// [`ReportError::Chart`] by the caller that knows the chart's name.
+pub(crate) type DrawResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
+
+/// Rendering choices a reader may change.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ChartOptions {
+    /// Draw the distributions on a logarithmic µs axis.
+    pub log_x: bool,
+}
+
+/// The charts of a decomposition report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChartKind {
+    /// Slices of the probed writer stacked to the total, with lane totals.
+    Waterfall,
+    /// µs per operation per lane, with CI whiskers.
+    Lanes,
+    /// ECDF of each lane's block figures.
+    Distributions,
+    /// CPU µs per operation against wall µs per operation.
+    CpuVsWall,
+    /// Block figures in run order, by pass.
+    Stability,
+}
+
+impl ChartKind {
+    /// Every chart, in report order.
+    pub const ALL: [ChartKind; 5] =
+        [ChartKind::Waterfall, ChartKind::Lanes, ChartKind::Distributions, ChartKind::CpuVsWall, ChartKind::Stability];
+
+    /// File name without extension.
+    pub fn file_stem(self) -> &'static str {
+        match self {
+            ChartKind::Waterfall => "waterfall",
+            ChartKind::Lanes => "lanes",
+            ChartKind::Distributions => "distributions",
+            ChartKind::CpuVsWall => "cpu-vs-wall",
+            ChartKind::Stability => "stability",
+        }
+    }
+
+    /// Chart title.
+    pub fn title(self) -> &'static str {
+        match self {
+            ChartKind::Waterfall => "Where one write goes: slices of the probed writer",
+            ChartKind::Lanes => "µs per write by lane (median, 95% CI)",
+            ChartKind::Distributions => "Distribution of block figures (ECDF)",
+            ChartKind::CpuVsWall => "CPU against wall time per write",
+            ChartKind::Stability => "Block figures in run order, by pass",
+        }
+    }
+
+    fn draw<DB: DrawingBackend>(
+        self,
+        area: &DrawingArea<DB, Shift>,
+        d: &Decomposition,
+        options: ChartOptions,
+    ) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        area.fill(&WHITE)?;
+        match self {
+            ChartKind::Waterfall => waterfall::waterfall_chart(area, d),
+            ChartKind::Lanes => lanes::lanes_chart(area, d),
+            ChartKind::Distributions => distributions::distributions_chart(area, d, options.log_x),
+            ChartKind::CpuVsWall => cpu::cpu_vs_wall_chart(area, d),
+            ChartKind::Stability => stability::stability_chart(area, d),
+        }?;
+        area.present()?;
+        Ok(())
+    }
+
+    /// Draw to a PNG file at [`PNG_SIZE`].
+    pub fn render_png(self, d: &Decomposition, options: ChartOptions, path: &Path) -> Result<(), ReportError> {
+        style::register_fonts()?;
+        let area = BitMapBackend::new(path, PNG_SIZE).into_drawing_area();
+        self.draw(&area, d, options).map_err(|e| self.error(e))
+    }
+
+    /// Draw to SVG text at [`SVG_SIZE`].
+    pub fn render_svg(self, d: &Decomposition, options: ChartOptions) -> Result<String, ReportError> {
+        style::register_fonts()?;
+        let mut svg = String::new();
+        {
+            let area = SVGBackend::with_string(&mut svg, SVG_SIZE).into_drawing_area();
+            self.draw(&area, d, options).map_err(|e| self.error(e))?;
+        }
+        Ok(svg)
+    }
+
+    fn error(self, e: Box<dyn std::error::Error + Send + Sync>) -> ReportError {
+        ReportError::Chart { chart: self.file_stem(), message: e.to_string() }
+    }
+}
+
+/// Lane names in a fixed order (sorted), so colours match across charts.
+pub(crate) fn lane_names(d: &Decomposition) -> Vec<&str> {
+    d.lanes.keys().map(String::as_str).collect()
+}
+
+/// Draw a centred note on an otherwise empty chart.
+pub(crate) fn note<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, title: &str, text: &str) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let (w, h) = area.dim_in_pixel();
+    let caption = (style::FONT, style::px(style::CAPTION_PX, w)).into_font();
+    let body = (style::FONT, style::px(style::LABEL_PX, w)).into_font();
+    area.draw(&Text::new(title.to_owned(), (20, 20), caption))?;
+    area.draw(&Text::new(text.to_owned(), (w as i32 / 10, h as i32 / 2), body))?;
+    Ok(())
+}
+
+/// `min..max` widened by a margin on each side (never empty).
+pub(crate) fn padded(min: f64, max: f64) -> std::ops::Range<f64> {
+    let span = (max - min).abs().max(1e-3);
+    min - 0.04 * span..max + 0.08 * span
+}
+
+/// A font of `size` px (at PNG width) scaled to `width`.
+pub(crate) fn font(size: f64, width: u32) -> FontDesc<'static> {
+    (style::FONT, style::px(size, width)).into_font()
+}
+
+/// A pixel length (at PNG width) scaled to `width`.
+pub(crate) fn px(length: f64, width: u32) -> u32 {
+    style::px(length, width).round() as u32
+}

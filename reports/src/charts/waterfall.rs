@@ -1,0 +1,125 @@
+//! The slice waterfall: each slice of the probed writer as a bar starting
+//! where the previous one ended, coloured by who owns it, with the inline,
+//! floor and writer lane figures as reference lines, so `boundary` (floor −
+//! inline) and `library` (writer − floor) show as lengths.
+
+use hopscope_analyze::Decomposition;
+use hopscope_analyze::slices::Owner;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::{ChartKind, DrawResult, font, lane_names, note, px};
+use crate::style::{self, CAPTION_PX, LABEL_PX, LEGEND_PX};
+
+/// Draw the waterfall of `d.slices`.
+pub(crate) fn waterfall_chart<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, d: &Decomposition) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    if d.slices.is_empty() {
+        return note(area, ChartKind::Waterfall.title(), "No probed writer lane in this run: no slices to draw.");
+    }
+    let (w, _) = area.dim_in_pixel();
+    let n = d.slices.len() as i32;
+    let mut bars = Vec::with_capacity(d.slices.len());
+    let mut end = 0.0;
+    for slice in &d.slices {
+        let start = end;
+        end += slice.median_us.max(0.0);
+        bars.push((start, end, slice));
+    }
+    let names = lane_names(d);
+    let references: Vec<(&str, f64, RGBColor)> = ["inline", "floor", "writer"]
+        .into_iter()
+        .filter_map(|role| {
+            let lane = d.derived.as_ref().and_then(|x| x.lanes.get(role)).map_or(role, String::as_str);
+            let median = d.lanes.get(lane)?.us_per_op?.median;
+            let index = names.iter().position(|n| *n == lane).unwrap_or(0);
+            Some((lane, median, style::lane_color(index)))
+        })
+        .collect();
+    let x_max = references.iter().map(|r| r.1).fold(end, f64::max) * 1.15;
+    let labels: Vec<String> = d.slices.iter().map(|s| s.name.clone()).collect();
+
+    let mut chart = ChartBuilder::on(area)
+        .caption(ChartKind::Waterfall.title(), font(CAPTION_PX, w))
+        .margin(px(24.0, w))
+        .x_label_area_size(px(80.0, w))
+        .y_label_area_size(px(280.0, w))
+        .build_cartesian_2d(0f64..x_max, (0..n - 1).into_segmented())?;
+    let row = |i: usize| n - 1 - i as i32;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .light_line_style(style::GRID_COLOR.mix(0.5))
+        .y_labels(labels.len())
+        .y_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(y) => labels.get((n - 1 - *y) as usize).cloned().unwrap_or_default(),
+            _ => String::new(),
+        })
+        .x_desc("µs per write, cumulative (slice medians)")
+        .label_style(font(LABEL_PX, w))
+        .axis_desc_style(font(LABEL_PX, w))
+        .draw()?;
+
+    let margin = px(10.0, w);
+    chart.draw_series(bars.iter().enumerate().map(|(i, (x0, x1, slice))| {
+        let mut bar = Rectangle::new(
+            [(*x0, SegmentValue::Exact(row(i))), (*x1, SegmentValue::Exact(row(i) + 1))],
+            owner_color(slice.owner).filled(),
+        );
+        bar.set_margin(margin, margin, 0, 0);
+        bar
+    }))?;
+    chart.draw_series(bars.iter().enumerate().map(|(i, (_, x1, slice))| {
+        Text::new(
+            format!(" {:.2} µs", slice.median_us),
+            (*x1, SegmentValue::CenterOf(row(i))),
+            TextStyle::from(font(LEGEND_PX, w)).pos(Pos::new(HPos::Left, VPos::Center)),
+        )
+    }))?;
+    for owner in [Owner::Library, Owner::Sqlite, Owner::Boundary] {
+        let color = owner_color(owner);
+        let size = px(10.0, w) as i32;
+        chart
+            .draw_series(std::iter::empty::<Rectangle<(f64, SegmentValue<i32>)>>())?
+            .label(owner_label(owner))
+            .legend(move |(x, y)| Rectangle::new([(x, y - size), (x + 2 * size, y + size)], color.filled()));
+    }
+    for (lane, median, color) in references {
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(median, SegmentValue::Exact(0)), (median, SegmentValue::Exact(n))],
+                px(12.0, w),
+                px(6.0, w),
+                color.stroke_width(px(3.0, w)),
+            ))?
+            .label(format!("{lane}: {median:.2} µs/write"))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], color.stroke_width(3)));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font(font(LEGEND_PX, w))
+        .draw()?;
+    Ok(())
+}
+
+fn owner_color(owner: Owner) -> RGBColor {
+    match owner {
+        Owner::Library => style::LIBRARY_COLOR,
+        Owner::Sqlite => style::SQLITE_COLOR,
+        Owner::Boundary => style::BOUNDARY_COLOR,
+    }
+}
+
+fn owner_label(owner: Owner) -> &'static str {
+    match owner {
+        Owner::Library => "library (writer's own work)",
+        Owner::Sqlite => "SQLite (execute)",
+        Owner::Boundary => "thread boundary (wake, transport)",
+    }
+}

@@ -1,0 +1,125 @@
+//! `report.html` in a real browser: headless Chromium loads the page
+//! rendered by `hopscope report`, takes a screenshot, and its DOM must hold
+//! every chart and table. Skipped, with a message, where Chromium is absent
+//! (`.ci/run` installs Debian's `chromium`, so CI runs it).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CHARTS: [&str; 5] = ["waterfall", "lanes", "distributions", "cpu-vs-wall", "stability"];
+/// A browser that has not answered by then is hung, not slow.
+const BROWSER_DEADLINE: Duration = Duration::from_secs(90);
+
+fn chromium() -> Option<PathBuf> {
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hopscope-browser-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// Run Chromium headless on `page` with `extra` flags; returns stdout.
+fn headless(browser: &Path, page: &Path, extra: &[String]) -> String {
+    let profile = temp_dir(&format!("profile-{}", extra.len()));
+    // Stdout goes to a file: a pipe nobody reads while we poll would fill
+    // with the dumped DOM and block the browser.
+    let stdout_path = profile.join("stdout.txt");
+    let stdout = std::fs::File::create(&stdout_path).expect("stdout file");
+    let mut child = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(format!("file://{}", page.display()))
+        .stdout(stdout)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromium starts");
+    let start = Instant::now();
+    loop {
+        if child.try_wait().expect("chromium status").is_some() {
+            break;
+        }
+        if start.elapsed() > BROWSER_DEADLINE {
+            let _ = child.kill();
+            panic!("chromium did not finish within {BROWSER_DEADLINE:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::fs::read_to_string(&stdout_path).expect("chromium stdout")
+}
+
+#[test]
+fn the_report_renders_in_headless_chromium() {
+    let Some(browser) = chromium() else {
+        eprintln!("skipping: Chromium is not installed (apt-get install chromium); .ci/run installs it");
+        return;
+    };
+    let dir = temp_dir("report");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/tests/fixtures/result.json"),
+        dir.join("result.json"),
+    )
+    .expect("fixture copied");
+    let out = Command::new(env!("CARGO_BIN_EXE_hopscope")).arg("report").arg(&dir).output().expect("hopscope runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let page = dir.join("report.html");
+
+    let screenshot = dir.join("screenshot.png");
+    headless(
+        &browser,
+        &page,
+        &[format!("--screenshot={}", screenshot.display()), "--window-size=1280,2400".to_owned()],
+    );
+    let png = std::fs::read(&screenshot).expect("screenshot written");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(png.len() > 50_000, "screenshot is suspiciously small: {} bytes", png.len());
+
+    let dom = headless(&browser, &page, &["--dump-dom".to_owned()]);
+    assert!(dom.contains("<html"), "no DOM came back");
+    for chart in CHARTS {
+        assert!(dom.contains(&format!("id=\"{chart}\"")), "chart {chart} missing from the DOM");
+    }
+    assert_eq!(dom.matches("<svg").count(), CHARTS.len(), "every chart is an inline SVG");
+    assert!(dom.matches("<table").count() >= 5, "receipt tables missing");
+    assert!(!dom.contains("<img"), "no image elements, so none can be broken");
+    eprintln!("screenshot: {}", screenshot.display());
+}
+
+#[test]
+fn report_refuses_a_missing_or_malformed_result() {
+    let hopscope =
+        |dir: &Path| Command::new(env!("CARGO_BIN_EXE_hopscope")).arg("report").arg(dir).output().expect("runs");
+    let empty = temp_dir("empty");
+    let out = hopscope(&empty);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("result.json") && stderr.trim_end().lines().count() == 1, "{stderr}");
+
+    let malformed = temp_dir("malformed");
+    std::fs::write(malformed.join("result.json"), "{ \"schema\": \"hopscope.decomposition/1\", \"lanes\": 7 }")
+        .expect("write");
+    let out = hopscope(&malformed);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("result.json") && stderr.trim_end().lines().count() == 1, "{stderr}");
+
+    std::fs::write(malformed.join("result.json"), "{ \"schema\": \"hopscope.decomposition/9\" }").expect("write");
+    let out = hopscope(&malformed);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("decomposition/9"));
+}
