@@ -27,7 +27,7 @@ pub(crate) struct KnobArgs {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     harvest: bool,
     /// Reply slot: allocate (per call) or reuse (per thread).
-    #[arg(long, default_value = "allocate")]
+    #[arg(long, default_value = "reuse")]
     result_slot: ResultSlot,
     /// Thread placement: unpinned, same-core, different-cores (default:
     /// same-core for `decompose`, unpinned otherwise).

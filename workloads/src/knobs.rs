@@ -57,9 +57,10 @@ pub enum BlobHandover {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ResultSlot {
     /// A fresh reply slot (channel or completion cell) per call.
-    #[default]
     Allocate,
-    /// A per-thread slot reused by every call of that thread.
+    /// A per-thread slot reused by every call of that thread (the default:
+    /// a fresh one-shot channel per call measured ~1 µs per write here).
+    #[default]
     Reuse,
 }
 
@@ -111,8 +112,8 @@ pub struct Knobs {
 }
 
 impl Default for Knobs {
-    /// The shipping configuration: oneshot replies over crossbeam, parking
-    /// waits, coalescing and harvest on, a fresh reply slot per call.
+    /// The shipping configuration: oneshot replies over crossbeam, reused
+    /// per thread, parking waits, coalescing and harvest on.
     fn default() -> Knobs {
         Knobs {
             reply: ReplyMode::default(),

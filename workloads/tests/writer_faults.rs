@@ -242,14 +242,14 @@ fn harvest_reports_exactly_the_tables_a_statement_changed() {
             ])
             .expect("schema");
         let with_trigger = writer.execute(INSERT, &[ValueRef::Integer(1), ValueRef::Text("a")]).expect("insert");
-        let mut tables: Vec<&str> = with_trigger.tables.iter().map(|t| &**t).collect();
+        let mut tables: Vec<&str> = with_trigger.tables.iter().collect();
         tables.sort_unstable();
         assert_eq!(tables, ["items", "log"]);
 
         let blob = writer
             .execute("INSERT INTO blobs (k, data) VALUES (?1, ?2)", &[ValueRef::Integer(1), ValueRef::Blob(&[1, 2, 3])])
             .expect("blob insert");
-        assert_eq!(blob.tables.iter().map(|t| &**t).collect::<Vec<_>>(), ["blobs"]);
+        assert_eq!(blob.tables.iter().collect::<Vec<_>>(), ["blobs"]);
 
         let nothing = writer.execute("UPDATE items SET v = v WHERE id = -1", &[]).expect("no-op update");
         assert!(nothing.tables.is_empty());

@@ -146,7 +146,7 @@ impl<P: Probe> WriterThread<P> {
     }
 
     fn outcome(&self, changes: u64, last_insert_rowid: i64) -> WriteOutcome {
-        let tables = if self.knobs.harvest { harvest::take() } else { Vec::new() };
+        let tables = if self.knobs.harvest { harvest::take() } else { harvest::Tables::default() };
         WriteOutcome { changes, last_insert_rowid, tables }
     }
 
