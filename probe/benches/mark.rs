@@ -35,21 +35,19 @@ fn clocks_and_marks(c: &mut Criterion) {
     group.bench_function("hopscope_mark", |b| {
         local::attach(CHUNK_MARKS as usize);
         b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            let mut left = iters;
-            while left > 0 {
-                let n = left.min(CHUNK_MARKS);
-                let start = Instant::now();
-                for i in 0..n {
-                    local::record(black_box(OpId(i)), black_box(Hop::SENT));
-                }
-                total += start.elapsed();
-                // Drain outside the timed region, as the lanes do between blocks.
-                let dropped = local::drain_into(&mut Vec::new());
-                assert_eq!(dropped, 0, "benchmark chunk overflowed the buffer");
-                left -= n;
-            }
-            total
+            in_chunks(
+                iters,
+                |n| {
+                    for i in 0..n {
+                        local::record(black_box(OpId(i)), black_box(Hop::SENT));
+                    }
+                },
+                || {
+                    // Drain outside the timed region, as the lanes do between blocks.
+                    let dropped = local::drain_into(&mut Vec::new());
+                    assert_eq!(dropped, 0, "benchmark chunk overflowed the buffer");
+                },
+            )
         });
     });
     group.bench_function("tracing_span_enter_exit", |b| {
@@ -58,24 +56,36 @@ fn clocks_and_marks(c: &mut Criterion) {
             let span = tracing::info_span!("write");
             STAMPS.with(|s| s.borrow_mut().reserve(2 * CHUNK_MARKS as usize));
             b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                let mut left = iters;
-                while left > 0 {
-                    let n = left.min(CHUNK_MARKS);
-                    let start = Instant::now();
-                    for _ in 0..n {
-                        let entered = span.enter();
-                        black_box(&entered);
-                    }
-                    total += start.elapsed();
-                    STAMPS.with(|s| s.borrow_mut().clear());
-                    left -= n;
-                }
-                total
+                in_chunks(
+                    iters,
+                    |n| {
+                        for _ in 0..n {
+                            let entered = span.enter();
+                            black_box(&entered);
+                        }
+                    },
+                    || STAMPS.with(|s| s.borrow_mut().clear()),
+                )
             });
         });
     });
     group.finish();
+}
+
+/// Time `iters` calls of `timed` in chunks the buffers can hold, running
+/// `between` (untimed) after each chunk.
+fn in_chunks(iters: u64, mut timed: impl FnMut(u64), mut between: impl FnMut()) -> Duration {
+    let mut total = Duration::ZERO;
+    let mut left = iters;
+    while left > 0 {
+        let n = left.min(CHUNK_MARKS);
+        let start = Instant::now();
+        timed(n);
+        total += start.elapsed();
+        between();
+        left -= n;
+    }
+    total
 }
 
 thread_local! {

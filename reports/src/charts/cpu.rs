@@ -6,7 +6,7 @@ use hopscope_analyze::Decomposition;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{ChartKind, DrawResult, font, lane_names, note, px};
+use super::{ChartKind, DrawResult, font, lane_names, legend, note, px};
 use crate::style::{self, CAPTION_PX, LABEL_PX, LEGEND_PX};
 
 /// Draw one point per lane with both figures.
@@ -54,12 +54,5 @@ where
             .legend(move |(x, y)| Circle::new((x + 10, y), 8, color.filled()));
         chart.draw_series([Text::new(format!("  {lane}"), (*wall, *cpu), font(LEGEND_PX, w))])?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font(font(LEGEND_PX, w))
-        .draw()?;
-    Ok(())
+    legend(&mut chart, SeriesLabelPosition::LowerRight, w)
 }

@@ -7,8 +7,8 @@ use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
-use super::{ChartKind, DrawResult, font, lane_names, note, px};
-use crate::style::{self, CAPTION_PX, LABEL_PX, LEGEND_PX};
+use super::{ChartKind, DrawResult, font, lane_names, legend, note, px};
+use crate::style::{self, CAPTION_PX, LABEL_PX};
 
 /// One lane's sorted block figures.
 struct Curve<'a> {
@@ -90,12 +90,5 @@ where
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], color.stroke_width(3)));
         chart.draw_series([(p50, 0.5), (p99, 0.99)].map(|point| Circle::new(point, dot, color.filled())))?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font(font(LEGEND_PX, w))
-        .draw()?;
-    Ok(())
+    legend(&mut chart, SeriesLabelPosition::LowerRight, w)
 }

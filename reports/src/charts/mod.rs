@@ -11,6 +11,7 @@ use std::path::Path;
 
 use hopscope_analyze::Decomposition;
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::Ranged;
 use plotters::prelude::*;
 
 use crate::error::ReportError;
@@ -128,6 +129,28 @@ where
     let body = (style::FONT, style::px(style::LABEL_PX, w)).into_font();
     area.draw(&Text::new(title.to_owned(), (20, 20), caption))?;
     area.draw(&Text::new(text.to_owned(), (w as i32 / 10, h as i32 / 2), body))?;
+    Ok(())
+}
+
+/// Draw the legend of `chart` at `position`, in the report's legend style.
+pub(crate) fn legend<'a, DB, X, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    position: SeriesLabelPosition,
+    width: u32,
+) -> DrawResult
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    X: Ranged,
+    Y: Ranged,
+{
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font(font(style::LEGEND_PX, width))
+        .draw()?;
     Ok(())
 }
 

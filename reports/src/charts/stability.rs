@@ -5,8 +5,8 @@ use hopscope_analyze::Decomposition;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{ChartKind, DrawResult, font, lane_names, note, px};
-use crate::style::{self, CAPTION_PX, LABEL_PX, LEGEND_PX};
+use super::{ChartKind, DrawResult, font, lane_names, legend, note, px};
+use crate::style::{self, CAPTION_PX, LABEL_PX};
 
 /// Draw the block figures of every lane by round.
 pub(crate) fn stability_chart<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, d: &Decomposition) -> DrawResult
@@ -61,12 +61,5 @@ where
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], color.stroke_width(3)));
         chart.draw_series(points.iter().map(|p| Circle::new(*p, px(4.0, w), color.filled())))?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font(font(LEGEND_PX, w))
-        .draw()?;
-    Ok(())
+    legend(&mut chart, SeriesLabelPosition::UpperRight, w)
 }

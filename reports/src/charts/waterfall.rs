@@ -9,7 +9,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{ChartKind, DrawResult, font, lane_names, note, px};
+use super::{ChartKind, DrawResult, font, lane_names, legend, note, px};
 use crate::style::{self, CAPTION_PX, LABEL_PX, LEGEND_PX};
 
 /// Draw the waterfall of `d.slices`.
@@ -98,14 +98,7 @@ where
             .label(format!("{lane}: {median:.2} µs/write"))
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], color.stroke_width(3)));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font(font(LEGEND_PX, w))
-        .draw()?;
-    Ok(())
+    legend(&mut chart, SeriesLabelPosition::UpperRight, w)
 }
 
 fn owner_color(owner: Owner) -> RGBColor {
