@@ -1,8 +1,7 @@
 //! Command-line flags shared by the commands that run lanes: the writer's
 //! knobs and the run plan's sizes.
 
-use hopscope_probe::HopTable;
-use hopscope_workloads::knobs::{ChannelKind, InjectedDelay, Placement, ReplyMode, ResultSlot, Wait};
+use hopscope_workloads::knobs::{ChannelKind, Placement, ReplyMode, ResultSlot, Wait};
 use hopscope_workloads::{DbConfig, Knobs, Plan};
 
 /// The reference writer's knobs (defaults: the shipping configuration).
@@ -48,7 +47,7 @@ impl KnobArgs {
     pub(crate) fn knobs(&self) -> anyhow::Result<Knobs> {
         let delay = match &self.delay {
             None => None,
-            Some(text) => Some(parse_delay(text)?),
+            Some(text) => Some(crate::spec::parse_delay(text).map_err(|e| anyhow::anyhow!("--delay: {e}"))?),
         };
         Ok(Knobs {
             reply: self.reply,
@@ -62,15 +61,6 @@ impl KnobArgs {
             placement: self.placement.unwrap_or_default(),
         })
     }
-}
-
-fn parse_delay(text: &str) -> anyhow::Result<InjectedDelay> {
-    let (hop, ns) = text.split_once(':').ok_or_else(|| anyhow::anyhow!("--delay wants HOP:NS, got `{text}`"))?;
-    let before = HopTable::standard().find(hop).ok_or_else(|| {
-        anyhow::anyhow!("--delay: unknown hop `{hop}` (locked, built, sent, executed, harvested, replied, received)")
-    })?;
-    let ns = ns.parse().map_err(|_| anyhow::anyhow!("--delay: bad nanoseconds `{ns}`"))?;
-    Ok(InjectedDelay { before, ns })
 }
 
 /// Sizes of a run; each overrides the default or `--quick` plan.

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod ab;
 mod analyze;
 mod calibrate;
 mod decompose;
@@ -13,6 +14,7 @@ mod output;
 mod report;
 mod run;
 mod rundir;
+mod spec;
 
 /// Decompose the write path of a writer-thread architecture into
 /// nanosecond slices.
@@ -33,6 +35,8 @@ enum Command {
     Decompose(decompose::Args),
     /// Decompose an existing `.hop` trace without re-running it.
     Analyze(analyze::Args),
+    /// Run a pre-registered A/B experiment from a spec and give its verdict.
+    Ab(ab::Args),
     /// Render charts and report.html from a run directory's result.json.
     Report(report::Args),
     /// Run lanes side by side on one shape and write the raw `.hop` trace.
@@ -57,5 +61,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Decompose(args) => decompose::run(&args),
         Command::Analyze(args) => analyze::run(&args),
         Command::Report(args) => report::run(&args),
+        Command::Ab(args) => ab::run(&args),
     }
 }

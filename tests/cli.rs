@@ -148,3 +148,105 @@ fn bad_flags_are_refused() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown lane"));
 }
+
+const SMALL_SPEC: &str = r#"
+name = "tiny"
+hypothesis = "a smoke test of the A/B machinery"
+shape = "single-insert"
+[run]
+ops = 20
+samples = 3
+pairs = 1
+warmup = 1
+[a]
+reply = "oneshot"
+[b]
+reply = "persistent"
+[rule]
+min_effect_pct = 3.0
+min_effect_us = 0.3
+max_control_drift_pct = 3.0
+"#;
+
+#[test]
+fn ab_runs_a_spec_and_detects_a_later_edit() {
+    let dir = temp_dir("ab");
+    let spec = dir.join("tiny.toml");
+    std::fs::write(&spec, SMALL_SPEC).expect("spec");
+    let run_dir = dir.join("run");
+    let out = hopscope(&["ab", spec.to_str().expect("utf-8"), "--out", run_dir.to_str().expect("utf-8")]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("tiny: "), "{stdout}");
+    let ab: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("ab.json")).expect("ab.json")).expect("json");
+    assert_eq!(ab["schema"], "hopscope.ab/1");
+    assert_eq!(ab["outcome"]["passes"].as_array().expect("passes").len(), 2);
+    assert_eq!(ab["outcome"]["passes"][1]["order"], "b→a");
+    assert!(
+        ["reproduced", "inconclusive", "drift-suspected"]
+            .contains(&ab["outcome"]["verdict"].as_str().expect("verdict"))
+    );
+    for file in ["receipt.md", "report.html", "ab-deltas.png", "trace.hop"] {
+        assert!(run_dir.join(file).exists(), "{file} missing");
+    }
+
+    // Re-analysis under an unchanged spec: no warning; after an edit: one.
+    let reanalyze = || hopscope(&["ab", spec.to_str().expect("utf-8"), "--analyze", run_dir.to_str().expect("utf-8")]);
+    let same = reanalyze();
+    assert!(same.status.success());
+    assert!(!String::from_utf8_lossy(&same.stdout).contains("edited after the run"));
+    std::fs::write(&spec, SMALL_SPEC.replace("min_effect_pct = 3.0", "min_effect_pct = 0.1")).expect("edit");
+    let edited = reanalyze();
+    let stdout = String::from_utf8_lossy(&edited.stdout);
+    assert!(edited.status.success());
+    assert!(stdout.contains("edited after the run"), "{stdout}");
+    let ab: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("ab.json")).expect("ab.json")).expect("json");
+    assert_eq!(ab["rule"]["min_effect_pct"], 3.0, "the recorded rule judges, not the edited one");
+}
+
+#[test]
+fn a_bad_spec_fails_before_measuring_with_one_line_naming_the_field() {
+    let dir = temp_dir("bad-spec");
+    let cases = [
+        (SMALL_SPEC.replace("reply = \"persistent\"", "replie = \"persistent\""), "replie"),
+        (SMALL_SPEC.replace("min_effect_pct = 3.0", "min_effect_pct = \"three\""), "min_effect_pct"),
+        (SMALL_SPEC.replace("[b]\nreply = \"persistent\"\n", ""), "`b`"),
+        (SMALL_SPEC.replace("shape = \"single-insert\"", "shape = \"warp\""), "shape"),
+    ];
+    for (i, (text, field)) in cases.iter().enumerate() {
+        let spec = dir.join(format!("bad-{i}.toml"));
+        std::fs::write(&spec, text).expect("spec");
+        let run_dir = dir.join(format!("run-{i}"));
+        let out = hopscope(&["ab", spec.to_str().expect("utf-8"), "--out", run_dir.to_str().expect("utf-8")]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{field}: accepted");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{field}: {stderr}");
+        assert!(stderr.contains(field), "{field} not named: {stderr}");
+        assert!(!run_dir.join("trace.hop").exists(), "{field}: measured before refusing");
+    }
+}
+
+#[test]
+fn every_shipped_spec_parses() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).expect("experiments/") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            // `--analyze` on an empty directory parses the spec first, then
+            // fails for want of a trace: the failure must not be the spec's.
+            let out = hopscope(&[
+                "ab",
+                path.to_str().expect("utf-8"),
+                "--analyze",
+                temp_dir("none").to_str().expect("utf-8"),
+            ]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(stderr.contains("trace.hop"), "{}: {stderr}", path.display());
+            seen += 1;
+        }
+    }
+    assert!(seen >= 6, "only {seen} specs shipped");
+}

@@ -11,12 +11,17 @@
 
 #![deny(missing_docs)]
 
+pub mod ab;
 mod decomposition;
+pub mod experiment;
 pub mod join;
 pub mod lanes;
 pub mod receipt;
 pub mod slices;
 pub mod stats;
+
+/// Host and clock facts, as recorded in traces and results.
+pub use hopscope_probe::{ClockInfo, HostInfo};
 
 pub use decomposition::{
     AnalyzeError, BOOTSTRAP_SEED, BlockFigure, Decomposition, Derived, Drops, LaneResult, ObserverEffect, ResultError,

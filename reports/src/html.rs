@@ -3,7 +3,10 @@
 
 use std::fmt::Write as _;
 
-use hopscope_analyze::{Decomposition, receipt};
+use std::collections::BTreeMap;
+
+use hopscope_analyze::experiment::{self, Experiment};
+use hopscope_analyze::{ClockInfo, Decomposition, HostInfo, receipt};
 use pulldown_cmark::{Options, Parser, html};
 
 use crate::charts::{ChartKind, ChartOptions};
@@ -11,53 +14,98 @@ use crate::error::ReportError;
 
 const TEMPLATE: &str = include_str!("../templates/report.html");
 
-/// The whole page for `d`.
+/// The parts of a page; every text part is Markdown or plain text, escaped
+/// on the way in.
+struct Parts<'a> {
+    title: String,
+    header_md: String,
+    headline: String,
+    warnings: &'a [String],
+    charts: String,
+    body_md: String,
+    schema: &'a str,
+}
+
+/// The whole decomposition page for `d`.
 pub fn page(d: &Decomposition, options: ChartOptions) -> Result<String, ReportError> {
     let meta = |key: &str| d.run.meta.get(key).map_or("unknown", String::as_str);
     let mut charts = String::new();
     for kind in ChartKind::ALL {
-        let svg = kind.render_svg(d, options)?;
-        let stem = kind.file_stem();
-        let _ = write!(
-            charts,
-            "<figure id=\"{stem}\">\n{svg}\n<figcaption>{} · <a href=\"{stem}.png\">{stem}.png</a></figcaption>\n</figure>\n",
-            escape(kind.title())
-        );
+        charts.push_str(&figure(kind.file_stem(), kind.title(), &kind.render_svg(d, options)?));
     }
-    let header = markdown(&format!(
-        "# hopscope: {shape}\n\n\
+    Ok(assemble(&Parts {
+        title: format!("hopscope report: {}", meta("shape")),
+        header_md: header(&format!("hopscope: {}", meta("shape")), &d.host, &d.clock, &d.run.meta, &receipt::date(d)),
+        headline: receipt::headline(d).unwrap_or_else(|| "This run has no lane arithmetic to summarise.".to_owned()),
+        warnings: &d.warnings,
+        charts,
+        body_md: receipt::markdown(d),
+        schema: &d.schema,
+    }))
+}
+
+/// The page of an A/B experiment.
+pub fn experiment_page(e: &Experiment) -> Result<String, ReportError> {
+    let chart = figure("ab-deltas", crate::charts::ab::AB_TITLE, &crate::charts::ab_svg(e)?);
+    let headline =
+        format!("Verdict: {}. {}", e.outcome.verdict, e.outcome.reasons.first().cloned().unwrap_or_default());
+    Ok(assemble(&Parts {
+        title: format!("hopscope A/B: {}", e.name),
+        header_md: header(&format!("hopscope A/B: {}", e.name), &e.host, &e.clock, &e.meta, ""),
+        headline,
+        warnings: &e.warnings,
+        charts: chart,
+        body_md: experiment::markdown(e),
+        schema: &e.schema,
+    }))
+}
+
+fn figure(stem: &str, title: &str, svg: &str) -> String {
+    format!(
+        "<figure id=\"{stem}\">\n{svg}\n<figcaption>{} · <a href=\"{stem}.png\">{stem}.png</a></figcaption>\n</figure>\n",
+        escape(title)
+    )
+}
+
+fn header(title: &str, host: &HostInfo, clock: &ClockInfo, meta: &BTreeMap<String, String>, date: &str) -> String {
+    let get = |key: &str| meta.get(key).map_or("unknown", String::as_str);
+    let mut md = format!(
+        "# {title}\n\n\
          - host: {cpu} · {cores} cores · kernel {kernel}\n\
-         - clock: {clock} · {ns:.6} ns/tick · invariant TSC: {tsc}\n\
+         - clock: {source} · {ns:.6} ns/tick · invariant TSC: {tsc}\n\
          - commit: `{commit}`\n\
-         - command: `{command}`\n\
-         - date: {date}\n",
-        shape = meta("shape"),
-        cpu = d.host.cpu_model,
-        cores = d.host.cores,
-        kernel = d.host.kernel,
-        clock = d.clock.source,
-        ns = d.clock.ns_per_tick,
-        tsc = d.clock.invariant_tsc,
-        commit = meta("commit"),
-        command = meta("command"),
-        date = receipt::date(d),
-    ));
-    let headline = receipt::headline(d).unwrap_or_else(|| "This run has no lane arithmetic to summarise.".to_owned());
-    let warnings = if d.warnings.is_empty() {
+         - command: `{command}`\n",
+        cpu = host.cpu_model,
+        cores = host.cores,
+        kernel = host.kernel,
+        source = clock.source,
+        ns = clock.ns_per_tick,
+        tsc = clock.invariant_tsc,
+        commit = get("commit"),
+        command = get("command"),
+    );
+    if !date.is_empty() {
+        let _ = writeln!(md, "- date: {date}");
+    }
+    markdown(&md)
+}
+
+fn assemble(parts: &Parts<'_>) -> String {
+    let warnings = if parts.warnings.is_empty() {
         String::new()
     } else {
-        let list: String = d.warnings.iter().map(|w| format!("- {w}\n")).collect();
+        let list: String = parts.warnings.iter().map(|w| format!("- {w}\n")).collect();
         format!("<section class=\"warnings\">\n{}</section>", markdown(&format!("## Warnings\n\n{list}")))
     };
-    Ok(TEMPLATE
-        .replace("{{title}}", &escape(&format!("hopscope report: {}", meta("shape"))))
-        .replace("{{header}}", &header)
-        .replace("{{headline}}", &escape(&headline))
+    TEMPLATE
+        .replace("{{title}}", &escape(&parts.title))
+        .replace("{{header}}", &parts.header_md)
+        .replace("{{headline}}", &escape(&parts.headline))
         .replace("{{warnings}}", &warnings)
-        .replace("{{charts}}", &charts)
-        .replace("{{receipt}}", &markdown(&receipt::markdown(d)))
+        .replace("{{charts}}", &parts.charts)
+        .replace("{{receipt}}", &markdown(&parts.body_md))
         .replace("{{version}}", env!("CARGO_PKG_VERSION"))
-        .replace("{{schema}}", &escape(&d.schema)))
+        .replace("{{schema}}", &escape(parts.schema))
 }
 
 /// Markdown (with tables) to HTML; text is escaped by the renderer.

@@ -21,8 +21,9 @@ use std::path::{Path, PathBuf};
 use hopscope_analyze::Decomposition;
 
 pub use charts::{ChartKind, ChartOptions};
+pub use charts::{ab_png, ab_svg};
 pub use error::ReportError;
-pub use html::page;
+pub use html::{experiment_page, page};
 
 /// What [`render`] wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,6 +32,16 @@ pub struct Rendered {
     pub html: PathBuf,
     /// The PNG charts, in report order.
     pub pngs: Vec<PathBuf>,
+}
+
+/// Write the A/B chart as a PNG and the experiment's HTML page into `dir`.
+pub fn render_experiment(e: &hopscope_analyze::experiment::Experiment, dir: &Path) -> Result<Rendered, ReportError> {
+    let png = dir.join("ab-deltas.png");
+    charts::ab_png(e, &png)?;
+    let html = dir.join("report.html");
+    let page = html::experiment_page(e)?;
+    std::fs::write(&html, page).map_err(|source| ReportError::Io { path: html.clone(), source })?;
+    Ok(Rendered { html, pngs: vec![png] })
 }
 
 /// Write every chart as a PNG and the HTML page into `dir`.

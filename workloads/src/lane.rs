@@ -42,6 +42,9 @@ pub struct LaneSpec {
     /// How the lane's own thread and its callers wait (the floor's; the
     /// writer takes its own from its knobs).
     pub waits: (Wait, Wait),
+    /// Blob hand-over this lane uses on blob shapes, overriding the shape's
+    /// (so two arms of an experiment can differ in it).
+    pub handover: Option<BlobHandover>,
 }
 
 impl LaneSpec {
@@ -51,7 +54,15 @@ impl LaneSpec {
             LaneKind::Writer(knobs) => (knobs.placement, (knobs.writer_wait, knobs.caller_wait)),
             _ => (Placement::Unpinned, (Wait::Park, Wait::Park)),
         };
-        LaneSpec { name: name.to_owned(), kind, probed, placement, waits }
+        LaneSpec { name: name.to_owned(), kind, probed, placement, waits, handover: None }
+    }
+
+    /// The shape this lane runs when the plan says `shape`.
+    pub fn shape_for(&self, shape: Shape) -> Shape {
+        match (shape, self.handover) {
+            (Shape::BlobInsert { bytes, .. }, Some(handover)) => Shape::BlobInsert { bytes, handover },
+            _ => shape,
+        }
     }
 
     /// Parse a standard lane name: `inline`, `floor`, `writer` (clean) and

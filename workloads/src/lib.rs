@@ -38,7 +38,7 @@ pub use floor::{Floor, FloorClient, FloorOptions};
 pub use inline::Inline;
 pub use knobs::Knobs;
 pub use lane::{LaneKind, LaneSpec};
-pub use runner::{Plan, RunSummary};
+pub use runner::{Order, Plan, RunSummary};
 pub use shape::{OpInput, SEED_ROWS, Shape};
 pub use value::{Sql, Value, ValueRef};
 pub use writer::{MAX_PARAMS, Tables, WriteOutcome, Writer};

@@ -53,6 +53,38 @@ pub struct Plan {
     pub warmup_blocks: u32,
     /// Pragmas of every lane's database.
     pub db: DbConfig,
+    /// How lanes are ordered within a round.
+    pub order: Order,
+}
+
+/// How the lanes of one round are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Order {
+    /// Rotate by one lane every round, so no lane always goes first.
+    #[default]
+    Rotate,
+    /// Plan order in even passes, the first two lanes swapped in odd passes:
+    /// the `a→b` / `b→a` passes of an A/B experiment.
+    FlipEachPass,
+}
+
+impl Order {
+    /// The lane indices of round (`pass`, `sample`) for `lanes` lanes.
+    pub fn round(self, pass: u32, sample: u32, lanes: usize) -> Vec<usize> {
+        match self {
+            Order::Rotate => {
+                let rotation = (sample + pass) as usize % lanes.max(1);
+                (0..lanes).map(|offset| (rotation + offset) % lanes).collect()
+            }
+            Order::FlipEachPass => {
+                let mut order: Vec<usize> = (0..lanes).collect();
+                if pass % 2 == 1 && lanes >= 2 {
+                    order.swap(0, 1);
+                }
+                order
+            }
+        }
+    }
 }
 
 impl Plan {
@@ -61,7 +93,16 @@ impl Plan {
     /// few long ones: a block median shrugs off the rare WAL checkpoint that
     /// a long block would average in.
     pub fn new(lanes: Vec<LaneSpec>, shape: Shape) -> Plan {
-        Plan { lanes, shape, ops_per_block: 200, samples: 50, passes: 4, warmup_blocks: 5, db: DbConfig::default() }
+        Plan {
+            lanes,
+            shape,
+            ops_per_block: 200,
+            samples: 50,
+            passes: 4,
+            warmup_blocks: 5,
+            db: DbConfig::default(),
+            order: Order::Rotate,
+        }
     }
 
     /// A short plan (seconds): 100 ops, 20 samples, 2 passes, 2 warm-ups.
@@ -125,7 +166,7 @@ pub fn run(
     for spec in &plan.lanes {
         let path = db_dir.join(format!("{}.db", spec.name));
         remove_db(&path)?;
-        let opened = lane::open(spec, &path, plan.db, plan.shape)?;
+        let opened = lane::open(spec, &path, plan.db, spec.shape_for(plan.shape))?;
         let admin = db::open(&path, plan.db).map_err(|source| RunError::Database { path: path.clone(), source })?;
         seed(&admin, plan.shape).map_err(|source| RunError::Database { path: path.clone(), source })?;
         lanes.push(LaneRun { spec: spec.clone(), lane: opened, admin, path, ops: 0 });
@@ -153,9 +194,7 @@ pub fn run(
     let mut dropped = 0u64;
     for pass in 0..plan.passes {
         for sample in 0..plan.samples {
-            let rotation = (sample + pass) as usize % lanes.len();
-            for offset in 0..lanes.len() {
-                let index = (rotation + offset) % lanes.len();
+            for index in plan.order.round(pass, sample, lanes.len()) {
                 let measured = block_ctx.run_block(&mut lanes[index])?;
                 let block = Block { lane: index as u16, pass, sample, ..measured };
                 dropped += block.dropped();
@@ -196,7 +235,7 @@ struct BlockContext<'a> {
 impl BlockContext<'_> {
     /// Run one block of `lane` and return it (lane, pass and sample unset).
     fn run_block(&mut self, lane: &mut LaneRun) -> Result<Block, RunError> {
-        let shape = self.plan.shape;
+        let shape = lane.spec.shape_for(self.plan.shape);
         let ops = self.plan.ops_per_block;
         let db_error = |source| RunError::Database { path: lane.path.clone(), source };
         let write_error = |source| RunError::Write { lane: lane.spec.name.clone(), source };
@@ -326,6 +365,7 @@ fn header(plan: &Plan, run_meta: BTreeMap<String, String>) -> TraceHeader {
     meta.insert("passes".to_owned(), plan.passes.to_string());
     meta.insert("warmup_blocks".to_owned(), plan.warmup_blocks.to_string());
     meta.insert("db".to_owned(), plan.db.to_string());
+    meta.insert("order".to_owned(), format!("{:?}", plan.order));
     meta.insert("sqlite_version".to_owned(), rusqlite::version().to_owned());
     for lane in &plan.lanes {
         meta.insert(format!("lane.{}", lane.name), lane.to_string());

@@ -1,6 +1,7 @@
 //! One chart per file, each a free function drawing a [`Decomposition`] on
 //! any plotters backend; this module renders them to PNG files and SVG text.
 
+pub(crate) mod ab;
 mod cpu;
 mod distributions;
 mod lanes;
@@ -112,6 +113,28 @@ impl ChartKind {
     fn error(self, e: Box<dyn std::error::Error + Send + Sync>) -> ReportError {
         ReportError::Chart { chart: self.file_stem(), message: e.to_string() }
     }
+}
+
+/// Draw the A/B chart of `e` to a PNG file at [`PNG_SIZE`].
+pub fn ab_png(e: &hopscope_analyze::experiment::Experiment, path: &Path) -> Result<(), ReportError> {
+    style::register_fonts()?;
+    let area = BitMapBackend::new(path, PNG_SIZE).into_drawing_area();
+    ab::ab_chart(&area, e).and_then(|()| Ok(area.present()?)).map_err(|e| ab_error(e))
+}
+
+/// Draw the A/B chart of `e` as SVG text at [`SVG_SIZE`].
+pub fn ab_svg(e: &hopscope_analyze::experiment::Experiment) -> Result<String, ReportError> {
+    style::register_fonts()?;
+    let mut svg = String::new();
+    {
+        let area = SVGBackend::with_string(&mut svg, SVG_SIZE).into_drawing_area();
+        ab::ab_chart(&area, e).and_then(|()| Ok(area.present()?)).map_err(|e| ab_error(e))?;
+    }
+    Ok(svg)
+}
+
+fn ab_error(e: Box<dyn std::error::Error + Send + Sync>) -> ReportError {
+    ReportError::Chart { chart: "ab-deltas", message: e.to_string() }
 }
 
 /// Lane names in a fixed order (sorted), so colours match across charts.

@@ -1,0 +1,379 @@
+//! A/B verdicts under a decision rule fixed before the data exists.
+//!
+//! An A/B run has three lanes: arm `a`, arm `b`, and `control`, an inert copy
+//! of `a`. Each pass runs the arms in a fixed order, flipped from one pass to
+//! the next (`a→b`, then `b→a`), one block per arm per round. Per pass, the
+//! effect is the median over rounds of the paired difference `b − a`, with a
+//! bootstrap CI; the control's `control − a` shows how much the harness
+//! itself moves. [`verdict`] then says:
+//!
+//! - `drift-suspected` when the control moved beyond the rule's limit, when
+//!   one arm's spread is at least `max_spread_ratio` times the other's, or
+//!   when flipping the order flipped the sign of a clear effect;
+//! - `reproduced` when every pass shows an effect of the same sign whose CI
+//!   excludes zero and that clears both thresholds (and both orders ran, if
+//!   the rule asks for it);
+//! - `inconclusive` otherwise.
+
+use std::collections::BTreeMap;
+
+use hopscope_probe::Trace;
+use serde::{Deserialize, Serialize};
+
+use crate::lanes::{self, Difference, LaneBlocks};
+use crate::stats::Samples;
+
+/// The lane names an A/B trace uses.
+pub const ARM_A: &str = "a";
+/// Arm B's lane name.
+pub const ARM_B: &str = "b";
+/// The inert control arm's lane name.
+pub const CONTROL: &str = "control";
+
+/// The decision rule, written in the spec before the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    /// Smallest effect that counts, percent of arm A.
+    pub min_effect_pct: f64,
+    /// Smallest effect that counts, µs per operation.
+    pub min_effect_us: f64,
+    /// Whether the effect must show in both orders (`a→b` and `b→a`).
+    #[serde(default = "yes")]
+    pub both_orders: bool,
+    /// Largest tolerated movement of the control arm, percent of arm A.
+    pub max_control_drift_pct: f64,
+    /// Largest tolerated ratio between the arms' robust spreads.
+    #[serde(default = "four")]
+    pub max_spread_ratio: f64,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn four() -> f64 {
+    4.0
+}
+
+impl Rule {
+    /// Refuse a rule whose numbers cannot mean anything.
+    pub fn check(&self) -> Result<(), String> {
+        let fields = [
+            ("min_effect_pct", self.min_effect_pct),
+            ("min_effect_us", self.min_effect_us),
+            ("max_control_drift_pct", self.max_control_drift_pct),
+            ("max_spread_ratio", self.max_spread_ratio),
+        ];
+        for (name, value) in fields {
+            if !value.is_finite() || value < 0.0 {
+                return Err(format!("rule.{name} must be a number ≥ 0, got {value}"));
+            }
+        }
+        if self.max_spread_ratio < 1.0 {
+            return Err(format!("rule.max_spread_ratio must be at least 1, got {}", self.max_spread_ratio));
+        }
+        Ok(())
+    }
+}
+
+/// What an A/B run concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Same sign, above both thresholds, in every pass and order.
+    Reproduced,
+    /// No clear effect, or one that does not hold in every pass.
+    Inconclusive,
+    /// The harness moved: the control drifted, the arms' spreads differ
+    /// wildly, or the order decided the sign.
+    DriftSuspected,
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Verdict::Reproduced => "reproduced",
+            Verdict::Inconclusive => "inconclusive",
+            Verdict::DriftSuspected => "drift-suspected",
+        })
+    }
+}
+
+/// One pass's block figures, µs per op keyed by sample.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PassBlocks {
+    /// Pass index.
+    pub pass: u32,
+    /// Whether `b` ran before `a` in this pass.
+    pub b_first: bool,
+    /// Arm A.
+    pub a: BTreeMap<u32, f64>,
+    /// Arm B.
+    pub b: BTreeMap<u32, f64>,
+    /// The control arm, if the run had one.
+    pub control: BTreeMap<u32, f64>,
+}
+
+/// One pass's effect.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PassEffect {
+    /// Pass index.
+    pub pass: u32,
+    /// `a→b` or `b→a`.
+    pub order: String,
+    /// Median of arm A, µs per op.
+    pub a_us: f64,
+    /// Median of arm B, µs per op.
+    pub b_us: f64,
+    /// `b − a`, paired by round.
+    pub delta_us: Difference,
+    /// `delta / a`, percent.
+    pub delta_pct: f64,
+    /// `control − a`, paired by round, if there is a control.
+    pub control_us: Option<Difference>,
+    /// `control / a`, percent.
+    pub control_pct: Option<f64>,
+    /// Robust spread (1.4826 × MAD / median) of arm A's blocks.
+    pub spread_a: f64,
+    /// Robust spread of arm B's blocks.
+    pub spread_b: f64,
+    /// Whether this pass alone clears the rule: CI excludes 0 and both
+    /// thresholds are met.
+    pub clear: bool,
+}
+
+/// The outcome of an A/B run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AbOutcome {
+    /// Per pass, in run order.
+    pub passes: Vec<PassEffect>,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Why, one sentence per finding.
+    pub reasons: Vec<String>,
+}
+
+/// Scale of the MAD that makes it estimate a standard deviation.
+const MAD_TO_SD: f64 = 1.4826;
+
+/// Judge `passes` under `rule`. Pure; `seed` makes every CI reproducible.
+pub fn verdict(passes: &[PassBlocks], rule: &Rule, seed: u64) -> AbOutcome {
+    let effects: Vec<PassEffect> =
+        passes.iter().enumerate().filter_map(|(i, p)| effect(p, rule, seed.wrapping_add(i as u64))).collect();
+    let mut drift = Vec::new();
+    let mut notes = Vec::new();
+    for e in &effects {
+        if let Some(pct) = e.control_pct
+            && pct.abs() > rule.max_control_drift_pct
+        {
+            drift.push(format!(
+                "pass {} ({}): the control moved {pct:+.1}%, more than the {:.1}% allowed",
+                e.pass, e.order, rule.max_control_drift_pct
+            ));
+        }
+        let (lo, hi) = (e.spread_a.min(e.spread_b), e.spread_a.max(e.spread_b));
+        if lo > 0.0 && hi >= rule.max_spread_ratio * lo {
+            drift.push(format!(
+                "pass {} ({}): one arm's spread is {:.1}× the other's ({:.1}% vs {:.1}%)",
+                e.pass,
+                e.order,
+                hi / lo,
+                e.spread_a * 100.0,
+                e.spread_b * 100.0
+            ));
+        }
+    }
+    let signed: Vec<&PassEffect> = effects.iter().filter(|e| ci_excludes_zero(&e.delta_us)).collect();
+    if signed.iter().any(|e| e.delta_us.median > 0.0) && signed.iter().any(|e| e.delta_us.median < 0.0) {
+        drift.push("flipping the order flipped the sign of the effect".to_owned());
+    }
+    let orders = effects.iter().map(|e| e.order.as_str()).collect::<std::collections::BTreeSet<_>>();
+    let verdict = if !drift.is_empty() {
+        Verdict::DriftSuspected
+    } else if effects.is_empty() {
+        notes.push("no pass has both arms measured".to_owned());
+        Verdict::Inconclusive
+    } else if rule.both_orders && orders.len() < 2 {
+        notes.push("the rule asks for both orders and only one ran".to_owned());
+        Verdict::Inconclusive
+    } else if effects.iter().all(|e| e.clear) {
+        let direction = if effects[0].delta_us.median < 0.0 { "faster" } else { "slower" };
+        notes.push(format!("B is {direction} than A in every pass, beyond the rule's thresholds"));
+        Verdict::Reproduced
+    } else {
+        for e in effects.iter().filter(|e| !e.clear) {
+            notes.push(format!(
+                "pass {} ({}): Δ {:+.3} µs ({:+.1}%), CI {:+.3}…{:+.3}: below the rule",
+                e.pass, e.order, e.delta_us.median, e.delta_pct, e.delta_us.ci95[0], e.delta_us.ci95[1]
+            ));
+        }
+        Verdict::Inconclusive
+    };
+    drift.extend(notes);
+    AbOutcome { passes: effects, verdict, reasons: drift }
+}
+
+fn effect(p: &PassBlocks, rule: &Rule, seed: u64) -> Option<PassEffect> {
+    let a = blocks(&p.a);
+    let b = blocks(&p.b);
+    let delta_us = lanes::difference(&b, &a, seed)?;
+    let a_samples = Samples::new(p.a.values().copied().collect()).ok()?;
+    let b_samples = Samples::new(p.b.values().copied().collect()).ok()?;
+    let a_us = a_samples.median();
+    let pct = |us: f64| if a_us > 0.0 { us / a_us * 100.0 } else { 0.0 };
+    let control_us =
+        if p.control.is_empty() { None } else { lanes::difference(&blocks(&p.control), &a, seed.wrapping_add(7)) };
+    let delta_pct = pct(delta_us.median);
+    let clear = ci_excludes_zero(&delta_us)
+        && delta_us.median.abs() >= rule.min_effect_us
+        && delta_pct.abs() >= rule.min_effect_pct;
+    Some(PassEffect {
+        pass: p.pass,
+        order: if p.b_first { "b→a" } else { "a→b" }.to_owned(),
+        a_us,
+        b_us: b_samples.median(),
+        delta_us,
+        delta_pct,
+        control_pct: control_us.map(|c| pct(c.median)),
+        control_us,
+        spread_a: spread(&a_samples),
+        spread_b: spread(&b_samples),
+        clear,
+    })
+}
+
+fn blocks(figures: &BTreeMap<u32, f64>) -> LaneBlocks {
+    LaneBlocks {
+        name: String::new(),
+        us_per_op: figures.iter().map(|(&s, &v)| ((0, s), v)).collect(),
+        ops: 0,
+        cpu_ns_per_op: BTreeMap::new(),
+    }
+}
+
+fn spread(s: &Samples) -> f64 {
+    let median = s.median();
+    if median > 0.0 { MAD_TO_SD * s.mad() / median } else { 0.0 }
+}
+
+fn ci_excludes_zero(d: &Difference) -> bool {
+    d.ci95[0] > 0.0 || d.ci95[1] < 0.0
+}
+
+/// Collect the per-pass blocks of an A/B trace (lanes `a`, `b`, `control`).
+/// A pass is `b→a` when `b`'s first block in it precedes `a`'s.
+pub fn pass_blocks(trace: &Trace) -> Vec<PassBlocks> {
+    let lane = |name: &str| trace.header.lane(name);
+    let (Some(a), Some(b)) = (lane(ARM_A), lane(ARM_B)) else { return Vec::new() };
+    let control = lane(CONTROL);
+    let ns_per_tick = trace.header.clock.ns_per_tick;
+    let mut passes: BTreeMap<u32, PassBlocks> = BTreeMap::new();
+    let mut first_seen: BTreeMap<u32, u16> = BTreeMap::new();
+    for block in trace.blocks.iter().filter(|b| b.op_count > 0) {
+        let us = block.end.since(block.start) as f64 * ns_per_tick / block.op_count as f64 / 1_000.0;
+        let entry =
+            passes.entry(block.pass).or_insert_with(|| PassBlocks { pass: block.pass, ..PassBlocks::default() });
+        if block.lane == a || block.lane == b {
+            first_seen.entry(block.pass).or_insert(block.lane);
+        }
+        if block.lane == a {
+            entry.a.insert(block.sample, us);
+        } else if block.lane == b {
+            entry.b.insert(block.sample, us);
+        } else if Some(block.lane) == control {
+            entry.control.insert(block.sample, us);
+        }
+    }
+    for (pass, first) in first_seen {
+        if let Some(p) = passes.get_mut(&pass) {
+            p.b_first = first == b;
+        }
+    }
+    passes.into_values().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule() -> Rule {
+        Rule {
+            min_effect_pct: 2.0,
+            min_effect_us: 0.1,
+            both_orders: true,
+            max_control_drift_pct: 2.0,
+            max_spread_ratio: 4.0,
+        }
+    }
+
+    /// A pass with 20 rounds: A around `a`, B around `b`, control around
+    /// `control`, each with the same small deterministic wobble.
+    fn pass(index: u32, b_first: bool, a: f64, b: f64, control: f64) -> PassBlocks {
+        let wobble = |s: u32| f64::from((s * 7919) % 11) * 0.01;
+        PassBlocks {
+            pass: index,
+            b_first,
+            a: (0..20).map(|s| (s, a + wobble(s))).collect(),
+            b: (0..20).map(|s| (s, b + wobble(s + 3))).collect(),
+            control: (0..20).map(|s| (s, control + wobble(s + 5))).collect(),
+        }
+    }
+
+    #[test]
+    fn the_same_sign_in_both_orders_is_reproduced() {
+        let out = verdict(&[pass(0, false, 10.0, 9.0, 10.0), pass(1, true, 10.0, 9.0, 10.0)], &rule(), 1);
+        assert_eq!(out.verdict, Verdict::Reproduced, "{:?}", out.reasons);
+        assert!(out.passes.iter().all(|p| p.clear));
+        assert_eq!(out.passes[1].order, "b→a");
+    }
+
+    #[test]
+    fn a_flipped_sign_is_drift() {
+        let out = verdict(&[pass(0, false, 10.0, 9.0, 10.0), pass(1, true, 10.0, 11.0, 10.0)], &rule(), 1);
+        assert_eq!(out.verdict, Verdict::DriftSuspected);
+        assert!(out.reasons.iter().any(|r| r.contains("flipped the sign")), "{:?}", out.reasons);
+    }
+
+    #[test]
+    fn a_moved_control_is_drift() {
+        let out = verdict(&[pass(0, false, 10.0, 9.0, 10.5), pass(1, true, 10.0, 9.0, 10.0)], &rule(), 1);
+        assert_eq!(out.verdict, Verdict::DriftSuspected);
+        assert!(out.reasons.iter().any(|r| r.contains("control moved")), "{:?}", out.reasons);
+    }
+
+    #[test]
+    fn an_effect_below_the_threshold_is_inconclusive() {
+        // 1% and 0.1 µs: real (the CI excludes 0) but under the 2% rule.
+        let out = verdict(&[pass(0, false, 10.0, 9.9, 10.0), pass(1, true, 10.0, 9.9, 10.0)], &rule(), 1);
+        assert_eq!(out.verdict, Verdict::Inconclusive, "{:?}", out.reasons);
+        assert!(out.reasons.iter().any(|r| r.contains("below the rule")));
+    }
+
+    #[test]
+    fn no_effect_is_inconclusive_and_one_order_is_not_enough() {
+        let out = verdict(&[pass(0, false, 10.0, 10.0, 10.0), pass(1, true, 10.0, 10.0, 10.0)], &rule(), 1);
+        assert_eq!(out.verdict, Verdict::Inconclusive);
+        let one = verdict(&[pass(0, false, 10.0, 9.0, 10.0)], &rule(), 1);
+        assert_eq!(one.verdict, Verdict::Inconclusive);
+        assert!(one.reasons.iter().any(|r| r.contains("both orders")));
+    }
+
+    #[test]
+    fn wildly_different_spreads_are_drift() {
+        let mut noisy = pass(0, false, 10.0, 9.0, 10.0);
+        for (s, v) in noisy.b.iter_mut() {
+            *v += if s % 2 == 0 { 2.0 } else { -2.0 };
+        }
+        let out = verdict(&[noisy, pass(1, true, 10.0, 9.0, 10.0)], &rule(), 1);
+        assert_eq!(out.verdict, Verdict::DriftSuspected);
+        assert!(out.reasons.iter().any(|r| r.contains("spread")), "{:?}", out.reasons);
+    }
+
+    #[test]
+    fn rules_with_meaningless_numbers_are_refused() {
+        assert!(Rule { min_effect_pct: -1.0, ..rule() }.check().unwrap_err().contains("min_effect_pct"));
+        assert!(Rule { max_spread_ratio: 0.5, ..rule() }.check().unwrap_err().contains("max_spread_ratio"));
+        assert!(rule().check().is_ok());
+    }
+}

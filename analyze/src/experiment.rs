@@ -1,0 +1,140 @@
+//! The result of a pre-registered A/B experiment (`ab.json`, schema
+//! `hopscope.ab/1`) and its Markdown receipt.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use hopscope_probe::{ClockInfo, HostInfo, Trace};
+use serde::{Deserialize, Serialize};
+
+use crate::ab::{self, AbOutcome, Rule};
+use crate::decomposition::BOOTSTRAP_SEED;
+
+/// Schema name and version of `ab.json`.
+pub const AB_SCHEMA: &str = "hopscope.ab/1";
+
+/// Everything an A/B run concluded, and what it was held to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Experiment {
+    /// Always [`AB_SCHEMA`].
+    pub schema: String,
+    /// The spec's name.
+    pub name: String,
+    /// The hypothesis, as written before the run.
+    pub hypothesis: String,
+    /// SHA-256 of the spec file as it was when the run started.
+    pub spec_sha256: String,
+    /// The decision rule recorded before measuring.
+    pub rule: Rule,
+    /// What each arm runs (`a`, `b`, `control`).
+    pub arms: BTreeMap<String, String>,
+    /// Effects per pass and the verdict.
+    pub outcome: AbOutcome,
+    /// The machine.
+    pub host: HostInfo,
+    /// The clock.
+    pub clock: ClockInfo,
+    /// Run metadata from the trace (command, commit, shape, ...).
+    pub meta: BTreeMap<String, String>,
+    /// What a reader must know (e.g. a spec edited after the run).
+    pub warnings: Vec<String>,
+}
+
+/// Judge the A/B `trace` under `rule`; `spec` fields come from the header.
+pub fn judge(trace: &Trace, rule: &Rule) -> Experiment {
+    let meta = &trace.header.run;
+    let get = |k: &str| meta.get(k).cloned().unwrap_or_default();
+    let outcome = ab::verdict(&ab::pass_blocks(trace), rule, BOOTSTRAP_SEED);
+    let arms = [ab::ARM_A, ab::ARM_B, ab::CONTROL]
+        .into_iter()
+        .filter_map(|arm| meta.get(&format!("lane.{arm}")).map(|d| (arm.to_owned(), d.clone())))
+        .collect();
+    let mut warnings = Vec::new();
+    if trace.dropped() > 0 {
+        warnings.push(format!("{} marks were dropped", trace.dropped()));
+    }
+    Experiment {
+        schema: AB_SCHEMA.to_owned(),
+        name: get("spec.name"),
+        hypothesis: get("spec.hypothesis"),
+        spec_sha256: get("spec.sha256"),
+        rule: rule.clone(),
+        arms,
+        outcome,
+        host: trace.header.host.clone(),
+        clock: trace.header.clock.clone(),
+        meta: meta.clone(),
+        warnings,
+    }
+}
+
+/// Render `e` as Markdown.
+pub fn markdown(e: &Experiment) -> String {
+    let mut out = String::new();
+    // Writing to a String cannot fail.
+    let _ = render(e, &mut out);
+    out
+}
+
+fn render(e: &Experiment, out: &mut String) -> std::fmt::Result {
+    writeln!(out, "# hopscope A/B: {}\n", e.name)?;
+    writeln!(out, "**Verdict: {}**\n", e.outcome.verdict)?;
+    writeln!(out, "Hypothesis: {}\n", e.hypothesis)?;
+    for w in &e.warnings {
+        writeln!(out, "- ⚠ {w}")?;
+    }
+    if !e.warnings.is_empty() {
+        writeln!(out)?;
+    }
+    writeln!(out, "## Why\n")?;
+    for r in &e.outcome.reasons {
+        writeln!(out, "- {r}")?;
+    }
+    writeln!(out, "\n## Arms\n")?;
+    for (arm, description) in &e.arms {
+        writeln!(out, "- `{arm}`: {description}")?;
+    }
+    writeln!(out, "\n## Effect per pass (µs per operation, B − A paired by round)\n")?;
+    writeln!(out, "| pass | order | A | B | Δ | 95% CI | Δ % | control − A | spread A | spread B | clears the rule |")?;
+    writeln!(out, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")?;
+    for p in &e.outcome.passes {
+        let control = p.control_pct.map_or("–".to_owned(), |c| format!("{c:+.2}%"));
+        writeln!(
+            out,
+            "| {} | {} | {:.3} | {:.3} | {:+.3} | {:+.3}…{:+.3} | {:+.2}% | {control} | {:.1}% | {:.1}% | {} |",
+            p.pass,
+            p.order,
+            p.a_us,
+            p.b_us,
+            p.delta_us.median,
+            p.delta_us.ci95[0],
+            p.delta_us.ci95[1],
+            p.delta_pct,
+            p.spread_a * 100.0,
+            p.spread_b * 100.0,
+            if p.clear { "yes" } else { "no" }
+        )?;
+    }
+    let r = &e.rule;
+    writeln!(out, "\n## Decision rule (recorded before the run)\n")?;
+    writeln!(out, "- minimum effect: {}% and {} µs per operation", r.min_effect_pct, r.min_effect_us)?;
+    writeln!(out, "- reproduced in both orders required: {}", r.both_orders)?;
+    writeln!(out, "- control may drift at most {}%", r.max_control_drift_pct)?;
+    writeln!(out, "- arms' spreads may differ at most {}×", r.max_spread_ratio)?;
+    writeln!(out, "- spec SHA-256: `{}`", e.spec_sha256)?;
+    let meta = |k: &str| e.meta.get(k).map_or("unknown", String::as_str);
+    writeln!(out, "\n## Run\n")?;
+    writeln!(out, "- command: `{}`", meta("command"))?;
+    writeln!(out, "- commit: {}", meta("commit"))?;
+    writeln!(
+        out,
+        "- shape: {} · {} ops per block · {} samples × {} passes",
+        meta("shape"),
+        meta("ops_per_block"),
+        meta("samples"),
+        meta("passes")
+    )?;
+    writeln!(out, "- host: {} · {} cores · kernel {}", e.host.cpu_model, e.host.cores, e.host.kernel)?;
+    writeln!(out, "- clock: {} · {:.6} ns/tick", e.clock.source, e.clock.ns_per_tick)?;
+    Ok(())
+}
