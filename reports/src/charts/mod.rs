@@ -119,7 +119,7 @@ impl ChartKind {
 pub fn ab_png(e: &hopscope_analyze::experiment::Experiment, path: &Path) -> Result<(), ReportError> {
     style::register_fonts()?;
     let area = BitMapBackend::new(path, PNG_SIZE).into_drawing_area();
-    ab::ab_chart(&area, e).and_then(|()| Ok(area.present()?)).map_err(|e| ab_error(e))
+    ab::ab_chart(&area, e).and_then(|()| Ok(area.present()?)).map_err(ab_error)
 }
 
 /// Draw the A/B chart of `e` as SVG text at [`SVG_SIZE`].
@@ -128,7 +128,7 @@ pub fn ab_svg(e: &hopscope_analyze::experiment::Experiment) -> Result<String, Re
     let mut svg = String::new();
     {
         let area = SVGBackend::with_string(&mut svg, SVG_SIZE).into_drawing_area();
-        ab::ab_chart(&area, e).and_then(|()| Ok(area.present()?)).map_err(|e| ab_error(e))?;
+        ab::ab_chart(&area, e).and_then(|()| Ok(area.present()?)).map_err(ab_error)?;
     }
     Ok(svg)
 }
