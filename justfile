@@ -25,6 +25,14 @@ run *ARGS:
 analyze TRACE *ARGS:
     cargo run --release -- analyze {{TRACE}} {{ARGS}}
 
+# Run a pre-registered A/B experiment, e.g. `just ab experiments/reply-persistent.toml`.
+ab SPEC *ARGS:
+    cargo run --release -- ab {{SPEC}} {{ARGS}}
+
+# Measure the instrument's resolution by injecting known delays.
+resolve *ARGS:
+    cargo run --release -- resolve {{ARGS}}
+
 # Redraw charts and report.html from a run directory's result.json.
 report DIR *ARGS:
     cargo run --release -- report {{DIR}} {{ARGS}}

@@ -12,6 +12,7 @@ mod decompose;
 mod knob_args;
 mod output;
 mod report;
+mod resolve;
 mod run;
 mod rundir;
 mod spec;
@@ -37,6 +38,8 @@ enum Command {
     Analyze(analyze::Args),
     /// Run a pre-registered A/B experiment from a spec and give its verdict.
     Ab(ab::Args),
+    /// Measure the instrument's resolution by injecting known delays.
+    Resolve(resolve::Args),
     /// Render charts and report.html from a run directory's result.json.
     Report(report::Args),
     /// Run lanes side by side on one shape and write the raw `.hop` trace.
@@ -62,5 +65,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Analyze(args) => analyze::run(&args),
         Command::Report(args) => report::run(&args),
         Command::Ab(args) => ab::run(&args),
+        Command::Resolve(args) => resolve::run(&args),
     }
 }

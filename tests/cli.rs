@@ -250,3 +250,39 @@ fn every_shipped_spec_parses() {
     }
     assert!(seen >= 6, "only {seen} specs shipped");
 }
+
+#[test]
+fn resolve_writes_the_documented_table() {
+    let dir = temp_dir("resolve");
+    let out = hopscope(&[
+        "resolve",
+        "--deltas",
+        "0,3000",
+        "--repeats",
+        "1",
+        "--samples",
+        "4",
+        "--ops",
+        "20",
+        "--out",
+        dir.to_str().expect("utf-8"),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("resolution.json")).expect("resolution.json"))
+            .expect("json");
+    assert_eq!(json["schema"], "hopscope.resolution/1");
+    assert_eq!(json["slice"], "locked→built");
+    let deltas = json["deltas"].as_array().expect("deltas");
+    assert_eq!(deltas.len(), 2);
+    for d in deltas {
+        for key in ["injected_ns", "detection_rate", "estimated_ns", "repeats", "seconds"] {
+            assert!(d[key].is_number(), "{key}");
+        }
+        assert!(d.get("attributed_slice").is_some());
+    }
+    assert!(dir.join("resolution.png").exists() && dir.join("receipt.md").exists());
+    let bad = hopscope(&["resolve", "--slice", "nowhere", "--out", temp_dir("resolve-bad").to_str().expect("utf-8")]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown hop"));
+}

@@ -263,15 +263,25 @@ fn ci_excludes_zero(d: &Difference) -> bool {
 
 /// Collect the per-pass blocks of an A/B trace (lanes `a`, `b`, `control`).
 /// A pass is `b→a` when `b`'s first block in it precedes `a`'s.
+///
+/// A block's figure is the median per-operation latency (first to last mark)
+/// when its lane was probed — robust to the rare slow operation, such as a
+/// WAL checkpoint — and its wall time per operation otherwise.
 pub fn pass_blocks(trace: &Trace) -> Vec<PassBlocks> {
     let lane = |name: &str| trace.header.lane(name);
     let (Some(a), Some(b)) = (lane(ARM_A), lane(ARM_B)) else { return Vec::new() };
     let control = lane(CONTROL);
     let ns_per_tick = trace.header.clock.ns_per_tick;
+    let op_medians: BTreeMap<usize, f64> = crate::join::join(trace)
+        .iter()
+        .flat_map(|ops| ops.blocks.iter())
+        .filter_map(|b| Samples::new(b.total_ns.clone()).ok().map(|s| (b.block, s.median() / 1_000.0)))
+        .collect();
     let mut passes: BTreeMap<u32, PassBlocks> = BTreeMap::new();
     let mut first_seen: BTreeMap<u32, u16> = BTreeMap::new();
-    for block in trace.blocks.iter().filter(|b| b.op_count > 0) {
-        let us = block.end.since(block.start) as f64 * ns_per_tick / block.op_count as f64 / 1_000.0;
+    for (index, block) in trace.blocks.iter().enumerate().filter(|(_, b)| b.op_count > 0) {
+        let wall_us = block.end.since(block.start) as f64 * ns_per_tick / block.op_count as f64 / 1_000.0;
+        let us = op_medians.get(&index).copied().unwrap_or(wall_us);
         let entry =
             passes.entry(block.pass).or_insert_with(|| PassBlocks { pass: block.pass, ..PassBlocks::default() });
         if block.lane == a || block.lane == b {

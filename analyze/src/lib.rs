@@ -17,6 +17,7 @@ pub mod experiment;
 pub mod join;
 pub mod lanes;
 pub mod receipt;
+pub mod resolution;
 pub mod slices;
 pub mod stats;
 

@@ -5,6 +5,7 @@ pub(crate) mod ab;
 mod cpu;
 mod distributions;
 mod lanes;
+pub(crate) mod resolution;
 mod stability;
 mod waterfall;
 
@@ -131,6 +132,15 @@ pub fn ab_svg(e: &hopscope_analyze::experiment::Experiment) -> Result<String, Re
         ab::ab_chart(&area, e).and_then(|()| Ok(area.present()?)).map_err(ab_error)?;
     }
     Ok(svg)
+}
+
+/// Draw the resolution chart of `r` to a PNG file at [`PNG_SIZE`].
+pub fn resolution_png(r: &hopscope_analyze::resolution::Resolution, path: &Path) -> Result<(), ReportError> {
+    style::register_fonts()?;
+    let area = BitMapBackend::new(path, PNG_SIZE).into_drawing_area();
+    resolution::resolution_chart(&area, r)
+        .and_then(|()| Ok(area.present()?))
+        .map_err(|e| ReportError::Chart { chart: "resolution", message: e.to_string() })
 }
 
 fn ab_error(e: Box<dyn std::error::Error + Send + Sync>) -> ReportError {

@@ -13,7 +13,11 @@ pub(crate) struct Delay {
 
 impl Delay {
     pub(crate) fn new(delay: Option<InjectedDelay>, clock: &ClockInfo) -> Delay {
-        Delay { target: delay.map(|d| (d.before, (d.ns as f64 / clock.ns_per_tick).round() as u64)) }
+        // A zero-length delay is no delay: not even the check's clock reads,
+        // so a 0 ns arm is identical to one without the knob.
+        Delay {
+            target: delay.filter(|d| d.ns > 0).map(|d| (d.before, (d.ns as f64 / clock.ns_per_tick).round() as u64)),
+        }
     }
 
     /// Busy-wait if `hop` is the configured one.
