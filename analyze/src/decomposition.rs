@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use hopscope_probe::counters::CounterSupport;
+use hopscope_probe::counters::{CounterSupport, Support};
 use hopscope_probe::{ClockInfo, HostInfo, Trace};
 use serde::{Deserialize, Serialize};
 
@@ -93,10 +93,25 @@ pub struct LaneResult {
     pub cv_by_pass: Vec<f64>,
     /// Every measured block's µs per op, in run order.
     pub blocks_us: Vec<BlockFigure>,
+    /// perf-event counts per operation, keyed `<counter>_per_op`
+    /// (`context_switches_per_op`, ...): per thread role plus `total`, or
+    /// `"unsupported: <reason>"` for a counter the host cannot count.
+    #[serde(default)]
+    pub counters: BTreeMap<String, CounterFigure>,
     /// Per-operation first-to-last-mark latency of a probed lane: 101
     /// quantiles (0%, 1%, …, 100%) of the pooled operations, µs. Empty for
     /// clean lanes.
     pub op_latency_quantiles_us: Vec<f64>,
+}
+
+/// One counter of one lane.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum CounterFigure {
+    /// Median count per operation by thread role, and their `total`.
+    PerOp(BTreeMap<String, f64>),
+    /// The host cannot count it, and why.
+    Unsupported(String),
 }
 
 /// One block's figure.
@@ -177,7 +192,24 @@ pub fn decompose(trace: &Trace) -> Result<Decomposition, AnalyzeError> {
                 ));
             }
         }
-        lane_results.insert(lane.name.clone(), lane_result(lane, ops, figures));
+        let mut result = lane_result(lane, ops, figures.as_ref());
+        for support in &trace.header.counters {
+            let key = format!("{}_per_op", support.counter.name().replace('-', "_"));
+            let figure = match &support.support {
+                Support::Unsupported { .. } => Some(CounterFigure::Unsupported(support.support.to_string())),
+                Support::Supported => {
+                    figures.as_ref().and_then(|f| f.counters_per_op.get(support.counter.name())).map(|roles| {
+                        let mut per_op = roles.clone();
+                        per_op.insert("total".to_owned(), roles.values().sum());
+                        CounterFigure::PerOp(per_op)
+                    })
+                }
+            };
+            if let Some(figure) = figure {
+                result.counters.insert(key, figure);
+            }
+        }
+        lane_results.insert(lane.name.clone(), result);
     }
 
     let find = |name: &str| blocks.iter().find(|l| l.name == name && l.ops > 0);
@@ -274,7 +306,7 @@ fn is_named(trace: &Trace, ops: &LaneOps, name: &str) -> bool {
     trace.header.lanes.get(usize::from(ops.lane)).is_some_and(|l| l == name)
 }
 
-fn lane_result(lane: &LaneBlocks, ops: &LaneOps, figures: Option<LaneFigures>) -> LaneResult {
+fn lane_result(lane: &LaneBlocks, ops: &LaneOps, figures: Option<&LaneFigures>) -> LaneResult {
     let pooled: Vec<f64> = ops.blocks.iter().flat_map(|b| b.total_ns.iter().map(|ns| ns / 1_000.0)).collect();
     let op_latency_quantiles_us = crate::stats::Samples::new(pooled)
         .map(|s| (0..=100).map(|q| s.quantile(f64::from(q) / 100.0)).collect())
@@ -283,8 +315,9 @@ fn lane_result(lane: &LaneBlocks, ops: &LaneOps, figures: Option<LaneFigures>) -
         ops: lane.ops,
         blocks: lane.us_per_op.len(),
         probed: !ops.hops.is_empty(),
-        us_per_op: figures.as_ref().map(|f| f.us_per_op),
-        cv_by_pass: figures.map(|f| f.cv_by_pass).unwrap_or_default(),
+        us_per_op: figures.map(|f| f.us_per_op),
+        cv_by_pass: figures.map(|f| f.cv_by_pass.clone()).unwrap_or_default(),
+        counters: BTreeMap::new(),
         blocks_us: lane
             .us_per_op
             .iter()

@@ -27,7 +27,8 @@ pub struct LaneBlocks {
     pub us_per_op: BTreeMap<(u32, u32), f64>,
     /// Operations across all blocks.
     pub ops: u64,
-    /// CPU ns per op by reading key, per block.
+    /// Per-op value of each reading (CPU ns, counter counts), per block, by
+    /// reading key.
     pub cpu_ns_per_op: BTreeMap<String, Vec<f64>>,
 }
 
@@ -75,6 +76,9 @@ pub struct LaneFigures {
     pub cv_by_pass: Vec<f64>,
     /// Median CPU µs per operation by reading (`caller`, `writer`, `process`).
     pub cpu_us_per_op: BTreeMap<String, f64>,
+    /// Median perf-event counts per operation: counter name → thread role
+    /// (`caller`, `writer`) → count.
+    pub counters_per_op: BTreeMap<String, BTreeMap<String, f64>>,
 }
 
 /// Figures of `lane`, or `None` if it has no measured operations.
@@ -86,20 +90,29 @@ pub fn figures(lane: &LaneBlocks, seed: u64) -> Option<LaneFigures> {
         passes.entry(pass).or_default().push(v);
     }
     let cv_by_pass = passes.into_values().filter_map(|v| Samples::new(v).ok()).map(|s| s.cv()).collect();
-    let cpu_us_per_op = lane
-        .cpu_ns_per_op
-        .iter()
-        .filter_map(|(key, values)| {
-            let short = key.strip_suffix(".cpu_ns").unwrap_or(key).to_owned();
-            Samples::new(values.clone()).ok().map(|s| (short, s.median() / NS_PER_US))
-        })
-        .collect();
+    let median = |values: &Vec<f64>| Samples::new(values.clone()).ok().map(|s| s.median());
+    let mut cpu_us_per_op = BTreeMap::new();
+    let mut counters_per_op: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+    for (key, values) in &lane.cpu_ns_per_op {
+        let Some(m) = median(values) else { continue };
+        match key.strip_suffix(".cpu_ns") {
+            Some(role) => {
+                cpu_us_per_op.insert(role.to_owned(), m / NS_PER_US);
+            }
+            None => {
+                if let Some((role, counter)) = key.split_once('.') {
+                    counters_per_op.entry(counter.to_owned()).or_default().insert(role.to_owned(), m);
+                }
+            }
+        }
+    }
     Some(LaneFigures {
         us_per_op: samples.summary(seed),
         blocks: samples.len(),
         ops: lane.ops,
         cv_by_pass,
         cpu_us_per_op,
+        counters_per_op,
     })
 }
 

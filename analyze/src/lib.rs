@@ -25,6 +25,6 @@ pub mod stats;
 pub use hopscope_probe::{ClockInfo, HostInfo};
 
 pub use decomposition::{
-    AnalyzeError, BOOTSTRAP_SEED, BlockFigure, Decomposition, Derived, Drops, LaneResult, ObserverEffect, ResultError,
-    RunInfo, SCHEMA, decompose,
+    AnalyzeError, BOOTSTRAP_SEED, BlockFigure, CounterFigure, Decomposition, Derived, Drops, LaneResult,
+    ObserverEffect, ResultError, RunInfo, SCHEMA, decompose,
 };

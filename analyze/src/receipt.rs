@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::time::{Duration, UNIX_EPOCH};
 
-use crate::decomposition::Decomposition;
+use crate::decomposition::{CounterFigure, Decomposition};
 use crate::join::SliceSide;
 use crate::lanes::Difference;
 use crate::slices::Owner;
@@ -173,6 +173,8 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         writeln!(out)?;
     }
 
+    render_counters(d, out)?;
+
     writeln!(out, "## Drops\n")?;
     writeln!(out, "Marks dropped: {}.", d.drops.marks_dropped)?;
     for (lane, complete) in &d.drops.complete_ops {
@@ -226,6 +228,44 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
 /// When the run started, as RFC 3339 UTC.
 pub fn date(d: &Decomposition) -> String {
     humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(d.run.created_unix_ms)).to_string()
+}
+
+/// Per-operation perf-event counts per lane: `total (caller / writer)`.
+fn render_counters(d: &Decomposition, out: &mut String) -> std::fmt::Result {
+    let mut names: Vec<&str> = d
+        .lanes
+        .values()
+        .flat_map(|l| l.counters.iter())
+        .filter(|(_, f)| matches!(f, CounterFigure::PerOp(_)))
+        .map(|(k, _)| k.as_str())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    if names.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "## Counters per operation (total, caller / writer thread)\n")?;
+    writeln!(
+        out,
+        "| lane | {} |",
+        names.iter().map(|n| n.trim_end_matches("_per_op").replace('_', " ")).collect::<Vec<_>>().join(" | ")
+    )?;
+    writeln!(out, "|---|{}", "---:|".repeat(names.len()))?;
+    for (lane, result) in &d.lanes {
+        let cells: Vec<String> = names
+            .iter()
+            .map(|n| match result.counters.get(*n) {
+                Some(CounterFigure::PerOp(roles)) => {
+                    let role = |r: &str| roles.get(r).map_or("–".to_owned(), |v| format!("{v:.3}"));
+                    format!("{} ({} / {})", role("total"), role("caller"), role("writer"))
+                }
+                Some(CounterFigure::Unsupported(why)) => why.clone(),
+                None => "–".to_owned(),
+            })
+            .collect();
+        writeln!(out, "| {lane} | {} |", cells.join(" | "))?;
+    }
+    writeln!(out, "\ntask-clock is in ns per operation; an unsupported counter is listed below, never shown as 0.\n")
 }
 
 fn row(out: &mut String, name: &str, definition: &str, d: &Difference) -> std::fmt::Result {

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use hopscope_analyze::{AnalyzeError, decompose, receipt};
+use hopscope_probe::counters::{Counter, CounterSupport, Support};
 use hopscope_probe::{
     Block, ClockInfo, ClockSource, Hop, HopTable, HostInfo, Mark, OpId, Reading, Stream, Ticks, Trace, TraceHeader,
 };
@@ -30,8 +31,20 @@ fn header() -> TraceHeader {
         hops: HopTable::standard(),
         lanes: LANES.iter().map(|s| (*s).to_owned()).collect(),
         threads: vec!["caller".into(), "writer".into()],
-        readings: vec!["caller.cpu_ns".into(), "writer.cpu_ns".into(), "process.cpu_ns".into()],
-        counters: Vec::new(),
+        readings: vec![
+            "caller.cpu_ns".into(),
+            "writer.cpu_ns".into(),
+            "process.cpu_ns".into(),
+            "caller.context-switches".into(),
+            "writer.context-switches".into(),
+        ],
+        counters: vec![
+            CounterSupport { counter: Counter::ContextSwitches, support: Support::Supported },
+            CounterSupport {
+                counter: Counter::Cycles,
+                support: Support::Unsupported { reason: "no such event on this host (ENOENT)".into() },
+            },
+        ],
         run: BTreeMap::from([("shape".to_owned(), "single-insert".to_owned())]),
     }
 }
@@ -111,7 +124,12 @@ fn block(lane: u16, pass: u32, sample: u32, spoil: bool) -> Block {
         start: Ticks(start),
         end: Ticks(start + OPS * wall_ns(name)),
         streams: streams.into_iter().filter(|s| !s.marks.is_empty()).collect(),
-        readings: vec![Reading { key: 0, value: 3_000 * OPS }, Reading { key: 2, value: 9_000 * OPS }],
+        readings: vec![
+            Reading { key: 0, value: 3_000 * OPS },
+            Reading { key: 2, value: 9_000 * OPS },
+            Reading { key: 3, value: OPS },
+            Reading { key: 4, value: 2 * OPS },
+        ],
     }
 }
 
@@ -187,6 +205,30 @@ fn known_durations_are_recovered_exactly() {
     assert!(close(d.cpu_us_per_op["writer"]["process"], 9.0));
     assert_eq!(d.drops.complete_ops["writer-probed"], 100);
     assert_eq!(d.drops.incomplete_ops["writer-probed"], 0);
+
+    // Counters: 1 caller and 2 writer context switches per op; cycles are
+    // unsupported and say so, never 0.
+    let counters = &d.lanes["writer"].counters;
+    match &counters["context_switches_per_op"] {
+        hopscope_analyze::CounterFigure::PerOp(roles) => {
+            assert!(
+                close(roles["caller"], 1.0) && close(roles["writer"], 2.0) && close(roles["total"], 3.0),
+                "{roles:?}"
+            );
+        }
+        other => panic!("context switches: {other:?}"),
+    }
+    assert_eq!(
+        counters["cycles_per_op"],
+        hopscope_analyze::CounterFigure::Unsupported("unsupported: no such event on this host (ENOENT)".into())
+    );
+    let json = serde_json::to_value(&d).expect("json");
+    assert_eq!(
+        json["lanes"]["writer"]["counters"]["cycles_per_op"],
+        "unsupported: no such event on this host (ENOENT)"
+    );
+    assert_eq!(json["lanes"]["writer"]["counters"]["context_switches_per_op"]["total"], 3.0);
+    assert!(hopscope_analyze::receipt::markdown(&d).contains("## Counters per operation"));
 }
 
 #[test]

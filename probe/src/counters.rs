@@ -140,7 +140,63 @@ pub struct CounterSupport {
 /// Try to open, enable and read every counter of [`Counter::ALL`] for the
 /// calling thread. Off the hot path: several syscalls per counter.
 pub fn detect() -> Vec<CounterSupport> {
-    Counter::ALL.iter().map(|&counter| CounterSupport { counter, support: platform::try_open(counter) }).collect()
+    Counter::ALL
+        .iter()
+        .map(|&counter| CounterSupport { counter, support: support_of(platform::try_open(counter).map(drop)) })
+        .collect()
+}
+
+/// The verdict on a counter from the result of opening it: the reason is
+/// spelled out for the errors hosts commonly give.
+pub fn support_of(opened: std::io::Result<()>) -> Support {
+    match opened {
+        Ok(()) => Support::Supported,
+        Err(err) => Support::Unsupported { reason: explain(&err) },
+    }
+}
+
+fn explain(err: &std::io::Error) -> String {
+    match err.raw_os_error() {
+        Some(2) => "no such event on this host (ENOENT: no hardware PMU exposed, common on VMs)".to_owned(),
+        Some(13) | Some(1) => format!(
+            "permission denied ({err}; kernel.perf_event_paranoid = {})",
+            std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+                .map(|s| s.trim().to_owned())
+                .unwrap_or_else(|_| "unknown".to_owned())
+        ),
+        Some(95) => "operation not supported by this kernel or PMU (EOPNOTSUPP)".to_owned(),
+        Some(38) => "perf_event_open is not available (ENOSYS)".to_owned(),
+        _ => err.to_string(),
+    }
+}
+
+/// Counters open on one thread, counting that thread only. Opened and read
+/// off the hot path (each read is a syscall): at block boundaries.
+#[derive(Debug, Default)]
+pub struct ThreadCounters {
+    open: Vec<(Counter, platform::Handle)>,
+}
+
+impl ThreadCounters {
+    /// Open and enable each of `wanted` on the calling thread. Counters the
+    /// host refuses are left out; [`detect`] says why.
+    pub fn open(wanted: &[Counter]) -> ThreadCounters {
+        ThreadCounters {
+            open: wanted.iter().filter_map(|&c| platform::try_open(c).ok().map(|handle| (c, handle))).collect(),
+        }
+    }
+
+    /// The counters that opened.
+    pub fn counters(&self) -> Vec<Counter> {
+        self.open.iter().map(|(c, _)| *c).collect()
+    }
+
+    /// Current value of every open counter, scaled by enabled ÷ running time
+    /// when the kernel multiplexed it. A counter that fails to read is left
+    /// out rather than reported as zero.
+    pub fn read(&mut self) -> Vec<(Counter, u64)> {
+        self.open.iter_mut().filter_map(|(c, handle)| platform::read_scaled(handle).ok().map(|v| (*c, v))).collect()
+    }
 }
 
 #[cfg(target_os = "linux")]
@@ -148,10 +204,13 @@ mod platform {
     use perf_event::Builder;
     use perf_event::events::{Event, Hardware, Software};
 
-    use super::{Counter, Support};
+    use super::Counter;
 
-    pub(super) fn try_open(counter: Counter) -> Support {
-        let result = match counter {
+    /// An open, enabled perf-event counter.
+    pub(super) type Handle = perf_event::Counter;
+
+    pub(super) fn try_open(counter: Counter) -> std::io::Result<Handle> {
+        match counter {
             Counter::Cycles => open(Hardware::CPU_CYCLES),
             Counter::Instructions => open(Hardware::INSTRUCTIONS),
             Counter::CacheReferences => open(Hardware::CACHE_REFERENCES),
@@ -161,43 +220,42 @@ mod platform {
             Counter::CpuMigrations => open(Software::CPU_MIGRATIONS),
             Counter::TaskClock => open(Software::TASK_CLOCK),
             Counter::PageFaults => open(Software::PAGE_FAULTS),
-        };
-        match result {
-            Ok(()) => Support::Supported,
-            Err(err) => Support::Unsupported { reason: explain(&err) },
         }
     }
 
-    fn open<E: Event + 'static>(event: E) -> std::io::Result<()> {
-        let mut counter = Builder::new(event).observe_self().any_cpu().build()?;
+    fn open<E: Event + Clone + 'static>(event: E) -> std::io::Result<Handle> {
+        // Count kernel-side events too (a context switch happens in the
+        // kernel); where that is not allowed, count user space only.
+        let build = |kernel: bool| Builder::new(event.clone()).observe_self().any_cpu().exclude_kernel(!kernel).build();
+        let mut counter = build(true).or_else(|_| build(false))?;
         counter.enable()?;
-        counter.disable()?;
         counter.read()?;
-        Ok(())
+        Ok(counter)
     }
 
-    fn explain(err: &std::io::Error) -> String {
-        match err.raw_os_error() {
-            Some(2) => "no such event on this host (ENOENT: no hardware PMU exposed, common on VMs)".to_owned(),
-            Some(13) | Some(1) => format!(
-                "permission denied ({err}; kernel.perf_event_paranoid = {})",
-                std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-                    .map(|s| s.trim().to_owned())
-                    .unwrap_or_else(|_| "unknown".to_owned())
-            ),
-            Some(95) => "operation not supported by this kernel or PMU (EOPNOTSUPP)".to_owned(),
-            Some(38) => "perf_event_open is not available (ENOSYS)".to_owned(),
-            _ => err.to_string(),
+    pub(super) fn read_scaled(handle: &mut Handle) -> std::io::Result<u64> {
+        let data = handle.read_count_and_time()?;
+        if data.time_running == 0 || data.time_running == data.time_enabled {
+            return Ok(data.count);
         }
+        Ok((data.count as u128 * data.time_enabled as u128 / data.time_running as u128) as u64)
     }
 }
 
 #[cfg(not(target_os = "linux"))]
 mod platform {
-    use super::{Counter, Support};
+    use super::Counter;
 
-    pub(super) fn try_open(_counter: Counter) -> Support {
-        Support::Unsupported { reason: "perf events exist only on Linux".to_owned() }
+    /// Nothing can be opened off Linux.
+    #[derive(Debug)]
+    pub(super) struct Handle;
+
+    pub(super) fn try_open(_counter: Counter) -> std::io::Result<Handle> {
+        Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "perf events exist only on Linux"))
+    }
+
+    pub(super) fn read_scaled(_handle: &mut Handle) -> std::io::Result<u64> {
+        Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "perf events exist only on Linux"))
     }
 }
 
@@ -214,6 +272,21 @@ mod tests {
                 assert!(!reason.is_empty(), "{} has an empty reason", entry.counter);
             }
         }
+    }
+
+    #[test]
+    fn failing_opens_become_unsupported_with_their_reason_never_zero() {
+        let enoent = support_of(Err(std::io::Error::from_raw_os_error(2)));
+        assert!(matches!(&enoent, Support::Unsupported { reason } if reason.contains("ENOENT")), "{enoent}");
+        let eacces = support_of(Err(std::io::Error::from_raw_os_error(13)));
+        assert!(matches!(&eacces, Support::Unsupported { reason } if reason.contains("perf_event_paranoid")));
+        assert_eq!(support_of(Ok(())), Support::Supported);
+        // Counters the host refuses are left out of a thread's readings.
+        let mut counters = ThreadCounters::open(&Counter::ALL);
+        let supported: Vec<Counter> =
+            detect().into_iter().filter(|c| c.support.is_supported()).map(|c| c.counter).collect();
+        assert_eq!(counters.counters(), supported);
+        assert!(counters.read().iter().all(|(c, _)| supported.contains(c)));
     }
 
     #[test]

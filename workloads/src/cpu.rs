@@ -12,6 +12,49 @@ pub fn thread_cpu_ns() -> u64 {
     cpu_clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
+/// What one thread reports at a block boundary: its CPU time and its
+/// perf-event counters so far. Differences of two samples price a block.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ThreadSample {
+    /// CPU time of the thread, ns.
+    pub cpu_ns: u64,
+    /// Counter values, for the counters that opened on the thread.
+    pub counters: Vec<(hopscope_probe::counters::Counter, u64)>,
+}
+
+impl ThreadSample {
+    /// Sample the calling thread: its CPU clock and `counters`.
+    pub fn take(counters: &mut hopscope_probe::counters::ThreadCounters) -> ThreadSample {
+        ThreadSample { cpu_ns: thread_cpu_ns(), counters: counters.read() }
+    }
+
+    /// `self − earlier`, counter by counter (counters missing from either
+    /// sample are left out).
+    pub fn since(&self, earlier: &ThreadSample) -> ThreadSample {
+        ThreadSample {
+            cpu_ns: self.cpu_ns.saturating_sub(earlier.cpu_ns),
+            counters: self
+                .counters
+                .iter()
+                .filter_map(|(c, v)| {
+                    earlier.counters.iter().find(|(e, _)| e == c).map(|(_, before)| (*c, v.saturating_sub(*before)))
+                })
+                .collect(),
+        }
+    }
+
+    /// Add `other`'s values into `self` (summing several caller threads).
+    pub fn add(&mut self, other: &ThreadSample) {
+        self.cpu_ns += other.cpu_ns;
+        for (c, v) in &other.counters {
+            match self.counters.iter_mut().find(|(mine, _)| mine == c) {
+                Some((_, total)) => *total += v,
+                None => self.counters.push((*c, *v)),
+            }
+        }
+    }
+}
+
 /// CPU time (user + system) of the whole process, in nanoseconds.
 pub fn process_cpu_ns() -> u64 {
     cpu_clock_ns(libc::CLOCK_PROCESS_CPUTIME_ID)

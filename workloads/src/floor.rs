@@ -28,7 +28,7 @@ enum FloorMessage {
     /// Execute the statement with these parameters for client `client`.
     Execute { client: u32, op: OpId, params: Vec<Value> },
     /// Drain marks into a session and report the thread's CPU time.
-    Flush { session: Session, thread: u16, done: Sender<u64> },
+    Flush { session: Session, thread: u16, done: Sender<cpu::ThreadSample> },
 }
 
 /// Reply value that means "the statement failed" (the floor sends integers only).
@@ -115,8 +115,8 @@ impl<P: Probe> Floor<P> {
     }
 
     /// Drain the floor thread's marks into `session` as thread `thread`;
-    /// returns its CPU time so far (ns).
-    pub fn flush(&self, session: &Session, thread: u16) -> Result<u64, WriteError> {
+    /// returns its CPU time and counters so far.
+    pub fn flush(&self, session: &Session, thread: u16) -> Result<cpu::ThreadSample, WriteError> {
         let tx = self.tx.as_ref().ok_or(WriteError::WriterStopped)?;
         let (done, cpu) = crossbeam_channel::bounded(1);
         tx.send(FloorMessage::Flush { session: session.clone(), thread, done })
@@ -159,6 +159,7 @@ fn serve<P: Probe>(conn: &Connection, sql: &'static str, rx: &Receiver<FloorMess
         local::attach(crate::WORKER_MARK_CAPACITY);
     }
     let mut clients: Vec<Sender<i64>> = Vec::new();
+    let mut counters = hopscope_probe::counters::ThreadCounters::open(&hopscope_probe::counters::Counter::ALL);
     let next =
         || channel::wait_for(wait, || channel::try_crossbeam(rx), || rx.recv().map_err(|_| channel::Disconnected));
     while let Ok(message) = next() {
@@ -182,7 +183,7 @@ fn serve<P: Probe>(conn: &Connection, sql: &'static str, rx: &Receiver<FloorMess
             }
             FloorMessage::Flush { session, thread, done } => {
                 session.collect(thread);
-                let _ = done.send(cpu::thread_cpu_ns());
+                let _ = done.send(cpu::ThreadSample::take(&mut counters));
             }
         }
     }

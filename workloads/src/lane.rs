@@ -112,8 +112,9 @@ pub(crate) trait Lane: Sync {
     fn run(&self, caller: usize, inputs: Vec<OpInput>) -> Result<u64, WriteError>;
 
     /// Drain the lane's own thread's marks into `session` as `thread` and
-    /// return that thread's CPU ns so far; `None` for lanes without a thread.
-    fn flush(&self, session: &Session, thread: u16) -> Result<Option<u64>, WriteError>;
+    /// return that thread's CPU time and counters so far; `None` for lanes
+    /// without a thread.
+    fn flush(&self, session: &Session, thread: u16) -> Result<Option<crate::cpu::ThreadSample>, WriteError>;
 
     /// Where caller threads should run for this lane.
     fn placement(&self) -> Placement;
@@ -179,7 +180,7 @@ impl<P: Probe> Lane for InlineLane<P> {
         Ok(changes)
     }
 
-    fn flush(&self, _session: &Session, _thread: u16) -> Result<Option<u64>, WriteError> {
+    fn flush(&self, _session: &Session, _thread: u16) -> Result<Option<crate::cpu::ThreadSample>, WriteError> {
         Ok(None)
     }
 
@@ -198,8 +199,11 @@ struct FloorLane<P: Probe> {
 
 impl<P: Probe> FloorLane<P> {
     fn open(spec: &LaneSpec, path: &Path, db: DbConfig, shape: Shape, probe: P) -> Result<Self, RunError> {
-        let options =
-            FloorOptions { pin: worker_core(spec.placement), floor_wait: spec.waits.0, client_wait: spec.waits.1 };
+        let options = FloorOptions {
+            pin: worker_core(spec.placement),
+            floor_wait: spec.waits.0.on(spec.placement),
+            client_wait: spec.waits.1.on(spec.placement),
+        };
         let floor = Floor::open_with(path, db, shape.sql(), probe, options)
             .map_err(|source| RunError::Database { path: PathBuf::from(path), source })?;
         let clients = (0..shape.callers())
@@ -230,7 +234,7 @@ impl<P: Probe> Lane for FloorLane<P> {
         Ok(changes)
     }
 
-    fn flush(&self, session: &Session, thread: u16) -> Result<Option<u64>, WriteError> {
+    fn flush(&self, session: &Session, thread: u16) -> Result<Option<crate::cpu::ThreadSample>, WriteError> {
         self.floor.flush(session, thread).map(Some)
     }
 
@@ -298,7 +302,7 @@ impl<P: Probe> Lane for WriterLane<P> {
         Ok(changes)
     }
 
-    fn flush(&self, session: &Session, thread: u16) -> Result<Option<u64>, WriteError> {
+    fn flush(&self, session: &Session, thread: u16) -> Result<Option<crate::cpu::ThreadSample>, WriteError> {
         self.writer.flush(session, thread).map(Some)
     }
 

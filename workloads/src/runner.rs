@@ -13,11 +13,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Barrier};
 
+use hopscope_probe::counters::{Counter, ThreadCounters};
 use hopscope_probe::{Block, Reading, Session, Ticks, TraceHeader, TraceWriter, clock, counters, local};
 use indicatif::{ProgressBar, ProgressStyle};
 use rusqlite::Connection;
 
-use crate::cpu;
+use crate::cpu::{self, ThreadSample};
 use crate::db::{self, DbConfig};
 use crate::error::RunError;
 use crate::knobs::Placement;
@@ -29,7 +30,9 @@ pub const CALLER_THREAD: u16 = 0;
 /// Trace thread index of the lane's own thread (writer or floor).
 pub const WORKER_THREAD: u16 = 1;
 
-/// Reading keys every block carries, in this order.
+/// Reading keys every block carries first, in this order; then
+/// `caller.<counter>` and `writer.<counter>` for each counter the host
+/// supports (see [`hopscope_probe::counters`]).
 pub const READINGS: [&str; 3] = ["caller.cpu_ns", "writer.cpu_ns", "process.cpu_ns"];
 
 /// Marks each thread can hold per block: ten hops per operation with room
@@ -173,7 +176,13 @@ pub fn run(
     }
 
     let trace_path = dir.join("trace.hop");
-    let mut trace = TraceWriter::create(&trace_path, header(plan, run_meta))?;
+    let header = header(plan, run_meta);
+    let supported: Vec<Counter> =
+        header.counters.iter().filter(|c| c.support.is_supported()).map(|c| c.counter).collect();
+    let keys = ReadingKeys::new(supported.clone());
+    let mut header = header;
+    header.readings = keys.names();
+    let mut trace = TraceWriter::create(&trace_path, header)?;
     let blob = plan.shape.blob_source();
     let capacity = plan.ops_per_block as usize * MARKS_PER_OP * plan.shape.rows_per_op().max(1) as usize;
     local::attach(capacity);
@@ -182,7 +191,14 @@ pub fn run(
         + u64::from(plan.warmup_blocks) * plan.lanes.len() as u64;
     let bar = progress_bar(progress, total);
     let mut next_key = 0u64;
-    let mut block_ctx = BlockContext { plan, blob: &blob, capacity, next_key: &mut next_key };
+    let mut block_ctx = BlockContext {
+        plan,
+        blob: &blob,
+        capacity,
+        next_key: &mut next_key,
+        caller_counters: ThreadCounters::open(&supported),
+        keys,
+    };
 
     for _ in 0..plan.warmup_blocks {
         for lane in lanes.iter_mut() {
@@ -230,6 +246,50 @@ struct BlockContext<'a> {
     blob: &'a Arc<[u8]>,
     capacity: usize,
     next_key: &'a mut u64,
+    /// The runner thread's own counters (it is the caller of sequential shapes).
+    caller_counters: ThreadCounters,
+    keys: ReadingKeys,
+}
+
+/// Where each reading goes in the trace header's reading list.
+struct ReadingKeys {
+    counters: Vec<Counter>,
+}
+
+impl ReadingKeys {
+    /// Keys for the fixed readings and `counters`.
+    fn new(counters: Vec<Counter>) -> ReadingKeys {
+        ReadingKeys { counters }
+    }
+
+    /// The names the header declares, in key order.
+    fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = READINGS.iter().map(|r| (*r).to_owned()).collect();
+        for role in ["caller", "writer"] {
+            names.extend(self.counters.iter().map(|c| format!("{role}.{}", c.name())));
+        }
+        names
+    }
+
+    /// A block's readings from its caller and worker samples.
+    fn readings(&self, caller: &ThreadSample, worker: Option<&ThreadSample>, process_cpu: u64) -> Vec<Reading> {
+        let mut readings = vec![Reading { key: 0, value: caller.cpu_ns }, Reading { key: 2, value: process_cpu }];
+        if let Some(worker) = worker {
+            readings.push(Reading { key: 1, value: worker.cpu_ns });
+        }
+        let base = READINGS.len();
+        for (role, sample) in [(0, Some(caller)), (1, worker)] {
+            let Some(sample) = sample else { continue };
+            for (c, value) in &sample.counters {
+                if let Some(i) = self.counters.iter().position(|k| k == c) {
+                    let key = base + role * self.counters.len() + i;
+                    readings.push(Reading { key: key as u16, value: *value });
+                }
+            }
+        }
+        readings.sort_by_key(|r| r.key);
+        readings
+    }
 }
 
 impl BlockContext<'_> {
@@ -252,31 +312,29 @@ impl BlockContext<'_> {
         *self.next_key += ops;
         pin_caller(lane.lane.placement());
         let session = Session::new();
-        let worker_cpu_before = lane.lane.flush(&discard, WORKER_THREAD).map_err(write_error)?;
+        let worker_before = lane.lane.flush(&discard, WORKER_THREAD).map_err(write_error)?;
         let process_cpu_before = cpu::process_cpu_ns();
 
-        let (start, end, changes, caller_cpu) = if inputs.len() == 1 {
+        let (start, end, changes, caller) = if inputs.len() == 1 {
             let inputs = inputs.into_iter().next().unwrap_or_default();
-            let caller_cpu_before = cpu::thread_cpu_ns();
+            let caller_before = ThreadSample::take(&mut self.caller_counters);
             let start = clock::now();
             let changes = lane.lane.run(0, inputs).map_err(write_error)?;
             let end = clock::now();
-            let caller_cpu = cpu::thread_cpu_ns().saturating_sub(caller_cpu_before);
-            (start, end, changes, caller_cpu)
+            let caller = ThreadSample::take(&mut self.caller_counters).since(&caller_before);
+            (start, end, changes, caller)
         } else {
             self.run_concurrent(lane, inputs, &session)?
         };
 
-        // After the block: collect marks and CPU, check the rows.
-        let worker_cpu_after = lane.lane.flush(&session, WORKER_THREAD).map_err(write_error)?;
+        // After the block: collect marks, CPU and counters, check the rows.
+        let worker_after = lane.lane.flush(&session, WORKER_THREAD).map_err(write_error)?;
         session.collect(CALLER_THREAD);
         let process_cpu = cpu::process_cpu_ns().saturating_sub(process_cpu_before);
         self.check_rows(lane, changes)?;
 
-        let mut readings = vec![Reading { key: 0, value: caller_cpu }, Reading { key: 2, value: process_cpu }];
-        if let (Some(before), Some(after)) = (worker_cpu_before, worker_cpu_after) {
-            readings.insert(1, Reading { key: 1, value: after.saturating_sub(before) });
-        }
+        let worker = worker_before.zip(worker_after).map(|(before, after)| after.since(&before));
+        let readings = self.keys.readings(&caller, worker.as_ref(), process_cpu);
         Ok(Block { op_count: ops, start, end, streams: session.take(), readings, ..Block::default() })
     }
 
@@ -286,7 +344,7 @@ impl BlockContext<'_> {
         lane: &LaneRun,
         inputs: Vec<Vec<crate::shape::OpInput>>,
         session: &Session,
-    ) -> Result<(Ticks, Ticks, u64, u64), RunError> {
+    ) -> Result<(Ticks, Ticks, u64, ThreadSample), RunError> {
         let barrier = Barrier::new(inputs.len() + 1);
         let capacity = self.capacity;
         let placement = lane.lane.placement();
@@ -300,10 +358,11 @@ impl BlockContext<'_> {
                     scope.spawn(move || {
                         local::attach(capacity);
                         pin_caller(placement);
-                        let cpu_before = cpu::thread_cpu_ns();
+                        let mut counters = ThreadCounters::open(&Counter::ALL);
+                        let before = ThreadSample::take(&mut counters);
                         barrier.wait();
                         let result = worker.run(caller, inputs);
-                        let cpu = cpu::thread_cpu_ns().saturating_sub(cpu_before);
+                        let cpu = ThreadSample::take(&mut counters).since(&before);
                         let thread = if caller == 0 { CALLER_THREAD } else { WORKER_THREAD + caller as u16 };
                         session.collect(thread);
                         (result, cpu)
@@ -313,13 +372,13 @@ impl BlockContext<'_> {
             barrier.wait();
             let start = clock::now();
             let mut changes = 0;
-            let mut caller_cpu = 0;
+            let mut callers = ThreadSample::default();
             let mut failure = None;
             for handle in handles {
                 match handle.join() {
-                    Ok((Ok(n), cpu)) => {
+                    Ok((Ok(n), sample)) => {
                         changes += n;
-                        caller_cpu += cpu;
+                        callers.add(&sample);
                     }
                     Ok((Err(source), _)) => failure = Some(RunError::Write { lane: lane.spec.name.clone(), source }),
                     Err(_) => failure = Some(RunError::CallerPanicked { lane: lane.spec.name.clone() }),
@@ -328,7 +387,7 @@ impl BlockContext<'_> {
             let end = clock::now();
             match failure {
                 Some(err) => Err(err),
-                None => Ok((start, end, changes, caller_cpu)),
+                None => Ok((start, end, changes, callers)),
             }
         })
     }
@@ -355,7 +414,6 @@ fn header(plan: &Plan, run_meta: BTreeMap<String, String>) -> TraceHeader {
     let threads = plan.threads();
     let threads: Vec<&str> = threads.iter().map(String::as_str).collect();
     let mut header = TraceHeader::for_this_host(&lanes, &threads);
-    header.readings = READINGS.iter().map(|r| (*r).to_owned()).collect();
     header.counters = counters::detect();
     header.run = run_meta;
     let meta = &mut header.run;

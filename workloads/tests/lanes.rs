@@ -97,6 +97,6 @@ fn lanes_rotate_and_probed_writer_ops_carry_all_ten_hops() {
         for stream in &block.streams {
             assert!(stream.marks.windows(2).all(|w| w[0].ticks <= w[1].ticks));
         }
-        assert_eq!(block.readings.len(), 3, "caller, writer and process CPU");
+        assert!(block.readings.len() >= 3, "caller, writer and process CPU, then counters");
     }
 }

@@ -74,6 +74,12 @@ impl<P: Probe> Writer<P> {
 
     /// Start a writer thread that owns `conn`.
     pub fn spawn(conn: Connection, knobs: Knobs, probe: P) -> Writer<P> {
+        // Never spin where the two threads can share a core.
+        let knobs = Knobs {
+            writer_wait: knobs.writer_wait.on(knobs.placement),
+            caller_wait: knobs.caller_wait.on(knobs.placement),
+            ..knobs
+        };
         let (tx, rx) = channel::unbounded(knobs.channel);
         let (fifo_tx, fifo) = match knobs.reply {
             ReplyMode::Oneshot => (None, None),
@@ -84,7 +90,16 @@ impl<P: Probe> Writer<P> {
         };
         let shared = Arc::new(Shared::default());
         let delay = Delay::new(knobs.delay, &ClockInfo::measure());
-        let writer_thread = WriterThread { conn, rx, fifo: fifo_tx, knobs, delay, probe, shared: Arc::clone(&shared) };
+        let writer_thread = WriterThread {
+            conn,
+            rx,
+            fifo: fifo_tx,
+            knobs,
+            delay,
+            probe,
+            shared: Arc::clone(&shared),
+            counters: Default::default(),
+        };
         let thread = std::thread::Builder::new()
             .name("hopscope-writer".to_owned())
             .spawn(move || {
@@ -145,8 +160,9 @@ impl<P: Probe> Writer<P> {
     }
 
     /// Drain the writer thread's marks into `session` as thread `thread` and
-    /// return the writer thread's CPU time so far (ns). Call between blocks.
-    pub fn flush(&self, session: &Session, thread: u16) -> Result<u64, WriteError> {
+    /// return the writer thread's CPU time and counters so far. Call between
+    /// blocks.
+    pub fn flush(&self, session: &Session, thread: u16) -> Result<cpu::ThreadSample, WriteError> {
         let (done_tx, done_rx) = channel::oneshot(self.knobs.channel);
         self.send(Message::Flush { session: session.clone(), thread, done: done_tx })?;
         done_rx.recv().map_err(|_| self.shared.stopped_error())

@@ -88,10 +88,10 @@ impl Drop for ReplyTo {
 pub(crate) enum Message {
     Write(Request),
     /// Drain the writer thread's marks into `session` as thread `thread`, and
-    /// answer with the thread's CPU time so far (ns).
+    /// answer with the thread's CPU time and counters so far.
     Flush {
         session: Session,
         thread: u16,
-        done: Tx<u64>,
+        done: Tx<crate::cpu::ThreadSample>,
     },
 }

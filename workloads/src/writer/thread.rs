@@ -9,6 +9,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, OnceLock};
 
+use hopscope_probe::counters::{Counter, ThreadCounters};
 use hopscope_probe::{Hop, Probe, local};
 use rusqlite::Connection;
 
@@ -48,6 +49,8 @@ pub(crate) struct WriterThread<P: Probe> {
     pub(crate) delay: Delay,
     pub(crate) probe: P,
     pub(crate) shared: Arc<Shared>,
+    /// The writer thread's own perf-event counters, opened on it.
+    pub(crate) counters: ThreadCounters,
 }
 
 impl<P: Probe> WriterThread<P> {
@@ -55,6 +58,7 @@ impl<P: Probe> WriterThread<P> {
         if P::RECORDS {
             local::attach(WORKER_MARK_CAPACITY);
         }
+        self.counters = ThreadCounters::open(&Counter::ALL);
         if self.knobs.harvest {
             harvest::install(&self.conn);
         }
@@ -86,7 +90,7 @@ impl<P: Probe> WriterThread<P> {
             Message::Write(request) => self.serve_write(request),
             Message::Flush { session, thread, done } => {
                 session.collect(thread);
-                let _ = done.send(cpu::thread_cpu_ns());
+                let _ = done.send(cpu::ThreadSample::take(&mut self.counters));
                 Ok(())
             }
         }
