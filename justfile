@@ -33,6 +33,10 @@ ab SPEC *ARGS:
 resolve *ARGS:
     cargo run --release -- resolve {{ARGS}}
 
+# Sweep keep-warm modes, windows and placements.
+keep-warm *ARGS:
+    cargo run --release -- keep-warm {{ARGS}}
+
 # Redraw charts and report.html from a run directory's result.json.
 report DIR *ARGS:
     cargo run --release -- report {{DIR}} {{ARGS}}

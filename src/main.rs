@@ -9,6 +9,7 @@ mod ab;
 mod analyze;
 mod calibrate;
 mod decompose;
+mod keepwarm;
 mod knob_args;
 mod output;
 mod report;
@@ -40,6 +41,9 @@ enum Command {
     Ab(ab::Args),
     /// Measure the instrument's resolution by injecting known delays.
     Resolve(resolve::Args),
+    /// Sweep keep-warm modes, windows and placements: wall, CPU and context
+    /// switches per write, and their frontier.
+    KeepWarm(keepwarm::Args),
     /// Render charts and report.html from a run directory's result.json.
     Report(report::Args),
     /// Run lanes side by side on one shape and write the raw `.hop` trace.
@@ -65,6 +69,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Analyze(args) => analyze::run(&args),
         Command::Report(args) => report::run(&args),
         Command::Ab(args) => ab::run(&args),
+        Command::KeepWarm(args) => keepwarm::run(&args),
         Command::Resolve(args) => resolve::run(&args),
     }
 }

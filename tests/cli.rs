@@ -286,3 +286,33 @@ fn resolve_writes_the_documented_table() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown hop"));
 }
+
+#[test]
+fn keep_warm_sweeps_and_writes_its_table_and_frontier() {
+    let dir = temp_dir("keep-warm");
+    let out = hopscope(&[
+        "keep-warm",
+        "--windows",
+        "5",
+        "--modes",
+        "spin,both",
+        "--placement",
+        "same-core",
+        "--samples",
+        "2",
+        "--ops",
+        "10",
+        "--out",
+        dir.to_str().expect("utf-8"),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("keep-warm.json")).expect("json")).expect("parses");
+    let settings: Vec<&str> =
+        rows.as_array().expect("rows").iter().map(|r| r["setting"].as_str().expect("setting")).collect();
+    assert_eq!(settings.len(), 4, "{settings:?}");
+    for s in ["inline", "park", "spin-5us", "both-5us"] {
+        assert!(settings.contains(&s), "{s} missing from {settings:?}");
+    }
+    assert!(dir.join("frontier.png").exists() && dir.join("receipt.md").exists());
+}

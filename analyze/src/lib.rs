@@ -20,6 +20,7 @@ pub mod receipt;
 pub mod resolution;
 pub mod slices;
 pub mod stats;
+pub mod sweep;
 
 /// Host and clock facts, as recorded in traces and results.
 pub use hopscope_probe::{ClockInfo, HostInfo};

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use hopscope_analyze::Decomposition;
 
 pub use charts::{ChartKind, ChartOptions};
-pub use charts::{ab_png, ab_svg, resolution_png};
+pub use charts::{ab_png, ab_svg, frontier_png, resolution_png};
 pub use error::ReportError;
 pub use html::{experiment_page, page};
 

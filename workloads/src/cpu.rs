@@ -71,16 +71,50 @@ fn cpu_clock_ns(clock: libc::clockid_t) -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// Pin the calling thread to the `index`-th core available to the process.
-/// Returns whether it worked (it may not in a restricted cpuset).
+/// CPUs online on the machine. Not `available_parallelism`, which follows
+/// the calling thread's affinity and so says 1 once a runner thread is
+/// pinned.
+pub fn online_cpus() -> usize {
+    // SAFETY: sysconf has no preconditions; it only reads a system value.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    usize::try_from(n).unwrap_or(1).max(1)
+}
+
+/// Pin the calling thread to CPU `index` (modulo the CPUs online).
+/// Returns whether it worked (it may not in a restricted cpuset). Counts
+/// from the machine's CPUs, not the caller's affinity: a thread spawned by a
+/// pinned thread inherits its mask, and must still reach every core.
 pub fn pin_current(index: usize) -> bool {
-    let Some(cores) = core_affinity::get_core_ids() else {
-        return false;
-    };
-    if cores.is_empty() {
-        return false;
+    #[cfg(target_os = "linux")]
+    {
+        let cpu = index % online_cpus();
+        // SAFETY: `set` is a plain bitmask on the stack, zeroed and then
+        // filled by CPU_SET with an index below CPU_SETSIZE;
+        // sched_setaffinity only reads it.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_ZERO(&mut set);
+            libc::CPU_SET(cpu.min(libc::CPU_SETSIZE as usize - 1), &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+        }
     }
-    core_affinity::set_for_current(cores[index % cores.len()])
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = index;
+        false
+    }
+}
+
+/// Apply a lane's placement to the calling worker thread: pinned to its
+/// core, or free to run anywhere (undoing a mask inherited from a pinned
+/// parent).
+pub fn place_worker(core: Option<usize>) {
+    match core {
+        Some(core) => {
+            pin_current(core);
+        }
+        None => unpin_current(),
+    }
 }
 
 /// Let the calling thread run on every core the process may use (undo

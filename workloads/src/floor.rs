@@ -94,9 +94,7 @@ impl<P: Probe> Floor<P> {
         let thread = std::thread::Builder::new()
             .name("hopscope-floor".to_owned())
             .spawn(move || {
-                if let Some(core) = options.pin {
-                    cpu::pin_current(core);
-                }
+                cpu::place_worker(options.pin);
                 serve(&conn, sql, &rx, probe, options.floor_wait);
             })
             .ok();

@@ -4,6 +4,7 @@
 pub(crate) mod ab;
 mod cpu;
 mod distributions;
+pub(crate) mod frontier;
 mod lanes;
 pub(crate) mod resolution;
 mod stability;
@@ -141,6 +142,15 @@ pub fn resolution_png(r: &hopscope_analyze::resolution::Resolution, path: &Path)
     resolution::resolution_chart(&area, r)
         .and_then(|()| Ok(area.present()?))
         .map_err(|e| ReportError::Chart { chart: "resolution", message: e.to_string() })
+}
+
+/// Draw the keep-warm frontier of `rows` to a PNG file at [`PNG_SIZE`].
+pub fn frontier_png(rows: &[hopscope_analyze::sweep::SweepRow], path: &Path) -> Result<(), ReportError> {
+    style::register_fonts()?;
+    let area = BitMapBackend::new(path, PNG_SIZE).into_drawing_area();
+    frontier::frontier_chart(&area, rows)
+        .and_then(|()| Ok(area.present()?))
+        .map_err(|e| ReportError::Chart { chart: "frontier", message: e.to_string() })
 }
 
 fn ab_error(e: Box<dyn std::error::Error + Send + Sync>) -> ReportError {

@@ -103,9 +103,7 @@ impl<P: Probe> Writer<P> {
         let thread = std::thread::Builder::new()
             .name("hopscope-writer".to_owned())
             .spawn(move || {
-                if let Some(core) = crate::lane::worker_core(knobs.placement) {
-                    cpu::pin_current(core);
-                }
+                cpu::place_worker(crate::lane::worker_core(knobs.placement));
                 writer_thread.run();
             })
             .ok();

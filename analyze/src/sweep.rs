@@ -1,0 +1,185 @@
+//! The keep-warm sweep: for each waiting strategy of the writer (park, spin
+//! or yield for a window, both sides spinning) and each thread placement,
+//! what a sequential write costs in wall time, in CPU and in context
+//! switches, next to a parking baseline and the inline lane run alternately
+//! in the same process.
+
+use serde::{Deserialize, Serialize};
+
+use crate::decomposition::{CounterFigure, Decomposition};
+use crate::lanes::{self, Difference};
+
+/// Lane name of the parking baseline in a sweep trace.
+pub const BASELINE: &str = "park";
+/// Lane name of the inline lane in a sweep trace.
+pub const INLINE: &str = "inline";
+
+/// One setting of the sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepRow {
+    /// Thread placement.
+    pub placement: String,
+    /// Lane name: `park`, `inline`, or `<mode>-<window>us`.
+    pub setting: String,
+    /// Wall µs per write (median of blocks) and its CI.
+    pub wall_us: f64,
+    /// Bootstrap 95% CI of `wall_us`.
+    pub wall_ci95: [f64; 2],
+    /// CPU µs per write of the caller thread.
+    pub caller_cpu_us: Option<f64>,
+    /// CPU µs per write of the writer thread.
+    pub writer_cpu_us: Option<f64>,
+    /// Process CPU µs per write.
+    pub process_cpu_us: Option<f64>,
+    /// Context switches per write, both threads.
+    pub context_switches: Option<f64>,
+    /// CPU migrations per write, both threads.
+    pub cpu_migrations: Option<f64>,
+    /// `lane − inline`, paired by round.
+    pub boundary_us: Option<Difference>,
+}
+
+/// The rows of one placement's sweep trace, already decomposed as `d`.
+pub fn rows(placement: &str, trace: &hopscope_probe::Trace, d: &Decomposition) -> Vec<SweepRow> {
+    let blocks = lanes::lane_blocks(trace);
+    let inline = blocks.iter().find(|l| l.name == INLINE && l.ops > 0);
+    let total = |lane: &str, counter: &str| match d.lanes.get(lane)?.counters.get(counter)? {
+        CounterFigure::PerOp(roles) => roles.get("total").copied(),
+        CounterFigure::Unsupported(_) => None,
+    };
+    blocks
+        .iter()
+        .filter_map(|lane| {
+            let summary = d.lanes.get(&lane.name)?.us_per_op?;
+            let cpu = d.cpu_us_per_op.get(&lane.name);
+            let boundary = match inline {
+                Some(i) if lane.name != INLINE => lanes::difference(lane, i, crate::BOOTSTRAP_SEED),
+                _ => None,
+            };
+            Some(SweepRow {
+                placement: placement.to_owned(),
+                setting: lane.name.clone(),
+                wall_us: summary.median,
+                wall_ci95: summary.ci95,
+                caller_cpu_us: cpu.and_then(|c| c.get("caller").copied()),
+                writer_cpu_us: cpu.and_then(|c| c.get("writer").copied()),
+                process_cpu_us: cpu.and_then(|c| c.get("process").copied()),
+                context_switches: total(&lane.name, "context_switches_per_op"),
+                cpu_migrations: total(&lane.name, "cpu_migrations_per_op"),
+                boundary_us: boundary,
+            })
+        })
+        .collect()
+}
+
+/// What the sweep says, in three sentences: the fastest threaded setting,
+/// its CPU price against the parking baseline of the same placement, and
+/// whether any setting beats that baseline on both wall time and CPU.
+pub fn findings(rows: &[SweepRow]) -> Vec<String> {
+    let threaded = || rows.iter().filter(|r| r.setting != INLINE);
+    let Some(best) = threaded().min_by(|a, b| a.wall_us.total_cmp(&b.wall_us)) else { return Vec::new() };
+    let baseline = |placement: &str| rows.iter().find(|r| r.placement == placement && r.setting == BASELINE);
+    let mut out = vec![format!(
+        "Lowest wall time: {} on {}: {:.2} µs per write (95% CI {:.2}…{:.2}).",
+        best.setting, best.placement, best.wall_us, best.wall_ci95[0], best.wall_ci95[1]
+    )];
+    if let (Some(base), Some(cpu), Some(base_cpu)) =
+        (baseline(&best.placement), best.process_cpu_us, baseline(&best.placement).and_then(|b| b.process_cpu_us))
+    {
+        out.push(format!(
+            "Its price: {cpu:.2} µs of CPU per write against {base_cpu:.2} µs for parking on {} ({:+.2} µs CPU for {:+.2} µs wall).",
+            best.placement,
+            cpu - base_cpu,
+            best.wall_us - base.wall_us
+        ));
+    }
+    let dominating: Vec<String> = threaded()
+        .filter(|r| r.setting != BASELINE)
+        .filter(|r| {
+            baseline(&r.placement).is_some_and(|b| {
+                r.wall_us < b.wall_ci95[0]
+                    && matches!((r.process_cpu_us, b.process_cpu_us), (Some(c), Some(bc)) if c < bc)
+            })
+        })
+        .map(|r| format!("{} on {}", r.setting, r.placement))
+        .collect();
+    let total = threaded().filter(|r| r.setting != BASELINE).count();
+    out.push(if dominating.is_empty() {
+        "No setting beats parking on both wall time and CPU.".to_owned()
+    } else {
+        format!(
+            "{} of {total} settings beat parking (same placement) on both wall time and CPU: {}.",
+            dominating.len(),
+            dominating.join(", ")
+        )
+    });
+    out
+}
+
+/// The sweep table as Markdown.
+pub fn markdown(rows: &[SweepRow]) -> String {
+    let cell = |v: Option<f64>| v.map_or("–".to_owned(), |v| format!("{v:.2}"));
+    let mut out = String::from("# hopscope keep-warm sweep: sequential single inserts\n\n");
+    for f in findings(rows) {
+        out.push_str(&format!("- {f}\n"));
+    }
+    out.push_str("\n| placement | setting | wall µs/op | 95% CI | caller CPU µs | writer CPU µs | process CPU µs | ctx switches/op | migrations/op | boundary µs (vs inline) |\n");
+    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for r in rows {
+        out.push_str(&format!(
+            "| {} | {} | {:.2} | {:.2}…{:.2} | {} | {} | {} | {} | {} | {} |\n",
+            r.placement,
+            r.setting,
+            r.wall_us,
+            r.wall_ci95[0],
+            r.wall_ci95[1],
+            cell(r.caller_cpu_us),
+            cell(r.writer_cpu_us),
+            cell(r.process_cpu_us),
+            cell(r.context_switches),
+            cell(r.cpu_migrations),
+            r.boundary_us.map_or("–".to_owned(), |b| format!("{:+.2}", b.median)),
+        ));
+    }
+    out.push_str(
+        "\nSettings: `park` parks both threads at once; `spin-Wus` spins the writer W µs before parking; \
+         `yield-Wus` yields instead of spinning; `both-Wus` spins writer and caller. On one core a spin \
+         becomes a yield (spinning there starves the other thread).\n",
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(placement: &str, setting: &str, wall: f64, cpu: f64) -> SweepRow {
+        SweepRow {
+            placement: placement.into(),
+            setting: setting.into(),
+            wall_us: wall,
+            wall_ci95: [wall - 1.0, wall + 1.0],
+            caller_cpu_us: None,
+            writer_cpu_us: None,
+            process_cpu_us: Some(cpu),
+            context_switches: Some(2.0),
+            cpu_migrations: Some(0.0),
+            boundary_us: None,
+        }
+    }
+
+    #[test]
+    fn findings_name_the_fastest_its_price_and_what_dominates_parking() {
+        let rows = [
+            row("cross-core", INLINE, 10.0, 10.0),
+            row("cross-core", BASELINE, 100.0, 90.0),
+            row("cross-core", "both-40us", 13.0, 27.0),
+            row("cross-core", "spin-5us", 99.5, 95.0),
+        ];
+        let f = findings(&rows);
+        assert!(f[0].contains("both-40us on cross-core: 13.00"), "{f:?}");
+        assert!(f[1].contains("-63.00 µs CPU for -87.00 µs wall"), "{f:?}");
+        assert!(f[2].starts_with("1 of 2 settings") && f[2].contains("both-40us"), "{f:?}");
+        assert!(markdown(&rows).contains("| cross-core | both-40us | 13.00 |"));
+    }
+}
