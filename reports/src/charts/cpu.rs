@@ -6,8 +6,8 @@ use hopscope_analyze::Decomposition;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{ChartKind, DrawResult, font, lane_names, legend, note, px};
-use crate::style::{self, CAPTION_PX, LABEL_PX, LEGEND_PX};
+use super::{Axes, ChartKind, DrawResult, font, lane_names, legend, note, plain_chart, px};
+use crate::style::{self, LEGEND_PX};
 
 /// Draw one point per lane with both figures.
 pub(crate) fn cpu_vs_wall_chart<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, d: &Decomposition) -> DrawResult
@@ -28,20 +28,13 @@ where
     }
     let (w, _) = area.dim_in_pixel();
     let top = points.iter().map(|p| p.2.max(p.3)).fold(0.0, f64::max) * 1.15;
-    let mut chart = ChartBuilder::on(area)
-        .caption(ChartKind::CpuVsWall.title(), font(CAPTION_PX, w))
-        .margin(px(24.0, w))
-        .x_label_area_size(px(80.0, w))
-        .y_label_area_size(px(110.0, w))
-        .build_cartesian_2d(0f64..top, 0f64..top)?;
-    chart
-        .configure_mesh()
-        .light_line_style(style::GRID_COLOR.mix(0.5))
-        .x_desc("wall µs per write (median of blocks)")
-        .y_desc("process CPU µs per write")
-        .label_style(font(LABEL_PX, w))
-        .axis_desc_style(font(LABEL_PX, w))
-        .draw()?;
+    let axes = Axes {
+        x: 0f64..top,
+        y: 0f64..top,
+        x_desc: "wall µs per write (median of blocks)",
+        y_desc: "process CPU µs per write",
+    };
+    let mut chart = plain_chart(area, Some(ChartKind::CpuVsWall.title()), axes)?;
     chart
         .draw_series(DashedLineSeries::new([(0.0, 0.0), (top, top)], px(10.0, w), px(6.0, w), BLACK.stroke_width(2)))?
         .label("CPU = wall (one core busy the whole time)")

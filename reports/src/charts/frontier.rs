@@ -7,8 +7,8 @@ use hopscope_analyze::sweep::{BASELINE, INLINE, SweepRow};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{DrawResult, font, legend, note, px};
-use crate::style::{self, CAPTION_PX, LABEL_PX, LEGEND_PX};
+use super::{Axes, DrawResult, font, legend, note, plain_chart, px};
+use crate::style::{self, LEGEND_PX};
 
 /// Title of the frontier chart.
 pub(crate) const FRONTIER_TITLE: &str = "Keep-warm frontier: wall against CPU per write";
@@ -26,20 +26,13 @@ where
     let (w, _) = area.dim_in_pixel();
     let x_max = points.iter().map(|(r, _)| r.wall_us).fold(0.0, f64::max) * 1.12;
     let y_max = points.iter().map(|(_, c)| *c).fold(0.0, f64::max) * 1.12;
-    let mut chart = ChartBuilder::on(area)
-        .caption(FRONTIER_TITLE, font(CAPTION_PX, w))
-        .margin(px(24.0, w))
-        .x_label_area_size(px(80.0, w))
-        .y_label_area_size(px(110.0, w))
-        .build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
-    chart
-        .configure_mesh()
-        .light_line_style(style::GRID_COLOR.mix(0.5))
-        .x_desc("wall µs per write (median of blocks)")
-        .y_desc("process CPU µs per write")
-        .label_style(font(LABEL_PX, w))
-        .axis_desc_style(font(LABEL_PX, w))
-        .draw()?;
+    let axes = Axes {
+        x: 0f64..x_max,
+        y: 0f64..y_max,
+        x_desc: "wall µs per write (median of blocks)",
+        y_desc: "process CPU µs per write",
+    };
+    let mut chart = plain_chart(area, Some(FRONTIER_TITLE), axes)?;
     let mut placements: Vec<&str> = points.iter().map(|(r, _)| r.placement.as_str()).collect();
     placements.dedup();
     for (i, placement) in placements.iter().enumerate() {

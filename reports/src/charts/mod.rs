@@ -15,6 +15,7 @@ use std::path::Path;
 use hopscope_analyze::Decomposition;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::Ranged;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use crate::error::ReportError;
@@ -195,6 +196,46 @@ where
         .label_font(font(style::LEGEND_PX, width))
         .draw()?;
     Ok(())
+}
+
+/// The axes of a plain chart: ranges and their descriptions.
+pub(crate) struct Axes<'t> {
+    pub(crate) x: std::ops::Range<f64>,
+    pub(crate) y: std::ops::Range<f64>,
+    pub(crate) x_desc: &'t str,
+    pub(crate) y_desc: &'t str,
+}
+
+/// A numeric chart on `area` in the report's style: caption (if any),
+/// margins, label areas and a light mesh with described axes.
+pub(crate) fn plain_chart<'a, DB>(
+    area: &'a DrawingArea<DB, Shift>,
+    caption: Option<&str>,
+    axes: Axes<'_>,
+) -> Result<ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>, Box<dyn std::error::Error + Send + Sync>>
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+{
+    let (w, _) = area.dim_in_pixel();
+    let mut builder = ChartBuilder::on(area);
+    if let Some(caption) = caption {
+        builder.caption(caption, font(style::CAPTION_PX, w));
+    }
+    let mut chart = builder
+        .margin(px(24.0, w))
+        .x_label_area_size(px(80.0, w))
+        .y_label_area_size(px(110.0, w))
+        .build_cartesian_2d(axes.x, axes.y)?;
+    chart
+        .configure_mesh()
+        .light_line_style(style::GRID_COLOR.mix(0.5))
+        .x_desc(axes.x_desc)
+        .y_desc(axes.y_desc)
+        .label_style(font(style::LABEL_PX, w))
+        .axis_desc_style(font(style::LABEL_PX, w))
+        .draw()?;
+    Ok(chart)
 }
 
 /// `min..max` widened by a margin on each side (never empty).

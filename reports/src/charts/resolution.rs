@@ -5,8 +5,8 @@ use hopscope_analyze::resolution::Resolution;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{DrawResult, font, legend, note, px};
-use crate::style::{self, CAPTION_PX, LABEL_PX};
+use super::{Axes, DrawResult, font, legend, note, plain_chart, px};
+use crate::style::{self, CAPTION_PX};
 
 /// Title of the resolution chart.
 pub(crate) const RESOLUTION_TITLE: &str = "Resolution: detection and estimate by injected delay";
@@ -20,26 +20,19 @@ where
     if r.deltas.is_empty() {
         return note(area, RESOLUTION_TITLE, "No injected size was run.");
     }
-    let (w, h) = area.dim_in_pixel();
+    let (w, _) = area.dim_in_pixel();
     let titled = area.titled(&format!("{RESOLUTION_TITLE} ({})", r.slice), font(CAPTION_PX, w))?;
     let (left, right) = titled.split_horizontally(w / 2);
     let max_ns = r.deltas.iter().map(|d| d.injected_ns as f64).fold(1.0, f64::max);
     let x_range = -max_ns * 0.05..max_ns * 1.08;
-    let _ = h;
 
-    let mut detection = ChartBuilder::on(&left)
-        .margin(px(24.0, w))
-        .x_label_area_size(px(80.0, w))
-        .y_label_area_size(px(100.0, w))
-        .build_cartesian_2d(x_range.clone(), 0f64..105.0)?;
-    detection
-        .configure_mesh()
-        .light_line_style(style::GRID_COLOR.mix(0.5))
-        .x_desc("injected delay, ns per write")
-        .y_desc("repeats detecting a slowdown, %")
-        .label_style(font(LABEL_PX, w))
-        .axis_desc_style(font(LABEL_PX, w))
-        .draw()?;
+    let axes = Axes {
+        x: x_range.clone(),
+        y: 0f64..105.0,
+        x_desc: "injected delay, ns per write",
+        y_desc: "repeats detecting a slowdown, %",
+    };
+    let mut detection = plain_chart(&left, None, axes)?;
     let rate: Vec<(f64, f64)> = r.deltas.iter().map(|d| (d.injected_ns as f64, d.detection_rate * 100.0)).collect();
     let color = style::LIBRARY_COLOR;
     detection
@@ -56,19 +49,13 @@ where
     legend(&mut detection, SeriesLabelPosition::LowerRight, w)?;
 
     let top = r.deltas.iter().map(|d| d.estimated_ns).fold(max_ns, f64::max) * 1.1;
-    let mut estimate = ChartBuilder::on(&right)
-        .margin(px(24.0, w))
-        .x_label_area_size(px(80.0, w))
-        .y_label_area_size(px(100.0, w))
-        .build_cartesian_2d(x_range.clone(), -top * 0.1..top)?;
-    estimate
-        .configure_mesh()
-        .light_line_style(style::GRID_COLOR.mix(0.5))
-        .x_desc("injected delay, ns per write")
-        .y_desc("estimated, ns per write")
-        .label_style(font(LABEL_PX, w))
-        .axis_desc_style(font(LABEL_PX, w))
-        .draw()?;
+    let axes = Axes {
+        x: x_range.clone(),
+        y: -top * 0.1..top,
+        x_desc: "injected delay, ns per write",
+        y_desc: "estimated, ns per write",
+    };
+    let mut estimate = plain_chart(&right, None, axes)?;
     estimate
         .draw_series(DashedLineSeries::new(
             [(0.0, 0.0), (max_ns, max_ns)],
