@@ -34,7 +34,7 @@ where
         x_desc: "wall µs per write (median of blocks)",
         y_desc: "process CPU µs per write",
     };
-    let mut chart = plain_chart(area, Some(ChartKind::CpuVsWall.title()), axes)?;
+    let mut chart = plain_chart(area, Some(ChartKind::CpuVsWall.title()), axes, w)?;
     chart
         .draw_series(DashedLineSeries::new([(0.0, 0.0), (top, top)], px(10.0, w), px(6.0, w), BLACK.stroke_width(2)))?
         .label("CPU = wall (one core busy the whole time)")

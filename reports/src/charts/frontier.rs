@@ -32,7 +32,7 @@ where
         x_desc: "wall µs per write (median of blocks)",
         y_desc: "process CPU µs per write",
     };
-    let mut chart = plain_chart(area, Some(FRONTIER_TITLE), axes)?;
+    let mut chart = plain_chart(area, Some(FRONTIER_TITLE), axes, w)?;
     let mut placements: Vec<&str> = points.iter().map(|(r, _)| r.placement.as_str()).collect();
     placements.dedup();
     for (i, placement) in placements.iter().enumerate() {

@@ -207,17 +207,20 @@ pub(crate) struct Axes<'t> {
 }
 
 /// A numeric chart on `area` in the report's style: caption (if any),
-/// margins, label areas and a light mesh with described axes.
+/// margins, label areas and a light mesh with described axes. Sizes scale
+/// with `canvas_width`, the width of the whole picture (a panel of a split
+/// canvas keeps the canvas's type sizes).
 pub(crate) fn plain_chart<'a, DB>(
     area: &'a DrawingArea<DB, Shift>,
     caption: Option<&str>,
     axes: Axes<'_>,
+    canvas_width: u32,
 ) -> Result<ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>, Box<dyn std::error::Error + Send + Sync>>
 where
     DB: DrawingBackend + 'a,
     DB::ErrorType: 'static,
 {
-    let (w, _) = area.dim_in_pixel();
+    let w = canvas_width;
     let mut builder = ChartBuilder::on(area);
     if let Some(caption) = caption {
         builder.caption(caption, font(style::CAPTION_PX, w));
@@ -230,12 +233,19 @@ where
     chart
         .configure_mesh()
         .light_line_style(style::GRID_COLOR.mix(0.5))
+        .x_labels(7)
+        .x_label_formatter(&|x| trim_zero(*x))
         .x_desc(axes.x_desc)
         .y_desc(axes.y_desc)
         .label_style(font(style::LABEL_PX, w))
         .axis_desc_style(font(style::LABEL_PX, w))
         .draw()?;
     Ok(chart)
+}
+
+/// A tick value without a trailing `.0` on whole numbers.
+fn trim_zero(value: f64) -> String {
+    if value.fract() == 0.0 { format!("{value:.0}") } else { format!("{value:.1}") }
 }
 
 /// `min..max` widened by a margin on each side (never empty).

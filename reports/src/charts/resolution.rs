@@ -21,6 +21,7 @@ where
         return note(area, RESOLUTION_TITLE, "No injected size was run.");
     }
     let (w, _) = area.dim_in_pixel();
+    let area = area.margin(px(16.0, w), 0, 0, 0);
     let titled = area.titled(&format!("{RESOLUTION_TITLE} ({})", r.slice), font(CAPTION_PX, w))?;
     let (left, right) = titled.split_horizontally(w / 2);
     let max_ns = r.deltas.iter().map(|d| d.injected_ns as f64).fold(1.0, f64::max);
@@ -32,7 +33,7 @@ where
         x_desc: "injected delay, ns per write",
         y_desc: "repeats detecting a slowdown, %",
     };
-    let mut detection = plain_chart(&left, None, axes)?;
+    let mut detection = plain_chart(&left, None, axes, w)?;
     let rate: Vec<(f64, f64)> = r.deltas.iter().map(|d| (d.injected_ns as f64, d.detection_rate * 100.0)).collect();
     let color = style::LIBRARY_COLOR;
     detection
@@ -51,11 +52,11 @@ where
     let top = r.deltas.iter().map(|d| d.estimated_ns).fold(max_ns, f64::max) * 1.1;
     let axes = Axes {
         x: x_range.clone(),
-        y: -top * 0.1..top,
+        y: r.deltas.iter().map(|d| d.estimated_ns).fold(0.0, f64::min) - top * 0.1..top,
         x_desc: "injected delay, ns per write",
         y_desc: "estimated, ns per write",
     };
-    let mut estimate = plain_chart(&right, None, axes)?;
+    let mut estimate = plain_chart(&right, None, axes, w)?;
     estimate
         .draw_series(DashedLineSeries::new(
             [(0.0, 0.0), (max_ns, max_ns)],
