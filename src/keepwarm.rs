@@ -108,6 +108,8 @@ fn settings(args: &Args) -> anyhow::Result<Vec<(String, Wait, Wait)>> {
     Ok(out)
 }
 
+/// A probed writer lane: every setting pays the same probe cost, and its
+/// marks say which CPU each hop ran on.
 fn writer_lane(name: &str, writer_wait: Wait, caller_wait: Wait, placement: Placement) -> LaneSpec {
-    LaneSpec::new(name, LaneKind::Writer(Knobs { writer_wait, caller_wait, placement, ..Knobs::default() }), false)
+    LaneSpec::new(name, LaneKind::Writer(Knobs { writer_wait, caller_wait, placement, ..Knobs::default() }), true)
 }

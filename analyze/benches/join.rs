@@ -30,7 +30,7 @@ fn synthetic() -> Trace {
             let op = OpId((1 << 40) | (b * OPS_PER_BLOCK + i));
             for (hop, _, side) in Hop::STANDARD {
                 t += 100 + (i % 7) * 10;
-                let mark = Mark { op, hop, ticks: Ticks(t) };
+                let mark = Mark { op, hop, cpu: side as u16, ticks: Ticks(t) };
                 match side {
                     Side::Caller => caller.push(mark),
                     Side::Writer => writer.push(mark),

@@ -98,6 +98,13 @@ pub struct LaneResult {
     /// `"unsupported: <reason>"` for a counter the host cannot count.
     #[serde(default)]
     pub counters: BTreeMap<String, CounterFigure>,
+    /// Mean number of consecutive marks of one write taken on different
+    /// CPUs (probed lanes whose marks carry a CPU; absent otherwise).
+    #[serde(default)]
+    pub cross_core_hops_per_op: Option<f64>,
+    /// Share of writes whose marks span more than one CPU.
+    #[serde(default)]
+    pub ops_crossing_cores: Option<f64>,
     /// Per-operation first-to-last-mark latency of a probed lane: 101
     /// quantiles (0%, 1%, …, 100%) of the pooled operations, µs. Empty for
     /// clean lanes.
@@ -324,7 +331,20 @@ fn lane_result(lane: &LaneBlocks, ops: &LaneOps, figures: Option<&LaneFigures>) 
             .map(|(&(pass, sample), &us_per_op)| BlockFigure { pass, sample, us_per_op })
             .collect(),
         op_latency_quantiles_us,
+        cross_core_hops_per_op: cross_core(ops).map(|(hops, _)| hops),
+        ops_crossing_cores: cross_core(ops).map(|(_, share)| share),
     }
+}
+
+/// Mean CPU changes per op and the share of ops with any, over `ops`.
+fn cross_core(ops: &LaneOps) -> Option<(f64, f64)> {
+    let changes: Vec<u8> = ops.blocks.iter().flat_map(|b| b.cpu_changes.iter().copied()).collect();
+    if changes.is_empty() {
+        return None;
+    }
+    let n = changes.len() as f64;
+    let hops = changes.iter().map(|c| f64::from(*c)).sum::<f64>() / n;
+    Some((hops, changes.iter().filter(|c| **c > 0).count() as f64 / n))
 }
 
 /// Why a `result.json` cannot be read back.

@@ -10,7 +10,7 @@
 //! Cost: one hash lookup and one store per mark (FxHash on the op id), then
 //! one pass per complete operation.
 
-use hopscope_probe::{Block, Hop, Side, Trace};
+use hopscope_probe::{Block, Hop, Mark, Side, Trace};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
@@ -56,6 +56,10 @@ pub struct BlockOps {
     pub slice_ns: Vec<Vec<f64>>,
     /// Each complete operation's first-to-last-mark duration, ns.
     pub total_ns: Vec<f64>,
+    /// Per complete operation, how many consecutive CPU-sampled marks (in
+    /// hop order) were taken on different CPUs; empty when no mark carries
+    /// a CPU.
+    pub cpu_changes: Vec<u8>,
 }
 
 /// Every operation of one lane, joined.
@@ -139,6 +143,7 @@ fn join_lane(trace: &Trace, lane: u16) -> LaneOps {
             sample: block.sample,
             slice_ns: vec![Vec::with_capacity(table.rows); out.slices.len()],
             total_ns: Vec::with_capacity(table.rows),
+            cpu_changes: Vec::new(),
         };
         for row in 0..table.rows {
             let Some(ticks) = table.complete_row(row) else {
@@ -150,6 +155,10 @@ fn join_lane(trace: &Trace, lane: u16) -> LaneOps {
                 ops.slice_ns[s].push(signed_ticks(pair[0], pair[1]) * ns_per_tick);
             }
             ops.total_ns.push(signed_ticks(ticks[0], ticks[ticks.len() - 1]) * ns_per_tick);
+            let known: Vec<u16> = table.row_cpus(row).iter().copied().filter(|c| *c != Mark::UNKNOWN_CPU).collect();
+            if !known.is_empty() {
+                ops.cpu_changes.push(known.windows(2).filter(|w| w[0] != w[1]).count() as u8);
+            }
         }
         out.blocks.push(ops);
     }
@@ -166,6 +175,7 @@ struct Table {
     columns: usize,
     rows: usize,
     ticks: Vec<u64>,
+    cpus: Vec<u16>,
     repeated: Vec<bool>,
 }
 
@@ -181,6 +191,7 @@ impl Table {
         let mut index: FxHashMap<u64, u32> = FxHashMap::default();
         index.reserve(expected_rows);
         let mut ticks: Vec<u64> = Vec::with_capacity(expected_rows * columns);
+        let mut cpus: Vec<u16> = Vec::with_capacity(expected_rows * columns);
         let mut repeated: Vec<bool> = Vec::with_capacity(expected_rows);
         for stream in &block.streams {
             for mark in &stream.marks {
@@ -189,17 +200,23 @@ impl Table {
                 let row = *index.entry(mark.op.0).or_insert(rows) as usize;
                 if row == repeated.len() {
                     ticks.resize(ticks.len() + columns, MISSING);
+                    cpus.resize(cpus.len() + columns, Mark::UNKNOWN_CPU);
                     repeated.push(false);
                 }
                 let cell = &mut ticks[row * columns + c];
                 if *cell == MISSING {
                     *cell = mark.ticks.0;
+                    cpus[row * columns + c] = mark.cpu;
                 } else {
                     repeated[row] = true;
                 }
             }
         }
-        Table { columns, rows: repeated.len(), ticks, repeated }
+        Table { columns, rows: repeated.len(), ticks, cpus, repeated }
+    }
+
+    fn row_cpus(&self, row: usize) -> &[u16] {
+        &self.cpus[row * self.columns..(row + 1) * self.columns]
     }
 
     fn complete_row(&self, row: usize) -> Option<&[u64]> {
@@ -212,12 +229,16 @@ impl Table {
             return;
         }
         let mut row = vec![0u64; self.columns];
+        let mut cpu_row = vec![0u16; self.columns];
         for r in 0..self.rows {
             let cells = &mut self.ticks[r * self.columns..(r + 1) * self.columns];
+            let cpu_cells = &mut self.cpus[r * self.columns..(r + 1) * self.columns];
             for (i, &c) in order.iter().enumerate() {
                 row[i] = cells[c];
+                cpu_row[i] = cpu_cells[c];
             }
             cells.copy_from_slice(&row);
+            cpu_cells.copy_from_slice(&cpu_row);
         }
     }
 }

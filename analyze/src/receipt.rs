@@ -265,7 +265,19 @@ fn render_counters(d: &Decomposition, out: &mut String) -> std::fmt::Result {
             .collect();
         writeln!(out, "| {lane} | {} |", cells.join(" | "))?;
     }
-    writeln!(out, "\ntask-clock is in ns per operation; an unsupported counter is listed below, never shown as 0.\n")
+    writeln!(out, "\ntask-clock is in ns per operation; an unsupported counter is listed below, never shown as 0.\n")?;
+    let crossing: Vec<(&String, f64, f64)> =
+        d.lanes.iter().filter_map(|(lane, r)| Some((lane, r.cross_core_hops_per_op?, r.ops_crossing_cores?))).collect();
+    if !crossing.is_empty() {
+        writeln!(out, "Cross-core hops (from the CPU each mark was taken on):\n")?;
+        writeln!(out, "| lane | CPU changes per write | writes crossing cores |")?;
+        writeln!(out, "|---|---:|---:|")?;
+        for (lane, hops, share) in crossing {
+            writeln!(out, "| {lane} | {hops:.3} | {:.1}% |", share * 100.0)?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
 }
 
 fn row(out: &mut String, name: &str, definition: &str, d: &Difference) -> std::fmt::Result {

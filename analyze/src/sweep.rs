@@ -35,6 +35,9 @@ pub struct SweepRow {
     pub context_switches: Option<f64>,
     /// CPU migrations per write, both threads.
     pub cpu_migrations: Option<f64>,
+    /// Consecutive marks of one write on different CPUs, per write.
+    #[serde(default)]
+    pub cross_core_hops: Option<f64>,
     /// `lane − inline`, paired by round.
     pub boundary_us: Option<Difference>,
 }
@@ -66,6 +69,7 @@ pub fn rows(placement: &str, trace: &hopscope_probe::Trace, d: &Decomposition) -
                 process_cpu_us: cpu.and_then(|c| c.get("process").copied()),
                 context_switches: total(&lane.name, "context_switches_per_op"),
                 cpu_migrations: total(&lane.name, "cpu_migrations_per_op"),
+                cross_core_hops: d.lanes.get(&lane.name).and_then(|l| l.cross_core_hops_per_op),
                 boundary_us: boundary,
             })
         })
@@ -123,11 +127,11 @@ pub fn markdown(rows: &[SweepRow]) -> String {
     for f in findings(rows) {
         out.push_str(&format!("- {f}\n"));
     }
-    out.push_str("\n| placement | setting | wall µs/op | 95% CI | caller CPU µs | writer CPU µs | process CPU µs | ctx switches/op | migrations/op | boundary µs (vs inline) |\n");
-    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    out.push_str("\n| placement | setting | wall µs/op | 95% CI | caller CPU µs | writer CPU µs | process CPU µs | ctx switches/op | migrations/op | cross-core hops/op | boundary µs (vs inline) |\n");
+    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for r in rows {
         out.push_str(&format!(
-            "| {} | {} | {:.2} | {:.2}…{:.2} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {:.2} | {:.2}…{:.2} | {} | {} | {} | {} | {} | {} | {} |\n",
             r.placement,
             r.setting,
             r.wall_us,
@@ -138,6 +142,7 @@ pub fn markdown(rows: &[SweepRow]) -> String {
             cell(r.process_cpu_us),
             cell(r.context_switches),
             cell(r.cpu_migrations),
+            cell(r.cross_core_hops),
             r.boundary_us.map_or("–".to_owned(), |b| format!("{:+.2}", b.median)),
         ));
     }
@@ -164,6 +169,7 @@ mod tests {
             process_cpu_us: Some(cpu),
             context_switches: Some(2.0),
             cpu_migrations: Some(0.0),
+            cross_core_hops: Some(2.0),
             boundary_us: None,
         }
     }

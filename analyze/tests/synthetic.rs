@@ -82,7 +82,7 @@ fn marks(hops: &[Hop], slices: &[u64], op: u64, start: u64) -> Vec<(u16, Mark)> 
         }
         let thread =
             if HopTable::standard().get(*hop).map(|d| d.side) == Some(hopscope_probe::Side::Writer) { 1 } else { 0 };
-        out.push((thread, Mark { op: OpId(op), hop: *hop, ticks: Ticks(t) }));
+        out.push((thread, Mark { op: OpId(op), hop: *hop, cpu: thread, ticks: Ticks(t) }));
     }
     out
 }
@@ -205,6 +205,12 @@ fn known_durations_are_recovered_exactly() {
     assert!(close(d.cpu_us_per_op["writer"]["process"], 9.0));
     assert_eq!(d.drops.complete_ops["writer-probed"], 100);
     assert_eq!(d.drops.incomplete_ops["writer-probed"], 0);
+
+    // Every mark carries its thread's CPU, 0 (caller) or 1 (writer): two
+    // CPU changes per write.
+    assert_eq!(d.lanes["writer-probed"].cross_core_hops_per_op, Some(2.0));
+    assert_eq!(d.lanes["writer-probed"].ops_crossing_cores, Some(1.0));
+    assert_eq!(d.lanes["writer"].cross_core_hops_per_op, None, "a clean lane has no marks to place");
 
     // Counters: 1 caller and 2 writer context switches per op; cycles are
     // unsupported and say so, never 0.

@@ -34,7 +34,14 @@ static CLOCK: OnceLock<quanta::Clock> = OnceLock::new();
 /// Call it once before any measured region (attaching a buffer does) so the
 /// calibration never lands inside a measurement.
 pub fn clock() -> &'static quanta::Clock {
-    CLOCK.get_or_init(quanta::Clock::new)
+    CLOCK.get_or_init(|| {
+        let clock = quanta::Clock::new();
+        let ns_per_tick = clock.delta_as_nanos(0, SCALE_SPAN_TICKS) as f64 / SCALE_SPAN_TICKS as f64;
+        let tsc = detect_source(&clock, ns_per_tick) == ClockSource::Tsc;
+        let rdtscp = tsc && host::cpu_has_flag("rdtscp") && cfg!(target_arch = "x86_64") && cfg!(target_os = "linux");
+        RDTSCP.store(rdtscp, std::sync::atomic::Ordering::Relaxed);
+        clock
+    })
 }
 
 /// Read the clock: one `rdtsc` on TSC hosts, a vDSO `clock_gettime` otherwise.
@@ -44,6 +51,28 @@ pub fn clock() -> &'static quanta::Clock {
 #[inline]
 pub fn now() -> Ticks {
     Ticks(clock().raw())
+}
+
+/// Whether [`now_on_cpu`] may use `rdtscp`: the clock reads the TSC and the
+/// CPU has the instruction. Set once when the clock is first measured.
+static RDTSCP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Read the clock and the CPU the thread runs on. On TSC hosts with
+/// `rdtscp` both come from that one instruction (its aux register holds the
+/// CPU number on Linux); elsewhere the CPU is [`Mark::UNKNOWN_CPU`](crate::Mark::UNKNOWN_CPU)
+/// rather than paying a second call on the hot path.
+#[inline]
+pub fn now_on_cpu() -> (Ticks, u16) {
+    #[cfg(target_arch = "x86_64")]
+    if RDTSCP.load(std::sync::atomic::Ordering::Relaxed) {
+        let mut aux = 0u32;
+        // SAFETY: RDTSCP is only set after /proc/cpuinfo listed the `rdtscp`
+        // flag; the instruction only reads the TSC and TSC_AUX.
+        let ticks = unsafe { std::arch::x86_64::__rdtscp(&mut aux) };
+        // Linux stores (node << 12) | cpu in TSC_AUX.
+        return (Ticks(ticks), (aux & 0xfff) as u16);
+    }
+    (now(), crate::Mark::UNKNOWN_CPU)
 }
 
 /// Which hardware or OS source the raw ticks come from.

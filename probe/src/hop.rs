@@ -66,15 +66,27 @@ impl Hop {
     ];
 }
 
-/// One recorded point: 24 bytes in memory, 18 on disk.
+/// One recorded point: 24 bytes in memory, 20 on disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mark {
     /// The operation that passed the hop.
     pub op: OpId,
     /// The hop it passed.
     pub hop: Hop,
+    /// The CPU the marking thread ran on, or [`Mark::UNKNOWN_CPU`].
+    pub cpu: u16,
     /// When, in raw clock ticks.
     pub ticks: Ticks,
+}
+
+impl Mark {
+    /// `cpu` value of a mark whose CPU was not sampled.
+    pub const UNKNOWN_CPU: u16 = u16::MAX;
+
+    /// A mark with no CPU sample.
+    pub fn new(op: OpId, hop: Hop, ticks: Ticks) -> Mark {
+        Mark { op, hop, cpu: Mark::UNKNOWN_CPU, ticks }
+    }
 }
 
 /// A hop's name and side, as declared in a trace header.

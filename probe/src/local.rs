@@ -64,8 +64,17 @@ pub fn attach(capacity: usize) {
 /// full one drops the mark and counts it.
 #[inline]
 pub fn record(op: OpId, hop: Hop) {
-    let ticks = clock::now();
-    push(Mark { op, hop, ticks });
+    push(Mark::new(op, hop, clock::now()));
+}
+
+/// [`record`], and sample the CPU the thread runs on into the mark. On TSC
+/// hosts one `rdtscp` gives both, but it costs about twice a plain read on
+/// VMs, so callers sample once per operation per thread (its first mark
+/// there), not at every hop.
+#[inline]
+pub fn record_on_cpu(op: OpId, hop: Hop) {
+    let (ticks, cpu) = clock::now_on_cpu();
+    push(Mark { op, hop, cpu, ticks });
 }
 
 /// Store an already timestamped mark (used by layers that read the clock
@@ -244,6 +253,25 @@ mod tests {
             drain()
         });
         assert!(drained.marks.windows(2).all(|w| w[0].ticks <= w[1].ticks));
+    }
+
+    #[test]
+    fn marks_carry_the_cpu_where_rdtscp_gives_it() {
+        let drained = on_fresh_thread(|| {
+            attach(4);
+            record_on_cpu(OpId(1), Hop::ENTER);
+            record(OpId(1), Hop::SENT);
+            drain()
+        });
+        assert_eq!(drained.marks[1].cpu, Mark::UNKNOWN_CPU, "plain marks do not sample the CPU");
+        let mark = drained.marks[0];
+        let tsc = clock::ClockInfo::measure().source == clock::ClockSource::Tsc;
+        if tsc && crate::host::cpu_has_flag("rdtscp") && cfg!(target_os = "linux") {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            assert!(usize::from(mark.cpu) < cores.max(64), "cpu {} out of range", mark.cpu);
+        } else {
+            assert_eq!(mark.cpu, Mark::UNKNOWN_CPU);
+        }
     }
 
     #[test]

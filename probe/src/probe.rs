@@ -17,6 +17,12 @@ pub trait Probe: Copy + Send + Sync + std::fmt::Debug + 'static {
 
     /// Mark that `op` passed `hop` now.
     fn mark(&self, op: OpId, hop: Hop);
+
+    /// [`Probe::mark`], also sampling the CPU the thread runs on (dearer:
+    /// use it for one mark per operation per thread).
+    fn mark_on_cpu(&self, op: OpId, hop: Hop) {
+        self.mark(op, hop);
+    }
 }
 
 /// Records every mark into the current thread's buffer (see [`crate::local`]).
@@ -29,6 +35,11 @@ impl Probe for Recording {
     #[inline(always)]
     fn mark(&self, op: OpId, hop: Hop) {
         local::record(op, hop);
+    }
+
+    #[inline(always)]
+    fn mark_on_cpu(&self, op: OpId, hop: Hop) {
+        local::record_on_cpu(op, hop);
     }
 }
 

@@ -12,7 +12,7 @@ fn header() -> TraceHeader {
 }
 
 fn mark(op: u64, hop: Hop, ticks: u64) -> Mark {
-    Mark { op: OpId(op), hop, ticks: Ticks(ticks) }
+    Mark { op: OpId(op), hop, cpu: (op % 2) as u16, ticks: Ticks(ticks) }
 }
 
 fn block(lane: u16, sample: u32) -> Block {

@@ -137,7 +137,7 @@ impl<P: Probe> FloorClient<P> {
     #[inline]
     pub fn execute(&self, params: Vec<Value>) -> Result<u64, WriteError> {
         let op = if P::RECORDS { local::next_op() } else { OpId(0) };
-        self.probe.mark(op, Hop::ENTER);
+        self.probe.mark_on_cpu(op, Hop::ENTER);
         self.tx.send(FloorMessage::Execute { client: self.id, op, params }).map_err(|_| WriteError::WriterStopped)?;
         self.probe.mark(op, Hop::SENT);
         let changes = channel::wait_for(
@@ -146,7 +146,7 @@ impl<P: Probe> FloorClient<P> {
             || self.replies.recv().map_err(|_| channel::Disconnected),
         )
         .map_err(|_| WriteError::WriterStopped)?;
-        self.probe.mark(op, Hop::RECEIVED);
+        self.probe.mark_on_cpu(op, Hop::RECEIVED);
         self.probe.mark(op, Hop::DONE);
         u64::try_from(changes).map_err(|_| WriteError::FloorFailed)
     }
@@ -168,7 +168,7 @@ fn serve<P: Probe>(conn: &Connection, sql: &'static str, rx: &Receiver<FloorMess
                 clients.push(reply);
             }
             FloorMessage::Execute { client, op, params } => {
-                probe.mark(op, Hop::WOKE);
+                probe.mark_on_cpu(op, Hop::WOKE);
                 let changes = conn
                     .prepare_cached(sql)
                     .and_then(|mut s| s.execute(rusqlite::params_from_iter(params.iter())))

@@ -33,7 +33,7 @@ impl<P: Probe> Inline<P> {
     #[inline]
     pub fn execute(&self, params: &[Value]) -> Result<u64, WriteError> {
         let op = if P::RECORDS { local::next_op() } else { OpId(0) };
-        self.probe.mark(op, Hop::ENTER);
+        self.probe.mark_on_cpu(op, Hop::ENTER);
         let changes = self
             .conn
             .prepare_cached(self.sql)

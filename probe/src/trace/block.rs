@@ -86,8 +86,8 @@ impl Block {
     }
 }
 
-/// Bytes of one mark on disk: op u64, hop u16, ticks u64.
-pub(super) const MARK_BYTES: usize = 18;
+/// Bytes of one mark on disk: op u64, hop u16, cpu u16, ticks u64.
+pub(super) const MARK_BYTES: usize = 20;
 /// Bytes of a block's fixed part: lane, pass, sample, op count, start, end.
 const BLOCK_FIXED_BYTES: usize = 2 + 4 + 4 + 8 + 8 + 8;
 const STREAM_FIXED_BYTES: usize = 2 + 8 + 4;
@@ -109,6 +109,7 @@ pub(super) fn encode(block: &Block, out: &mut Vec<u8>) {
         for mark in &stream.marks {
             out.extend_from_slice(&mark.op.0.to_le_bytes());
             out.extend_from_slice(&mark.hop.0.to_le_bytes());
+            out.extend_from_slice(&mark.cpu.to_le_bytes());
             out.extend_from_slice(&mark.ticks.0.to_le_bytes());
         }
     }
@@ -154,6 +155,7 @@ pub(super) fn decode(payload: &[u8], base: u64) -> Result<Block, TraceError> {
             marks.push(Mark {
                 op: OpId(cur.u64("mark op")?),
                 hop: Hop(cur.u16("mark hop")?),
+                cpu: cur.u16("mark cpu")?,
                 ticks: Ticks(cur.u64("mark ticks")?),
             });
         }

@@ -12,7 +12,7 @@
 //! | tag | payload | occurs |
 //! |-----|---------|--------|
 //! | `H` | the [`TraceHeader`] as JSON | first, once |
-//! | `B` | one [`Block`]: lane u16, pass u32, sample u32, op count u64, start u64, end u64, streams (count u16; each thread u16, dropped u64, mark count u32, marks of op u64, hop u16, ticks u64), readings (count u16; each key u16, value u64) | any number |
+//! | `B` | one [`Block`]: lane u16, pass u32, sample u32, op count u64, start u64, end u64, streams (count u16; each thread u16, dropped u64, mark count u32, marks of op u64, hop u16, cpu u16, ticks u64), readings (count u16; each key u16, value u64) | any number |
 //! | `E` | block count u64, dropped marks u64 | last, once |
 //!
 //! The end record makes truncation detectable even at a record boundary, and
@@ -35,8 +35,9 @@ pub use write::TraceWriter;
 
 /// The first eight bytes of every trace.
 pub const MAGIC: [u8; 8] = *b"HOPSCOPE";
-/// The format version this build reads and writes.
-pub const FORMAT_VERSION: u16 = 1;
+/// The format version this build reads and writes (2: marks carry the CPU
+/// they were taken on).
+pub const FORMAT_VERSION: u16 = 2;
 
 /// Preamble bytes: magic, version, flags.
 const PREAMBLE_BYTES: usize = 8 + 2 + 2;

@@ -179,7 +179,7 @@ impl<P: Probe> Writer<P> {
     fn call(&self, build: impl FnOnce() -> Result<Work, WriteError>) -> Result<Done, WriteError> {
         let probe = self.probe;
         let op = if P::RECORDS { local::next_op() } else { OpId(0) };
-        probe.mark(op, Hop::ENTER);
+        probe.mark_on_cpu(op, Hop::ENTER);
         let gate = self.gate.lock().unwrap_or_else(PoisonError::into_inner);
         self.delay.before(Hop::LOCKED);
         probe.mark(op, Hop::LOCKED);
@@ -207,7 +207,7 @@ impl<P: Probe> Writer<P> {
         drop(gate);
         let reply = self.wait(waiter);
         self.delay.before(Hop::RECEIVED);
-        probe.mark(op, Hop::RECEIVED);
+        probe.mark_on_cpu(op, Hop::RECEIVED);
         // Completion: the reply is the call's result as it stands.
         probe.mark(op, Hop::DONE);
         reply

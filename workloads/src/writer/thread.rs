@@ -98,7 +98,7 @@ impl<P: Probe> WriterThread<P> {
 
     fn serve_write(&mut self, mut request: Request) -> Result<(), String> {
         let op = request.op;
-        self.probe.mark(op, Hop::WOKE);
+        self.probe.mark_on_cpu(op, Hop::WOKE);
         // The reply sender stays outside `catch_unwind`, so a panic can still
         // be answered with its message.
         let oneshot = request.reply.take();
