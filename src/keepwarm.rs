@@ -27,6 +27,11 @@ pub(crate) struct Args {
     /// Placements: unpinned, same-core, cross-core.
     #[arg(long, value_delimiter = ',', default_value = "unpinned,same-core,cross-core")]
     placement: Vec<String>,
+    /// Also run every placement with the caller busy this many µs before
+    /// each write (its own work): shows how much of the boundary is the
+    /// caller's wake. 0: skip that shape.
+    #[arg(long, default_value_t = 0)]
+    gap_us: u64,
     /// Samples per pass.
     #[arg(long, default_value_t = 20)]
     samples: u32,
@@ -52,8 +57,12 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     let settings = settings(args)?;
     let dir = rundir::create(args.out.as_deref(), "keep-warm")?;
+    let mut runs: Vec<(String, Placement, u64)> = placements.iter().map(|(n, p)| (n.clone(), *p, 0)).collect();
+    if args.gap_us > 0 {
+        runs.extend(placements.iter().map(|(n, p)| (format!("{n}+gap{}us", args.gap_us), *p, args.gap_us * 1_000)));
+    }
     let mut rows = Vec::new();
-    for (name, placement) in &placements {
+    for (name, placement, gap_ns) in &runs {
         let mut lanes = vec![
             LaneSpec::standard(INLINE, Knobs { placement: *placement, ..Knobs::default() })
                 .map_err(anyhow::Error::msg)?,
@@ -65,6 +74,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             samples: args.samples,
             passes: 2,
             warmup_blocks: 2,
+            caller_gap_ns: *gap_ns,
             ..Plan::new(lanes, Shape::SingleInsert)
         };
         eprintln!("{name}: {} lanes", plan.lanes.len());

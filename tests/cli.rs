@@ -298,6 +298,8 @@ fn keep_warm_sweeps_and_writes_its_table_and_frontier() {
         "spin,both",
         "--placement",
         "same-core",
+        "--gap-us",
+        "5",
         "--samples",
         "2",
         "--ops",
@@ -310,7 +312,11 @@ fn keep_warm_sweeps_and_writes_its_table_and_frontier() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("keep-warm.json")).expect("json")).expect("parses");
     let settings: Vec<&str> =
         rows.as_array().expect("rows").iter().map(|r| r["setting"].as_str().expect("setting")).collect();
-    assert_eq!(settings.len(), 4, "{settings:?}");
+    // Two shapes (back to back, and with a 5 µs caller gap) × 4 lanes.
+    assert_eq!(settings.len(), 8, "{settings:?}");
+    let placements: Vec<&str> =
+        rows.as_array().expect("rows").iter().map(|r| r["placement"].as_str().expect("p")).collect();
+    assert!(placements.contains(&"same-core+gap5us"), "{placements:?}");
     for s in ["inline", "park", "spin-5us", "both-5us"] {
         assert!(settings.contains(&s), "{s} missing from {settings:?}");
     }

@@ -55,6 +55,34 @@ impl ThreadSample {
     }
 }
 
+/// The caller's own work between two writes: a busy-wait of a fixed number
+/// of clock ticks (zero: none, one predictable branch).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Gap {
+    ticks: u64,
+}
+
+impl Gap {
+    /// A gap of `ns` nanoseconds on this host's clock.
+    pub fn ns(ns: u64) -> Gap {
+        let ns_per_tick = hopscope_probe::ClockInfo::measure().ns_per_tick;
+        Gap { ticks: if ns == 0 { 0 } else { (ns as f64 / ns_per_tick).round() as u64 } }
+    }
+
+    /// Busy-wait the gap (before a write, so every write but none of the
+    /// block's bookkeeping is preceded by it).
+    #[inline]
+    pub fn wait(self) {
+        if self.ticks == 0 {
+            return;
+        }
+        let start = hopscope_probe::clock::now();
+        while hopscope_probe::clock::now().since(start) < self.ticks {
+            std::hint::spin_loop();
+        }
+    }
+}
+
 /// CPU time (user + system) of the whole process, in nanoseconds.
 pub fn process_cpu_ns() -> u64 {
     cpu_clock_ns(libc::CLOCK_PROCESS_CPUTIME_ID)

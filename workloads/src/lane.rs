@@ -7,6 +7,7 @@ use std::sync::{Mutex, PoisonError};
 
 use hopscope_probe::{NoProbe, Probe, Recording, Session};
 
+use crate::cpu::Gap;
 use crate::db::DbConfig;
 use crate::error::{RunError, WriteError};
 use crate::floor::{Floor, FloorClient, FloorOptions};
@@ -107,9 +108,10 @@ impl fmt::Display for LaneSpec {
 
 /// A lane ready to run blocks.
 pub(crate) trait Lane: Sync {
-    /// Run `inputs` in order on the calling thread, as caller `caller`;
+    /// Run `inputs` in order on the calling thread, as caller `caller`,
+    /// busy for `gap` after each (the caller's own work between writes);
     /// returns the rows changed.
-    fn run(&self, caller: usize, inputs: Vec<OpInput>) -> Result<u64, WriteError>;
+    fn run(&self, caller: usize, inputs: Vec<OpInput>, gap: Gap) -> Result<u64, WriteError>;
 
     /// Drain the lane's own thread's marks into `session` as `thread` and
     /// return that thread's CPU time and counters so far; `None` for lanes
@@ -166,9 +168,10 @@ impl<P: Probe> InlineLane<P> {
 }
 
 impl<P: Probe> Lane for InlineLane<P> {
-    fn run(&self, _caller: usize, inputs: Vec<OpInput>) -> Result<u64, WriteError> {
+    fn run(&self, _caller: usize, inputs: Vec<OpInput>, gap: Gap) -> Result<u64, WriteError> {
         let mut changes = 0;
         for input in inputs {
+            gap.wait();
             // One connection: concurrent callers take turns per operation,
             // as they would on a shared connection.
             let inline = self.inline.lock().unwrap_or_else(PoisonError::into_inner);
@@ -219,10 +222,11 @@ impl<P: Probe> FloorLane<P> {
 }
 
 impl<P: Probe> Lane for FloorLane<P> {
-    fn run(&self, caller: usize, inputs: Vec<OpInput>) -> Result<u64, WriteError> {
+    fn run(&self, caller: usize, inputs: Vec<OpInput>, gap: Gap) -> Result<u64, WriteError> {
         let client = &self.clients[caller % self.clients.len()];
         let mut changes = 0;
         for input in inputs {
+            gap.wait();
             let OpInput::One(mut params) = input else {
                 return Err(WriteError::Build { reason: "the floor writer runs single statements".to_owned() });
             };
@@ -279,9 +283,10 @@ impl<P: Probe> WriterLane<P> {
 const MAX_BORROWED_PARAMS: usize = 8;
 
 impl<P: Probe> Lane for WriterLane<P> {
-    fn run(&self, _caller: usize, inputs: Vec<OpInput>) -> Result<u64, WriteError> {
+    fn run(&self, _caller: usize, inputs: Vec<OpInput>, gap: Gap) -> Result<u64, WriteError> {
         let mut changes = 0;
         for input in inputs {
+            gap.wait();
             changes += match input {
                 OpInput::One(params) if self.copy_blobs && params.len() <= MAX_BORROWED_PARAMS => {
                     // The "copy" hand-over: lend the bytes, the writer copies

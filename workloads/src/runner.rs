@@ -18,7 +18,7 @@ use hopscope_probe::{Block, Reading, Session, Ticks, TraceHeader, TraceWriter, c
 use indicatif::{ProgressBar, ProgressStyle};
 use rusqlite::Connection;
 
-use crate::cpu::{self, ThreadSample};
+use crate::cpu::{self, Gap, ThreadSample};
 use crate::db::{self, DbConfig};
 use crate::error::RunError;
 use crate::knobs::Placement;
@@ -58,6 +58,8 @@ pub struct Plan {
     pub db: DbConfig,
     /// How lanes are ordered within a round.
     pub order: Order,
+    /// Busy work of the caller before each write, ns (0: back to back).
+    pub caller_gap_ns: u64,
 }
 
 /// How the lanes of one round are ordered.
@@ -105,6 +107,7 @@ impl Plan {
             warmup_blocks: 5,
             db: DbConfig::default(),
             order: Order::Rotate,
+            caller_gap_ns: 0,
         }
     }
 
@@ -198,6 +201,7 @@ pub fn run(
         next_key: &mut next_key,
         caller_counters: ThreadCounters::open(&supported),
         keys,
+        gap: Gap::ns(plan.caller_gap_ns),
     };
 
     for _ in 0..plan.warmup_blocks {
@@ -249,6 +253,7 @@ struct BlockContext<'a> {
     /// The runner thread's own counters (it is the caller of sequential shapes).
     caller_counters: ThreadCounters,
     keys: ReadingKeys,
+    gap: Gap,
 }
 
 /// Where each reading goes in the trace header's reading list.
@@ -319,7 +324,7 @@ impl BlockContext<'_> {
             let inputs = inputs.into_iter().next().unwrap_or_default();
             let caller_before = ThreadSample::take(&mut self.caller_counters);
             let start = clock::now();
-            let changes = lane.lane.run(0, inputs).map_err(write_error)?;
+            let changes = lane.lane.run(0, inputs, self.gap).map_err(write_error)?;
             let end = clock::now();
             let caller = ThreadSample::take(&mut self.caller_counters).since(&caller_before);
             (start, end, changes, caller)
@@ -346,6 +351,7 @@ impl BlockContext<'_> {
         session: &Session,
     ) -> Result<(Ticks, Ticks, u64, ThreadSample), RunError> {
         let barrier = Barrier::new(inputs.len() + 1);
+        let gap = self.gap;
         let capacity = self.capacity;
         let placement = lane.lane.placement();
         let worker = &*lane.lane;
@@ -361,7 +367,7 @@ impl BlockContext<'_> {
                         let mut counters = ThreadCounters::open(&Counter::ALL);
                         let before = ThreadSample::take(&mut counters);
                         barrier.wait();
-                        let result = worker.run(caller, inputs);
+                        let result = worker.run(caller, inputs, gap);
                         let cpu = ThreadSample::take(&mut counters).since(&before);
                         let thread = if caller == 0 { CALLER_THREAD } else { WORKER_THREAD + caller as u16 };
                         session.collect(thread);
@@ -424,6 +430,7 @@ fn header(plan: &Plan, run_meta: BTreeMap<String, String>) -> TraceHeader {
     meta.insert("warmup_blocks".to_owned(), plan.warmup_blocks.to_string());
     meta.insert("db".to_owned(), plan.db.to_string());
     meta.insert("order".to_owned(), format!("{:?}", plan.order));
+    meta.insert("caller_gap_ns".to_owned(), plan.caller_gap_ns.to_string());
     meta.insert("sqlite_version".to_owned(), rusqlite::version().to_owned());
     for lane in &plan.lanes {
         meta.insert(format!("lane.{}", lane.name), lane.to_string());
