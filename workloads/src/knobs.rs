@@ -181,8 +181,9 @@ impl Wait {
     /// a 16-vCPU host with both pinned to one core), so a spin becomes a
     /// yield of the same window; park and yield are unchanged.
     pub fn on(self, placement: Placement) -> Wait {
-        let one_core =
-            placement == Placement::SameCore || std::thread::available_parallelism().map_or(true, |n| n.get() == 1);
+        // Online CPUs, not `available_parallelism`: that follows the calling
+        // thread's affinity, and the runner's thread is often pinned.
+        let one_core = placement == Placement::SameCore || crate::cpu::online_cpus() <= 1;
         match self {
             Wait::Spin(window) if one_core => Wait::Yield(window),
             other => other,
