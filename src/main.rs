@@ -9,6 +9,7 @@ mod ab;
 mod analyze;
 mod calibrate;
 mod decompose;
+mod export;
 mod keepwarm;
 mod knob_args;
 mod output;
@@ -44,6 +45,8 @@ enum Command {
     /// Sweep keep-warm modes, windows and placements: wall, CPU and context
     /// switches per write, and their frontier.
     KeepWarm(keepwarm::Args),
+    /// Write a trace as a timeline (Chrome Trace Event JSON) on stdout.
+    Export(export::Args),
     /// Render charts and report.html from a run directory's result.json.
     Report(report::Args),
     /// Run lanes side by side on one shape and write the raw `.hop` trace.
@@ -69,6 +72,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Analyze(args) => analyze::run(&args),
         Command::Report(args) => report::run(&args),
         Command::Ab(args) => ab::run(&args),
+        Command::Export(args) => export::run(&args),
         Command::KeepWarm(args) => keepwarm::run(&args),
         Command::Resolve(args) => resolve::run(&args),
     }

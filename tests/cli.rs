@@ -322,3 +322,19 @@ fn keep_warm_sweeps_and_writes_its_table_and_frontier() {
     }
     assert!(dir.join("frontier.png").exists() && dir.join("receipt.md").exists());
 }
+
+#[test]
+fn export_writes_a_chrome_timeline_of_a_real_trace() {
+    let dir = temp_dir("export");
+    assert!(small_decompose(&dir).status.success());
+    let trace = dir.join("trace.hop");
+    let out = hopscope(&["export", "--format", "chrome", trace.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let events = json["traceEvents"].as_array().expect("traceEvents");
+    assert!(events.iter().any(|e| e["ph"] == "X" && e["name"] == "woke→executed"));
+    assert!(events.iter().any(|e| e["ph"] == "f" && e["name"] == "sent→woke"));
+    let bad = hopscope(&["export", dir.join("missing.hop").to_str().expect("utf-8")]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("missing.hop"));
+}

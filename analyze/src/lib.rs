@@ -12,6 +12,7 @@
 #![deny(missing_docs)]
 
 pub mod ab;
+pub mod chrome;
 mod decomposition;
 pub mod experiment;
 pub mod join;

@@ -315,3 +315,26 @@ fn result_json_round_trips_and_refuses_other_schemas() {
     assert!(hopscope_analyze::Decomposition::from_json("{\"schema\": 3}").is_err());
     assert!(hopscope_analyze::Decomposition::from_json("not json").is_err());
 }
+
+#[test]
+fn the_chrome_timeline_has_tracks_slices_flows_and_counters() {
+    let t = trace(false);
+    let json = hopscope_analyze::chrome::chrome_trace(&t);
+    let text = serde_json::to_string(&json).expect("serialises");
+    let parsed: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    let events = parsed["traceEvents"].as_array().expect("traceEvents");
+    let count = |ph: &str| events.iter().filter(|e| e["ph"] == ph).count();
+    // 5 lanes as processes, 2 threads each.
+    assert_eq!(events.iter().filter(|e| e["name"] == "process_name").count(), 5);
+    assert_eq!(events.iter().filter(|e| e["name"] == "thread_name").count(), 10);
+    // Writer-probed: 100 ops × 7 same-thread slices and 2 cross-thread hops;
+    // floor-probed: 100 ops × 4 slices and 2 hops.
+    assert_eq!(count("X"), 100 * 7 + 100 * 4);
+    assert_eq!(count("s"), 100 * 2 + 100 * 2);
+    assert_eq!(count("s"), count("f"));
+    assert_eq!(count("C"), t.blocks.len(), "one counter event per block");
+    let woke = events.iter().find(|e| e["name"] == "sent→woke" && e["ph"] == "f").expect("a wake flow");
+    assert_eq!(woke["tid"], 1, "the wake lands on the writer thread");
+    let slice = events.iter().find(|e| e["name"] == "locked→built").expect("a slice");
+    assert!((slice["dur"].as_f64().expect("dur") - 0.3).abs() < 1e-9, "locked→built lasts 300 ns");
+}
