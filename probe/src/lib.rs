@@ -28,6 +28,8 @@
 //! - `enabled` (off by default): [`hop!`] records marks. Without it the macro
 //!   type-checks its arguments and emits nothing. [`Probe`], [`Recording`] and
 //!   the trace format are available either way.
+//! - `tracing` (off by default): `HopLayer`, a `tracing_subscriber` Layer that
+//!   marks the enter and exit of chosen spans, the op id taken from a field.
 //!
 //! # Costs
 //!
@@ -82,6 +84,11 @@ pub mod local;
 mod probe;
 mod session;
 pub mod trace;
+
+#[cfg(feature = "tracing")]
+mod layer;
+#[cfg(feature = "tracing")]
+pub use layer::HopLayer;
 
 #[cfg(feature = "enabled")]
 mod enabled;

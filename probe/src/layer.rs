@@ -1,0 +1,206 @@
+//! A `tracing` Layer that turns the enter and exit of chosen spans into probe
+//! marks (feature `tracing`).
+//!
+//! Code instrumented with `tracing` spans gets hopscope's decomposition
+//! without touching the probe API: name the spans to watch, say which hop
+//! their enter and exit stand for, and carry the operation id in a span
+//! field (`op` by default) so spans on the caller and the writer thread join
+//! into one operation. The layer reads the clock in `on_enter`/`on_exit` and
+//! stores a mark in the thread's buffer; it formats nothing and allocates
+//! nothing after a span is created (the binding is stored once, in the
+//! span's extensions, when the span is created).
+
+use std::cell::RefCell;
+
+use tracing::Subscriber;
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id};
+use tracing_subscriber::Layer;
+use tracing_subscriber::layer::Context;
+use tracing_subscriber::registry::LookupSpan;
+
+use crate::hop::{Hop, OpId};
+use crate::local;
+
+/// Which hops a watched span's enter and exit stand for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Watch {
+    span: &'static str,
+    on_enter: Hop,
+    on_exit: Option<Hop>,
+}
+
+/// What a watched span instance marks, stored in its extensions.
+#[derive(Debug, Clone, Copy)]
+struct Binding {
+    op: OpId,
+    on_enter: Hop,
+    on_exit: Option<Hop>,
+}
+
+/// The layer: add it to a `tracing_subscriber::Registry`.
+#[derive(Debug, Clone)]
+pub struct HopLayer {
+    watches: Vec<Watch>,
+    op_field: &'static str,
+}
+
+impl Default for HopLayer {
+    fn default() -> Self {
+        HopLayer::new()
+    }
+}
+
+impl HopLayer {
+    /// A layer watching no span yet, taking the op id from the field `op`.
+    pub fn new() -> HopLayer {
+        HopLayer { watches: Vec::new(), op_field: "op" }
+    }
+
+    /// Mark `on_enter` when a span called `span` is entered and, if given,
+    /// `on_exit` when it is exited.
+    pub fn span(mut self, span: &'static str, on_enter: Hop, on_exit: Option<Hop>) -> HopLayer {
+        self.watches.push(Watch { span, on_enter, on_exit });
+        self
+    }
+
+    /// Take the operation id from the field `field` (an integer) instead of `op`.
+    pub fn op_field(mut self, field: &'static str) -> HopLayer {
+        self.op_field = field;
+        self
+    }
+}
+
+/// Reads the op id field of a new span.
+struct OpVisitor {
+    field: &'static str,
+    op: Option<u64>,
+}
+
+impl Visit for OpVisitor {
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        if field.name() == self.field {
+            self.op = Some(value);
+        }
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        if field.name() == self.field {
+            self.op = u64::try_from(value).ok();
+        }
+    }
+
+    fn record_debug(&mut self, _field: &Field, _value: &dyn std::fmt::Debug) {}
+}
+
+impl<S> Layer<S> for HopLayer
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let Some(watch) = self.watches.iter().find(|w| w.span == attrs.metadata().name()) else { return };
+        let mut visitor = OpVisitor { field: self.op_field, op: None };
+        attrs.record(&mut visitor);
+        // A watched span without an op id cannot be joined: it is not bound
+        // and marks nothing.
+        let (Some(op), Some(span)) = (visitor.op, ctx.span(id)) else { return };
+        span.extensions_mut().insert(Binding { op: OpId(op), on_enter: watch.on_enter, on_exit: watch.on_exit });
+    }
+
+    fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
+        let ticks = local::now();
+        if let Some(binding) = binding(id, &ctx) {
+            local::push(crate::Mark::new(binding.op, binding.on_enter, ticks));
+        }
+    }
+
+    fn on_exit(&self, id: &Id, ctx: Context<'_, S>) {
+        let ticks = local::now();
+        if let Some(binding) = binding(id, &ctx)
+            && let Some(hop) = binding.on_exit
+        {
+            local::push(crate::Mark::new(binding.op, hop, ticks));
+        }
+    }
+
+    fn on_close(&self, id: Id, _ctx: Context<'_, S>) {
+        let key = id.into_u64();
+        let _ = SEEN.try_with(|seen| seen.borrow_mut().retain(|(k, _)| *k != key));
+    }
+}
+
+/// Spans this thread entered recently and what they mark (`None`: not
+/// watched). A hit skips the registry lookup, which costs more than the
+/// mark itself; the registry's ids carry a generation, so a reused slot
+/// never matches a stale entry.
+const SEEN_CAPACITY: usize = 64;
+
+thread_local! {
+    static SEEN: RefCell<Vec<(u64, Option<Binding>)>> = RefCell::new(Vec::with_capacity(SEEN_CAPACITY));
+}
+
+fn binding<S>(id: &Id, ctx: &Context<'_, S>) -> Option<Binding>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    let key = id.into_u64();
+    let cached =
+        SEEN.try_with(|seen| seen.borrow().iter().rev().find(|(k, _)| *k == key).map(|(_, b)| *b)).ok().flatten();
+    if let Some(hit) = cached {
+        return hit;
+    }
+    let found = ctx.span(id).and_then(|s| s.extensions().get::<Binding>().copied());
+    let _ = SEEN.try_with(|seen| {
+        let mut seen = seen.borrow_mut();
+        // Bounded: a full cache starts over rather than grow on the hot path.
+        if seen.len() == SEEN_CAPACITY {
+            seen.clear();
+        }
+        seen.push((key, found));
+    });
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use tracing_subscriber::layer::SubscriberExt;
+
+    use super::*;
+
+    #[test]
+    fn watched_spans_on_two_threads_join_into_one_operation() {
+        let layer =
+            HopLayer::new().span("send", Hop::BUILT, Some(Hop::SENT)).span("serve", Hop::WOKE, Some(Hop::REPLIED));
+        let subscriber = tracing_subscriber::registry().with(layer);
+        let dispatch = tracing::Dispatch::new(subscriber);
+        let caller = {
+            let dispatch = dispatch.clone();
+            std::thread::spawn(move || {
+                tracing::dispatcher::with_default(&dispatch, || {
+                    local::attach(16);
+                    tracing::info_span!("send", op = 7u64).in_scope(|| {});
+                    tracing::info_span!("unwatched", op = 7u64).in_scope(|| {});
+                    tracing::info_span!("send").in_scope(|| {});
+                    local::drain()
+                })
+            })
+        };
+        let writer = std::thread::spawn(move || {
+            tracing::dispatcher::with_default(&dispatch, || {
+                local::attach(16);
+                tracing::info_span!("serve", op = 7i64).in_scope(|| {});
+                local::drain()
+            })
+        });
+        let caller = caller.join().expect("caller");
+        let writer = writer.join().expect("writer");
+        let hops = |d: &local::Drained| d.marks.iter().map(|m| (m.op, m.hop)).collect::<Vec<_>>();
+        assert_eq!(
+            hops(&caller),
+            [(OpId(7), Hop::BUILT), (OpId(7), Hop::SENT)],
+            "unwatched and op-less spans mark nothing"
+        );
+        assert_eq!(hops(&writer), [(OpId(7), Hop::WOKE), (OpId(7), Hop::REPLIED)]);
+        assert!(caller.marks[0].ticks <= caller.marks[1].ticks);
+    }
+}
