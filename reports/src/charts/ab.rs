@@ -6,8 +6,8 @@ use hopscope_analyze::experiment::Experiment;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{DrawResult, font, legend, note, px};
-use crate::style::{self, CAPTION_PX, LABEL_PX};
+use super::{DrawResult, category_chart, legend, note, px};
+use crate::style;
 
 /// Title of the A/B chart.
 pub(crate) const AB_TITLE: &str = "B − A per pass (µs per write, 95% CI)";
@@ -23,7 +23,6 @@ where
         return note(area, AB_TITLE, "No pass measured both arms.");
     }
     let (w, _) = area.dim_in_pixel();
-    let n = passes.len() as i32;
     let band = e.rule.min_effect_us;
     let extent = passes
         .iter()
@@ -31,25 +30,8 @@ where
         .fold(band, |m, v| m.max(v.abs()))
         * 1.25;
     let labels: Vec<String> = passes.iter().map(|p| format!("pass {} ({})", p.pass, p.order)).collect();
-    let mut chart = ChartBuilder::on(area)
-        .caption(format!("{}: {}", e.name, AB_TITLE), font(CAPTION_PX, w))
-        .margin(px(24.0, w))
-        .x_label_area_size(px(70.0, w))
-        .y_label_area_size(px(110.0, w))
-        .build_cartesian_2d((0..n - 1).into_segmented(), -extent..extent)?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .light_line_style(style::GRID_COLOR.mix(0.5))
-        .x_labels(labels.len())
-        .x_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(i) => labels.get(*i as usize).cloned().unwrap_or_default(),
-            _ => String::new(),
-        })
-        .y_desc("B − A, µs per write")
-        .label_style(font(LABEL_PX, w))
-        .axis_desc_style(font(LABEL_PX, w))
-        .draw()?;
+    let caption = format!("{}: {}", e.name, AB_TITLE);
+    let mut chart = category_chart(area, &caption, &labels, -extent..extent, "B − A, µs per write")?;
     let band_color = style::GRID_COLOR.mix(0.5);
     chart
         .draw_series([Rectangle::new(

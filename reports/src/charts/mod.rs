@@ -14,7 +14,7 @@ use std::path::Path;
 
 use hopscope_analyze::Decomposition;
 use plotters::coord::Shift;
-use plotters::coord::ranged1d::Ranged;
+use plotters::coord::ranged1d::{Ranged, SegmentedCoord};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
@@ -237,6 +237,49 @@ where
         .x_label_formatter(&|x| trim_zero(*x))
         .x_desc(axes.x_desc)
         .y_desc(axes.y_desc)
+        .label_style(font(style::LABEL_PX, w))
+        .axis_desc_style(font(style::LABEL_PX, w))
+        .draw()?;
+    Ok(chart)
+}
+
+/// Coordinates of a category chart: segmented categories by numbers.
+type CategoryCoord = Cartesian2d<SegmentedCoord<plotters::coord::types::RangedCoordi32>, RangedCoordf64>;
+
+/// The chart context [`category_chart`] returns.
+pub(crate) type CategoryChart<'a, DB> = ChartContext<'a, DB, CategoryCoord>;
+
+/// A chart with one labelled category per x segment (lanes, passes) and a
+/// numeric y axis, in the report's style.
+pub(crate) fn category_chart<'a, DB>(
+    area: &'a DrawingArea<DB, Shift>,
+    caption: &str,
+    labels: &[String],
+    y: std::ops::Range<f64>,
+    y_desc: &str,
+) -> Result<CategoryChart<'a, DB>, Box<dyn std::error::Error + Send + Sync>>
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+{
+    let (w, _) = area.dim_in_pixel();
+    let n = labels.len() as i32;
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, font(style::CAPTION_PX, w))
+        .margin(px(24.0, w))
+        .x_label_area_size(px(70.0, w))
+        .y_label_area_size(px(110.0, w))
+        .build_cartesian_2d((0..n - 1).into_segmented(), y)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .light_line_style(style::GRID_COLOR.mix(0.5))
+        .x_labels(labels.len())
+        .x_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) => labels.get(*i as usize).cloned().unwrap_or_default(),
+            _ => String::new(),
+        })
+        .y_desc(y_desc)
         .label_style(font(style::LABEL_PX, w))
         .axis_desc_style(font(style::LABEL_PX, w))
         .draw()?;
