@@ -9,6 +9,7 @@
 //! every reply reaches the caller that sent its request, with no reply
 //! channel carried in the request.
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, TryLockError};
 
@@ -118,6 +119,15 @@ impl Fifo {
         }
         reply
     }
+}
+
+thread_local! {
+    static SLOT: RefCell<Option<Arc<Slot>>> = const { RefCell::new(None) };
+}
+
+/// This thread's reused completion slot (`ResultSlot::Reuse`).
+pub(crate) fn cached_slot() -> Arc<Slot> {
+    SLOT.with(|slot| Arc::clone(slot.borrow_mut().get_or_insert_with(|| Arc::new(Slot::default()))))
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -2,36 +2,42 @@
 //! update hook.
 //!
 //! The hook runs on the writer thread inside `sqlite3_step` and sets one bit
-//! per changed table in a thread-local mask. Table names are interned once;
-//! a statement's [`Tables`] is that mask plus a shared reference to the name
-//! list, so a steady stream of writes to known tables allocates nothing.
+//! per changed table in a thread-local mask. Each table name is interned once
+//! per process (leaked: one small string per distinct table name, ever) and
+//! gets a fixed index, so a statement's [`Tables`] is a bare mask: building,
+//! sending and dropping it touches no reference count and no shared memory.
 
 use std::cell::RefCell;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{PoisonError, RwLock};
 
 use rusqlite::Connection;
 use rusqlite::hooks::Action;
 
 /// Tables whose changes fit the bit mask; more distinct tables than this
-/// (rare) are carried by name.
+/// (rare) are carried by index.
 const MASK_TABLES: usize = 64;
 
-/// The set of tables one statement changed, in the order the writer first
-/// saw each table. Cloning it costs a reference count.
-#[derive(Clone, Default)]
+/// Every table name any writer thread has seen, in first-seen order; a
+/// name's position is its index in every [`Tables`].
+static NAMES: RwLock<Vec<&'static str>> = RwLock::new(Vec::new());
+
+/// The set of tables one statement changed, in the order the process first
+/// saw each table.
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Tables {
-    names: Option<Arc<[Arc<str>]>>,
     mask: u64,
-    overflow: Vec<Arc<str>>,
+    overflow: Vec<u32>,
 }
 
 impl Tables {
     /// The table names.
-    pub fn iter(&self) -> impl Iterator<Item = &str> {
-        let names = self.names.as_deref().unwrap_or_default();
-        let masked = names.iter().take(MASK_TABLES).enumerate().filter(|(i, _)| self.mask & (1 << i) != 0);
-        masked.map(|(_, n)| &**n).chain(self.overflow.iter().map(|n| &**n))
+    pub fn iter(&self) -> impl Iterator<Item = &'static str> + use<> {
+        let names = NAMES.read().unwrap_or_else(PoisonError::into_inner);
+        let masked = (0..MASK_TABLES).filter(|i| self.mask & (1 << i) != 0);
+        let indices = masked.chain(self.overflow.iter().map(|&i| i as usize));
+        let found: Vec<&'static str> = indices.filter_map(|i| names.get(i).copied()).collect();
+        found.into_iter()
     }
 
     /// How many tables changed.
@@ -50,27 +56,18 @@ impl Tables {
     }
 }
 
-impl PartialEq for Tables {
-    fn eq(&self, other: &Tables) -> bool {
-        self.iter().eq(other.iter())
-    }
-}
-
-impl Eq for Tables {}
-
 impl fmt::Debug for Tables {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_set().entries(self.iter()).finish()
     }
 }
 
+/// The writer thread's view: names it has resolved to indices, and what the
+/// current statement touched.
 #[derive(Default)]
 struct Dirty {
-    names: Vec<Arc<str>>,
-    // The names as shared with outcomes; rebuilt only when a table is new.
-    snapshot: Option<Arc<[Arc<str>]>>,
-    mask: u64,
-    overflow: Vec<usize>,
+    known: Vec<(&'static str, u32)>,
+    current: Tables,
 }
 
 thread_local! {
@@ -85,40 +82,49 @@ pub(crate) fn install(conn: &Connection) {
 fn record(table: &str) {
     DIRTY.with(|dirty| {
         let mut dirty = dirty.borrow_mut();
-        let index = match dirty.names.iter().position(|n| &**n == table) {
-            Some(i) => i,
+        let index = match dirty.known.iter().find(|(name, _)| *name == table) {
+            Some(&(_, index)) => index,
             None => {
-                dirty.names.push(table.into());
-                dirty.snapshot = None;
-                dirty.names.len() - 1
+                let resolved = intern(table);
+                dirty.known.push(resolved);
+                resolved.1
             }
         };
-        if index < MASK_TABLES {
-            dirty.mask |= 1 << index;
-        } else if !dirty.overflow.contains(&index) {
-            dirty.overflow.push(index);
+        let current = &mut dirty.current;
+        if (index as usize) < MASK_TABLES {
+            current.mask |= 1 << index;
+        } else if !current.overflow.contains(&index) {
+            current.overflow.push(index);
         }
     });
+}
+
+/// The process-wide name and index of `table`, registering it if new.
+fn intern(table: &str) -> (&'static str, u32) {
+    let mut names = NAMES.write().unwrap_or_else(PoisonError::into_inner);
+    if let Some(i) = names.iter().position(|n| *n == table) {
+        return (names[i], i as u32);
+    }
+    let name: &'static str = Box::leak(table.to_owned().into_boxed_str());
+    names.push(name);
+    (name, (names.len() - 1) as u32)
 }
 
 /// Forget what earlier statements touched (call before each statement).
 pub(crate) fn reset() {
     DIRTY.with(|dirty| {
         let mut dirty = dirty.borrow_mut();
-        dirty.mask = 0;
-        dirty.overflow.clear();
+        dirty.current.mask = 0;
+        dirty.current.overflow.clear();
     });
 }
 
 /// The tables touched since the last [`reset`].
 pub(crate) fn take() -> Tables {
     DIRTY.with(|dirty| {
-        let mut dirty = dirty.borrow_mut();
-        if dirty.snapshot.is_none() {
-            dirty.snapshot = Some(dirty.names.iter().cloned().collect());
-        }
-        let overflow = dirty.overflow.iter().map(|&i| Arc::clone(&dirty.names[i])).collect();
-        Tables { names: dirty.snapshot.clone(), mask: dirty.mask, overflow }
+        let dirty = dirty.borrow();
+        // Cloning an empty overflow list does not allocate.
+        Tables { mask: dirty.current.mask, overflow: dirty.current.overflow.clone() }
     })
 }
 
@@ -129,17 +135,19 @@ mod tests {
     #[test]
     fn the_mask_and_the_overflow_both_report_their_tables() {
         std::thread::spawn(|| {
+            // Other tests may have interned names already: register enough
+            // that some land beyond the mask either way.
             for i in 0..70 {
-                record(&format!("t{i}"));
+                record(&format!("harvest-test-{i}"));
             }
             reset();
-            record("t3");
-            record("t66");
-            record("t3");
+            record("harvest-test-3");
+            record("harvest-test-69");
+            record("harvest-test-3");
             let tables = take();
-            assert_eq!(tables.iter().collect::<Vec<_>>(), ["t3", "t66"]);
+            assert_eq!(tables.iter().collect::<Vec<_>>(), ["harvest-test-3", "harvest-test-69"]);
             assert_eq!(tables.len(), 2);
-            assert!(tables.contains("t66") && !tables.contains("t4"));
+            assert!(tables.contains("harvest-test-69") && !tables.contains("harvest-test-4"));
             reset();
             assert!(take().is_empty());
         })

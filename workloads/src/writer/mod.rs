@@ -14,13 +14,13 @@
 //! is generic over [`Probe`]: `Writer<Recording>` marks every hop,
 //! `Writer<NoProbe>` is the same code with the marks compiled out.
 
+mod clients;
 mod fifo;
 pub(crate) mod harvest;
 mod request;
 mod spin;
 mod thread;
 
-use std::cell::RefCell;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
@@ -28,7 +28,7 @@ use std::thread::JoinHandle;
 use hopscope_probe::{ClockInfo, Hop, OpId, Probe, Session, local};
 use rusqlite::Connection;
 
-use crate::channel::{self, Rx, Tx};
+use crate::channel::{self, Rx};
 use crate::cpu;
 use crate::db::{self, DbConfig};
 use crate::error::WriteError;
@@ -38,6 +38,7 @@ use crate::value::{Sql, Value, ValueRef};
 pub use harvest::Tables;
 pub use request::WriteOutcome;
 
+use clients::{Gate, Registration};
 use fifo::{Fifo, Slot};
 use request::{Done, Message, Reply, ReplyTo, Request, Work};
 use spin::Delay;
@@ -54,7 +55,9 @@ pub const MAX_PARAMS: usize = 32_766;
 pub struct Writer<P: Probe> {
     /// The writer mutex: held from `locked` to `sent`, so requests enter the
     /// channel (and the FIFO queue) in one order.
-    gate: Mutex<Option<Tx<Message>>>,
+    gate: Arc<Mutex<Gate>>,
+    /// This writer's key in callers' per-thread reply registries.
+    id: u64,
     fifo: Option<Fifo>,
     shared: Arc<Shared>,
     knobs: Knobs,
@@ -99,6 +102,7 @@ impl<P: Probe> Writer<P> {
             probe,
             shared: Arc::clone(&shared),
             counters: Default::default(),
+            clients: Vec::new(),
         };
         let thread = std::thread::Builder::new()
             .name("hopscope-writer".to_owned())
@@ -109,7 +113,8 @@ impl<P: Probe> Writer<P> {
             .ok();
         // If the thread could not be spawned, the channel's receiver is
         // already dropped: every call reports `WriterStopped`.
-        Writer { gate: Mutex::new(Some(tx)), fifo, shared, knobs, delay, probe, thread }
+        let gate = Arc::new(Mutex::new(Gate::new(tx)));
+        Writer { gate, id: clients::next_writer_id(), fifo, shared, knobs, delay, probe, thread }
     }
 
     /// The knobs this writer runs with.
@@ -180,26 +185,31 @@ impl<P: Probe> Writer<P> {
         let probe = self.probe;
         let op = if P::RECORDS { local::next_op() } else { OpId(0) };
         probe.mark_on_cpu(op, Hop::ENTER);
-        let gate = self.gate.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut gate = self.gate.lock().unwrap_or_else(PoisonError::into_inner);
         self.delay.before(Hop::LOCKED);
         probe.mark(op, Hop::LOCKED);
-        let Some(tx) = gate.as_ref() else {
+        if gate.tx.is_none() {
             return Err(self.shared.stopped_error());
-        };
+        }
         // A build failure returns here, before anything is registered or
         // sent: FIFO completion cannot be desynchronised by it.
         let work = build()?;
-        let (reply, waiter) = self.reply_path();
+        let Some((reply, waiter)) = self.reply_path(&mut gate) else {
+            return Err(self.shared.stopped_error());
+        };
         let request = Request { op, work, reply };
         self.delay.before(Hop::BUILT);
         probe.mark(op, Hop::BUILT);
         if let (Some(fifo), Waiter::Fifo(slot)) = (&self.fifo, &waiter) {
             fifo.register(Arc::clone(slot));
         }
-        if let Err(channel::Disconnected) = tx.send(Message::Write(request)) {
+        let sent = gate.tx.as_ref().is_some_and(|tx| tx.send(Message::Write(request)).is_ok());
+        if !sent {
             if let Some(fifo) = &self.fifo {
                 fifo.unregister_last();
             }
+            drop(gate);
+            waiter.abandon();
             return Err(self.shared.stopped_error());
         }
         self.delay.before(Hop::SENT);
@@ -213,31 +223,33 @@ impl<P: Probe> Writer<P> {
         reply
     }
 
-    /// Where this call's reply will arrive, per the reply and slot knobs.
-    fn reply_path(&self) -> (ReplyTo, Waiter) {
-        match (self.knobs.reply, self.knobs.result_slot) {
+    /// Where this call's reply will arrive, per the reply and slot knobs;
+    /// `None` if the writer is closing. Call with the gate held.
+    fn reply_path(&self, gate: &mut Gate) -> Option<(ReplyTo, Waiter)> {
+        Some(match (self.knobs.reply, self.knobs.result_slot) {
             (ReplyMode::Oneshot, ResultSlot::Allocate) => {
                 let (tx, rx) = channel::oneshot(self.knobs.channel);
                 (ReplyTo::Oneshot(Some(tx)), Waiter::Oneshot(rx))
             }
             (ReplyMode::Oneshot, ResultSlot::Reuse) => {
-                let (tx, rx) = take_cached_oneshot(self.knobs.channel);
-                (ReplyTo::Oneshot(Some(tx.clone())), Waiter::CachedOneshot(tx, rx))
+                let registration = clients::take_or_register(self.id, self.knobs.channel, &self.gate, gate)?;
+                (ReplyTo::Client(registration.client), Waiter::Client(registration))
             }
             (ReplyMode::Persistent, ResultSlot::Allocate) => (ReplyTo::Fifo, Waiter::Fifo(Arc::new(Slot::default()))),
-            (ReplyMode::Persistent, ResultSlot::Reuse) => (ReplyTo::Fifo, Waiter::Fifo(cached_slot())),
-        }
+            (ReplyMode::Persistent, ResultSlot::Reuse) => (ReplyTo::Fifo, Waiter::Fifo(fifo::cached_slot())),
+        })
     }
 
     fn wait(&self, waiter: Waiter) -> Reply {
         let wait = self.knobs.caller_wait;
         match waiter {
             Waiter::Oneshot(rx) => rx.recv_with(wait).unwrap_or_else(|_| Err(self.shared.stopped_error())),
-            Waiter::CachedOneshot(tx, rx) => {
-                // The cached sender keeps the channel open, so a reply always
-                // comes: the request's own sender answers on drop if unused.
-                let reply = rx.recv_with(wait).unwrap_or_else(|_| Err(self.shared.stopped_error()));
-                return_cached_oneshot(self.knobs.channel, tx, rx);
+            Waiter::Client(registration) => {
+                // The writer thread holds the sending side until it exits,
+                // answering every request it took; once it is gone, the
+                // channel reports the disconnection instead of hanging.
+                let reply = registration.replies.recv_with(wait).unwrap_or_else(|_| Err(self.shared.stopped_error()));
+                clients::give_back(registration);
                 reply
             }
             Waiter::Fifo(slot) => match &self.fifo {
@@ -249,7 +261,7 @@ impl<P: Probe> Writer<P> {
 
     fn send(&self, message: Message) -> Result<(), WriteError> {
         let gate = self.gate.lock().unwrap_or_else(PoisonError::into_inner);
-        match gate.as_ref() {
+        match gate.tx.as_ref() {
             Some(tx) => tx.send(message).map_err(|_| self.shared.stopped_error()),
             None => Err(self.shared.stopped_error()),
         }
@@ -259,7 +271,7 @@ impl<P: Probe> Writer<P> {
 impl<P: Probe> Drop for Writer<P> {
     fn drop(&mut self) {
         // Closing the channel lets the thread serve what is queued and exit.
-        self.gate.lock().unwrap_or_else(PoisonError::into_inner).take();
+        self.gate.lock().unwrap_or_else(PoisonError::into_inner).tx.take();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -269,8 +281,18 @@ impl<P: Probe> Drop for Writer<P> {
 /// How the caller waits for this call's reply.
 enum Waiter {
     Oneshot(Rx<Reply>),
-    CachedOneshot(Tx<Reply>, Rx<Reply>),
+    Client(Registration),
     Fifo(Arc<Slot>),
+}
+
+impl Waiter {
+    /// The call failed before its request was sent: keep a lent
+    /// registration for the next call. Call without the gate held.
+    fn abandon(self) {
+        if let Waiter::Client(registration) = self {
+            clients::give_back(registration);
+        }
+    }
 }
 
 fn one(done: Done) -> Result<WriteOutcome, WriteError> {
@@ -284,29 +306,46 @@ fn too_many_params(n: usize) -> WriteError {
     WriteError::Build { reason: format!("{n} parameters exceed SQLite's limit of {MAX_PARAMS}") }
 }
 
-type CachedOneshot = (Tx<Reply>, Rx<Reply>);
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hopscope_probe::NoProbe;
 
-thread_local! {
-    // One cached reply channel per channel kind, for `ResultSlot::Reuse`.
-    static ONESHOTS: RefCell<[Option<CachedOneshot>; 2]> = const { RefCell::new([None, None]) };
-    static SLOT: RefCell<Option<Arc<Slot>>> = const { RefCell::new(None) };
-}
+    const INSERT: &str = "INSERT INTO items (k, v) VALUES (?1, ?2)";
 
-fn kind_index(kind: crate::knobs::ChannelKind) -> usize {
-    match kind {
-        crate::knobs::ChannelKind::Std => 0,
-        crate::knobs::ChannelKind::Crossbeam => 1,
+    fn writer() -> Writer<NoProbe> {
+        let conn = Connection::open_in_memory().expect("in-memory db");
+        db::create_schema(&conn).expect("schema");
+        Writer::spawn(conn, Knobs::default(), NoProbe)
     }
-}
 
-fn take_cached_oneshot(kind: crate::knobs::ChannelKind) -> CachedOneshot {
-    ONESHOTS.with(|cache| cache.borrow_mut()[kind_index(kind)].take()).unwrap_or_else(|| channel::oneshot(kind))
-}
+    fn insert(writer: &Writer<NoProbe>, k: i64) -> WriteOutcome {
+        writer.execute_owned(INSERT, vec![Value::Integer(k), Value::Text("v".into())]).expect("insert")
+    }
 
-fn return_cached_oneshot(kind: crate::knobs::ChannelKind, tx: Tx<Reply>, rx: Rx<Reply>) {
-    ONESHOTS.with(|cache| cache.borrow_mut()[kind_index(kind)] = Some((tx, rx)));
-}
+    #[test]
+    fn exited_caller_threads_give_their_reply_channel_back() {
+        let writer = writer();
+        let mut rowids = Vec::new();
+        for k in 0..50 {
+            let outcome = std::thread::scope(|s| s.spawn(|| insert(&writer, k)).join().expect("caller"));
+            rowids.push(outcome.last_insert_rowid);
+            // The thread is gone; its unregistration is queued before any
+            // later registration, so ids are reused, not grown.
+            assert!(writer.gate.lock().expect("gate").live_clients() <= 1);
+        }
+        assert_eq!(rowids, (1..=50).collect::<Vec<i64>>());
+    }
 
-fn cached_slot() -> Arc<Slot> {
-    SLOT.with(|slot| Arc::clone(slot.borrow_mut().get_or_insert_with(|| Arc::new(Slot::default()))))
+    #[test]
+    fn one_thread_outlives_a_writer_and_registers_with_the_next() {
+        for round in 0..3 {
+            let writer = writer();
+            for k in 0..5 {
+                assert_eq!(insert(&writer, k).last_insert_rowid, k + 1, "round {round}");
+            }
+            // Dropping the writer closes this thread's reply channel with it;
+            // the next writer must not find or reuse it.
+        }
+    }
 }

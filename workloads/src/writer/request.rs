@@ -55,6 +55,8 @@ pub(crate) enum ReplyTo {
     /// writer panicked or stopped with it queued), the drop sends an error,
     /// so its caller never waits forever.
     Oneshot(Option<Tx<Reply>>),
+    /// The calling thread's registered reply channel, by client index.
+    Client(u32),
     /// The writer's persistent reply channel, in FIFO order.
     Fifo,
 }
@@ -64,7 +66,7 @@ impl ReplyTo {
     pub(crate) fn take(&mut self) -> Option<Tx<Reply>> {
         match self {
             ReplyTo::Oneshot(tx) => tx.take(),
-            ReplyTo::Fifo => None,
+            ReplyTo::Client(_) | ReplyTo::Fifo => None,
         }
     }
 }
@@ -87,6 +89,15 @@ impl Drop for ReplyTo {
 #[derive(Debug)]
 pub(crate) enum Message {
     Write(Request),
+    /// A caller thread's reply channel, to be answered on as `client`.
+    Register {
+        client: u32,
+        reply: Tx<Reply>,
+    },
+    /// The caller thread behind `client` has exited.
+    Unregister {
+        client: u32,
+    },
     /// Drain the writer thread's marks into `session` as thread `thread`, and
     /// answer with the thread's CPU time and counters so far.
     Flush {

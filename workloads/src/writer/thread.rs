@@ -51,6 +51,8 @@ pub(crate) struct WriterThread<P: Probe> {
     pub(crate) shared: Arc<Shared>,
     /// The writer thread's own perf-event counters, opened on it.
     pub(crate) counters: ThreadCounters,
+    /// Registered callers' reply channels, by client index.
+    pub(crate) clients: Vec<Option<Tx<Reply>>>,
 }
 
 impl<P: Probe> WriterThread<P> {
@@ -62,23 +64,20 @@ impl<P: Probe> WriterThread<P> {
         if self.knobs.harvest {
             harvest::install(&self.conn);
         }
-        let mut queue: Vec<Message> = Vec::with_capacity(64);
         while let Ok(first) = self.rx.recv_with(self.knobs.writer_wait) {
-            queue.push(first);
-            if self.knobs.coalesce {
-                // Take everything already queued in this one wake; each
-                // request is still its own autocommit statement.
-                while let TryRecv::Got(next) = self.rx.try_recv() {
-                    queue.push(next);
-                }
-            }
-            let mut messages = queue.drain(..);
-            for message in messages.by_ref() {
-                if let Err(message) = self.serve(message) {
+            let mut next = Some(first);
+            while let Some(message) = next.take() {
+                if let Err(panic) = self.serve(message) {
                     // Poisoned: answer what is left, then stop.
-                    drop(messages);
-                    self.fail_queued(&message);
+                    self.fail_queued(&panic);
                     return;
+                }
+                if self.knobs.coalesce {
+                    // Serve everything already queued in this one wake; each
+                    // request is still its own autocommit statement.
+                    if let TryRecv::Got(queued) = self.rx.try_recv() {
+                        next = Some(queued);
+                    }
                 }
             }
         }
@@ -93,6 +92,33 @@ impl<P: Probe> WriterThread<P> {
                 let _ = done.send(cpu::ThreadSample::take(&mut self.counters));
                 Ok(())
             }
+            Message::Register { client, reply } => {
+                let index = client as usize;
+                if self.clients.len() <= index {
+                    self.clients.resize_with(index + 1, || None);
+                }
+                self.clients[index] = Some(reply);
+                Ok(())
+            }
+            Message::Unregister { client } => {
+                if let Some(slot) = self.clients.get_mut(client as usize) {
+                    *slot = None;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Send `reply` where `to` (and the request's own sender, if it had one) says.
+    fn answer(&self, to: &ReplyTo, oneshot: Option<Tx<Reply>>, reply: Reply) {
+        let tx = match (to, &oneshot) {
+            (ReplyTo::Oneshot(_), Some(tx)) => Some(tx),
+            (ReplyTo::Client(client), _) => self.clients.get(*client as usize).and_then(Option::as_ref),
+            _ => self.fifo.as_ref(),
+        };
+        if let Some(tx) = tx {
+            // The caller may be gone; nothing else to do then.
+            let _ = tx.send(reply);
         }
     }
 
@@ -102,8 +128,7 @@ impl<P: Probe> WriterThread<P> {
         // The reply sender stays outside `catch_unwind`, so a panic can still
         // be answered with its message.
         let oneshot = request.reply.take();
-        let work = std::mem::replace(&mut request.work, Work::Batch(Vec::new()));
-        let outcome = catch_unwind(AssertUnwindSafe(|| self.perform(op, work)));
+        let outcome = catch_unwind(AssertUnwindSafe(|| self.perform(op, &request.work)));
         let (reply, poisoned) = match outcome {
             Ok(reply) => (reply, None),
             Err(payload) => {
@@ -113,25 +138,16 @@ impl<P: Probe> WriterThread<P> {
             }
         };
         self.delay.before(Hop::REPLIED);
-        match (&request.reply, oneshot) {
-            (ReplyTo::Oneshot(_), Some(tx)) => {
-                let _ = tx.send(reply);
-            }
-            _ => {
-                if let Some(fifo) = &self.fifo {
-                    let _ = fifo.send(reply);
-                }
-            }
-        }
+        self.answer(&request.reply, oneshot, reply);
         self.probe.mark(op, Hop::REPLIED);
         poisoned.map_or(Ok(()), Err)
     }
 
-    fn perform(&mut self, op: hopscope_probe::OpId, work: Work) -> Reply {
+    fn perform(&mut self, op: hopscope_probe::OpId, work: &Work) -> Reply {
         match work {
             Work::Execute { sql, params } => {
                 harvest::reset();
-                let result = execute(&self.conn, &sql, &params);
+                let result = execute(&self.conn, sql, params);
                 self.delay.before(Hop::EXECUTED);
                 self.probe.mark(op, Hop::EXECUTED);
                 let outcome = result.map(|(changes, rowid)| self.outcome(changes, rowid));
@@ -140,7 +156,7 @@ impl<P: Probe> WriterThread<P> {
                 outcome.map(Done::One)
             }
             Work::Batch(statements) => {
-                let result = self.batch(&statements);
+                let result = self.batch(statements);
                 self.probe.mark(op, Hop::EXECUTED);
                 self.probe.mark(op, Hop::HARVESTED);
                 result.map(Done::Batch)
@@ -184,20 +200,19 @@ impl<P: Probe> WriterThread<P> {
     }
 
     /// After a panic: answer every request still queued with the panic.
-    fn fail_queued(&self, message: &str) {
+    fn fail_queued(&mut self, message: &str) {
         while let TryRecv::Got(queued) = self.rx.try_recv() {
-            if let Message::Write(mut request) = queued {
-                let error = WriteError::WriterPanicked { message: message.to_owned() };
-                match request.reply.take() {
-                    Some(tx) => {
-                        let _ = tx.send(Err(error));
-                    }
-                    None => {
-                        if let Some(fifo) = &self.fifo {
-                            let _ = fifo.send(Err(error));
-                        }
-                    }
+            let error = || WriteError::WriterPanicked { message: message.to_owned() };
+            match queued {
+                Message::Write(mut request) => {
+                    let oneshot = request.reply.take();
+                    self.answer(&request.reply, oneshot, Err(error()));
                 }
+                // A caller registering now must still hear back.
+                Message::Register { client, reply } => {
+                    let _ = self.serve(Message::Register { client, reply });
+                }
+                _ => {}
             }
         }
     }
