@@ -45,6 +45,7 @@ report DIR *ARGS:
 bench:
     cargo bench -p hopscope-probe --bench mark
     cargo bench -p hopscope-analyze --bench join
+    cargo bench -p hopscope-workloads --bench library_cost
 
 # Formatting and lints, as CI checks them.
 lint:

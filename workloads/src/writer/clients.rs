@@ -12,8 +12,8 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-use crate::channel::{self, Rx, Tx};
-use crate::knobs::ChannelKind;
+use crate::channel::{self, Disconnected, Rx, Tx};
+use crate::knobs::{ChannelKind, Wait};
 use crate::writer::request::{Message, Reply};
 
 /// The writer mutex's contents: the request channel and the client ids.
@@ -45,17 +45,18 @@ pub(crate) fn next_writer_id() -> u64 {
 
 /// One caller thread's reply channel with one writer.
 #[derive(Debug)]
-pub(crate) struct Registration {
+struct Registration {
     writer: u64,
-    pub(crate) client: u32,
-    pub(crate) replies: Rx<Reply>,
+    client: u32,
+    replies: Rx<Reply>,
     gate: Weak<Mutex<Gate>>,
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        // Runs when the caller thread exits (never while this thread holds
-        // the gate: a lent registration goes back to the registry instead).
+        // Runs when the caller thread exits, or when a registration with a
+        // writer that is gone is pruned: never while this thread holds a
+        // live writer's gate.
         let Some(gate) = self.gate.upgrade() else { return };
         let mut gate = gate.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(tx) = &gate.tx
@@ -67,46 +68,60 @@ impl Drop for Registration {
 }
 
 thread_local! {
+    // Most threads talk to one writer; its registration is kept first.
     static REGISTRY: RefCell<Vec<Registration>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Take this thread's registration with `writer` out of the registry, or
-/// register a new reply channel (sending the registration on `gate`'s
-/// channel). `None` if the writer is closing. Call with the gate held.
-pub(crate) fn take_or_register(
-    writer: u64,
-    kind: ChannelKind,
-    gate_ref: &Arc<Mutex<Gate>>,
-    gate: &mut Gate,
-) -> Option<Registration> {
-    let found = REGISTRY.with(|registry| {
-        let mut registry = registry.borrow_mut();
-        let found = registry.iter().position(|r| r.writer == writer).map(|i| registry.swap_remove(i));
-        if found.is_none() {
-            // A miss is rare (first call on this thread): prune what belongs
-            // to writers that are gone. Their drops find no gate to lock.
-            registry.retain(|r| r.gate.strong_count() > 0);
-        }
-        found
+/// This thread's client id with `writer`, registering a reply channel (sent
+/// on `gate`'s channel) on the thread's first call. `None` if the writer is
+/// closing. Call with the gate held.
+pub(crate) fn client_id(writer: u64, kind: ChannelKind, gate_ref: &Arc<Mutex<Gate>>, gate: &mut Gate) -> Option<u32> {
+    let known = REGISTRY.with(|registry| {
+        let registry = registry.borrow();
+        registry.first().filter(|r| r.writer == writer).map(|r| r.client)
     });
-    if found.is_some() {
-        return found;
+    match known {
+        Some(client) => Some(client),
+        None => find_or_register(writer, kind, gate_ref, gate),
     }
-    let tx = gate.tx.as_ref()?;
-    let client = gate.free.pop().unwrap_or_else(|| {
-        gate.next_client += 1;
-        gate.next_client - 1
-    });
-    let (reply_tx, replies) = channel::unbounded(kind);
-    if tx.send(Message::Register { client, reply: reply_tx }).is_err() {
-        return None;
-    }
-    Some(Registration { writer, client, replies, gate: Arc::downgrade(gate_ref) })
 }
 
-/// Put a registration back after the call it was lent to.
-pub(crate) fn give_back(registration: Registration) {
-    // During thread teardown the registry may be gone; the registration
-    // then unregisters itself as it drops.
-    let _ = REGISTRY.try_with(|registry| registry.borrow_mut().push(registration));
+/// The slow half of [`client_id`]: another writer's registration is first,
+/// or this thread has none yet.
+#[cold]
+fn find_or_register(writer: u64, kind: ChannelKind, gate_ref: &Arc<Mutex<Gate>>, gate: &mut Gate) -> Option<u32> {
+    REGISTRY.with(|registry| {
+        let mut registry = registry.borrow_mut();
+        if let Some(i) = registry.iter().position(|r| r.writer == writer) {
+            registry.swap(0, i);
+            return Some(registry[0].client);
+        }
+        // Registrations with writers that are gone hold only a closed
+        // channel; their drops find no gate to lock.
+        registry.retain(|r| r.gate.strong_count() > 0);
+        let tx = gate.tx.as_ref()?;
+        let client = gate.free.pop().unwrap_or_else(|| {
+            gate.next_client += 1;
+            gate.next_client - 1
+        });
+        let (reply_tx, replies) = channel::unbounded(kind);
+        tx.send(Message::Register { client, reply: reply_tx }).ok()?;
+        registry.push(Registration { writer, client, replies, gate: Arc::downgrade(gate_ref) });
+        let last = registry.len() - 1;
+        registry.swap(0, last);
+        Some(client)
+    })
+}
+
+/// Wait for the reply to this thread's request to `writer` (registered by
+/// [`client_id`]), the way `wait` says.
+pub(crate) fn recv(writer: u64, wait: Wait) -> Result<Reply, Disconnected> {
+    REGISTRY.with(|registry| {
+        // Nothing else on this thread touches the registry while it waits.
+        let registry = registry.borrow();
+        match registry.iter().find(|r| r.writer == writer) {
+            Some(registration) => registration.replies.recv_with(wait),
+            None => Err(Disconnected),
+        }
+    })
 }

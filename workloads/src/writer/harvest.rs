@@ -2,17 +2,24 @@
 //! update hook.
 //!
 //! The hook runs on the writer thread inside `sqlite3_step` and sets one bit
-//! per changed table in a thread-local mask. Each table name is interned once
-//! per process (leaked: one small string per distinct table name, ever) and
-//! gets a fixed index, so a statement's [`Tables`] is a bare mask: building,
-//! sending and dropping it touches no reference count and no shared memory.
+//! per changed table in the writer's [`Harvest`]. Each table name is interned
+//! once per process (leaked: one small string per distinct table name, ever)
+//! and gets a fixed index, so a statement's [`Tables`] is a bare mask:
+//! building, sending and dropping it touches no reference count and no
+//! shared memory.
+//!
+//! The hook is registered through SQLite's C API rather than rusqlite's
+//! `update_hook`: rusqlite's trampoline validates both names as UTF-8 and
+//! runs a `catch_unwind` for every changed row, which on this path cost more
+//! than the bookkeeping itself. Ours compares the table name's bytes with
+//! the names it already knows and sets a bit.
 
 use std::cell::RefCell;
+use std::ffi::{CStr, c_char, c_int, c_void};
 use std::fmt;
 use std::sync::{PoisonError, RwLock};
 
-use rusqlite::Connection;
-use rusqlite::hooks::Action;
+use rusqlite::{Connection, ffi};
 
 /// Tables whose changes fit the bit mask; more distinct tables than this
 /// (rare) are carried by index.
@@ -62,7 +69,7 @@ impl fmt::Debug for Tables {
     }
 }
 
-/// The writer thread's view: names it has resolved to indices, and what the
+/// What the hook has seen: names it has resolved to indices, and what the
 /// current statement touched.
 #[derive(Default)]
 struct Dirty {
@@ -70,33 +77,80 @@ struct Dirty {
     current: Tables,
 }
 
-thread_local! {
-    static DIRTY: RefCell<Dirty> = RefCell::new(Dirty::default());
-}
-
-/// Install the hook on `conn` (call on the writer thread, which owns it).
-pub(crate) fn install(conn: &Connection) {
-    conn.update_hook(Some(|_: Action, _db: &str, table: &str, _rowid: i64| record(table)));
-}
-
-fn record(table: &str) {
-    DIRTY.with(|dirty| {
-        let mut dirty = dirty.borrow_mut();
-        let index = match dirty.known.iter().find(|(name, _)| *name == table) {
+impl Dirty {
+    fn record(&mut self, table: &[u8]) {
+        let index = match self.known.iter().find(|(name, _)| name.as_bytes() == table) {
             Some(&(_, index)) => index,
             None => {
-                let resolved = intern(table);
-                dirty.known.push(resolved);
+                let resolved = intern(&String::from_utf8_lossy(table));
+                self.known.push(resolved);
                 resolved.1
             }
         };
-        let current = &mut dirty.current;
+        let current = &mut self.current;
         if (index as usize) < MASK_TABLES {
             current.mask |= 1 << index;
         } else if !current.overflow.contains(&index) {
             current.overflow.push(index);
         }
-    });
+    }
+}
+
+/// One connection's harvest: the state its update hook writes into.
+///
+/// Field order matters to the writer thread that owns it: the connection
+/// must be dropped (closing it removes the hook) before this state is.
+#[derive(Default)]
+pub(crate) struct Harvest {
+    // Boxed so the address given to SQLite stays put when the owner moves.
+    dirty: Box<RefCell<Dirty>>,
+}
+
+impl Harvest {
+    /// Register the update hook on `conn`. The connection must not outlive
+    /// this `Harvest` with the hook still installed.
+    pub(crate) fn install(&self, conn: &Connection) {
+        let arg: *const RefCell<Dirty> = &*self.dirty;
+        // SAFETY: `handle` is the live connection's pointer, used on the
+        // thread that owns the connection. `arg` points into a box that lives
+        // as long as `self`, which outlives the hook (see the type's docs);
+        // `on_update` only reads it as a `RefCell<Dirty>`.
+        unsafe {
+            ffi::sqlite3_update_hook(conn.handle(), Some(on_update), arg.cast_mut().cast::<c_void>());
+        }
+    }
+
+    /// Forget what earlier statements touched (call before each statement).
+    pub(crate) fn reset(&self) {
+        let mut dirty = self.dirty.borrow_mut();
+        dirty.current.mask = 0;
+        dirty.current.overflow.clear();
+    }
+
+    /// The tables touched since the last [`Harvest::reset`].
+    pub(crate) fn take(&self) -> Tables {
+        // Cloning an empty overflow list does not allocate.
+        self.dirty.borrow().current.clone()
+    }
+}
+
+/// SQLite's update hook: one call per changed row, inside `sqlite3_step`.
+extern "C" fn on_update(arg: *mut c_void, _op: c_int, _db: *const c_char, table: *const c_char, _rowid: i64) {
+    if arg.is_null() || table.is_null() {
+        return;
+    }
+    // SAFETY: `arg` is the `RefCell<Dirty>` registered by `Harvest::install`,
+    // alive while the hook is installed; SQLite calls the hook on the
+    // connection's own thread, so no other thread touches it.
+    let dirty = unsafe { &*arg.cast_const().cast::<RefCell<Dirty>>() };
+    // SAFETY: SQLite passes the table's NUL-terminated name, valid for the
+    // duration of the call.
+    let table = unsafe { CStr::from_ptr(table) }.to_bytes();
+    // The writer never holds a borrow while a statement steps; if it somehow
+    // did, losing one row's table is better than unwinding into C.
+    if let Ok(mut dirty) = dirty.try_borrow_mut() {
+        dirty.record(table);
+    }
 }
 
 /// The process-wide name and index of `table`, registering it if new.
@@ -110,48 +164,28 @@ fn intern(table: &str) -> (&'static str, u32) {
     (name, (names.len() - 1) as u32)
 }
 
-/// Forget what earlier statements touched (call before each statement).
-pub(crate) fn reset() {
-    DIRTY.with(|dirty| {
-        let mut dirty = dirty.borrow_mut();
-        dirty.current.mask = 0;
-        dirty.current.overflow.clear();
-    });
-}
-
-/// The tables touched since the last [`reset`].
-pub(crate) fn take() -> Tables {
-    DIRTY.with(|dirty| {
-        let dirty = dirty.borrow();
-        // Cloning an empty overflow list does not allocate.
-        Tables { mask: dirty.current.mask, overflow: dirty.current.overflow.clone() }
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn the_mask_and_the_overflow_both_report_their_tables() {
-        std::thread::spawn(|| {
-            // Other tests may have interned names already: register enough
-            // that some land beyond the mask either way.
-            for i in 0..70 {
-                record(&format!("harvest-test-{i}"));
-            }
-            reset();
-            record("harvest-test-3");
-            record("harvest-test-69");
-            record("harvest-test-3");
-            let tables = take();
-            assert_eq!(tables.iter().collect::<Vec<_>>(), ["harvest-test-3", "harvest-test-69"]);
-            assert_eq!(tables.len(), 2);
-            assert!(tables.contains("harvest-test-69") && !tables.contains("harvest-test-4"));
-            reset();
-            assert!(take().is_empty());
-        })
-        .join()
-        .expect("harvest thread");
+        let harvest = Harvest::default();
+        let record = |name: &str| harvest.dirty.borrow_mut().record(name.as_bytes());
+        // Other tests may have interned names already: register enough
+        // that some land beyond the mask either way.
+        for i in 0..70 {
+            record(&format!("harvest-test-{i}"));
+        }
+        harvest.reset();
+        record("harvest-test-3");
+        record("harvest-test-69");
+        record("harvest-test-3");
+        let tables = harvest.take();
+        assert_eq!(tables.iter().collect::<Vec<_>>(), ["harvest-test-3", "harvest-test-69"]);
+        assert_eq!(tables.len(), 2);
+        assert!(tables.contains("harvest-test-69") && !tables.contains("harvest-test-4"));
+        harvest.reset();
+        assert!(harvest.take().is_empty());
     }
 }

@@ -38,7 +38,7 @@ use crate::value::{Sql, Value, ValueRef};
 pub use harvest::Tables;
 pub use request::WriteOutcome;
 
-use clients::{Gate, Registration};
+use clients::Gate;
 use fifo::{Fifo, Slot};
 use request::{Done, Message, Reply, ReplyTo, Request, Work};
 use spin::Delay;
@@ -95,6 +95,7 @@ impl<P: Probe> Writer<P> {
         let delay = Delay::new(knobs.delay, &ClockInfo::measure());
         let writer_thread = WriterThread {
             conn,
+            harvest: Default::default(),
             rx,
             fifo: fifo_tx,
             knobs,
@@ -208,8 +209,6 @@ impl<P: Probe> Writer<P> {
             if let Some(fifo) = &self.fifo {
                 fifo.unregister_last();
             }
-            drop(gate);
-            waiter.abandon();
             return Err(self.shared.stopped_error());
         }
         self.delay.before(Hop::SENT);
@@ -232,8 +231,8 @@ impl<P: Probe> Writer<P> {
                 (ReplyTo::Oneshot(Some(tx)), Waiter::Oneshot(rx))
             }
             (ReplyMode::Oneshot, ResultSlot::Reuse) => {
-                let registration = clients::take_or_register(self.id, self.knobs.channel, &self.gate, gate)?;
-                (ReplyTo::Client(registration.client), Waiter::Client(registration))
+                let client = clients::client_id(self.id, self.knobs.channel, &self.gate, gate)?;
+                (ReplyTo::Client(client), Waiter::Client)
             }
             (ReplyMode::Persistent, ResultSlot::Allocate) => (ReplyTo::Fifo, Waiter::Fifo(Arc::new(Slot::default()))),
             (ReplyMode::Persistent, ResultSlot::Reuse) => (ReplyTo::Fifo, Waiter::Fifo(fifo::cached_slot())),
@@ -244,14 +243,10 @@ impl<P: Probe> Writer<P> {
         let wait = self.knobs.caller_wait;
         match waiter {
             Waiter::Oneshot(rx) => rx.recv_with(wait).unwrap_or_else(|_| Err(self.shared.stopped_error())),
-            Waiter::Client(registration) => {
-                // The writer thread holds the sending side until it exits,
-                // answering every request it took; once it is gone, the
-                // channel reports the disconnection instead of hanging.
-                let reply = registration.replies.recv_with(wait).unwrap_or_else(|_| Err(self.shared.stopped_error()));
-                clients::give_back(registration);
-                reply
-            }
+            // The writer thread holds the sending side until it exits,
+            // answering every request it took; once it is gone, the channel
+            // reports the disconnection instead of hanging.
+            Waiter::Client => clients::recv(self.id, wait).unwrap_or_else(|_| Err(self.shared.stopped_error())),
             Waiter::Fifo(slot) => match &self.fifo {
                 Some(fifo) => fifo.wait(&slot, wait, &self.shared),
                 None => Err(WriteError::WriterStopped),
@@ -281,18 +276,9 @@ impl<P: Probe> Drop for Writer<P> {
 /// How the caller waits for this call's reply.
 enum Waiter {
     Oneshot(Rx<Reply>),
-    Client(Registration),
+    /// This thread's registered reply channel.
+    Client,
     Fifo(Arc<Slot>),
-}
-
-impl Waiter {
-    /// The call failed before its request was sent: keep a lent
-    /// registration for the next call. Call without the gate held.
-    fn abandon(self) {
-        if let Waiter::Client(registration) = self {
-            clients::give_back(registration);
-        }
-    }
 }
 
 fn one(done: Done) -> Result<WriteOutcome, WriteError> {
@@ -302,6 +288,7 @@ fn one(done: Done) -> Result<WriteOutcome, WriteError> {
     }
 }
 
+#[cold]
 fn too_many_params(n: usize) -> WriteError {
     WriteError::Build { reason: format!("{n} parameters exceed SQLite's limit of {MAX_PARAMS}") }
 }

@@ -32,6 +32,7 @@ pub(crate) struct Shared {
 
 impl Shared {
     /// The error a caller gets when the writer thread is gone.
+    #[cold]
     pub(crate) fn stopped_error(&self) -> WriteError {
         match self.panic.get() {
             Some(message) => WriteError::WriterPanicked { message: message.clone() },
@@ -41,7 +42,10 @@ impl Shared {
 }
 
 pub(crate) struct WriterThread<P: Probe> {
+    // Declared before `harvest`: closing the connection removes the update
+    // hook before the state it writes into is dropped.
     pub(crate) conn: Connection,
+    pub(crate) harvest: harvest::Harvest,
     pub(crate) rx: Rx<Message>,
     /// The persistent reply channel (FIFO reply mode only).
     pub(crate) fifo: Option<Tx<Reply>>,
@@ -62,7 +66,7 @@ impl<P: Probe> WriterThread<P> {
         }
         self.counters = ThreadCounters::open(&Counter::ALL);
         if self.knobs.harvest {
-            harvest::install(&self.conn);
+            self.harvest.install(&self.conn);
         }
         while let Ok(first) = self.rx.recv_with(self.knobs.writer_wait) {
             let mut next = Some(first);
@@ -84,13 +88,25 @@ impl<P: Probe> WriterThread<P> {
     }
 
     /// Serve one message; `Err` carries the panic message if it panicked.
+    #[inline]
     fn serve(&mut self, message: Message) -> Result<(), String> {
         match message {
             Message::Write(request) => self.serve_write(request),
+            control => {
+                self.serve_control(control);
+                Ok(())
+            }
+        }
+    }
+
+    /// Everything but a write: rare, kept off the write path's code.
+    #[cold]
+    fn serve_control(&mut self, message: Message) {
+        match message {
+            Message::Write(_) => {}
             Message::Flush { session, thread, done } => {
                 session.collect(thread);
                 let _ = done.send(cpu::ThreadSample::take(&mut self.counters));
-                Ok(())
             }
             Message::Register { client, reply } => {
                 let index = client as usize;
@@ -98,13 +114,11 @@ impl<P: Probe> WriterThread<P> {
                     self.clients.resize_with(index + 1, || None);
                 }
                 self.clients[index] = Some(reply);
-                Ok(())
             }
             Message::Unregister { client } => {
                 if let Some(slot) = self.clients.get_mut(client as usize) {
                     *slot = None;
                 }
-                Ok(())
             }
         }
     }
@@ -131,11 +145,7 @@ impl<P: Probe> WriterThread<P> {
         let outcome = catch_unwind(AssertUnwindSafe(|| self.perform(op, &request.work)));
         let (reply, poisoned) = match outcome {
             Ok(reply) => (reply, None),
-            Err(payload) => {
-                let message = panic_message(payload.as_ref());
-                self.record_panic(&message);
-                (Err(WriteError::WriterPanicked { message: message.clone() }), Some(message))
-            }
+            Err(payload) => self.poisoned(payload.as_ref()),
         };
         self.delay.before(Hop::REPLIED);
         self.answer(&request.reply, oneshot, reply);
@@ -146,7 +156,9 @@ impl<P: Probe> WriterThread<P> {
     fn perform(&mut self, op: hopscope_probe::OpId, work: &Work) -> Reply {
         match work {
             Work::Execute { sql, params } => {
-                harvest::reset();
+                if self.knobs.harvest {
+                    self.harvest.reset();
+                }
                 let result = execute(&self.conn, sql, params);
                 self.delay.before(Hop::EXECUTED);
                 self.probe.mark(op, Hop::EXECUTED);
@@ -166,7 +178,7 @@ impl<P: Probe> WriterThread<P> {
     }
 
     fn outcome(&self, changes: u64, last_insert_rowid: i64) -> WriteOutcome {
-        let tables = if self.knobs.harvest { harvest::take() } else { harvest::Tables::default() };
+        let tables = if self.knobs.harvest { self.harvest.take() } else { harvest::Tables::default() };
         WriteOutcome { changes, last_insert_rowid, tables }
     }
 
@@ -176,7 +188,9 @@ impl<P: Probe> WriterThread<P> {
         self.conn.execute_batch(begin.as_str()).map_err(|source| WriteError::Sqlite { sql: begin, source })?;
         let mut outcomes = Vec::with_capacity(statements.len());
         for (sql, params) in statements {
-            harvest::reset();
+            if self.knobs.harvest {
+                self.harvest.reset();
+            }
             match execute(&self.conn, sql, params) {
                 Ok((changes, rowid)) => outcomes.push(self.outcome(changes, rowid)),
                 Err(err) => {
@@ -195,11 +209,16 @@ impl<P: Probe> WriterThread<P> {
         Ok(outcomes)
     }
 
-    fn record_panic(&self, message: &str) {
-        let _ = self.shared.panic.set(message.to_owned());
+    /// A request panicked: remember why, and answer it with the panic.
+    #[cold]
+    fn poisoned(&self, payload: &(dyn std::any::Any + Send)) -> (Reply, Option<String>) {
+        let message = panic_message(payload);
+        let _ = self.shared.panic.set(message.clone());
+        (Err(WriteError::WriterPanicked { message: message.clone() }), Some(message))
     }
 
     /// After a panic: answer every request still queued with the panic.
+    #[cold]
     fn fail_queued(&mut self, message: &str) {
         while let TryRecv::Got(queued) = self.rx.try_recv() {
             let error = || WriteError::WriterPanicked { message: message.to_owned() };
@@ -209,9 +228,7 @@ impl<P: Probe> WriterThread<P> {
                     self.answer(&request.reply, oneshot, Err(error()));
                 }
                 // A caller registering now must still hear back.
-                Message::Register { client, reply } => {
-                    let _ = self.serve(Message::Register { client, reply });
-                }
+                control @ Message::Register { .. } => self.serve_control(control),
                 _ => {}
             }
         }
