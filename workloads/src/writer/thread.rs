@@ -17,7 +17,7 @@ use crate::WORKER_MARK_CAPACITY;
 use crate::channel::{Rx, TryRecv, Tx};
 use crate::cpu;
 use crate::error::WriteError;
-use crate::knobs::Knobs;
+use crate::knobs::{Knobs, Wait};
 use crate::value::Sql;
 use crate::writer::harvest;
 use crate::writer::request::{Done, Message, Reply, ReplyTo, Request, Work, WriteOutcome};
@@ -68,6 +68,10 @@ impl<P: Probe> WriterThread<P> {
         if self.knobs.harvest {
             self.harvest.install(&self.conn);
         }
+        // With `Wait::Park` the blocking receive takes a queued request
+        // without parking, which is the same drain as coalescing; polling
+        // first would only add a second look at an empty channel.
+        let drain = self.knobs.coalesce && self.knobs.writer_wait != Wait::Park;
         while let Ok(first) = self.rx.recv_with(self.knobs.writer_wait) {
             let mut next = Some(first);
             while let Some(message) = next.take() {
@@ -76,12 +80,10 @@ impl<P: Probe> WriterThread<P> {
                     self.fail_queued(&panic);
                     return;
                 }
-                if self.knobs.coalesce {
+                if drain && let TryRecv::Got(queued) = self.rx.try_recv() {
                     // Serve everything already queued in this one wake; each
                     // request is still its own autocommit statement.
-                    if let TryRecv::Got(queued) = self.rx.try_recv() {
-                        next = Some(queued);
-                    }
+                    next = Some(queued);
                 }
             }
         }
@@ -236,6 +238,7 @@ impl<P: Probe> WriterThread<P> {
 }
 
 /// Execute one statement with a cached prepared statement.
+#[inline]
 fn execute(conn: &Connection, sql: &Sql, params: &[crate::value::Value]) -> Result<(u64, i64), WriteError> {
     let run = || -> rusqlite::Result<(u64, i64)> {
         let mut statement = conn.prepare_cached(sql.as_str())?;
