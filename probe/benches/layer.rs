@@ -1,6 +1,7 @@
 //! The `tracing` route to a mark, side by side: two bare marks (what one
-//! span enter + exit stands for), a span enter + exit through `HopLayer`
-//! under a `Registry`, and the same span through `tracing-chrome`'s layer.
+//! span enter + exit stands for), a span enter + exit under a bare
+//! `Registry` (what any layer pays first), through `HopLayer` under a
+//! `Registry`, and through `tracing-chrome`'s layer.
 //!
 //! Run with `cargo bench -p hopscope-probe --features tracing --bench layer`.
 
@@ -40,6 +41,20 @@ fn layers(c: &mut Criterion) {
                 }
             })
         })
+    });
+    // The registry alone: what any layer pays before it runs.
+    tracing::subscriber::with_default(tracing_subscriber::registry(), || {
+        let span = tracing::info_span!("send", op = 7u64);
+        group.bench_function("registry_only", |b| {
+            b.iter_custom(|iters| {
+                timed(iters, |n| {
+                    for _ in 0..n {
+                        let entered = span.enter();
+                        black_box(&entered);
+                    }
+                })
+            })
+        });
     });
     let hop_layer = tracing_subscriber::registry().with(HopLayer::new().span("send", Hop::BUILT, Some(Hop::SENT)));
     tracing::subscriber::with_default(hop_layer, || {

@@ -124,19 +124,36 @@ where
     }
 
     fn on_close(&self, id: Id, _ctx: Context<'_, S>) {
-        let key = id.into_u64();
-        let _ = SEEN.try_with(|seen| seen.borrow_mut().retain(|(k, _)| *k != key));
+        forget(id.into_u64());
     }
 }
 
 /// Spans this thread entered recently and what they mark (`None`: not
-/// watched). A hit skips the registry lookup, which costs more than the
-/// mark itself; the registry's ids carry a generation, so a reused slot
-/// never matches a stale entry.
-const SEEN_CAPACITY: usize = 64;
+/// watched), in a direct-mapped cache indexed by the span id's low bits. A
+/// hit skips the registry lookup, which costs more than the mark itself; a
+/// collision only costs that lookup. The registry's ids carry a generation,
+/// so a reused slot never matches a stale entry, and no id is 0, so 0 marks
+/// an empty entry.
+const SEEN_SLOTS: usize = 64;
+
+type Seen = (u64, Option<Binding>);
 
 thread_local! {
-    static SEEN: RefCell<Vec<(u64, Option<Binding>)>> = RefCell::new(Vec::with_capacity(SEEN_CAPACITY));
+    static SEEN: RefCell<[Seen; SEEN_SLOTS]> = const { RefCell::new([(0, None); SEEN_SLOTS]) };
+}
+
+fn slot(key: u64) -> usize {
+    key as usize % SEEN_SLOTS
+}
+
+fn forget(key: u64) {
+    let _ = SEEN.try_with(|seen| {
+        let mut seen = seen.borrow_mut();
+        let entry = &mut seen[slot(key)];
+        if entry.0 == key {
+            *entry = (0, None);
+        }
+    });
 }
 
 fn binding<S>(id: &Id, ctx: &Context<'_, S>) -> Option<Binding>
@@ -144,20 +161,18 @@ where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
     let key = id.into_u64();
-    let cached =
-        SEEN.try_with(|seen| seen.borrow().iter().rev().find(|(k, _)| *k == key).map(|(_, b)| *b)).ok().flatten();
+    let cached = SEEN
+        .try_with(|seen| {
+            let entry = seen.borrow()[slot(key)];
+            (entry.0 == key).then_some(entry.1)
+        })
+        .ok()
+        .flatten();
     if let Some(hit) = cached {
         return hit;
     }
     let found = ctx.span(id).and_then(|s| s.extensions().get::<Binding>().copied());
-    let _ = SEEN.try_with(|seen| {
-        let mut seen = seen.borrow_mut();
-        // Bounded: a full cache starts over rather than grow on the hot path.
-        if seen.len() == SEEN_CAPACITY {
-            seen.clear();
-        }
-        seen.push((key, found));
-    });
+    let _ = SEEN.try_with(|seen| seen.borrow_mut()[slot(key)] = (key, found));
     found
 }
 
