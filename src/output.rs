@@ -38,6 +38,22 @@ pub(crate) fn print_summary(d: &Decomposition, written: &Written) {
             println!("{name:<16} {:>10.3} {:>10.3} – {:<8.3}", diff.median, diff.ci95[0], diff.ci95[1]);
         }
     }
+    // Without lane arithmetic (a program's own capture) the slices are the
+    // result; with it, they are in the receipt.
+    if d.derived.is_none() && !d.slices.is_empty() {
+        let lane = d.insitu_lane.as_deref().unwrap_or("?");
+        println!("\nslices of {lane} (µs per op, median of block medians)");
+        for s in &d.slices {
+            println!(
+                "  {:<22} {:>10.3} {:>10.3} – {:<8.3} {:>5.1}%",
+                s.name,
+                s.median_us,
+                s.ci95[0],
+                s.ci95[1],
+                s.share * 100.0
+            );
+        }
+    }
     if let Some(c) = &d.crosscheck {
         println!(
             "cross-check      in-situ {:.3} µs vs lanes {:.3} µs (CI {:.3} – {:.3}) → agree: {}",

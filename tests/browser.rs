@@ -123,3 +123,57 @@ fn report_refuses_a_missing_or_malformed_result() {
     let out = hopscope(&malformed);
     assert!(String::from_utf8_lossy(&out.stderr).contains("decomposition/9"));
 }
+
+#[test]
+fn an_exported_timeline_loads_in_a_static_page_in_headless_chromium() {
+    let Some(browser) = chromium() else {
+        eprintln!("skipping: Chromium is not installed (apt-get install chromium); .ci/run installs it");
+        return;
+    };
+    let dir = temp_dir("timeline");
+    let run = traced_writer::capture::Run {
+        db: dir.join("notes.db"),
+        trace: dir.join("trace.hop"),
+        blocks: 2,
+        ops_per_block: 20,
+    };
+    let trace = traced_writer::capture::run(&run).expect("captured run");
+    let out = Command::new(env!("CARGO_BIN_EXE_hopscope"))
+        .args(["export", "--format", "chrome"])
+        .arg(&trace)
+        .output()
+        .expect("hopscope runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json = String::from_utf8(out.stdout).expect("utf-8 JSON");
+    let parsed: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    let count = |ph: &str| parsed["traceEvents"].as_array().expect("events").iter().filter(|e| e["ph"] == ph).count();
+    let expected = format!("loaded X={} s={} f={} bad=0", count("X"), count("s"), count("f"));
+
+    // The page parses the timeline as a viewer would (JSON.parse of the
+    // exported text) and checks every slice has a thread, a start and a
+    // non-negative duration; the verdict lands in the DOM.
+    let page = dir.join("timeline.html");
+    let embedded = json.replace("</", "<\\/");
+    std::fs::write(
+        &page,
+        format!(
+            r#"<!doctype html><html><body><div id="verdict">not run</div>
+<script type="application/json" id="trace">{embedded}</script>
+<script>
+const trace = JSON.parse(document.getElementById("trace").textContent);
+const events = trace.traceEvents;
+const by = ph => events.filter(e => e.ph === ph).length;
+const bad = events.filter(e => e.ph === "X" && !(Number.isFinite(e.ts) && e.dur >= 0 && e.tid !== undefined && e.pid !== undefined)).length;
+document.getElementById("verdict").textContent = `loaded X=${{by("X")}} s=${{by("s")}} f=${{by("f")}} bad=${{bad}}`;
+</script></body></html>"#
+        ),
+    )
+    .expect("page written");
+    let dom = headless(&browser, &page, &["--dump-dom".to_owned()]);
+    assert!(
+        dom.contains(&expected),
+        "expected `{expected}` in the page, got: {}",
+        dom.chars().take(400).collect::<String>()
+    );
+    assert!(count("X") >= 40 * 5 && count("s") > 0, "{expected}");
+}

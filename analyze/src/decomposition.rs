@@ -226,22 +226,40 @@ pub fn decompose(trace: &Trace) -> Result<Decomposition, AnalyzeError> {
     let probed = find("writer-probed");
     let writer = clean.or(probed);
 
+    // A user's own capture has none of the reference lanes: say so once
+    // rather than warn about each figure it cannot have.
+    let has_reference = [inline, floor, writer].iter().any(Option::is_some);
+    if !has_reference {
+        warnings.push(
+            "no reference lanes (inline, floor, writer): slices only; lane arithmetic and the observer effect \
+             come from `hopscope decompose`"
+                .to_owned(),
+        );
+    }
     let derived = match (writer, floor, inline) {
         (Some(w), Some(f), Some(i)) => derive(w, f, i, seed),
         _ => {
-            warnings.push("the trace lacks one of the inline, floor and writer lanes: no lane arithmetic".to_owned());
+            if has_reference {
+                warnings
+                    .push("the trace lacks one of the inline, floor and writer lanes: no lane arithmetic".to_owned());
+            }
             None
         }
     };
 
-    let insitu = joined.iter().find(|o| o.complete > 0 && is_named(trace, o, "writer-probed"));
+    // hopscope's own runs slice the probed reference writer; a user's trace
+    // (one lane, marks from their own code) is sliced as it is.
+    let insitu = joined
+        .iter()
+        .find(|o| o.complete > 0 && is_named(trace, o, "writer-probed"))
+        .or_else(|| joined.iter().find(|o| o.complete > 0 && !is_reference_lane(trace, o)));
     let slices = insitu.map(|o| slices::slice_figures(o, seed)).unwrap_or_default();
     let insitu_lane = insitu.map(|o| trace.header.lanes[usize::from(o.lane)].clone());
     let floor_slices = joined
         .iter()
         .find(|o| o.complete > 0 && is_named(trace, o, "floor-probed"))
         .map(|o| slices::slice_figures(o, seed));
-    if insitu.is_some() && floor_slices.is_none() {
+    if insitu.is_some_and(|o| is_named(trace, o, "writer-probed")) && floor_slices.is_none() {
         warnings.push(
             "no probed floor lane: the in-situ library figure includes the channel sends any writer pays".to_owned(),
         );
@@ -257,7 +275,9 @@ pub fn decompose(trace: &Trace) -> Result<Decomposition, AnalyzeError> {
     let observer_effect = match (clean, probed) {
         (Some(c), Some(p)) => observer(c, p, seed),
         _ => {
-            warnings.push("no clean and probed writer pair: the observer effect is not measured".to_owned());
+            if has_reference {
+                warnings.push("no clean and probed writer pair: the observer effect is not measured".to_owned());
+            }
             None
         }
     };
@@ -308,6 +328,14 @@ pub fn decompose(trace: &Trace) -> Result<Decomposition, AnalyzeError> {
 /// flagged as noisy. Robust on purpose: one block that caught a WAL
 /// checkpoint moves the CV a lot and the MAD not at all.
 const NOISY_SPREAD: f64 = 0.05;
+
+/// Whether `ops` is one of hopscope's reference lanes (inline, floor,
+/// writer, clean or probed), which are never the sliced lane by default.
+fn is_reference_lane(trace: &Trace, ops: &LaneOps) -> bool {
+    ["inline", "inline-probed", "floor", "floor-probed", "writer", "writer-probed"]
+        .iter()
+        .any(|name| is_named(trace, ops, name))
+}
 
 fn is_named(trace: &Trace, ops: &LaneOps, name: &str) -> bool {
     trace.header.lanes.get(usize::from(ops.lane)).is_some_and(|l| l == name)

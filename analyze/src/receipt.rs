@@ -38,7 +38,9 @@ pub fn headline(d: &Decomposition) -> Option<String> {
 
 fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     let meta = |key: &str| d.run.meta.get(key).map_or("unknown", String::as_str);
-    writeln!(out, "# hopscope receipt: {}\n", meta("shape"))?;
+    // hopscope's own runs name their shape; a program's capture names itself.
+    let title = d.run.meta.get("shape").or_else(|| d.lanes.keys().next()).map_or("unknown", String::as_str);
+    writeln!(out, "# hopscope receipt: {title}\n")?;
     if let Some(h) = headline(d) {
         writeln!(out, "{h}\n")?;
     }
@@ -194,17 +196,22 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     writeln!(out, "## Run\n")?;
     writeln!(out, "- date: {}", date(d))?;
     writeln!(out, "- command: `{}`", meta("command"))?;
-    writeln!(out, "- commit: {}", meta("commit"))?;
-    writeln!(
-        out,
-        "- shape: {} · {} ops per block · {} samples × {} passes · {} warm-up blocks per lane",
-        meta("shape"),
-        meta("ops_per_block"),
-        meta("samples"),
-        meta("passes"),
-        meta("warmup_blocks")
-    )?;
-    writeln!(out, "- database: {} · SQLite {}", meta("db"), meta("sqlite_version"))?;
+    // A program's own capture has none of the runner's settings to report.
+    if d.run.meta.contains_key("shape") {
+        writeln!(out, "- commit: {}", meta("commit"))?;
+        writeln!(
+            out,
+            "- shape: {} · {} ops per block · {} samples × {} passes · {} warm-up blocks per lane",
+            meta("shape"),
+            meta("ops_per_block"),
+            meta("samples"),
+            meta("passes"),
+            meta("warmup_blocks")
+        )?;
+        writeln!(out, "- database: {} · SQLite {}", meta("db"), meta("sqlite_version"))?;
+    } else if let Some(capture) = d.run.meta.get("capture") {
+        writeln!(out, "- captured by the program itself ({capture})")?;
+    }
     for (key, value) in d.run.meta.iter().filter(|(k, _)| k.starts_with("lane.") && !k.ends_with(".probed")) {
         writeln!(out, "- {}: {value}", key.trim_start_matches("lane."))?;
     }

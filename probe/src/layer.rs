@@ -26,7 +26,7 @@ use crate::local;
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Watch {
     span: &'static str,
-    on_enter: Hop,
+    on_enter: Option<Hop>,
     on_exit: Option<Hop>,
 }
 
@@ -34,7 +34,7 @@ struct Watch {
 #[derive(Debug, Clone, Copy)]
 struct Binding {
     op: OpId,
-    on_enter: Hop,
+    on_enter: Option<Hop>,
     on_exit: Option<Hop>,
 }
 
@@ -60,7 +60,14 @@ impl HopLayer {
     /// Mark `on_enter` when a span called `span` is entered and, if given,
     /// `on_exit` when it is exited.
     pub fn span(mut self, span: &'static str, on_enter: Hop, on_exit: Option<Hop>) -> HopLayer {
-        self.watches.push(Watch { span, on_enter, on_exit });
+        self.watches.push(Watch { span, on_enter: Some(on_enter), on_exit });
+        self
+    }
+
+    /// Mark only `on_exit` when a span called `span` is exited: for a span
+    /// whose start is already marked by the exit of the one before it.
+    pub fn span_exit(mut self, span: &'static str, on_exit: Hop) -> HopLayer {
+        self.watches.push(Watch { span, on_enter: None, on_exit: Some(on_exit) });
         self
     }
 
@@ -109,8 +116,10 @@ where
 
     fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
         let ticks = local::now();
-        if let Some(binding) = binding(id, &ctx) {
-            local::push(crate::Mark::new(binding.op, binding.on_enter, ticks));
+        if let Some(binding) = binding(id, &ctx)
+            && let Some(hop) = binding.on_enter
+        {
+            local::push(crate::Mark::new(binding.op, hop, ticks));
         }
     }
 
@@ -184,8 +193,10 @@ mod tests {
 
     #[test]
     fn watched_spans_on_two_threads_join_into_one_operation() {
-        let layer =
-            HopLayer::new().span("send", Hop::BUILT, Some(Hop::SENT)).span("serve", Hop::WOKE, Some(Hop::REPLIED));
+        let layer = HopLayer::new()
+            .span("send", Hop::BUILT, Some(Hop::SENT))
+            .span("serve", Hop::WOKE, Some(Hop::REPLIED))
+            .span_exit("wait", Hop::RECEIVED);
         let subscriber = tracing_subscriber::registry().with(layer);
         let dispatch = tracing::Dispatch::new(subscriber);
         let caller = {
@@ -196,6 +207,7 @@ mod tests {
                     tracing::info_span!("send", op = 7u64).in_scope(|| {});
                     tracing::info_span!("unwatched", op = 7u64).in_scope(|| {});
                     tracing::info_span!("send").in_scope(|| {});
+                    tracing::info_span!("wait", op = 7u64).in_scope(|| {});
                     local::drain()
                 })
             })
@@ -212,8 +224,8 @@ mod tests {
         let hops = |d: &local::Drained| d.marks.iter().map(|m| (m.op, m.hop)).collect::<Vec<_>>();
         assert_eq!(
             hops(&caller),
-            [(OpId(7), Hop::BUILT), (OpId(7), Hop::SENT)],
-            "unwatched and op-less spans mark nothing"
+            [(OpId(7), Hop::BUILT), (OpId(7), Hop::SENT), (OpId(7), Hop::RECEIVED)],
+            "unwatched and op-less spans mark nothing; an exit-only span marks its exit"
         );
         assert_eq!(hops(&writer), [(OpId(7), Hop::WOKE), (OpId(7), Hop::REPLIED)]);
         assert!(caller.marks[0].ticks <= caller.marks[1].ticks);

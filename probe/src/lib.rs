@@ -19,7 +19,8 @@
 //! - [`hop!`] is for users' own code: it records only with the `enabled`
 //!   feature and compiles to nothing without it.
 //! - [`Session`] gathers each thread's drained marks at block boundaries;
-//!   [`trace`] writes and reads the `.hop` file.
+//!   [`trace`] writes and reads the `.hop` file; [`Capture`] does both for a
+//!   user's program, one lane, blocks where the program says.
 //! - [`counters`] tells which perf-event counters the host supports;
 //!   [`calibrate`] measures what a clock read and a mark cost.
 //!
@@ -76,6 +77,7 @@
 #![deny(missing_docs)]
 
 pub mod calibrate;
+mod capture;
 pub mod clock;
 pub mod counters;
 mod hop;
@@ -100,6 +102,7 @@ mod disabled;
 #[cfg(not(feature = "enabled"))]
 pub use disabled::ENABLED;
 
+pub use capture::Capture;
 pub use clock::{ClockInfo, ClockSource, Ticks};
 pub use hop::{Hop, HopDef, HopTable, Mark, OpId, Side};
 pub use host::HostInfo;
