@@ -86,5 +86,5 @@ fn a_run_with_nothing_to_draw_still_renders_with_notes() {
     let dir = temp_dir("empty");
     let rendered = render(&d, &dir, ChartOptions::default()).expect("renders notes");
     let html = std::fs::read_to_string(rendered.html).expect("html");
-    assert!(html.contains("no slices to draw") || html.contains("No probed writer"));
+    assert!(html.contains("no slices to draw") || html.contains("No probed lane"));
 }

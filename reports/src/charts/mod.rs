@@ -35,7 +35,7 @@ pub struct ChartOptions {
 /// The charts of a decomposition report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChartKind {
-    /// Slices of the probed writer stacked to the total, with lane totals.
+    /// Slices of the probed lane stacked to the total, with lane totals.
     Waterfall,
     /// µs per operation per lane, with CI whiskers.
     Lanes,
@@ -66,7 +66,7 @@ impl ChartKind {
     /// Chart title.
     pub fn title(self) -> &'static str {
         match self {
-            ChartKind::Waterfall => "Where one write goes: slices of the probed writer",
+            ChartKind::Waterfall => "Where one write goes, slice by slice",
             ChartKind::Lanes => "µs per write by lane (median, 95% CI)",
             ChartKind::Distributions => "Distribution of block figures (ECDF)",
             ChartKind::CpuVsWall => "CPU against wall time per write",

@@ -1,4 +1,4 @@
-//! The slice waterfall: each slice of the probed writer as a bar starting
+//! The slice waterfall: each slice of the probed lane as a bar starting
 //! where the previous one ended, coloured by who owns it, with the inline,
 //! floor and writer lane figures as reference lines, so `boundary` (floor −
 //! inline) and `library` (writer − floor) show as lengths.
@@ -18,7 +18,7 @@ where
     DB::ErrorType: 'static,
 {
     if d.slices.is_empty() {
-        return note(area, ChartKind::Waterfall.title(), "No probed writer lane in this run: no slices to draw.");
+        return note(area, ChartKind::Waterfall.title(), "No probed lane in this run: no slices to draw.");
     }
     let (w, _) = area.dim_in_pixel();
     let n = d.slices.len() as i32;
@@ -42,8 +42,10 @@ where
     let x_max = references.iter().map(|r| r.1).fold(end, f64::max) * 1.15;
     let labels: Vec<String> = d.slices.iter().map(|s| s.name.clone()).collect();
 
+    // Name the lane sliced: hopscope's probed writer, or a program's own.
+    let caption = format!("Where one write goes: slices of {}", d.insitu_lane.as_deref().unwrap_or("the probed lane"));
     let mut chart = ChartBuilder::on(area)
-        .caption(ChartKind::Waterfall.title(), font(CAPTION_PX, w))
+        .caption(caption, font(CAPTION_PX, w))
         .margin(px(24.0, w))
         .x_label_area_size(px(80.0, w))
         .y_label_area_size(px(280.0, w))
