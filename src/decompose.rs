@@ -7,7 +7,7 @@ use anyhow::Context;
 use hopscope_probe::Trace;
 use hopscope_reports::ChartOptions;
 use hopscope_workloads::knobs::Placement;
-use hopscope_workloads::{LaneSpec, Plan, Shape, runner};
+use hopscope_workloads::{LaneSpec, Peer, Plan, Shape, runner};
 
 use crate::knob_args::{KnobArgs, PlanArgs};
 use crate::{output, report, rundir};
@@ -31,6 +31,11 @@ pub(crate) struct Args {
     /// What every lane writes (see `hopscope run --help`).
     #[arg(long, default_value = "single-insert")]
     shape: Shape,
+    /// Also run published crates' writer threads as lanes (tokio-rusqlite,
+    /// async-sqlite async and blocking, sqlx-sqlite, deadpool-sqlite), each
+    /// compared with inline, floor and the reference writer.
+    #[arg(long)]
+    peers: bool,
     #[command(flatten)]
     plan: PlanArgs,
     #[command(flatten)]
@@ -42,8 +47,14 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // tens of µs and which lanes pay it depends on where the scheduler put
     // each lane's thread, which can fake a library cost of tens of µs.
     let knobs = args.knobs.knobs_placed(Placement::SameCore)?;
+    if args.peers && !hopscope_workloads::peers::BUILT {
+        anyhow::bail!("this build has no peer lanes: rebuild with the `peers` cargo feature (on by default)");
+    }
+    let peers = Peer::ALL.iter().filter(|_| args.peers).map(|p| p.name());
     let lanes = LANES
         .iter()
+        .copied()
+        .chain(peers)
         .map(|n| LaneSpec::standard(n, knobs))
         .collect::<Result<Vec<_>, _>>()
         .map_err(anyhow::Error::msg)?;

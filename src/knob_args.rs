@@ -84,6 +84,11 @@ pub(crate) struct PlanArgs {
     /// SQLite synchronous: off, normal, full.
     #[arg(long, default_value = "normal")]
     synchronous: hopscope_workloads::db::Synchronous,
+    /// Record perf-event counters (cycles, instructions, context switches,
+    /// ...) on every lane's threads. Off by default: on VMs each open
+    /// counter adds µs to every context switch of its thread.
+    #[arg(long)]
+    counters: bool,
 }
 
 impl PlanArgs {
@@ -93,6 +98,7 @@ impl PlanArgs {
         plan.passes = self.passes.unwrap_or(plan.passes);
         plan.warmup_blocks = self.warmup.unwrap_or(plan.warmup_blocks);
         plan.db = DbConfig { journal_mode: self.journal_mode, synchronous: self.synchronous };
+        plan.perf_counters = self.counters;
         plan
     }
 }

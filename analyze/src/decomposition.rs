@@ -58,6 +58,11 @@ pub struct Decomposition {
     pub observer_effect: Option<ObserverEffect>,
     /// Median CPU µs per operation, per lane, per thread role.
     pub cpu_us_per_op: BTreeMap<String, BTreeMap<String, f64>>,
+    /// Median context switches per operation (from `getrusage`, recorded
+    /// whether or not perf counters were), per lane, per thread role
+    /// (`caller`, `writer`, `process`: every thread of the process).
+    #[serde(default)]
+    pub ctx_switches_per_op: BTreeMap<String, BTreeMap<String, f64>>,
     /// Marks dropped and operations excluded.
     pub drops: Drops,
     /// What a reader must know before trusting the figures.
@@ -183,6 +188,7 @@ pub fn decompose(trace: &Trace) -> Result<Decomposition, AnalyzeError> {
 
     let mut lane_results = BTreeMap::new();
     let mut cpu = BTreeMap::new();
+    let mut ctx_switches = BTreeMap::new();
     for (lane, ops) in blocks.iter().zip(&joined) {
         let figures = lanes::figures(lane, seed);
         if figures.is_none() {
@@ -190,6 +196,9 @@ pub fn decompose(trace: &Trace) -> Result<Decomposition, AnalyzeError> {
         }
         if let Some(f) = &figures {
             cpu.insert(lane.name.clone(), f.cpu_us_per_op.clone());
+            if let Some(switches) = f.counters_per_op.get("ctx_switches") {
+                ctx_switches.insert(lane.name.clone(), switches.clone());
+            }
             let spread = f.us_per_op.mad / f.us_per_op.median;
             if spread > NOISY_SPREAD {
                 warnings.push(format!(
@@ -319,6 +328,7 @@ pub fn decompose(trace: &Trace) -> Result<Decomposition, AnalyzeError> {
         crosscheck,
         observer_effect,
         cpu_us_per_op: cpu,
+        ctx_switches_per_op: ctx_switches,
         drops,
         warnings,
     })

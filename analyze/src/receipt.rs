@@ -165,14 +165,31 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     }
 
     if !d.cpu_us_per_op.is_empty() {
-        writeln!(out, "## CPU (µs per operation, per-thread CPU clocks)\n")?;
-        writeln!(out, "| lane | caller thread | writer thread | process |")?;
-        writeln!(out, "|---|---:|---:|---:|")?;
+        writeln!(out, "## CPU and context switches (per operation)\n")?;
+        writeln!(
+            out,
+            "| lane | caller CPU µs | writer CPU µs | process CPU µs | caller ctx switches | writer ctx switches | process ctx switches |"
+        )?;
+        writeln!(out, "|---|---:|---:|---:|---:|---:|---:|")?;
         for (lane, cpu) in &d.cpu_us_per_op {
             let cell = |k: &str| cpu.get(k).map_or("–".to_owned(), |v| format!("{v:.3}"));
-            writeln!(out, "| {lane} | {} | {} | {} |", cell("caller"), cell("writer"), cell("process"))?;
+            let switches = d.ctx_switches_per_op.get(lane);
+            let ctx = |k: &str| switches.and_then(|s| s.get(k)).map_or("–".to_owned(), |v| format!("{v:.3}"));
+            writeln!(
+                out,
+                "| {lane} | {} | {} | {} | {} | {} | {} |",
+                cell("caller"),
+                cell("writer"),
+                cell("process"),
+                ctx("caller"),
+                ctx("writer"),
+                ctx("process")
+            )?;
         }
-        writeln!(out)?;
+        writeln!(
+            out,
+            "\nCPU from per-thread and process CPU clocks; context switches from `getrusage` (the process column counts every thread, a peer's included).\n"
+        )?;
     }
 
     render_counters(d, out)?;
@@ -188,6 +205,13 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     writeln!(out)?;
 
     writeln!(out, "## Counters\n")?;
+    if d.counters.is_empty() {
+        writeln!(
+            out,
+            "perf-event counters were not recorded (pass `--counters`): an open counter adds µs to every context \
+             switch of its thread on this kind of host, so they stay off while measuring."
+        )?;
+    }
     for c in &d.counters {
         writeln!(out, "- {}: {}", c.counter.name(), c.support)?;
     }

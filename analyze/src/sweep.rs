@@ -67,7 +67,13 @@ pub fn rows(placement: &str, trace: &hopscope_probe::Trace, d: &Decomposition) -
                 caller_cpu_us: cpu.and_then(|c| c.get("caller").copied()),
                 writer_cpu_us: cpu.and_then(|c| c.get("writer").copied()),
                 process_cpu_us: cpu.and_then(|c| c.get("process").copied()),
-                context_switches: total(&lane.name, "context_switches_per_op"),
+                // perf's count when recorded, else getrusage's (always there).
+                context_switches: total(&lane.name, "context_switches_per_op").or_else(|| {
+                    let switches = d.ctx_switches_per_op.get(&lane.name)?;
+                    Some(
+                        switches.get("caller").copied().unwrap_or(0.0) + switches.get("writer").copied().unwrap_or(0.0),
+                    )
+                }),
                 cpu_migrations: total(&lane.name, "cpu_migrations_per_op"),
                 cross_core_hops: d.lanes.get(&lane.name).and_then(|l| l.cross_core_hops_per_op),
                 boundary_us: boundary,

@@ -7,6 +7,56 @@
 //! too coarse for blocks that last a few milliseconds. Both are syscalls,
 //! taken at block boundaries only.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use hopscope_probe::counters::{Counter, ThreadCounters};
+
+/// Whether lanes open perf-event counters on their threads. Off unless a
+/// run asks: on this VM any open counter, even a software one, costs a
+/// few µs per context switch of its thread (the kernel switches the
+/// counter's context in and out), which would inflate every threaded
+/// lane's figure and favour lanes whose threads carry none.
+static PERF_COUNTERS: AtomicBool = AtomicBool::new(false);
+
+/// Turn perf-event counters on or off for threads that start after this.
+pub fn record_perf_counters(on: bool) {
+    PERF_COUNTERS.store(on, Ordering::Relaxed);
+}
+
+/// Whether perf-event counters are on (see [`record_perf_counters`]).
+pub fn perf_counters_on() -> bool {
+    PERF_COUNTERS.load(Ordering::Relaxed)
+}
+
+/// The calling thread's perf-event counters, or none when they are off.
+pub fn open_counters() -> ThreadCounters {
+    if perf_counters_on() { ThreadCounters::open(&Counter::ALL) } else { ThreadCounters::default() }
+}
+
+/// Context switches (voluntary + involuntary) of the calling thread so far,
+/// from `getrusage`: counted by the kernel anyway, so reading it costs
+/// nothing between reads.
+pub fn thread_ctx_switches() -> u64 {
+    ctx_switches(libc::RUSAGE_THREAD)
+}
+
+/// Context switches of every thread of the process so far (`getrusage`),
+/// which covers threads a peer crate starts and hopscope cannot see.
+pub fn process_ctx_switches() -> u64 {
+    ctx_switches(libc::RUSAGE_SELF)
+}
+
+fn ctx_switches(who: libc::c_int) -> u64 {
+    // SAFETY: `usage` is a valid, writable rusage; `who` is RUSAGE_THREAD
+    // or RUSAGE_SELF, both accepted on Linux.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; getrusage only writes into `usage`.
+    if unsafe { libc::getrusage(who, &mut usage) } != 0 {
+        return 0;
+    }
+    (usage.ru_nvcsw + usage.ru_nivcsw).max(0) as u64
+}
+
 /// CPU time (user + system) of the calling thread, in nanoseconds.
 pub fn thread_cpu_ns() -> u64 {
     cpu_clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
@@ -18,14 +68,16 @@ pub fn thread_cpu_ns() -> u64 {
 pub struct ThreadSample {
     /// CPU time of the thread, ns.
     pub cpu_ns: u64,
+    /// Context switches of the thread (`getrusage`).
+    pub ctx_switches: u64,
     /// Counter values, for the counters that opened on the thread.
     pub counters: Vec<(hopscope_probe::counters::Counter, u64)>,
 }
 
 impl ThreadSample {
     /// Sample the calling thread: its CPU clock and `counters`.
-    pub fn take(counters: &mut hopscope_probe::counters::ThreadCounters) -> ThreadSample {
-        ThreadSample { cpu_ns: thread_cpu_ns(), counters: counters.read() }
+    pub fn take(counters: &mut ThreadCounters) -> ThreadSample {
+        ThreadSample { cpu_ns: thread_cpu_ns(), ctx_switches: thread_ctx_switches(), counters: counters.read() }
     }
 
     /// `self − earlier`, counter by counter (counters missing from either
@@ -33,6 +85,7 @@ impl ThreadSample {
     pub fn since(&self, earlier: &ThreadSample) -> ThreadSample {
         ThreadSample {
             cpu_ns: self.cpu_ns.saturating_sub(earlier.cpu_ns),
+            ctx_switches: self.ctx_switches.saturating_sub(earlier.ctx_switches),
             counters: self
                 .counters
                 .iter()
@@ -46,6 +99,7 @@ impl ThreadSample {
     /// Add `other`'s values into `self` (summing several caller threads).
     pub fn add(&mut self, other: &ThreadSample) {
         self.cpu_ns += other.cpu_ns;
+        self.ctx_switches += other.ctx_switches;
         for (c, v) in &other.counters {
             match self.counters.iter_mut().find(|(mine, _)| mine == c) {
                 Some((_, total)) => *total += v,
@@ -129,6 +183,40 @@ pub fn pin_current(index: usize) -> bool {
     #[cfg(not(target_os = "linux"))]
     {
         let _ = index;
+        false
+    }
+}
+
+/// Ids of the process's threads (Linux: `/proc/self/task`; empty elsewhere).
+/// A peer crate spawns its own threads; the ids that appear while it opens
+/// are its threads, which [`place_task`] can then pin.
+pub fn task_ids() -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc/self/task") else { return Vec::new() };
+    entries.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect()
+}
+
+/// Pin thread `tid` of this process to CPU `core` (modulo the CPUs online),
+/// or let it run anywhere with `None`. Returns whether it worked.
+pub fn place_task(tid: i32, core: Option<usize>) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: `set` is a plain bitmask on the stack, zeroed and then
+        // filled by CPU_SET with indices below CPU_SETSIZE;
+        // sched_setaffinity only reads it, and an unknown tid is an error
+        // return, not undefined behaviour.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_ZERO(&mut set);
+            match core {
+                Some(core) => libc::CPU_SET((core % online_cpus()).min(libc::CPU_SETSIZE as usize - 1), &mut set),
+                None => (0..libc::CPU_SETSIZE as usize).for_each(|cpu| libc::CPU_SET(cpu, &mut set)),
+            }
+            libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (tid, core);
         false
     }
 }

@@ -54,7 +54,8 @@ impl fmt::Display for DbConfig {
 }
 
 impl JournalMode {
-    fn pragma(self) -> &'static str {
+    /// The value SQLite's `journal_mode` pragma takes.
+    pub fn pragma(self) -> &'static str {
         match self {
             JournalMode::Wal => "WAL",
             JournalMode::Delete => "DELETE",
@@ -64,7 +65,8 @@ impl JournalMode {
 }
 
 impl Synchronous {
-    fn pragma(self) -> &'static str {
+    /// The value SQLite's `synchronous` pragma takes.
+    pub fn pragma(self) -> &'static str {
         match self {
             Synchronous::Off => "OFF",
             Synchronous::Normal => "NORMAL",
@@ -111,13 +113,21 @@ CREATE TABLE IF NOT EXISTS blobs (id INTEGER PRIMARY KEY, k INTEGER NOT NULL, da
 /// Open (creating if needed) the database at `path` with `config` applied.
 pub fn open(path: &Path, config: DbConfig) -> rusqlite::Result<Connection> {
     let conn = Connection::open(path)?;
+    configure(&conn, config)?;
+    Ok(conn)
+}
+
+/// Apply `config` (and the busy timeout every lane uses) to an open
+/// connection: how peers that open their own connections get the same
+/// pragmas as every other lane.
+pub fn configure(conn: &Connection, config: DbConfig) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
     // journal_mode returns a row; query it rather than execute.
     let _: String =
         conn.query_row(&format!("PRAGMA journal_mode = {}", config.journal_mode.pragma()), [], |r| r.get(0))?;
     conn.execute_batch(&format!("PRAGMA synchronous = {};", config.synchronous.pragma()))?;
     conn.set_prepared_statement_cache_capacity(64);
-    Ok(conn)
+    Ok(())
 }
 
 /// Create the schema on `conn`.

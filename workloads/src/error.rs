@@ -31,6 +31,14 @@ pub enum WriteError {
     /// integer only, so it cannot say why).
     #[error("the floor writer's statement failed")]
     FloorFailed,
+    /// A peer crate's call failed (peer lanes only).
+    #[error("{peer}: {message}")]
+    Peer {
+        /// The peer's lane name.
+        peer: String,
+        /// Its error, as it displays it.
+        message: String,
+    },
     /// The writer thread panicked; this and every later request fail.
     #[error("the writer thread panicked: {message}")]
     WriterPanicked {

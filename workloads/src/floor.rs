@@ -3,14 +3,18 @@
 //!
 //! Each client sends its parameters on a crossbeam channel, the thread runs
 //! one fixed cached statement and sends back the number of rows it changed
-//! (an integer) on the client's own persistent reply channel. No mutex, no
-//! request object beyond the parameters, no SQL on the wire, no harvest, no
+//! (an integer) into the client's own reply mailbox, the same park-at-once
+//! reply the reference writer uses (see [`crate::mailbox`]), so the two
+//! differ in machinery, not in how a caller waits. No mutex, no request
+//! object beyond the parameters, no SQL on the wire, no harvest, no
 //! per-call allocation of its own.
 
 use std::path::Path;
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender};
+
+use crate::mailbox::{self, Mailbox};
 use hopscope_probe::{Hop, OpId, Probe, Session, local};
 use rusqlite::Connection;
 
@@ -23,8 +27,8 @@ use crate::value::Value;
 
 /// What the floor thread can be sent.
 enum FloorMessage {
-    /// Register a client's reply channel; its index is the client id.
-    Register(Sender<i64>),
+    /// Register a client's reply mailbox; its index is the client id.
+    Register(mailbox::Sender<i64>),
     /// Execute the statement with these parameters for client `client`.
     Execute { client: u32, op: OpId, params: Vec<Value> },
     /// Drain marks into a session and report the thread's CPU time.
@@ -61,7 +65,7 @@ pub struct Floor<P: Probe> {
 #[derive(Debug)]
 pub struct FloorClient<P: Probe> {
     tx: Sender<FloorMessage>,
-    replies: Receiver<i64>,
+    replies: Mailbox<i64>,
     id: u32,
     probe: P,
     wait: Wait,
@@ -104,11 +108,11 @@ impl<P: Probe> Floor<P> {
     /// A client for the calling thread.
     pub fn client(&self) -> Result<FloorClient<P>, WriteError> {
         let tx = self.tx.clone().ok_or(WriteError::WriterStopped)?;
-        let (reply_tx, replies) = crossbeam_channel::unbounded();
+        let (reply_tx, replies) = mailbox::mailbox();
         tx.send(FloorMessage::Register(reply_tx)).map_err(|_| WriteError::WriterStopped)?;
-        // The thread answers a registration with the client id, on the new
-        // reply channel itself.
-        let id = replies.recv().map_err(|_| WriteError::WriterStopped)?;
+        // The thread answers a registration with the client id, in the new
+        // mailbox itself.
+        let id = replies.recv(Wait::Park).map_err(|_| WriteError::WriterStopped)?;
         Ok(FloorClient { tx, replies, id: id as u32, probe: self.probe, wait: self.client_wait })
     }
 
@@ -140,12 +144,7 @@ impl<P: Probe> FloorClient<P> {
         self.probe.mark_on_cpu(op, Hop::ENTER);
         self.tx.send(FloorMessage::Execute { client: self.id, op, params }).map_err(|_| WriteError::WriterStopped)?;
         self.probe.mark(op, Hop::SENT);
-        let changes = channel::wait_for(
-            self.wait,
-            || channel::try_crossbeam(&self.replies),
-            || self.replies.recv().map_err(|_| channel::Disconnected),
-        )
-        .map_err(|_| WriteError::WriterStopped)?;
+        let changes = self.replies.recv(self.wait).map_err(|_| WriteError::WriterStopped)?;
         self.probe.mark_on_cpu(op, Hop::RECEIVED);
         self.probe.mark(op, Hop::DONE);
         u64::try_from(changes).map_err(|_| WriteError::FloorFailed)
@@ -156,15 +155,15 @@ fn serve<P: Probe>(conn: &Connection, sql: &'static str, rx: &Receiver<FloorMess
     if P::RECORDS {
         local::attach(crate::WORKER_MARK_CAPACITY);
     }
-    let mut clients: Vec<Sender<i64>> = Vec::new();
-    let mut counters = hopscope_probe::counters::ThreadCounters::open(&hopscope_probe::counters::Counter::ALL);
+    let mut clients: Vec<mailbox::Sender<i64>> = Vec::new();
+    let mut counters = cpu::open_counters();
     let next =
         || channel::wait_for(wait, || channel::try_crossbeam(rx), || rx.recv().map_err(|_| channel::Disconnected));
     while let Ok(message) = next() {
         match message {
             FloorMessage::Register(reply) => {
                 let id = clients.len() as i64;
-                let _ = reply.send(id);
+                reply.send(id);
                 clients.push(reply);
             }
             FloorMessage::Execute { client, op, params } => {
@@ -175,7 +174,7 @@ fn serve<P: Probe>(conn: &Connection, sql: &'static str, rx: &Receiver<FloorMess
                     .map_or(FAILED, |n| n as i64);
                 probe.mark(op, Hop::EXECUTED);
                 if let Some(reply) = clients.get(client as usize) {
-                    let _ = reply.send(changes);
+                    reply.send(changes);
                 }
                 probe.mark(op, Hop::REPLIED);
             }

@@ -32,7 +32,9 @@ pub enum ChannelKind {
 /// What a thread does while it waits for a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Wait {
-    /// Block in the channel right away (the thread parks).
+    /// Block right away. A reply mailbox parks its caller at once; a
+    /// thread waiting on a crossbeam or std channel blocks in the channel,
+    /// which spins and yields briefly before it parks.
     #[default]
     Park,
     /// Poll in a busy loop for up to the duration, then park.

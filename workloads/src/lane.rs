@@ -26,6 +26,8 @@ pub enum LaneKind {
     Floor,
     /// The reference writer with these knobs.
     Writer(Knobs),
+    /// A published crate's writer thread (needs the `peers` feature).
+    Peer(crate::peers::Peer),
 }
 
 /// A lane to run: its name in the trace, its code, and whether it is
@@ -77,9 +79,16 @@ impl LaneSpec {
             "inline" => LaneKind::Inline,
             "floor" => LaneKind::Floor,
             "writer" => LaneKind::Writer(knobs),
-            other => {
-                return Err(format!("unknown lane `{other}` (inline, floor, writer, each optionally -probed)"));
-            }
+            other => match other.parse::<crate::peers::Peer>() {
+                Ok(peer) if !probed => LaneKind::Peer(peer),
+                Ok(peer) => return Err(format!("lane `{name}`: peer `{peer}` has no marks, so no -probed variant")),
+                Err(_) => {
+                    return Err(format!(
+                        "unknown lane `{other}` (inline, floor, writer, each optionally -probed, or a peer: {})",
+                        crate::peers::Peer::ALL.map(|p| p.name()).join(", ")
+                    ));
+                }
+            },
         };
         // Every standard lane runs with the writer's placement and waiting
         // strategy, so lanes differ only in the code they run.
@@ -102,6 +111,9 @@ impl fmt::Display for LaneSpec {
                 self.waits.0, self.waits.1, self.placement
             ),
             LaneKind::Writer(knobs) => write!(f, "reference writer ({probe}; {knobs})"),
+            LaneKind::Peer(peer) => {
+                write!(f, "peer {} (clean; placement={}; {})", peer.version(), self.placement, peer.waits())
+            }
         }
     }
 }
@@ -145,6 +157,7 @@ pub(crate) fn open(spec: &LaneSpec, path: &Path, db: DbConfig, shape: Shape) -> 
                 Box::new(FloorLane::open(spec, path, db, shape, NoProbe)?)
             }
         }
+        (LaneKind::Peer(peer), _) => open_peer(peer, path, db, shape, spec.placement)?,
         (LaneKind::Writer(knobs), probed) => {
             let knobs = Knobs { placement: spec.placement, ..knobs };
             if probed {
@@ -154,6 +167,28 @@ pub(crate) fn open(spec: &LaneSpec, path: &Path, db: DbConfig, shape: Shape) -> 
             }
         }
     })
+}
+
+#[cfg(feature = "peers")]
+fn open_peer(
+    peer: crate::peers::Peer,
+    path: &Path,
+    db: DbConfig,
+    shape: Shape,
+    placement: Placement,
+) -> Result<Box<dyn Lane>, RunError> {
+    crate::peers::open(peer, path, db, shape, placement)
+}
+
+#[cfg(not(feature = "peers"))]
+fn open_peer(
+    peer: crate::peers::Peer,
+    _path: &Path,
+    _db: DbConfig,
+    _shape: Shape,
+    _placement: Placement,
+) -> Result<Box<dyn Lane>, RunError> {
+    Err(RunError::Plan(format!("lane `{peer}`: this build has no peer lanes (cargo feature `peers`)")))
 }
 
 struct InlineLane<P: Probe> {

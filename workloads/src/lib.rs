@@ -6,6 +6,8 @@
 //! - [`Floor`]: a bare writer thread with none of that machinery; it prices
 //!   the thread boundary alone.
 //! - [`Inline`]: the same statement on the calling thread; it prices SQLite.
+//! - [`peers`]: published crates (tokio-rusqlite, async-sqlite, sqlx,
+//!   deadpool-sqlite) as lanes beside those three (cargo feature `peers`).
 //! - [`runner::run`]: runs a [`Plan`] (lanes × a [`Shape`]) in alternating
 //!   blocks and writes a `.hop` trace.
 //!
@@ -22,6 +24,8 @@ mod floor;
 mod inline;
 pub mod knobs;
 mod lane;
+mod mailbox;
+pub mod peers;
 pub mod runner;
 mod shape;
 mod value;
@@ -38,6 +42,7 @@ pub use floor::{Floor, FloorClient, FloorOptions};
 pub use inline::Inline;
 pub use knobs::Knobs;
 pub use lane::{LaneKind, LaneSpec};
+pub use peers::Peer;
 pub use runner::{Order, Plan, RunSummary};
 pub use shape::{OpInput, SEED_ROWS, Shape};
 pub use value::{Sql, Value, ValueRef};

@@ -33,7 +33,14 @@ pub const WORKER_THREAD: u16 = 1;
 /// Reading keys every block carries first, in this order; then
 /// `caller.<counter>` and `writer.<counter>` for each counter the host
 /// supports (see [`hopscope_probe::counters`]).
-pub const READINGS: [&str; 3] = ["caller.cpu_ns", "writer.cpu_ns", "process.cpu_ns"];
+pub const READINGS: [&str; 6] = [
+    "caller.cpu_ns",
+    "writer.cpu_ns",
+    "process.cpu_ns",
+    "caller.ctx_switches",
+    "writer.ctx_switches",
+    "process.ctx_switches",
+];
 
 /// Marks each thread can hold per block: ten hops per operation with room
 /// to spare; a block that overflows it reports drops, never blocks.
@@ -60,6 +67,11 @@ pub struct Plan {
     pub order: Order,
     /// Busy work of the caller before each write, ns (0: back to back).
     pub caller_gap_ns: u64,
+    /// Open perf-event counters on every lane's threads. Off by default:
+    /// each open counter costs µs per context switch here (see
+    /// [`crate::cpu::record_perf_counters`]); context switches are counted
+    /// from `getrusage` either way.
+    pub perf_counters: bool,
 }
 
 /// How the lanes of one round are ordered.
@@ -108,6 +120,7 @@ impl Plan {
             db: DbConfig::default(),
             order: Order::Rotate,
             caller_gap_ns: 0,
+            perf_counters: false,
         }
     }
 
@@ -161,6 +174,8 @@ pub fn run(
     progress: bool,
 ) -> Result<RunSummary, RunError> {
     plan.check()?;
+    // Before any lane starts its thread: threads open counters at start.
+    cpu::record_perf_counters(plan.perf_counters);
     let db_dir = dir.join("db");
     std::fs::create_dir_all(&db_dir).map_err(|source| RunError::Io {
         what: "cannot create",
@@ -277,10 +292,22 @@ impl ReadingKeys {
     }
 
     /// A block's readings from its caller and worker samples.
-    fn readings(&self, caller: &ThreadSample, worker: Option<&ThreadSample>, process_cpu: u64) -> Vec<Reading> {
-        let mut readings = vec![Reading { key: 0, value: caller.cpu_ns }, Reading { key: 2, value: process_cpu }];
+    fn readings(
+        &self,
+        caller: &ThreadSample,
+        worker: Option<&ThreadSample>,
+        process_cpu: u64,
+        process_ctx_switches: u64,
+    ) -> Vec<Reading> {
+        let mut readings = vec![
+            Reading { key: 0, value: caller.cpu_ns },
+            Reading { key: 2, value: process_cpu },
+            Reading { key: 3, value: caller.ctx_switches },
+            Reading { key: 5, value: process_ctx_switches },
+        ];
         if let Some(worker) = worker {
             readings.push(Reading { key: 1, value: worker.cpu_ns });
+            readings.push(Reading { key: 4, value: worker.ctx_switches });
         }
         let base = READINGS.len();
         for (role, sample) in [(0, Some(caller)), (1, worker)] {
@@ -319,6 +346,7 @@ impl BlockContext<'_> {
         let session = Session::new();
         let worker_before = lane.lane.flush(&discard, WORKER_THREAD).map_err(write_error)?;
         let process_cpu_before = cpu::process_cpu_ns();
+        let process_ctx_before = cpu::process_ctx_switches();
 
         let (start, end, changes, caller) = if inputs.len() == 1 {
             let inputs = inputs.into_iter().next().unwrap_or_default();
@@ -336,10 +364,11 @@ impl BlockContext<'_> {
         let worker_after = lane.lane.flush(&session, WORKER_THREAD).map_err(write_error)?;
         session.collect(CALLER_THREAD);
         let process_cpu = cpu::process_cpu_ns().saturating_sub(process_cpu_before);
+        let process_ctx_switches = cpu::process_ctx_switches().saturating_sub(process_ctx_before);
         self.check_rows(lane, changes)?;
 
         let worker = worker_before.zip(worker_after).map(|(before, after)| after.since(&before));
-        let readings = self.keys.readings(&caller, worker.as_ref(), process_cpu);
+        let readings = self.keys.readings(&caller, worker.as_ref(), process_cpu, process_ctx_switches);
         Ok(Block { op_count: ops, start, end, streams: session.take(), readings, ..Block::default() })
     }
 
@@ -364,7 +393,7 @@ impl BlockContext<'_> {
                     scope.spawn(move || {
                         local::attach(capacity);
                         pin_caller(placement);
-                        let mut counters = ThreadCounters::open(&Counter::ALL);
+                        let mut counters = cpu::open_counters();
                         let before = ThreadSample::take(&mut counters);
                         barrier.wait();
                         let result = worker.run(caller, inputs, gap);
@@ -420,7 +449,9 @@ fn header(plan: &Plan, run_meta: BTreeMap<String, String>) -> TraceHeader {
     let threads = plan.threads();
     let threads: Vec<&str> = threads.iter().map(String::as_str).collect();
     let mut header = TraceHeader::for_this_host(&lanes, &threads);
-    header.counters = counters::detect();
+    // Counters not recorded are not listed: the header says what the
+    // blocks hold.
+    header.counters = if plan.perf_counters { counters::detect() } else { Vec::new() };
     header.run = run_meta;
     let meta = &mut header.run;
     meta.insert("shape".to_owned(), plan.shape.to_string());
@@ -431,6 +462,7 @@ fn header(plan: &Plan, run_meta: BTreeMap<String, String>) -> TraceHeader {
     meta.insert("db".to_owned(), plan.db.to_string());
     meta.insert("order".to_owned(), format!("{:?}", plan.order));
     meta.insert("caller_gap_ns".to_owned(), plan.caller_gap_ns.to_string());
+    meta.insert("perf_counters".to_owned(), if plan.perf_counters { "on" } else { "off" }.to_owned());
     meta.insert("sqlite_version".to_owned(), rusqlite::version().to_owned());
     for lane in &plan.lanes {
         meta.insert(format!("lane.{}", lane.name), lane.to_string());

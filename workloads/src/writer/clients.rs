@@ -1,9 +1,10 @@
 //! Per-thread reply channels: one-shot replies with a reused result slot.
 //!
-//! A caller thread registers one reply channel with a writer on its first
+//! A caller thread registers one reply mailbox with a writer on its first
 //! call and names it by index in every request after that, the way the
-//! floor's clients do: no channel is created, cloned or dropped per call,
-//! so a request carries four bytes of reply path and no reference count.
+//! floor's clients do: nothing is created, cloned or dropped per call, so a
+//! request carries four bytes of reply path and no reference count. The
+//! mailbox parks its caller at once (see [`crate::mailbox`]).
 //! Registration and unregistration travel on the request channel under the
 //! writer mutex, so the writer thread sees them in order with the requests.
 //! A thread's registrations are undone when the thread exits.
@@ -12,8 +13,9 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-use crate::channel::{self, Disconnected, Rx, Tx};
-use crate::knobs::{ChannelKind, Wait};
+use crate::channel::{Disconnected, Tx};
+use crate::knobs::Wait;
+use crate::mailbox::{self, Mailbox};
 use crate::writer::request::{Message, Reply};
 
 /// The writer mutex's contents: the request channel and the client ids.
@@ -48,7 +50,7 @@ pub(crate) fn next_writer_id() -> u64 {
 struct Registration {
     writer: u64,
     client: u32,
-    replies: Rx<Reply>,
+    replies: Mailbox<Reply>,
     gate: Weak<Mutex<Gate>>,
 }
 
@@ -75,21 +77,21 @@ thread_local! {
 /// This thread's client id with `writer`, registering a reply channel (sent
 /// on `gate`'s channel) on the thread's first call. `None` if the writer is
 /// closing. Call with the gate held.
-pub(crate) fn client_id(writer: u64, kind: ChannelKind, gate_ref: &Arc<Mutex<Gate>>, gate: &mut Gate) -> Option<u32> {
+pub(crate) fn client_id(writer: u64, gate_ref: &Arc<Mutex<Gate>>, gate: &mut Gate) -> Option<u32> {
     let known = REGISTRY.with(|registry| {
         let registry = registry.borrow();
         registry.first().filter(|r| r.writer == writer).map(|r| r.client)
     });
     match known {
         Some(client) => Some(client),
-        None => find_or_register(writer, kind, gate_ref, gate),
+        None => find_or_register(writer, gate_ref, gate),
     }
 }
 
 /// The slow half of [`client_id`]: another writer's registration is first,
 /// or this thread has none yet.
 #[cold]
-fn find_or_register(writer: u64, kind: ChannelKind, gate_ref: &Arc<Mutex<Gate>>, gate: &mut Gate) -> Option<u32> {
+fn find_or_register(writer: u64, gate_ref: &Arc<Mutex<Gate>>, gate: &mut Gate) -> Option<u32> {
     REGISTRY.with(|registry| {
         let mut registry = registry.borrow_mut();
         if let Some(i) = registry.iter().position(|r| r.writer == writer) {
@@ -104,7 +106,7 @@ fn find_or_register(writer: u64, kind: ChannelKind, gate_ref: &Arc<Mutex<Gate>>,
             gate.next_client += 1;
             gate.next_client - 1
         });
-        let (reply_tx, replies) = channel::unbounded(kind);
+        let (reply_tx, replies) = mailbox::mailbox();
         tx.send(Message::Register { client, reply: reply_tx }).ok()?;
         registry.push(Registration { writer, client, replies, gate: Arc::downgrade(gate_ref) });
         let last = registry.len() - 1;
@@ -120,7 +122,7 @@ pub(crate) fn recv(writer: u64, wait: Wait) -> Result<Reply, Disconnected> {
         // Nothing else on this thread touches the registry while it waits.
         let registry = registry.borrow();
         match registry.iter().find(|r| r.writer == writer) {
-            Some(registration) => registration.replies.recv_with(wait),
+            Some(registration) => registration.replies.recv(wait),
             None => Err(Disconnected),
         }
     })

@@ -231,7 +231,7 @@ impl<P: Probe> Writer<P> {
                 (ReplyTo::Oneshot(Some(tx)), Waiter::Oneshot(rx))
             }
             (ReplyMode::Oneshot, ResultSlot::Reuse) => {
-                let client = clients::client_id(self.id, self.knobs.channel, &self.gate, gate)?;
+                let client = clients::client_id(self.id, &self.gate, gate)?;
                 (ReplyTo::Client(client), Waiter::Client)
             }
             (ReplyMode::Persistent, ResultSlot::Allocate) => (ReplyTo::Fifo, Waiter::Fifo(Arc::new(Slot::default()))),

@@ -92,7 +92,7 @@ pub(crate) enum Message {
     /// A caller thread's reply channel, to be answered on as `client`.
     Register {
         client: u32,
-        reply: Tx<Reply>,
+        reply: crate::mailbox::Sender<Reply>,
     },
     /// The caller thread behind `client` has exited.
     Unregister {

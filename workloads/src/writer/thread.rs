@@ -9,7 +9,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, OnceLock};
 
-use hopscope_probe::counters::{Counter, ThreadCounters};
+use hopscope_probe::counters::ThreadCounters;
 use hopscope_probe::{Hop, Probe, local};
 use rusqlite::Connection;
 
@@ -55,8 +55,9 @@ pub(crate) struct WriterThread<P: Probe> {
     pub(crate) shared: Arc<Shared>,
     /// The writer thread's own perf-event counters, opened on it.
     pub(crate) counters: ThreadCounters,
-    /// Registered callers' reply channels, by client index.
-    pub(crate) clients: Vec<Option<Tx<Reply>>>,
+    /// Registered callers' reply mailboxes, by client index. Dropped with
+    /// the thread, which wakes every registered caller.
+    pub(crate) clients: Vec<Option<crate::mailbox::Sender<Reply>>>,
 }
 
 impl<P: Probe> WriterThread<P> {
@@ -64,7 +65,7 @@ impl<P: Probe> WriterThread<P> {
         if P::RECORDS {
             local::attach(WORKER_MARK_CAPACITY);
         }
-        self.counters = ThreadCounters::open(&Counter::ALL);
+        self.counters = cpu::open_counters();
         if self.knobs.harvest {
             self.harvest.install(&self.conn);
         }
@@ -127,14 +128,21 @@ impl<P: Probe> WriterThread<P> {
 
     /// Send `reply` where `to` (and the request's own sender, if it had one) says.
     fn answer(&self, to: &ReplyTo, oneshot: Option<Tx<Reply>>, reply: Reply) {
-        let tx = match (to, &oneshot) {
-            (ReplyTo::Oneshot(_), Some(tx)) => Some(tx),
-            (ReplyTo::Client(client), _) => self.clients.get(*client as usize).and_then(Option::as_ref),
-            _ => self.fifo.as_ref(),
-        };
-        if let Some(tx) = tx {
-            // The caller may be gone; nothing else to do then.
-            let _ = tx.send(reply);
+        // The caller may be gone; nothing else to do then.
+        match (to, &oneshot) {
+            (ReplyTo::Client(client), _) => {
+                if let Some(mailbox) = self.clients.get(*client as usize).and_then(Option::as_ref) {
+                    mailbox.send(reply);
+                }
+            }
+            (ReplyTo::Oneshot(_), Some(tx)) => {
+                let _ = tx.send(reply);
+            }
+            _ => {
+                if let Some(fifo) = &self.fifo {
+                    let _ = fifo.send(reply);
+                }
+            }
         }
     }
 
