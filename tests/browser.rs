@@ -175,5 +175,5 @@ document.getElementById("verdict").textContent = `loaded X=${{by("X")}} s=${{by(
         "expected `{expected}` in the page, got: {}",
         dom.chars().take(400).collect::<String>()
     );
-    assert!(count("X") >= 40 * 5 && count("s") > 0, "{expected}");
+    assert!(count("X") + count("s") == 40 * 7 && count("s") > 0, "{expected}");
 }

@@ -78,6 +78,10 @@ fn the_traced_writer_example_decomposes_through_analyze_report_and_export() {
     let json = ok(&hopscope(&["export", "--format", "chrome", trace]));
     let timeline: serde_json::Value = serde_json::from_str(&json).expect("chrome JSON");
     let events = timeline["traceEvents"].as_array().expect("events");
-    let slices = events.iter().filter(|e| e["ph"] == "X").count();
-    assert!(slices >= 200 * 5, "one timeline slice per hop interval on each thread: {slices}");
+    let count = |ph: &str| events.iter().filter(|e| e["ph"] == ph).count();
+    // Eight marks per insert, so seven intervals: each a slice on one
+    // thread or a flow arrow (start and finish) across two.
+    assert_eq!(count("X") + count("s"), 200 * 7, "every interval of every insert is on the timeline");
+    assert_eq!(count("s"), count("f"), "every flow arrow has both ends");
+    assert!(count("X") >= 200 * 3, "same-thread intervals are slices");
 }
