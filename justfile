@@ -17,6 +17,10 @@ calibrate *ARGS:
 decompose *ARGS:
     cargo run --release -- decompose {{ARGS}}
 
+# The decomposition with published peers as lanes (tokio-rusqlite, async-sqlite, sqlx, deadpool).
+peers *ARGS:
+    cargo run --release -- decompose --peers {{ARGS}}
+
 # Run lanes side by side and write a raw trace.
 run *ARGS:
     cargo run --release -- run {{ARGS}}

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use hopscope_analyze::ab::{ARM_A, ARM_B, CONTROL, Rule};
 use hopscope_probe::HopTable;
 use hopscope_workloads::knobs::{BlobHandover, ChannelKind, InjectedDelay, Placement, ReplyMode, ResultSlot, Wait};
-use hopscope_workloads::{Knobs, LaneKind, LaneSpec, Order, Plan, Shape};
+use hopscope_workloads::{Knobs, LaneKind, LaneSpec, Order, Peer, Plan, Shape};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
@@ -62,10 +62,13 @@ impl Default for ControlSection {
     }
 }
 
-/// Knob overrides of one arm, over the reference writer's defaults.
+/// Knob overrides of one arm, over the reference writer's defaults; or,
+/// with `lane`, a peer crate's lane instead of the reference writer.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Arm {
+    /// A peer lane (`tokio-rusqlite`, `async-sqlite`, ...) as this arm.
+    lane: Option<String>,
     reply: Option<String>,
     channel: Option<String>,
     writer_wait: Option<String>,
@@ -112,6 +115,17 @@ impl Spec {
         let probed = file.run.probed;
         let arm = |name: &str, arm: &Arm| -> anyhow::Result<LaneSpec> {
             let (knobs, handover) = arm.knobs(placement).map_err(|e| at(format!("{name}.{e}")))?;
+            if let Some(peer) = &arm.lane {
+                let peer: Peer = peer.parse().map_err(|e: String| at(format!("{name}.lane: {e}")))?;
+                if !arm.is_bare() {
+                    return Err(at(format!("{name}: a peer arm (`lane`) takes no writer knobs")));
+                }
+                if probed {
+                    return Err(at(format!("{name}.lane: peers carry no marks; set run.probed = false")));
+                }
+                let lane = LaneSpec::new(name, LaneKind::Peer(peer), false);
+                return Ok(LaneSpec { placement, waits: (knobs.writer_wait, knobs.caller_wait), ..lane });
+            }
             let mut lane = LaneSpec::new(name, LaneKind::Writer(knobs), probed);
             lane.handover = handover;
             Ok(lane)
@@ -153,6 +167,21 @@ impl Spec {
 }
 
 impl Arm {
+    /// Whether the arm sets no writer knob.
+    fn is_bare(&self) -> bool {
+        let Arm { lane: _, reply, channel, writer_wait, caller_wait, coalesce, harvest, result_slot, delay, handover } =
+            self;
+        reply.is_none()
+            && channel.is_none()
+            && writer_wait.is_none()
+            && caller_wait.is_none()
+            && coalesce.is_none()
+            && harvest.is_none()
+            && result_slot.is_none()
+            && delay.is_none()
+            && handover.is_none()
+    }
+
     /// The reference writer's knobs with this arm's overrides; errors name
     /// the field.
     fn knobs(&self, placement: Placement) -> Result<(Knobs, Option<BlobHandover>), String> {
@@ -240,6 +269,14 @@ max_control_drift_pct = 3.0
     }
 
     #[test]
+    fn a_peer_arm_becomes_that_peers_lane() {
+        let spec = parse(&GOOD.replace("reply = \"persistent\"", "lane = \"tokio-rusqlite\"")).expect("parses");
+        assert_eq!(spec.plan.lanes[1].kind, LaneKind::Peer(Peer::TokioRusqlite));
+        assert!(!spec.plan.lanes[1].probed);
+        assert!(matches!(spec.plan.lanes[0].kind, LaneKind::Writer(_)));
+    }
+
+    #[test]
     fn every_mistake_names_its_field_in_one_line() {
         let cases = [
             (GOOD.replace("reply = \"persistent\"", "replyy = \"persistent\""), "replyy"),
@@ -248,6 +285,13 @@ max_control_drift_pct = 3.0
             (GOOD.replace("[b]\nreply = \"persistent\"\n", ""), "`b`"),
             (GOOD.replace("single-insert", "teleport"), "shape"),
             (GOOD.replace("min_effect_us = 0.2", "min_effect_us = -1.0"), "min_effect_us"),
+            (GOOD.replace("reply = \"persistent\"", "lane = \"sqlite-rs\""), "b.lane"),
+            (GOOD.replace("reply = \"persistent\"", "lane = \"tokio-rusqlite\"\nharvest = false"), "peer arm"),
+            (
+                GOOD.replace("reply = \"persistent\"", "lane = \"tokio-rusqlite\"")
+                    .replace("[a]", "[run]\nprobed = true\n[a]"),
+                "run.probed",
+            ),
         ];
         for (text, field) in cases {
             let err = parse(&text).expect_err("refused").to_string();

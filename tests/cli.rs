@@ -338,3 +338,48 @@ fn export_writes_a_chrome_timeline_of_a_real_trace() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("missing.hop"));
 }
+
+#[test]
+fn decompose_with_peers_compares_every_peer_with_the_writer() {
+    let dir = temp_dir("peers");
+    let out = hopscope(&[
+        "decompose",
+        "--quick",
+        "--peers",
+        "--ops",
+        "20",
+        "--samples",
+        "3",
+        "--passes",
+        "2",
+        "--warmup",
+        "1",
+        "--out",
+        dir.to_str().expect("utf-8 path"),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).expect("result")).expect("json");
+    let peers = ["tokio-rusqlite", "async-sqlite", "async-sqlite-blocking", "sqlx-sqlite", "deadpool-sqlite"];
+    for peer in peers {
+        // The runner checked every block's rows against what the lane reported.
+        assert_eq!(result["lanes"][peer]["ops"], 20 * 3 * 2, "{peer}");
+    }
+    let rows = result["comparison"]["rows"].as_array().expect("comparison rows");
+    let lanes: Vec<&str> = rows.iter().map(|r| r["lane"].as_str().expect("lane")).collect();
+    assert_eq!(lanes[0], "writer");
+    assert_eq!(lanes[1..], peers);
+    for row in rows {
+        assert!(row["us_per_op"]["median"].is_number() && row["beyond_floor"]["median"].is_number(), "{row}");
+        assert!(row["description"].as_str().expect("description").contains(if row["lane"] == "writer" {
+            "reference writer"
+        } else {
+            "peer "
+        }));
+    }
+    assert!(!result["comparison"]["findings"].as_array().expect("findings").is_empty());
+    let receipt = std::fs::read_to_string(dir.join("receipt.md")).expect("receipt");
+    assert!(receipt.contains("| lane | µs/op | 95% CI | hop vs inline | beyond floor | CPU µs/op | ctx switches/op |"));
+    assert!(receipt.contains("tokio-rusqlite 0.7.0") && receipt.contains("deadpool-sqlite 0.12.1"), "versions named");
+}

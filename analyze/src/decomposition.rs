@@ -63,6 +63,10 @@ pub struct Decomposition {
     /// (`caller`, `writer`, `process`: every thread of the process).
     #[serde(default)]
     pub ctx_switches_per_op: BTreeMap<String, BTreeMap<String, f64>>,
+    /// The reference writer beside every non-reference lane (peers), when
+    /// the run has any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<crate::comparison::Comparison>,
     /// Marks dropped and operations excluded.
     pub drops: Drops,
     /// What a reader must know before trusting the figures.
@@ -309,6 +313,22 @@ pub fn decompose(trace: &Trace) -> Result<Decomposition, AnalyzeError> {
         warnings.push(format!("counters unsupported on this host: {}", unsupported.join(", ")));
     }
 
+    let comparison = {
+        let summaries = lane_results.iter().filter_map(|(k, v)| Some((k.clone(), v.us_per_op?))).collect();
+        let process = |map: &BTreeMap<String, BTreeMap<String, f64>>| {
+            map.iter().filter_map(|(k, v)| Some((k.clone(), *v.get("process")?))).collect::<BTreeMap<_, _>>()
+        };
+        let (process_cpu_us, ctx) = (process(&cpu), process(&ctx_switches));
+        let facts = crate::comparison::LaneFacts {
+            summaries: &summaries,
+            process_cpu_us: &process_cpu_us,
+            ctx_switches: &ctx,
+            meta: &trace.header.run,
+        };
+        let shape = trace.header.run.get("shape").map_or("this shape", String::as_str);
+        crate::comparison::compare(&blocks, &facts, shape, seed)
+    };
+
     Ok(Decomposition {
         schema: SCHEMA.to_owned(),
         run: RunInfo {
@@ -329,6 +349,7 @@ pub fn decompose(trace: &Trace) -> Result<Decomposition, AnalyzeError> {
         observer_effect,
         cpu_us_per_op: cpu,
         ctx_switches_per_op: ctx_switches,
+        comparison,
         drops,
         warnings,
     })
@@ -342,9 +363,7 @@ const NOISY_SPREAD: f64 = 0.05;
 /// Whether `ops` is one of hopscope's reference lanes (inline, floor,
 /// writer, clean or probed), which are never the sliced lane by default.
 fn is_reference_lane(trace: &Trace, ops: &LaneOps) -> bool {
-    ["inline", "inline-probed", "floor", "floor-probed", "writer", "writer-probed"]
-        .iter()
-        .any(|name| is_named(trace, ops, name))
+    crate::comparison::REFERENCE_LANES.iter().any(|name| is_named(trace, ops, name))
 }
 
 fn is_named(trace: &Trace, ops: &LaneOps, name: &str) -> bool {

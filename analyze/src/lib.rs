@@ -13,6 +13,7 @@
 
 pub mod ab;
 pub mod chrome;
+pub mod comparison;
 mod decomposition;
 pub mod experiment;
 pub mod join;

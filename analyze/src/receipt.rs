@@ -88,6 +88,10 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         writeln!(out)?;
     }
 
+    if let Some(c) = &d.comparison {
+        render_comparison(c, out)?;
+    }
+
     if !d.slices.is_empty() {
         let lane = d.insitu_lane.as_deref().unwrap_or("?");
         writeln!(out, "## Slices of `{lane}` (µs per operation, median of block medians)\n")?;
@@ -262,6 +266,42 @@ pub fn date(d: &Decomposition) -> String {
 }
 
 /// Per-operation perf-event counts per lane: `total (caller / writer)`.
+fn render_comparison(c: &crate::comparison::Comparison, out: &mut String) -> std::fmt::Result {
+    writeln!(out, "## The reference writer and its peers (µs per operation)\n")?;
+    writeln!(out, "| lane | µs/op | 95% CI | hop vs inline | beyond floor | CPU µs/op | ctx switches/op |")?;
+    writeln!(out, "|---|---:|---:|---:|---:|---:|---:|")?;
+    let diff = |d: &Option<crate::lanes::Difference>| {
+        d.map_or("–".to_owned(), |d| format!("{:+.3} ({:+.3}…{:+.3})", d.median, d.ci95[0], d.ci95[1]))
+    };
+    let number = |v: Option<f64>| v.map_or("–".to_owned(), |v| format!("{v:.3}"));
+    for r in &c.rows {
+        writeln!(
+            out,
+            "| {} | {:.3} | {:.3}–{:.3} | {} | {} | {} | {} |",
+            r.lane,
+            r.us_per_op.median,
+            r.us_per_op.ci95[0],
+            r.us_per_op.ci95[1],
+            diff(&r.hop_vs_inline),
+            diff(&r.beyond_floor),
+            number(r.process_cpu_us),
+            number(r.ctx_switches)
+        )?;
+    }
+    writeln!(
+        out,
+        "\nHop and beyond-floor figures are paired by round; CPU and context switches count every thread of the process.\n"
+    )?;
+    for f in &c.findings {
+        writeln!(out, "- {f}")?;
+    }
+    writeln!(out, "\nHow each lane runs:\n")?;
+    for r in &c.rows {
+        writeln!(out, "- `{}`: {}", r.lane, r.description)?;
+    }
+    writeln!(out)
+}
+
 fn render_counters(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     let mut names: Vec<&str> = d
         .lanes

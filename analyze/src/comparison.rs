@@ -1,0 +1,143 @@
+//! Side by side: the reference writer and every other lane of a run that
+//! is not one of its references (published peers, as a rule), each priced
+//! from outside against the same inline and floor lanes.
+//!
+//! `hop vs inline` is what the lane's thread boundary costs in all;
+//! `beyond floor` is what its own machinery adds to the bare boundary. The
+//! findings say in words which lane is fastest, whether the intervals
+//! separate, and where a peer wins and how it waits, so a winning peer is
+//! reported, never hidden.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::lanes::{self, Difference, LaneBlocks};
+use crate::stats::Summary;
+
+/// One lane of the comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComparisonRow {
+    /// Lane name (a peer's is its crate's).
+    pub lane: String,
+    /// What the lane is and how it waits (the run's description of it).
+    pub description: String,
+    /// µs per operation (median of blocks, CI).
+    pub us_per_op: Summary,
+    /// `lane − inline`, paired by round.
+    pub hop_vs_inline: Option<Difference>,
+    /// `lane − floor`, paired by round.
+    pub beyond_floor: Option<Difference>,
+    /// Process CPU µs per operation (every thread, a peer's included).
+    pub process_cpu_us: Option<f64>,
+    /// Context switches per operation, every thread of the process.
+    pub ctx_switches: Option<f64>,
+}
+
+/// The comparison table and what it says.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Comparison {
+    /// The reference writer first, then the other lanes in run order.
+    pub rows: Vec<ComparisonRow>,
+    /// Sentences for the receipt.
+    pub findings: Vec<String>,
+}
+
+/// Lanes that are hopscope's own references, never compared as peers.
+pub const REFERENCE_LANES: [&str; 6] = ["inline", "inline-probed", "floor", "floor-probed", "writer", "writer-probed"];
+
+/// Per-lane context needed beside the blocks.
+pub struct LaneFacts<'a> {
+    /// µs per op summaries by lane.
+    pub summaries: &'a BTreeMap<String, Summary>,
+    /// Process CPU µs per op by lane.
+    pub process_cpu_us: &'a BTreeMap<String, f64>,
+    /// Process context switches per op by lane.
+    pub ctx_switches: &'a BTreeMap<String, f64>,
+    /// Run metadata (lane descriptions live under `lane.<name>`).
+    pub meta: &'a BTreeMap<String, String>,
+}
+
+/// Compare the clean writer with every non-reference lane, or `None` when
+/// the run has no such lane (or lacks inline, floor or writer).
+pub fn compare(blocks: &[LaneBlocks], facts: &LaneFacts<'_>, shape: &str, seed: u64) -> Option<Comparison> {
+    let find = |name: &str| blocks.iter().find(|l| l.name == name && l.ops > 0);
+    let (inline, floor) = (find("inline")?, find("floor")?);
+    let writer = find("writer")?;
+    let others: Vec<&LaneBlocks> =
+        blocks.iter().filter(|l| l.ops > 0 && !REFERENCE_LANES.contains(&l.name.as_str())).collect();
+    if others.is_empty() {
+        return None;
+    }
+    let rows: Vec<ComparisonRow> = std::iter::once(writer)
+        .chain(others)
+        .enumerate()
+        .filter_map(|(i, lane)| {
+            let salt = 10 + 2 * i as u64;
+            Some(ComparisonRow {
+                lane: lane.name.clone(),
+                description: facts.meta.get(&format!("lane.{}", lane.name)).cloned().unwrap_or_default(),
+                us_per_op: *facts.summaries.get(&lane.name)?,
+                hop_vs_inline: lanes::difference(lane, inline, seed.wrapping_add(salt)),
+                beyond_floor: lanes::difference(lane, floor, seed.wrapping_add(salt + 1)),
+                process_cpu_us: facts.process_cpu_us.get(&lane.name).copied(),
+                ctx_switches: facts.ctx_switches.get(&lane.name).copied(),
+            })
+        })
+        .collect();
+    let findings = findings(&rows, blocks, shape, seed);
+    Some(Comparison { rows, findings })
+}
+
+fn findings(rows: &[ComparisonRow], blocks: &[LaneBlocks], shape: &str, seed: u64) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(writer) = rows.first() else { return out };
+    let writer_blocks = blocks.iter().find(|l| l.name == writer.lane);
+    let overlaps = |a: &Summary, b: &Summary| a.ci95[0] <= b.ci95[1] && b.ci95[0] <= a.ci95[1];
+    let mut peers_beaten = Vec::new();
+    for row in &rows[1..] {
+        let paired = writer_blocks
+            .zip(blocks.iter().find(|l| l.name == row.lane))
+            .and_then(|(w, p)| lanes::difference(p, w, seed.wrapping_add(99)));
+        let delta = paired.map_or(String::new(), |d| {
+            format!(" (paired {} − writer {:+.2} µs, 95% CI {:+.2}…{:+.2})", row.lane, d.median, d.ci95[0], d.ci95[1])
+        });
+        if row.us_per_op.median < writer.us_per_op.median {
+            out.push(format!(
+                "`{}` is faster than the reference writer on {shape}: {:.2} against {:.2} µs per write{delta}. What it \
+                 is and how it waits: {}.",
+                row.lane, row.us_per_op.median, writer.us_per_op.median, row.description
+            ));
+        } else {
+            let separated = if overlaps(&row.us_per_op, &writer.us_per_op) {
+                "their intervals overlap"
+            } else {
+                "the intervals do not overlap"
+            };
+            peers_beaten.push(format!("`{}` {:.2} µs ({separated}){delta}", row.lane, row.us_per_op.median));
+        }
+    }
+    if !peers_beaten.is_empty() {
+        out.insert(
+            0,
+            format!(
+                "The reference writer ({:.2} µs per write, 95% CI {:.2}…{:.2}) is faster on {shape} than {}.",
+                writer.us_per_op.median,
+                writer.us_per_op.ci95[0],
+                writer.us_per_op.ci95[1],
+                peers_beaten.join("; ")
+            ),
+        );
+    }
+    let smallest =
+        rows.iter().filter_map(|r| Some((r, r.beyond_floor?))).min_by(|a, b| a.1.median.total_cmp(&b.1.median));
+    if let Some((row, beyond)) = smallest {
+        let who =
+            if row.lane == writer.lane { "the reference writer's".to_owned() } else { format!("`{}`'s", row.lane) };
+        out.push(format!(
+            "The smallest cost beyond the floor is {who}: {:+.2} µs per write (95% CI {:+.2}…{:+.2}).",
+            beyond.median, beyond.ci95[0], beyond.ci95[1]
+        ));
+    }
+    out
+}
