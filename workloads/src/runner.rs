@@ -396,33 +396,45 @@ impl BlockContext<'_> {
                         let mut counters = cpu::open_counters();
                         let before = ThreadSample::take(&mut counters);
                         barrier.wait();
+                        // Each caller times its own span: the coordinating
+                        // thread may not run again until the callers are done.
+                        let started = clock::now();
                         let result = worker.run(caller, inputs, gap);
+                        let ended = clock::now();
                         let cpu = ThreadSample::take(&mut counters).since(&before);
                         let thread = if caller == 0 { CALLER_THREAD } else { WORKER_THREAD + caller as u16 };
                         session.collect(thread);
-                        (result, cpu)
+                        (result, cpu, (started, ended))
                     })
                 })
                 .collect();
             barrier.wait();
-            let start = clock::now();
             let mut changes = 0;
             let mut callers = ThreadSample::default();
             let mut failure = None;
+            // The block runs from the first caller's start to the last one's end.
+            let mut span: Option<(Ticks, Ticks)> = None;
             for handle in handles {
                 match handle.join() {
-                    Ok((Ok(n), sample)) => {
-                        changes += n;
-                        callers.add(&sample);
+                    Ok((result, sample, (started, ended))) => {
+                        span = Some(span.map_or((started, ended), |(s, e)| (s.min(started), e.max(ended))));
+                        match result {
+                            Ok(n) => {
+                                changes += n;
+                                callers.add(&sample);
+                            }
+                            Err(source) => failure = Some(RunError::Write { lane: lane.spec.name.clone(), source }),
+                        }
                     }
-                    Ok((Err(source), _)) => failure = Some(RunError::Write { lane: lane.spec.name.clone(), source }),
                     Err(_) => failure = Some(RunError::CallerPanicked { lane: lane.spec.name.clone() }),
                 }
             }
-            let end = clock::now();
-            match failure {
-                Some(err) => Err(err),
-                None => Ok((start, end, changes, callers)),
+            match (failure, span) {
+                (Some(err), _) => Err(err),
+                (None, Some((start, end))) => Ok((start, end, changes, callers)),
+                (None, None) => {
+                    Err(RunError::Plan(format!("lane `{}`: a concurrent block had no callers", lane.spec.name)))
+                }
             }
         })
     }
