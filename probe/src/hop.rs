@@ -36,7 +36,9 @@ impl Hop {
     pub const LOCKED: Hop = Hop(1);
     /// Caller: the request object is built.
     pub const BUILT: Hop = Hop(2);
-    /// Caller: the request is in the channel.
+    /// Caller: the request goes into the channel. Marked just before the
+    /// send, so a wake the send causes (which may run the writer at once on
+    /// a shared core) lands in `sent→woke`, never before this mark.
     pub const SENT: Hop = Hop(3);
     /// Writer: the writer thread has the request in hand.
     pub const WOKE: Hop = Hop(4);
@@ -44,7 +46,9 @@ impl Hop {
     pub const EXECUTED: Hop = Hop(5);
     /// Writer: the changed tables are harvested.
     pub const HARVESTED: Hop = Hop(6);
-    /// Writer: the reply is sent.
+    /// Writer: the reply goes to the caller. Marked just before the send,
+    /// for the same reason as [`Hop::SENT`]: the woken caller may run before
+    /// the writer takes another mark.
     pub const REPLIED: Hop = Hop(7);
     /// Caller: the reply is in the caller's hands.
     pub const RECEIVED: Hop = Hop(8);

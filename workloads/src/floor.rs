@@ -142,8 +142,8 @@ impl<P: Probe> FloorClient<P> {
     pub fn execute(&self, params: Vec<Value>) -> Result<u64, WriteError> {
         let op = if P::RECORDS { local::next_op() } else { OpId(0) };
         self.probe.mark_on_cpu(op, Hop::ENTER);
-        self.tx.send(FloorMessage::Execute { client: self.id, op, params }).map_err(|_| WriteError::WriterStopped)?;
         self.probe.mark(op, Hop::SENT);
+        self.tx.send(FloorMessage::Execute { client: self.id, op, params }).map_err(|_| WriteError::WriterStopped)?;
         let changes = self.replies.recv(self.wait).map_err(|_| WriteError::WriterStopped)?;
         self.probe.mark_on_cpu(op, Hop::RECEIVED);
         self.probe.mark(op, Hop::DONE);
@@ -173,10 +173,10 @@ fn serve<P: Probe>(conn: &Connection, sql: &'static str, rx: &Receiver<FloorMess
                     .and_then(|mut s| s.execute(rusqlite::params_from_iter(params.iter())))
                     .map_or(FAILED, |n| n as i64);
                 probe.mark(op, Hop::EXECUTED);
+                probe.mark(op, Hop::REPLIED);
                 if let Some(reply) = clients.get(client as usize) {
                     reply.send(changes);
                 }
-                probe.mark(op, Hop::REPLIED);
             }
             FloorMessage::Flush { session, thread, done } => {
                 session.collect(thread);

@@ -204,6 +204,8 @@ impl<P: Probe> Writer<P> {
         if let (Some(fifo), Waiter::Fifo(slot)) = (&self.fifo, &waiter) {
             fifo.register(Arc::clone(slot));
         }
+        self.delay.before(Hop::SENT);
+        probe.mark(op, Hop::SENT);
         let sent = gate.tx.as_ref().is_some_and(|tx| tx.send(Message::Write(request)).is_ok());
         if !sent {
             if let Some(fifo) = &self.fifo {
@@ -211,8 +213,6 @@ impl<P: Probe> Writer<P> {
             }
             return Err(self.shared.stopped_error());
         }
-        self.delay.before(Hop::SENT);
-        probe.mark(op, Hop::SENT);
         drop(gate);
         let reply = self.wait(waiter);
         self.delay.before(Hop::RECEIVED);

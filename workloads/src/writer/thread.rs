@@ -158,8 +158,8 @@ impl<P: Probe> WriterThread<P> {
             Err(payload) => self.poisoned(payload.as_ref()),
         };
         self.delay.before(Hop::REPLIED);
-        self.answer(&request.reply, oneshot, reply);
         self.probe.mark(op, Hop::REPLIED);
+        self.answer(&request.reply, oneshot, reply);
         poisoned.map_or(Ok(()), Err)
     }
 
