@@ -26,6 +26,7 @@ pub mod knobs;
 mod lane;
 mod mailbox;
 pub mod peers;
+mod readings;
 pub mod runner;
 mod shape;
 mod value;
