@@ -8,6 +8,8 @@
 //! - [`Inline`]: the same statement on the calling thread; it prices SQLite.
 //! - [`peers`]: published crates (tokio-rusqlite, async-sqlite, sqlx,
 //!   deadpool-sqlite) as lanes beside those three (cargo feature `peers`).
+//! - [`merge`]: a CRDT changeset merge (naive and tuned paths), the write
+//!   path inside execute.
 //! - [`runner::run`]: runs a [`Plan`] (lanes × a [`Shape`]) in alternating
 //!   blocks and writes a `.hop` trace.
 //!
@@ -25,6 +27,7 @@ mod inline;
 pub mod knobs;
 mod lane;
 mod mailbox;
+pub mod merge;
 pub mod peers;
 mod readings;
 pub mod runner;

@@ -33,7 +33,6 @@ pub const CALLER_THREAD: u16 = 0;
 /// Trace thread index of the lane's own thread (writer or floor).
 pub const WORKER_THREAD: u16 = 1;
 
-
 /// Marks each thread can hold per block: ten hops per operation with room
 /// to spare; a block that overflows it reports drops, never blocks.
 const MARKS_PER_OP: usize = 12;

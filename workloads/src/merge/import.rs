@@ -1,0 +1,334 @@
+//! The importer: merges changes into a replica inside one transaction,
+//! along the naive or the tuned path (or any mix, one knob per step).
+//!
+//! Transactions go through the [`Merger`] (`begin`, `commit`, `rollback`,
+//! `savepoint`, `rollback_to`, `release`) because its memos are only true
+//! for what the database still holds: each of those that can undo a write
+//! forgets them, as does any failed merge.
+//!
+//! A malformed change (unknown table or column, wrong pk arity, a pk or
+//! version of the wrong type) is refused before anything is written, so the
+//! transaction's earlier merges stay intact. [`Merger::import`] merges a
+//! whole changeset in one transaction and rolls all of it back on any
+//! error: an import applies completely or not at all.
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, OptionalExtension, Statement, params};
+
+use crate::merge::{COLUMNS, Change, MergeKnobs, SiteId, TABLE, value_order};
+
+/// Why a change or an import was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MergeError {
+    /// The change names a table the replica does not replicate.
+    #[error("change {index}: unknown table `{table}`")]
+    UnknownTable {
+        /// Position in the changeset.
+        index: usize,
+        /// The table named.
+        table: String,
+    },
+    /// The change names a column the table does not have.
+    #[error("change {index}: table `{TABLE}` has no column `{column}`")]
+    UnknownColumn {
+        /// Position in the changeset.
+        index: usize,
+        /// The column named.
+        column: String,
+    },
+    /// The pk has the wrong number of values.
+    #[error("change {index}: pk has {found} values, table `{TABLE}` has a 1-column pk")]
+    PkArity {
+        /// Position in the changeset.
+        index: usize,
+        /// Values given.
+        found: usize,
+    },
+    /// A field has the wrong type or range.
+    #[error("change {index}: {what}")]
+    BadType {
+        /// Position in the changeset.
+        index: usize,
+        /// What is wrong.
+        what: String,
+    },
+    /// SQLite refused a statement; the import's transaction was rolled back.
+    #[error("SQLite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MergeStats {
+    /// Changes merged.
+    pub changes: u64,
+    /// Changes that won (applied).
+    pub won: u64,
+    /// Changes that lost (already known or older).
+    pub lost: u64,
+}
+
+/// Merges changes into one replica's connection.
+#[derive(Debug)]
+pub struct Merger<'c> {
+    conn: &'c Connection,
+    knobs: MergeKnobs,
+    /// Last (pk, key) resolved: valid until anything may have undone it.
+    row_memo: Option<(String, i64)>,
+    /// Last (site, ordinal) resolved.
+    site_memo: Option<(SiteId, i64)>,
+    /// The database version merged changes get in the open transaction.
+    pending: Option<i64>,
+    /// Changes that won in the open transaction (their seq).
+    seq: i64,
+    apply_sql: Vec<String>,
+}
+
+impl<'c> Merger<'c> {
+    /// A merger on `conn` (a replica's connection) taking each step as
+    /// `knobs` says.
+    pub fn new(conn: &'c Connection, knobs: MergeKnobs) -> Merger<'c> {
+        let apply_sql = COLUMNS
+            .iter()
+            .map(|c| format!("INSERT INTO {TABLE} (id, {c}) VALUES (?1, ?2) ON CONFLICT (id) DO UPDATE SET {c} = ?2"))
+            .collect();
+        Merger { conn, knobs, row_memo: None, site_memo: None, pending: None, seq: 0, apply_sql }
+    }
+
+    /// Merge `changes` in one transaction; on any error nothing is applied.
+    pub fn import(&mut self, changes: &[Change]) -> Result<MergeStats, MergeError> {
+        self.begin()?;
+        let mut stats = MergeStats::default();
+        for (index, change) in changes.iter().enumerate() {
+            match self.merge(index, change) {
+                Ok(won) => {
+                    stats.changes += 1;
+                    if won { stats.won += 1 } else { stats.lost += 1 }
+                }
+                Err(err) => {
+                    let _ = self.rollback();
+                    return Err(err);
+                }
+            }
+        }
+        self.commit()?;
+        Ok(stats)
+    }
+
+    /// Open a transaction.
+    pub fn begin(&mut self) -> Result<(), MergeError> {
+        self.forget();
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        Ok(())
+    }
+
+    /// Commit, recording the replica's new database version if anything won.
+    pub fn commit(&mut self) -> Result<(), MergeError> {
+        if let Some(version) = self.pending {
+            self.conn.execute("UPDATE local SET db_version = ?1", params![version])?;
+        }
+        self.forget();
+        self.conn.execute_batch("COMMIT")?;
+        Ok(())
+    }
+
+    /// Roll the transaction back.
+    pub fn rollback(&mut self) -> Result<(), MergeError> {
+        self.forget();
+        self.conn.execute_batch("ROLLBACK")?;
+        Ok(())
+    }
+
+    /// Open savepoint `name` inside the transaction.
+    pub fn savepoint(&mut self, name: &str) -> Result<(), MergeError> {
+        self.conn.execute_batch(&format!("SAVEPOINT \"{}\"", name.replace('"', "\"\"")))?;
+        Ok(())
+    }
+
+    /// Undo everything since savepoint `name` (which stays open). The memos
+    /// go with it: a key resolved after the savepoint no longer exists.
+    pub fn rollback_to(&mut self, name: &str) -> Result<(), MergeError> {
+        self.forget();
+        self.conn.execute_batch(&format!("ROLLBACK TO \"{}\"", name.replace('"', "\"\"")))?;
+        Ok(())
+    }
+
+    /// Close savepoint `name`, keeping its work.
+    pub fn release(&mut self, name: &str) -> Result<(), MergeError> {
+        self.conn.execute_batch(&format!("RELEASE \"{}\"", name.replace('"', "\"\"")))?;
+        Ok(())
+    }
+
+    fn forget(&mut self) {
+        self.row_memo = None;
+        self.site_memo = None;
+        self.pending = None;
+        self.seq = 0;
+    }
+
+    /// Merge one change (the `index`-th of its changeset) inside the open
+    /// transaction; returns whether it won. A malformed change is refused
+    /// before anything is written.
+    pub fn merge(&mut self, index: usize, change: &Change) -> Result<bool, MergeError> {
+        let (pk, column) = check(index, change)?;
+        let result = self.merge_checked(pk, column, change);
+        if result.is_err() {
+            // Whatever the failed statement undid, the memos may be wrong.
+            self.forget();
+        }
+        result
+    }
+
+    fn merge_checked(&mut self, pk: &str, column: usize, change: &Change) -> Result<bool, MergeError> {
+        let key = self.resolve_key(pk)?;
+        let site = self.resolve_site(&change.site)?;
+        if !self.wins(key, pk, column, site, change)? {
+            return Ok(false);
+        }
+        self.with(&self.apply_sql[column], |s| s.execute(params![pk, change.value]).map(drop))?;
+        self.record_clock(key, column, site, change)?;
+        Ok(true)
+    }
+
+    /// Run `f` on the statement `sql`: cached, or prepared and finalized
+    /// for this one use.
+    fn with<T>(&self, sql: &str, f: impl FnOnce(&mut Statement<'_>) -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+        if self.knobs.cached_statements {
+            f(&mut *self.conn.prepare_cached(sql)?)
+        } else {
+            f(&mut self.conn.prepare(sql)?)
+        }
+    }
+
+    /// The row's lookaside key, created if the pk is new.
+    fn resolve_key(&mut self, pk: &str) -> rusqlite::Result<i64> {
+        if self.knobs.row_memo
+            && let Some((memo_pk, key)) = &self.row_memo
+            && memo_pk == pk
+        {
+            return Ok(*key);
+        }
+        // The naive path passes the pk through a prepared `SELECT ?`, as a
+        // packed pk is unpacked by a temporary statement per row.
+        let pk = if self.knobs.direct_pk_bind {
+            pk.to_owned()
+        } else {
+            self.with("SELECT ?1", |s| s.query_row(params![pk], |r| r.get::<_, String>(0)))?
+        };
+        let found = self
+            .with("SELECT key FROM items__pks WHERE id = ?1", |s| s.query_row(params![pk], |r| r.get(0)).optional())?;
+        let key = match found {
+            Some(key) => key,
+            None if self.knobs.no_returning => {
+                self.with("INSERT INTO items__pks (id) VALUES (?1)", |s| s.execute(params![pk]))?;
+                self.conn.last_insert_rowid()
+            }
+            None => self.with("INSERT INTO items__pks (id) VALUES (?1) RETURNING key", |s| {
+                s.query_row(params![pk], |r| r.get(0))
+            })?,
+        };
+        if self.knobs.row_memo {
+            self.row_memo = Some((pk, key));
+        }
+        Ok(key)
+    }
+
+    /// The site's ordinal, created if the site is new.
+    fn resolve_site(&mut self, site: &SiteId) -> rusqlite::Result<i64> {
+        if self.knobs.site_memo
+            && let Some((memo_site, ordinal)) = &self.site_memo
+            && memo_site == site
+        {
+            return Ok(*ordinal);
+        }
+        let found = self.with("SELECT ordinal FROM sites WHERE site_id = ?1", |s| {
+            s.query_row(params![&site[..]], |r| r.get(0)).optional()
+        })?;
+        let ordinal = match found {
+            Some(ordinal) => ordinal,
+            None if self.knobs.no_returning => {
+                self.with("INSERT INTO sites (site_id) VALUES (?1)", |s| s.execute(params![&site[..]]))?;
+                self.conn.last_insert_rowid()
+            }
+            None => self.with("INSERT INTO sites (site_id) VALUES (?1) RETURNING ordinal", |s| {
+                s.query_row(params![&site[..]], |r| r.get(0))
+            })?,
+        };
+        if self.knobs.site_memo {
+            self.site_memo = Some((*site, ordinal));
+        }
+        Ok(ordinal)
+    }
+
+    /// Whether the incoming change beats the local clock of its cell.
+    fn wins(&self, key: i64, pk: &str, column: usize, site: i64, change: &Change) -> rusqlite::Result<bool> {
+        let local: Option<(i64, i64)> = self
+            .with("SELECT col_version, site FROM items__clock WHERE key = ?1 AND col = ?2", |s| {
+                s.query_row(params![key, COLUMNS[column]], |r| Ok((r.get(0)?, r.get(1)?))).optional()
+            })?;
+        let Some((local_version, local_site)) = local else { return Ok(true) };
+        if change.col_version != local_version {
+            return Ok(change.col_version > local_version);
+        }
+        // A site's versions of a cell only grow: the same site at the same
+        // version is this very change, already merged.
+        if local_site == site {
+            return Ok(false);
+        }
+        let sql = format!("SELECT {} FROM {TABLE} WHERE id = ?1", COLUMNS[column]);
+        let local_value: SqlValue = self.with(&sql, |s| s.query_row(params![pk], |r| r.get(0)))?;
+        Ok(value_order(&change.value, &local_value) == std::cmp::Ordering::Greater)
+    }
+
+    /// Record the winning change's clock under the replica's next version.
+    fn record_clock(&mut self, key: i64, column: usize, site: i64, change: &Change) -> rusqlite::Result<()> {
+        let version = match self.pending {
+            Some(version) => version,
+            None => {
+                let next = self.conn.query_row("SELECT db_version + 1 FROM local", [], |r| r.get(0))?;
+                self.pending = Some(next);
+                next
+            }
+        };
+        self.seq += 1;
+        let values = params![key, COLUMNS[column], change.col_version, version, site, self.seq];
+        const UPSERT: &str = "INSERT INTO items__clock (key, col, col_version, db_version, site, seq)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (key, col) DO UPDATE SET
+             col_version = excluded.col_version, db_version = excluded.db_version, site = excluded.site, seq = excluded.seq";
+        if self.knobs.no_returning {
+            self.with(UPSERT, |s| s.execute(values).map(drop))
+        } else {
+            let sql = format!("{UPSERT} RETURNING key");
+            self.with(&sql, |s| s.query_row(values, |r| r.get::<_, i64>(0)).map(drop))
+        }
+    }
+}
+
+/// Refuse a malformed change before anything is written; returns its pk
+/// text and column index.
+fn check(index: usize, change: &Change) -> Result<(&str, usize), MergeError> {
+    if change.table != TABLE {
+        return Err(MergeError::UnknownTable { index, table: change.table.clone() });
+    }
+    let column = COLUMNS
+        .iter()
+        .position(|c| *c == change.column)
+        .ok_or_else(|| MergeError::UnknownColumn { index, column: change.column.clone() })?;
+    let [pk] = change.pk.as_slice() else {
+        return Err(MergeError::PkArity { index, found: change.pk.len() });
+    };
+    let SqlValue::Text(pk) = pk else {
+        return Err(MergeError::BadType { index, what: format!("pk must be text, got {pk:?}") });
+    };
+    if change.col_version < 1 || change.db_version < 0 || change.seq < 0 {
+        return Err(MergeError::BadType {
+            index,
+            what: format!(
+                "versions must be positive (col_version {}, db_version {}, seq {})",
+                change.col_version, change.db_version, change.seq
+            ),
+        });
+    }
+    Ok((pk, column))
+}
