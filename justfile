@@ -17,6 +17,10 @@ calibrate *ARGS:
 decompose *ARGS:
     cargo run --release -- decompose {{ARGS}}
 
+# Import a CRDT changeset along the naive and the tuned merge path, step by step.
+merge *ARGS:
+    cargo run --release -- merge {{ARGS}}
+
 # The decomposition with published peers as lanes (tokio-rusqlite, async-sqlite, sqlx, deadpool).
 peers *ARGS:
     cargo run --release -- decompose --peers {{ARGS}}

@@ -12,6 +12,7 @@ mod decompose;
 mod export;
 mod keepwarm;
 mod knob_args;
+mod merge;
 mod output;
 mod report;
 mod resolve;
@@ -47,6 +48,9 @@ enum Command {
     KeepWarm(keepwarm::Args),
     /// Write a trace as a timeline (Chrome Trace Event JSON) on stdout.
     Export(export::Args),
+    /// Import a CRDT changeset along the naive and the tuned merge path (and
+    /// each step alone) and decompose one merged change statement by statement.
+    Merge(merge::Args),
     /// Render charts and report.html from a run directory's result.json.
     Report(report::Args),
     /// Run lanes side by side on one shape and write the raw `.hop` trace.
@@ -75,5 +79,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Export(args) => export::run(&args),
         Command::KeepWarm(args) => keepwarm::run(&args),
         Command::Resolve(args) => resolve::run(&args),
+        Command::Merge(args) => merge::run(&args),
     }
 }

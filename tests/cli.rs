@@ -383,3 +383,37 @@ fn decompose_with_peers_compares_every_peer_with_the_writer() {
     assert!(receipt.contains("| lane | µs/op | 95% CI | hop vs inline | beyond floor | CPU µs/op | ctx switches/op |"));
     assert!(receipt.contains("tokio-rusqlite 0.7.0") && receipt.contains("deadpool-sqlite 0.12.1"), "versions named");
 }
+
+#[test]
+fn merge_imports_along_both_paths_and_writes_its_receipt() {
+    let dir = temp_dir("merge");
+    let out =
+        hopscope(&["merge", "--quick", "--rows", "60", "--rounds", "2", "--out", dir.to_str().expect("utf-8 path")]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("naive ÷ tuned (cold)"), "{stdout}");
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("merge.json")).expect("merge.json")).expect("json");
+    assert_eq!(result["schema"], "hopscope.merge/1");
+    assert_eq!(result["changes"], 240);
+    let arms = result["arms"].as_object().expect("arms");
+    for arm in ["naive", "tuned", "cached_statements", "no_returning", "direct_pk_bind", "row_memo", "site_memo"] {
+        for phase in ["cold", "again"] {
+            assert!(arms[arm][phase]["us_per_change"]["median"].is_number(), "{arm}/{phase}");
+        }
+    }
+    assert_eq!(result["steps"].as_array().expect("steps").len(), 10, "five steps × two phases");
+    // A cold change passes every mark; a re-imported one loses at the compare.
+    let names = |lane: &str| -> Vec<String> {
+        result["slices"][lane]
+            .as_array()
+            .expect(lane)
+            .iter()
+            .map(|s| s["name"].as_str().expect("name").to_owned())
+            .collect()
+    };
+    assert_eq!(names("tuned/cold"), ["start→key", "key→site", "site→compare", "compare→apply", "apply→clock"]);
+    assert_eq!(names("naive/again"), ["start→key", "key→site", "site→compare"]);
+    let receipt = std::fs::read_to_string(dir.join("receipt.md")).expect("receipt");
+    assert!(receipt.contains("## Each step tuned alone, against naive"), "{receipt}");
+}

@@ -18,6 +18,7 @@ mod decomposition;
 pub mod experiment;
 pub mod join;
 pub mod lanes;
+pub mod merge;
 pub mod receipt;
 pub mod resolution;
 pub mod slices;

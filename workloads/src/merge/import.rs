@@ -12,10 +12,11 @@
 //! whole changeset in one transaction and rolls all of it back on any
 //! error: an import applies completely or not at all.
 
+use hopscope_probe::{Hop, NoProbe, OpId, Probe};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, Statement, params};
 
-use crate::merge::{COLUMNS, Change, MergeKnobs, SiteId, TABLE, value_order};
+use crate::merge::{COLUMNS, Change, MergeKnobs, SiteId, TABLE, hops, value_order};
 
 /// Why a change or an import was refused.
 #[derive(Debug, thiserror::Error)]
@@ -69,11 +70,17 @@ pub struct MergeStats {
     pub lost: u64,
 }
 
-/// Merges changes into one replica's connection.
+/// Merges changes into one replica's connection. Generic over the probe:
+/// `Merger<Recording>` marks the steps of every `sample_every`-th change
+/// (see [`hops`]), `Merger<NoProbe>` (the default) has no marks at all.
 #[derive(Debug)]
-pub struct Merger<'c> {
+pub struct Merger<'c, P: Probe = NoProbe> {
     conn: &'c Connection,
     knobs: MergeKnobs,
+    probe: P,
+    sample_every: u64,
+    /// The change being merged, when its steps are marked.
+    marking: Option<OpId>,
     /// Last (pk, key) resolved: valid until anything may have undone it.
     row_memo: Option<(String, i64)>,
     /// Last (site, ordinal) resolved.
@@ -85,15 +92,40 @@ pub struct Merger<'c> {
     apply_sql: Vec<String>,
 }
 
-impl<'c> Merger<'c> {
+impl<'c> Merger<'c, NoProbe> {
     /// A merger on `conn` (a replica's connection) taking each step as
     /// `knobs` says.
-    pub fn new(conn: &'c Connection, knobs: MergeKnobs) -> Merger<'c> {
+    pub fn new(conn: &'c Connection, knobs: MergeKnobs) -> Merger<'c, NoProbe> {
+        Merger::probed(conn, knobs, NoProbe, u64::MAX)
+    }
+}
+
+impl<'c, P: Probe> Merger<'c, P> {
+    /// [`Merger::new`], marking the steps of every `sample_every`-th change
+    /// (by its index in the changeset) with `probe`.
+    pub fn probed(conn: &'c Connection, knobs: MergeKnobs, probe: P, sample_every: u64) -> Merger<'c, P> {
         let apply_sql = COLUMNS
             .iter()
             .map(|c| format!("INSERT INTO {TABLE} (id, {c}) VALUES (?1, ?2) ON CONFLICT (id) DO UPDATE SET {c} = ?2"))
             .collect();
-        Merger { conn, knobs, row_memo: None, site_memo: None, pending: None, seq: 0, apply_sql }
+        Merger {
+            conn,
+            knobs,
+            probe,
+            sample_every: sample_every.max(1),
+            marking: None,
+            row_memo: None,
+            site_memo: None,
+            pending: None,
+            seq: 0,
+            apply_sql,
+        }
+    }
+
+    fn mark(&self, hop: Hop) {
+        if let Some(op) = self.marking {
+            self.probe.mark(op, hop);
+        }
     }
 
     /// Merge `changes` in one transaction; on any error nothing is applied.
@@ -171,6 +203,8 @@ impl<'c> Merger<'c> {
     /// transaction; returns whether it won. A malformed change is refused
     /// before anything is written.
     pub fn merge(&mut self, index: usize, change: &Change) -> Result<bool, MergeError> {
+        self.marking = (P::RECORDS && index as u64 % self.sample_every == 0).then_some(OpId(index as u64));
+        self.mark(hops::START);
         let (pk, column) = check(index, change)?;
         let result = self.merge_checked(pk, column, change);
         if result.is_err() {
@@ -182,12 +216,18 @@ impl<'c> Merger<'c> {
 
     fn merge_checked(&mut self, pk: &str, column: usize, change: &Change) -> Result<bool, MergeError> {
         let key = self.resolve_key(pk)?;
+        self.mark(hops::KEY);
         let site = self.resolve_site(&change.site)?;
-        if !self.wins(key, pk, column, site, change)? {
+        self.mark(hops::SITE);
+        let wins = self.wins(key, pk, column, site, change)?;
+        self.mark(hops::COMPARE);
+        if !wins {
             return Ok(false);
         }
         self.with(&self.apply_sql[column], |s| s.execute(params![pk, change.value]).map(drop))?;
+        self.mark(hops::APPLY);
         self.record_clock(key, column, site, change)?;
+        self.mark(hops::CLOCK);
         Ok(true)
     }
 

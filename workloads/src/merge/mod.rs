@@ -22,12 +22,46 @@
 pub mod changeset;
 pub mod import;
 mod replica;
+pub mod run;
 
 pub use changeset::{ChangesetSpec, generate};
 pub use import::{MergeError, MergeStats, Merger};
 pub use replica::{Replica, Snapshot};
 
 use rusqlite::types::Value as SqlValue;
+
+/// The marks inside a merged change, declared after the ten standard hops
+/// (see [`hops::table`]). Slices: `start→key` resolves the row's key,
+/// `key→site` the site's ordinal, `site→compare` reads the clock (and, on a
+/// tie, the local value), `compare→apply` writes the value, `apply→clock`
+/// records the winning clock. A change that loses ends at `compare`.
+pub mod hops {
+    use hopscope_probe::{Hop, HopTable, Side};
+
+    /// Names, in order, of the merge marks.
+    pub const NAMES: [&str; 6] = ["start", "key", "site", "compare", "apply", "clock"];
+    /// The change is in hand.
+    pub const START: Hop = Hop(10);
+    /// Its row's key is resolved.
+    pub const KEY: Hop = Hop(11);
+    /// Its site's ordinal is resolved.
+    pub const SITE: Hop = Hop(12);
+    /// The clocks are compared.
+    pub const COMPARE: Hop = Hop(13);
+    /// The value is applied (winning changes).
+    pub const APPLY: Hop = Hop(14);
+    /// The winning clock is recorded.
+    pub const CLOCK: Hop = Hop(15);
+
+    /// The standard hops plus these, with the ids above.
+    pub fn table() -> HopTable {
+        let mut table = HopTable::standard();
+        for name in NAMES {
+            table.add(name, Side::Writer);
+        }
+        table
+    }
+}
 
 /// The columns of the model's replicated table `items` besides its pk.
 pub const COLUMNS: [&str; 4] = ["a", "b", "c", "d"];
@@ -155,4 +189,37 @@ pub(crate) fn value_order(a: &SqlValue, b: &SqlValue) -> std::cmp::Ordering {
         (SqlValue::Null, SqlValue::Null) => Ordering::Equal,
         (x, y) => number(x).total_cmp(&number(y)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_merge_marks_get_the_ids_their_constants_say() {
+        let table = hops::table();
+        let ids = [hops::START, hops::KEY, hops::SITE, hops::COMPARE, hops::APPLY, hops::CLOCK];
+        for (name, id) in hops::NAMES.iter().zip(ids) {
+            assert_eq!(table.find(name), Some(id), "{name}");
+        }
+    }
+
+    #[test]
+    fn tied_values_order_the_same_way_everywhere() {
+        use std::cmp::Ordering;
+        let (null, one, two_and_half, text, blob) = (
+            SqlValue::Null,
+            SqlValue::Integer(1),
+            SqlValue::Real(2.5),
+            SqlValue::Text("a".into()),
+            SqlValue::Blob(vec![0]),
+        );
+        let ascending = [&null, &one, &two_and_half, &text, &blob];
+        for (i, a) in ascending.iter().enumerate() {
+            for (j, b) in ascending.iter().enumerate() {
+                assert_eq!(value_order(a, b), i.cmp(&j), "{a:?} vs {b:?}");
+            }
+        }
+        assert_eq!(value_order(&SqlValue::Integer(3), &SqlValue::Real(3.0)), Ordering::Equal);
+    }
 }

@@ -1,0 +1,203 @@
+//! The merge measurement's result: per arm and phase µs per merged change,
+//! what each step saves on its own (paired against the naive path, with
+//! its share of the naive→tuned gap), and the statement-level slices of
+//! the naive and tuned paths from the marks inside execute.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use hopscope_probe::Trace;
+use serde::{Deserialize, Serialize};
+
+use crate::lanes::{self, Difference};
+use crate::slices::{self, SliceFigures};
+use crate::stats::{BOOTSTRAP_RESAMPLES, Samples, Summary};
+
+/// `merge.json`'s schema name.
+pub const SCHEMA: &str = "hopscope.merge/1";
+
+/// A step is credited only when it saves at least this share of the naive
+/// path's time and its interval excludes zero.
+pub const MIN_EFFECT_PCT: f64 = 3.0;
+
+/// One arm in one phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseFigures {
+    /// µs per merged change (median of rounds, CI).
+    pub us_per_change: Summary,
+    /// The whole import, seconds (median µs per change × changes).
+    pub import_s: f64,
+}
+
+/// What one step saves when it alone is tuned.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepEffect {
+    /// The step (a field of `MergeKnobs`).
+    pub step: String,
+    /// `cold` or `again`.
+    pub phase: String,
+    /// `naive − step alone`, µs per change, paired by round.
+    pub saving_us: Difference,
+    /// The saving as a share of `naive − tuned` in the same phase.
+    pub share_of_gap: f64,
+    /// `reproduced` (interval above zero and ≥ MIN_EFFECT_PCT of naive) or
+    /// `inconclusive`.
+    pub verdict: String,
+}
+
+/// Everything `hopscope merge` reports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MergeResult {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// Changes per import.
+    pub changes: u64,
+    /// Rounds measured.
+    pub rounds: u32,
+    /// `arm → phase → figures`; arms `naive`, `tuned` and one per step.
+    pub arms: BTreeMap<String, BTreeMap<String, PhaseFigures>>,
+    /// `naive ÷ tuned` per phase.
+    pub speedup: BTreeMap<String, f64>,
+    /// Each step alone against naive.
+    pub steps: Vec<StepEffect>,
+    /// Slices inside one merged change, per lane (`naive/cold`, ...).
+    pub slices: BTreeMap<String, Vec<SliceFigures>>,
+    /// The run's metadata.
+    pub meta: BTreeMap<String, String>,
+}
+
+/// Analyze a trace written by the merge runner.
+pub fn analyze(trace: &Trace, seed: u64) -> MergeResult {
+    let blocks = lanes::lane_blocks(trace);
+    let find = |lane: &str| blocks.iter().find(|l| l.name == lane && l.ops > 0);
+    let changes: u64 = trace.header.run.get("changes").and_then(|c| c.parse().ok()).unwrap_or(0);
+    let mut arms: BTreeMap<String, BTreeMap<String, PhaseFigures>> = BTreeMap::new();
+    for lane in &blocks {
+        let Some((arm, phase)) = lane.name.split_once('/') else { continue };
+        let Ok(samples) = Samples::new(lane.us_per_op.values().copied().collect()) else { continue };
+        let us_per_change = samples.summary(seed);
+        let import_s = us_per_change.median * changes as f64 / 1e6;
+        arms.entry(arm.to_owned()).or_default().insert(phase.to_owned(), PhaseFigures { us_per_change, import_s });
+    }
+    let mut speedup = BTreeMap::new();
+    let mut steps = Vec::new();
+    for phase in ["cold", "again"] {
+        let (Some(naive), Some(tuned)) = (find(&format!("naive/{phase}")), find(&format!("tuned/{phase}"))) else {
+            continue;
+        };
+        let median = |l: &lanes::LaneBlocks| Samples::new(l.us_per_op.values().copied().collect()).map(|s| s.median());
+        let (Ok(naive_us), Ok(tuned_us)) = (median(naive), median(tuned)) else { continue };
+        speedup.insert(phase.to_owned(), naive_us / tuned_us);
+        let gap = naive_us - tuned_us;
+        for arm in arms.keys().filter(|a| *a != "naive" && *a != "tuned") {
+            let Some(alone) = find(&format!("{arm}/{phase}")) else { continue };
+            let Some(saving) = lanes::difference(naive, alone, seed.wrapping_add(7)) else { continue };
+            let clears = saving.ci95[0] > 0.0 && saving.median >= naive_us * MIN_EFFECT_PCT / 100.0;
+            steps.push(StepEffect {
+                step: arm.clone(),
+                phase: phase.to_owned(),
+                saving_us: saving,
+                share_of_gap: if gap > 0.0 { saving.median / gap } else { 0.0 },
+                verdict: if clears { "reproduced" } else { "inconclusive" }.to_owned(),
+            });
+        }
+    }
+    let joined = crate::join::join(trace);
+    let slices = joined
+        .iter()
+        .filter(|ops| ops.complete > 0)
+        .filter_map(|ops| {
+            let lane = trace.header.lanes.get(usize::from(ops.lane))?;
+            let wanted = ["naive/cold", "tuned/cold", "naive/again", "tuned/again"].contains(&lane.as_str());
+            wanted.then(|| (lane.clone(), slices::slice_figures(ops, seed)))
+        })
+        .collect();
+    MergeResult {
+        schema: SCHEMA.to_owned(),
+        changes,
+        rounds: trace.header.run.get("rounds").and_then(|r| r.parse().ok()).unwrap_or(0),
+        arms,
+        speedup,
+        steps,
+        slices,
+        meta: trace.header.run.clone(),
+    }
+}
+
+/// The receipt: imports, the gap, each step's share, and the slices.
+pub fn receipt(r: &MergeResult) -> String {
+    let mut out = String::new();
+    // Writing to a String cannot fail.
+    let _ = render(r, &mut out);
+    out
+}
+
+fn render(r: &MergeResult, out: &mut String) -> std::fmt::Result {
+    writeln!(out, "# hopscope receipt: changeset merge\n")?;
+    let meta = |k: &str| r.meta.get(k).map_or("?", String::as_str);
+    writeln!(
+        out,
+        "{} changes ({} rows × {} columns, {} site(s)) per import, {} rounds, arms rotated each round; SQLite {}.\n",
+        r.changes,
+        meta("rows"),
+        meta("columns"),
+        meta("sites"),
+        r.rounds,
+        meta("sqlite_version")
+    )?;
+    for (phase, ratio) in &r.speedup {
+        let what = if *phase == "cold" { "cold import" } else { "idempotent re-import" };
+        writeln!(out, "- {what}: naive ÷ tuned = **{ratio:.1}×**")?;
+    }
+    writeln!(out, "\n## Imports (µs per merged change, median of rounds, 95% CI; whole import in seconds)\n")?;
+    writeln!(out, "| arm | cold µs | cold CI | cold s | again µs | again CI | again s |")?;
+    writeln!(out, "|---|---:|---:|---:|---:|---:|---:|")?;
+    for (arm, phases) in &r.arms {
+        let cell = |p: &str| {
+            phases.get(p).map_or("– | – | –".to_owned(), |f| {
+                let s = f.us_per_change;
+                format!("{:.2} | {:.2}–{:.2} | {:.3}", s.median, s.ci95[0], s.ci95[1], f.import_s)
+            })
+        };
+        writeln!(out, "| {arm} | {} | {} |", cell("cold"), cell("again"))?;
+    }
+    writeln!(out, "\n## Each step tuned alone, against naive (paired by round)\n")?;
+    writeln!(out, "| step | phase | saves µs/change | 95% CI | share of the gap | verdict |")?;
+    writeln!(out, "|---|---|---:|---:|---:|---|")?;
+    for s in &r.steps {
+        writeln!(
+            out,
+            "| {} | {} | {:+.2} | {:+.2}…{:+.2} | {:.0}% | {} |",
+            s.step,
+            s.phase,
+            s.saving_us.median,
+            s.saving_us.ci95[0],
+            s.saving_us.ci95[1],
+            s.share_of_gap * 100.0,
+            s.verdict
+        )?;
+    }
+    writeln!(
+        out,
+        "\nShares need not add to 100%: steps overlap (a memo hit also skips a statement that caching would have made cheaper). A step is `reproduced` when its interval is above zero and it saves at least {MIN_EFFECT_PCT}% of naive.\n"
+    )?;
+    for (lane, slices) in &r.slices {
+        writeln!(out, "## Inside one change: `{lane}` (µs, median of round medians)\n")?;
+        writeln!(out, "| slice | median | 95% CI | p90 | share |")?;
+        writeln!(out, "|---|---:|---:|---:|---:|")?;
+        for s in slices {
+            writeln!(
+                out,
+                "| {} | {:.3} | {:.3}–{:.3} | {:.3} | {:.0}% |",
+                s.name,
+                s.median_us,
+                s.ci95[0],
+                s.ci95[1],
+                s.p90_us,
+                s.share * 100.0
+            )?;
+        }
+        writeln!(out)?;
+    }
+    writeln!(out, "Statistics: bootstrap {BOOTSTRAP_RESAMPLES} resamples.")
+}

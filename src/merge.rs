@@ -1,0 +1,70 @@
+//! `hopscope merge`: import a CRDT changeset along the naive and the tuned
+//! merge path (and each step tuned alone), and decompose a merged change
+//! statement by statement.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use hopscope_analyze::merge;
+use hopscope_probe::Trace;
+use hopscope_workloads::merge::ChangesetSpec;
+use hopscope_workloads::merge::run::{self as merge_run, MergePlan};
+
+use crate::rundir;
+
+/// Flags of `hopscope merge`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// A short run: 2,000 rows (8,000 changes), 3 rounds, instead of the
+    /// published 20,000 rows × 4 columns (80,000 changes), 5 rounds.
+    #[arg(long)]
+    quick: bool,
+    /// Run directory (default: a new one under target/hopscope/).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Rows in the changeset (4 column changes each).
+    #[arg(long)]
+    rows: Option<u64>,
+    /// Rounds (each imports once per arm, cold and again).
+    #[arg(long)]
+    rounds: Option<u32>,
+}
+
+pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let base =
+        if args.quick { ChangesetSpec { rows: 2_000, ..ChangesetSpec::PUBLISHED } } else { ChangesetSpec::PUBLISHED };
+    let spec = ChangesetSpec { rows: args.rows.unwrap_or(base.rows), ..base };
+    let rounds = args.rounds.unwrap_or(if args.quick { 3 } else { 5 });
+    if spec.rows == 0 || rounds == 0 {
+        anyhow::bail!("--rows and --rounds must be at least 1");
+    }
+    let plan = MergePlan::new(spec, rounds);
+    let dir = rundir::create(args.out.as_deref(), "merge")?;
+    eprintln!(
+        "merging {} changes × {} arms × 2 imports × {rounds} rounds into {}",
+        spec.rows * spec.columns as u64,
+        plan.arms.len(),
+        dir.display()
+    );
+    let trace_path = merge_run::run(&plan, &dir, rundir::metadata())?;
+    let trace = Trace::read(&trace_path).with_context(|| format!("cannot read back {}", trace_path.display()))?;
+    let result = merge::analyze(&trace, hopscope_analyze::BOOTSTRAP_SEED);
+    let json = dir.join("merge.json");
+    std::fs::write(&json, serde_json::to_string_pretty(&result)?)
+        .with_context(|| format!("cannot write {}", json.display()))?;
+    let receipt = dir.join("receipt.md");
+    std::fs::write(&receipt, merge::receipt(&result)).with_context(|| format!("cannot write {}", receipt.display()))?;
+    println!("{:<20} {:>12} {:>12}", "arm", "cold µs/chg", "again µs/chg");
+    for (arm, phases) in &result.arms {
+        let cell = |p: &str| phases.get(p).map_or("–".to_owned(), |f| format!("{:.2}", f.us_per_change.median));
+        println!("{arm:<20} {:>12} {:>12}", cell("cold"), cell("again"));
+    }
+    for (phase, ratio) in &result.speedup {
+        println!("naive ÷ tuned ({phase}): {ratio:.1}×");
+    }
+    println!("\nmerge:   {}", json.display());
+    println!("receipt: {}", receipt.display());
+    println!("trace:   {}", trace_path.display());
+    Ok(ExitCode::SUCCESS)
+}
