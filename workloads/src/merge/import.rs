@@ -203,7 +203,7 @@ impl<'c, P: Probe> Merger<'c, P> {
     /// transaction; returns whether it won. A malformed change is refused
     /// before anything is written.
     pub fn merge(&mut self, index: usize, change: &Change) -> Result<bool, MergeError> {
-        self.marking = (P::RECORDS && index as u64 % self.sample_every == 0).then_some(OpId(index as u64));
+        self.marking = (P::RECORDS && (index as u64).is_multiple_of(self.sample_every)).then_some(OpId(index as u64));
         self.mark(hops::START);
         let (pk, column) = check(index, change)?;
         let result = self.merge_checked(pk, column, change);
