@@ -63,8 +63,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     for (phase, ratio) in &result.speedup {
         println!("naive ÷ tuned ({phase}): {ratio:.1}×");
     }
+    let rendered = hopscope_reports::render_merge(&result, &dir)?;
     println!("\nmerge:   {}", json.display());
     println!("receipt: {}", receipt.display());
     println!("trace:   {}", trace_path.display());
+    println!("report:  {}", rendered.html.display());
+    println!("chart:   {}", dir.join("merge.png").display());
     Ok(ExitCode::SUCCESS)
 }

@@ -64,6 +64,10 @@ pub struct MergeResult {
     pub slices: BTreeMap<String, Vec<SliceFigures>>,
     /// The run's metadata.
     pub meta: BTreeMap<String, String>,
+    /// The machine.
+    pub host: hopscope_probe::HostInfo,
+    /// The clock the trace was taken with.
+    pub clock: hopscope_probe::ClockInfo,
 }
 
 /// Analyze a trace written by the merge runner.
@@ -121,6 +125,8 @@ pub fn analyze(trace: &Trace, seed: u64) -> MergeResult {
         steps,
         slices,
         meta: trace.header.run.clone(),
+        host: trace.header.host.clone(),
+        clock: trace.header.clock.clone(),
     }
 }
 

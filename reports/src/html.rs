@@ -60,6 +60,27 @@ pub fn experiment_page(e: &Experiment) -> Result<String, ReportError> {
     }))
 }
 
+/// The page of a merge measurement.
+pub fn merge_page(r: &hopscope_analyze::merge::MergeResult) -> Result<String, ReportError> {
+    let chart = figure("merge", crate::charts::merge::MERGE_TITLE, &crate::charts::merge_svg(r)?);
+    let ratio = |phase: &str| r.speedup.get(phase).map_or("–".to_owned(), |x| format!("{x:.1}×"));
+    let headline = format!(
+        "Naive ÷ tuned: {} on a cold import, {} on an idempotent re-import ({} changes per import).",
+        ratio("cold"),
+        ratio("again"),
+        r.changes
+    );
+    Ok(assemble(&Parts {
+        title: "hopscope: changeset merge".to_owned(),
+        header_md: header("hopscope: changeset merge", &r.host, &r.clock, &r.meta, ""),
+        headline,
+        warnings: &[],
+        charts: chart,
+        body_md: hopscope_analyze::merge::receipt(r),
+        schema: &r.schema,
+    }))
+}
+
 fn figure(stem: &str, title: &str, svg: &str) -> String {
     format!(
         "<figure id=\"{stem}\">\n{svg}\n<figcaption>{} · <a href=\"{stem}.png\">{stem}.png</a></figcaption>\n</figure>\n",

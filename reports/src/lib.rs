@@ -21,9 +21,9 @@ use std::path::{Path, PathBuf};
 use hopscope_analyze::Decomposition;
 
 pub use charts::{ChartKind, ChartOptions};
-pub use charts::{ab_png, ab_svg, frontier_png, resolution_png};
+pub use charts::{ab_png, ab_svg, frontier_png, merge_png, merge_svg, resolution_png};
 pub use error::ReportError;
-pub use html::{experiment_page, page};
+pub use html::{experiment_page, merge_page, page};
 
 /// What [`render`] wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +41,15 @@ pub fn render_experiment(e: &hopscope_analyze::experiment::Experiment, dir: &Pat
     let html = dir.join("report.html");
     let page = html::experiment_page(e)?;
     std::fs::write(&html, page).map_err(|source| ReportError::Io { path: html.clone(), source })?;
+    Ok(Rendered { html, pngs: vec![png] })
+}
+
+/// Write the merge chart (PNG) and the merge report page into `dir`.
+pub fn render_merge(r: &hopscope_analyze::merge::MergeResult, dir: &Path) -> Result<Rendered, ReportError> {
+    let png = dir.join("merge.png");
+    charts::merge_png(r, &png)?;
+    let html = dir.join("report.html");
+    std::fs::write(&html, html::merge_page(r)?).map_err(|source| ReportError::Io { path: html.clone(), source })?;
     Ok(Rendered { html, pngs: vec![png] })
 }
 

@@ -6,6 +6,7 @@ mod cpu;
 mod distributions;
 pub(crate) mod frontier;
 mod lanes;
+pub(crate) mod merge;
 pub(crate) mod resolution;
 mod stability;
 mod waterfall;
@@ -118,44 +119,61 @@ impl ChartKind {
     }
 }
 
-/// Draw the A/B chart of `e` to a PNG file at [`PNG_SIZE`].
-pub fn ab_png(e: &hopscope_analyze::experiment::Experiment, path: &Path) -> Result<(), ReportError> {
+/// Draw with `draw` into a PNG file at [`PNG_SIZE`]; errors name `chart`.
+fn to_png(
+    path: &Path,
+    chart: &'static str,
+    draw: impl FnOnce(&DrawingArea<BitMapBackend<'_>, Shift>) -> DrawResult,
+) -> Result<(), ReportError> {
     style::register_fonts()?;
     let area = BitMapBackend::new(path, PNG_SIZE).into_drawing_area();
-    ab::ab_chart(&area, e).and_then(|()| Ok(area.present()?)).map_err(ab_error)
+    draw(&area).and_then(|()| Ok(area.present()?)).map_err(|e| ReportError::Chart { chart, message: e.to_string() })
 }
 
-/// Draw the A/B chart of `e` as SVG text at [`SVG_SIZE`].
-pub fn ab_svg(e: &hopscope_analyze::experiment::Experiment) -> Result<String, ReportError> {
+/// Draw with `draw` into SVG text at [`SVG_SIZE`]; errors name `chart`.
+fn to_svg(
+    chart: &'static str,
+    draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> DrawResult,
+) -> Result<String, ReportError> {
     style::register_fonts()?;
     let mut svg = String::new();
     {
         let area = SVGBackend::with_string(&mut svg, SVG_SIZE).into_drawing_area();
-        ab::ab_chart(&area, e).and_then(|()| Ok(area.present()?)).map_err(ab_error)?;
+        draw(&area)
+            .and_then(|()| Ok(area.present()?))
+            .map_err(|e| ReportError::Chart { chart, message: e.to_string() })?;
     }
     Ok(svg)
 }
 
+/// Draw the A/B chart of `e` to a PNG file at [`PNG_SIZE`].
+pub fn ab_png(e: &hopscope_analyze::experiment::Experiment, path: &Path) -> Result<(), ReportError> {
+    to_png(path, "ab-deltas", |area| ab::ab_chart(area, e))
+}
+
+/// Draw the A/B chart of `e` as SVG text at [`SVG_SIZE`].
+pub fn ab_svg(e: &hopscope_analyze::experiment::Experiment) -> Result<String, ReportError> {
+    to_svg("ab-deltas", |area| ab::ab_chart(area, e))
+}
+
+/// Draw the merge chart of `r` to a PNG file at [`PNG_SIZE`].
+pub fn merge_png(r: &hopscope_analyze::merge::MergeResult, path: &Path) -> Result<(), ReportError> {
+    to_png(path, "merge", |area| merge::merge_chart(area, r))
+}
+
+/// Draw the merge chart of `r` as SVG text at [`SVG_SIZE`].
+pub fn merge_svg(r: &hopscope_analyze::merge::MergeResult) -> Result<String, ReportError> {
+    to_svg("merge", |area| merge::merge_chart(area, r))
+}
+
 /// Draw the resolution chart of `r` to a PNG file at [`PNG_SIZE`].
 pub fn resolution_png(r: &hopscope_analyze::resolution::Resolution, path: &Path) -> Result<(), ReportError> {
-    style::register_fonts()?;
-    let area = BitMapBackend::new(path, PNG_SIZE).into_drawing_area();
-    resolution::resolution_chart(&area, r)
-        .and_then(|()| Ok(area.present()?))
-        .map_err(|e| ReportError::Chart { chart: "resolution", message: e.to_string() })
+    to_png(path, "resolution", |area| resolution::resolution_chart(area, r))
 }
 
 /// Draw the keep-warm frontier of `rows` to a PNG file at [`PNG_SIZE`].
 pub fn frontier_png(rows: &[hopscope_analyze::sweep::SweepRow], path: &Path) -> Result<(), ReportError> {
-    style::register_fonts()?;
-    let area = BitMapBackend::new(path, PNG_SIZE).into_drawing_area();
-    frontier::frontier_chart(&area, rows)
-        .and_then(|()| Ok(area.present()?))
-        .map_err(|e| ReportError::Chart { chart: "frontier", message: e.to_string() })
-}
-
-fn ab_error(e: Box<dyn std::error::Error + Send + Sync>) -> ReportError {
-    ReportError::Chart { chart: "ab-deltas", message: e.to_string() }
+    to_png(path, "frontier", |area| frontier::frontier_chart(area, rows))
 }
 
 /// Lane names in a fixed order (sorted), so colours match across charts.
