@@ -16,8 +16,8 @@ use crate::rundir;
 /// Flags of `hopscope merge`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// A short run: 2,000 rows (8,000 changes), 3 rounds, instead of the
-    /// published 20,000 rows × 4 columns (80,000 changes), 5 rounds.
+    /// A short run: 2,000 rows (8,000 changes), 6 rounds, instead of the
+    /// published 20,000 rows × 4 columns (80,000 changes), 8 rounds.
     #[arg(long)]
     quick: bool,
     /// Run directory (default: a new one under target/hopscope/).
@@ -35,7 +35,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let base =
         if args.quick { ChangesetSpec { rows: 2_000, ..ChangesetSpec::PUBLISHED } } else { ChangesetSpec::PUBLISHED };
     let spec = ChangesetSpec { rows: args.rows.unwrap_or(base.rows), ..base };
-    let rounds = args.rounds.unwrap_or(if args.quick { 3 } else { 5 });
+    let rounds = args.rounds.unwrap_or(if args.quick { 6 } else { 8 });
     if spec.rows == 0 || rounds == 0 {
         anyhow::bail!("--rows and --rounds must be at least 1");
     }

@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use hopscope_probe::Trace;
 use serde::{Deserialize, Serialize};
 
+use crate::ab::{self, PassBlocks, Rule};
 use crate::lanes::{self, Difference};
 use crate::slices::{self, SliceFigures};
 use crate::stats::{BOOTSTRAP_RESAMPLES, Samples, Summary};
@@ -16,14 +17,24 @@ use crate::stats::{BOOTSTRAP_RESAMPLES, Samples, Summary};
 /// `merge.json`'s schema name.
 pub const SCHEMA: &str = "hopscope.merge/1";
 
-/// A step is credited only when it saves at least this share of the naive
-/// path's time and its interval excludes zero.
-pub const MIN_EFFECT_PCT: f64 = 3.0;
+/// The decision rule every step is judged by, fixed before any data: at
+/// least 3% of naive and 0.3 µs per change, in both orders, with the
+/// second naive arm (the control) drifting at most 5%.
+pub const RULE: Rule = Rule {
+    min_effect_pct: 3.0,
+    min_effect_us: 0.3,
+    both_orders: true,
+    max_control_drift_pct: 5.0,
+    max_spread_ratio: 4.0,
+};
+
+/// The second naive arm, every step's A/B control.
+pub const CONTROL: &str = "naive-control";
 
 /// One arm in one phase.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhaseFigures {
-    /// µs per merged change (median of rounds, CI).
+    /// µs per merged change (median over every part of every import, CI).
     pub us_per_change: Summary,
     /// The whole import, seconds (median µs per change × changes).
     pub import_s: f64,
@@ -40,9 +51,12 @@ pub struct StepEffect {
     pub saving_us: Difference,
     /// The saving as a share of `naive − tuned` in the same phase.
     pub share_of_gap: f64,
-    /// `reproduced` (interval above zero and ≥ MIN_EFFECT_PCT of naive) or
-    /// `inconclusive`.
+    /// The A/B verdict under [`RULE`] (A = naive, B = this step alone,
+    /// control = the second naive arm; rounds split by which ran first):
+    /// `reproduced`, `inconclusive` or `drift-suspected`.
     pub verdict: String,
+    /// Why, in the A/B machinery's words.
+    pub reasons: Vec<String>,
 }
 
 /// Everything `hopscope merge` reports.
@@ -93,16 +107,17 @@ pub fn analyze(trace: &Trace, seed: u64) -> MergeResult {
         let (Ok(naive_us), Ok(tuned_us)) = (median(naive), median(tuned)) else { continue };
         speedup.insert(phase.to_owned(), naive_us / tuned_us);
         let gap = naive_us - tuned_us;
-        for arm in arms.keys().filter(|a| *a != "naive" && *a != "tuned") {
+        for arm in arms.keys().filter(|a| !["naive", "tuned", CONTROL].contains(&a.as_str())) {
             let Some(alone) = find(&format!("{arm}/{phase}")) else { continue };
             let Some(saving) = lanes::difference(naive, alone, seed.wrapping_add(7)) else { continue };
-            let clears = saving.ci95[0] > 0.0 && saving.median >= naive_us * MIN_EFFECT_PCT / 100.0;
+            let outcome = ab::verdict(&ab_passes(trace, arm, phase), &RULE, seed.wrapping_add(11));
             steps.push(StepEffect {
                 step: arm.clone(),
                 phase: phase.to_owned(),
                 saving_us: saving,
                 share_of_gap: if gap > 0.0 { saving.median / gap } else { 0.0 },
-                verdict: if clears { "reproduced" } else { "inconclusive" }.to_owned(),
+                verdict: outcome.verdict.to_string(),
+                reasons: outcome.reasons,
             });
         }
     }
@@ -113,6 +128,7 @@ pub fn analyze(trace: &Trace, seed: u64) -> MergeResult {
         .filter_map(|ops| {
             let lane = trace.header.lanes.get(usize::from(ops.lane))?;
             let wanted = ["naive/cold", "tuned/cold", "naive/again", "tuned/again"].contains(&lane.as_str());
+            // Every block of a lane is one part of an import; slices pool them.
             wanted.then(|| (lane.clone(), slices::slice_figures(ops, seed)))
         })
         .collect();
@@ -128,6 +144,46 @@ pub fn analyze(trace: &Trace, seed: u64) -> MergeResult {
         host: trace.header.host.clone(),
         clock: trace.header.clock.clone(),
     }
+}
+
+/// One step's A/B passes: A = `naive/{phase}`, B = `{step}/{phase}`,
+/// control = the second naive arm; a round goes to pass 0 when A ran
+/// before B in it (the rotation decides) and to pass 1 otherwise.
+fn ab_passes(trace: &Trace, step: &str, phase: &str) -> Vec<PassBlocks> {
+    let lane = |arm: &str| trace.header.lane(&format!("{arm}/{phase}"));
+    let (Some(a), Some(b), control) = (lane("naive"), lane(step), lane(CONTROL)) else { return Vec::new() };
+    let ns_per_tick = trace.header.clock.ns_per_tick;
+    let chunks: u32 = trace.header.run.get("chunks_per_import").and_then(|c| c.parse().ok()).unwrap_or(1).max(1);
+    // Per round: where A's and B's first blocks are (which ran first), and
+    // every block's figure by its sample (round × chunks + part).
+    let mut first: BTreeMap<u32, (Option<usize>, Option<usize>)> = BTreeMap::new();
+    let mut figures: Vec<(u32, u16, f64)> = Vec::new();
+    for (index, block) in trace.blocks.iter().enumerate().filter(|(_, b)| b.op_count > 0) {
+        let us = block.end.since(block.start) as f64 * ns_per_tick / block.op_count as f64 / 1_000.0;
+        let seen = first.entry(block.sample / chunks).or_default();
+        if block.lane == a {
+            seen.0.get_or_insert(index);
+        } else if block.lane == b {
+            seen.1.get_or_insert(index);
+        }
+        figures.push((block.sample, block.lane, us));
+    }
+    let mut passes = [
+        PassBlocks { pass: 0, b_first: false, ..PassBlocks::default() },
+        PassBlocks { pass: 1, b_first: true, ..PassBlocks::default() },
+    ];
+    for (sample, lane, us) in figures {
+        let Some((Some(a_at), Some(b_at))) = first.get(&(sample / chunks)).copied() else { continue };
+        let pass = &mut passes[usize::from(b_at < a_at)];
+        if lane == a {
+            pass.a.insert(sample, us);
+        } else if lane == b {
+            pass.b.insert(sample, us);
+        } else if Some(lane) == control {
+            pass.control.insert(sample, us);
+        }
+    }
+    passes.into_iter().filter(|p| !p.a.is_empty()).collect()
 }
 
 /// The receipt: imports, the gap, each step's share, and the slices.
@@ -185,8 +241,15 @@ fn render(r: &MergeResult, out: &mut String) -> std::fmt::Result {
     }
     writeln!(
         out,
-        "\nShares need not add to 100%: steps overlap (a memo hit also skips a statement that caching would have made cheaper). A step is `reproduced` when its interval is above zero and it saves at least {MIN_EFFECT_PCT}% of naive.\n"
+        "\nShares need not add to 100%: steps overlap (a memo hit also skips a statement that caching would have made cheaper). Verdicts come from the A/B machinery under a rule fixed in the code: at least {}% and {} µs per change, in both orders, control drift at most {}%.\n",
+        RULE.min_effect_pct, RULE.min_effect_us, RULE.max_control_drift_pct
     )?;
+    for s in r.steps.iter().filter(|s| s.verdict != "reproduced") {
+        if let Some(reason) = s.reasons.first() {
+            writeln!(out, "- {} ({}): {reason}", s.step, s.phase)?;
+        }
+    }
+    writeln!(out)?;
     for (lane, slices) in &r.slices {
         writeln!(out, "## Inside one change: `{lane}` (µs, median of round medians)\n")?;
         writeln!(out, "| slice | median | 95% CI | p90 | share |")?;

@@ -28,10 +28,12 @@ pub struct MergePlan {
 }
 
 impl MergePlan {
-    /// `naive`, `tuned`, and one arm per step tuned alone (named after it).
+    /// `naive`, `tuned`, one arm per step tuned alone (named after it), and
+    /// `naive-control`, a second naive arm: the A/B control of every step.
     pub fn new(spec: ChangesetSpec, rounds: u32) -> MergePlan {
         let mut arms = vec![("naive".to_owned(), MergeKnobs::NAIVE), ("tuned".to_owned(), MergeKnobs::TUNED)];
         arms.extend(MergeKnobs::one_step_each().map(|(name, knobs)| (name.to_owned(), knobs)));
+        arms.push((CONTROL.to_owned(), MergeKnobs::NAIVE));
         MergePlan { spec, rounds, sample_every: 16, arms }
     }
 
@@ -43,6 +45,71 @@ impl MergePlan {
 
 /// The two imports of each arm and round.
 pub const PHASES: [&str; 2] = ["cold", "again"];
+
+/// The second naive arm, run as every step's A/B control.
+pub const CONTROL: &str = "naive-control";
+
+/// Blocks per import. One import is one transaction, but its wall time is
+/// recorded in this many consecutive blocks (the commit in the last), so a
+/// round gives the statistics several paired samples, not one.
+pub const CHUNKS: u32 = 8;
+
+/// The arm order of `round`: a permutation drawn from the round number, so
+/// no arm always follows the same one (a fixed rotation gave every arm the
+/// same predecessor, and a naive arm read 40% slower than its identical
+/// control for it).
+fn order(arms: usize, round: u32) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..arms).collect();
+    // SplitMix64 from the round: reproducible, and different every round.
+    let mut state = u64::from(round).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    for i in (1..arms).rev() {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        order.swap(i, (z % (i as u64 + 1)) as usize);
+    }
+    order
+}
+
+/// Import `changes` in one transaction, calling `block(k, changes in it,
+/// start, end)` after each of [`CHUNKS`] consecutive parts; returns the
+/// changes that won. On any error the transaction is rolled back.
+fn import_in_blocks<P: hopscope_probe::Probe>(
+    merger: &mut Merger<'_, P>,
+    changes: &[crate::merge::Change],
+    mut block: impl FnMut(
+        u32,
+        usize,
+        hopscope_probe::Ticks,
+        hopscope_probe::Ticks,
+    ) -> Result<(), hopscope_probe::TraceError>,
+) -> Result<u64, String> {
+    let _ = local::drain_into(&mut Vec::new());
+    let chunk = changes.len().div_ceil(CHUNKS as usize).max(1);
+    let parts = changes.len().div_ceil(chunk);
+    merger.begin().map_err(|e| e.to_string())?;
+    let mut wins = 0;
+    for (k, part) in changes.chunks(chunk).enumerate() {
+        let start = clock::now();
+        for (i, change) in part.iter().enumerate() {
+            match merger.merge(k * chunk + i, change) {
+                Ok(won) => wins += u64::from(won),
+                Err(err) => {
+                    let _ = merger.rollback();
+                    return Err(err.to_string());
+                }
+            }
+        }
+        if k + 1 == parts {
+            merger.commit().map_err(|e| e.to_string())?;
+        }
+        let end = clock::now();
+        block(k as u32, part.len(), start, end).map_err(|e| e.to_string())?;
+    }
+    Ok(wins)
+}
 
 /// Run `plan` in `dir` (replica files under `dir/db`); returns the trace's path.
 pub fn run(plan: &MergePlan, dir: &Path, meta: BTreeMap<String, String>) -> Result<PathBuf, RunError> {
@@ -70,6 +137,7 @@ pub fn run(plan: &MergePlan, dir: &Path, meta: BTreeMap<String, String>) -> Resu
         ("sites", plan.spec.sites.to_string()),
         ("rounds", plan.rounds.to_string()),
         ("sample_every", plan.sample_every.to_string()),
+        ("chunks_per_import", CHUNKS.to_string()),
         ("sqlite_version", rusqlite::version().to_owned()),
     ];
     for (key, value) in facts {
@@ -84,9 +152,7 @@ pub fn run(plan: &MergePlan, dir: &Path, meta: BTreeMap<String, String>) -> Resu
     local::attach(marks_per_import + 64);
     let session = Session::new();
     for round in 0..plan.rounds {
-        let n = plan.arms.len();
-        for offset in 0..n {
-            let arm = (round as usize + offset) % n;
+        for arm in order(plan.arms.len(), round) {
             let (name, knobs) = &plan.arms[arm];
             let path = db_dir.join(format!("{name}.db"));
             for suffix in ["", "-wal", "-shm"] {
@@ -98,31 +164,33 @@ pub fn run(plan: &MergePlan, dir: &Path, meta: BTreeMap<String, String>) -> Resu
             let replica = Replica::open(&path, site(200)).map_err(fail)?;
             let mut merger = Merger::probed(replica.conn(), *knobs, Recording, plan.sample_every);
             for (phase, lane) in PHASES.iter().enumerate() {
-                let _ = local::drain_into(&mut Vec::new());
-                let start = clock::now();
-                let stats = merger.import(&changes).map_err(|e| RunError::Plan(format!("arm `{name}`: {e}")))?;
-                let end = clock::now();
-                let expected_wins = if phase == 0 { changes.len() as u64 } else { 0 };
-                if stats.changes != changes.len() as u64 || stats.won != expected_wins {
+                let wins = import_in_blocks(&mut merger, &changes, |k, part, start, end| {
+                    session.collect(0);
+                    trace.write_block(&Block {
+                        lane: (arm * PHASES.len() + phase) as u16,
+                        pass: 0,
+                        sample: round * CHUNKS + k,
+                        op_count: part as u64,
+                        start,
+                        end,
+                        streams: session.take(),
+                        readings: Vec::new(),
+                    })
+                })
+                .map_err(|e| RunError::Plan(format!("arm `{name}` {lane}: {e}")))?;
+                let expected = if phase == 0 { changes.len() as u64 } else { 0 };
+                if wins != expected {
                     return Err(RunError::Plan(format!(
-                        "arm `{name}` {lane}: merged {} changes, {} won; expected {}, {expected_wins}",
-                        stats.changes,
-                        stats.won,
-                        changes.len()
+                        "arm `{name}` {lane}: {wins} changes won, expected {expected}"
                     )));
                 }
-                session.collect(0);
-                trace.write_block(&Block {
-                    lane: (arm * PHASES.len() + phase) as u16,
-                    pass: 0,
-                    sample: round,
-                    op_count: changes.len() as u64,
-                    start,
-                    end,
-                    streams: session.take(),
-                    readings: Vec::new(),
-                })?;
             }
+            drop(merger);
+            drop(replica);
+            // Flush this arm's dirty pages now, outside any block, so the
+            // kernel's writeback does not run during the next arm's import.
+            // SAFETY: sync takes no arguments and cannot fail.
+            unsafe { libc::sync() };
         }
     }
     trace.finish()?;
