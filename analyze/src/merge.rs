@@ -199,7 +199,7 @@ fn render(r: &MergeResult, out: &mut String) -> std::fmt::Result {
     let meta = |k: &str| r.meta.get(k).map_or("?", String::as_str);
     writeln!(
         out,
-        "{} changes ({} rows × {} columns, {} site(s)) per import, {} rounds, arms rotated each round; SQLite {}.\n",
+        "{} changes ({} rows × {} columns, {} site(s)) per import, {} rounds, arm order drawn anew each round; SQLite {}.\n",
         r.changes,
         meta("rows"),
         meta("columns"),
@@ -211,7 +211,10 @@ fn render(r: &MergeResult, out: &mut String) -> std::fmt::Result {
         let what = if *phase == "cold" { "cold import" } else { "idempotent re-import" };
         writeln!(out, "- {what}: naive ÷ tuned = **{ratio:.1}×**")?;
     }
-    writeln!(out, "\n## Imports (µs per merged change, median of rounds, 95% CI; whole import in seconds)\n")?;
+    writeln!(
+        out,
+        "\n## Imports (µs per merged change, median over every part of every import, 95% CI; whole import in seconds)\n"
+    )?;
     writeln!(out, "| arm | cold µs | cold CI | cold s | again µs | again CI | again s |")?;
     writeln!(out, "|---|---:|---:|---:|---:|---:|---:|")?;
     for (arm, phases) in &r.arms {
@@ -223,7 +226,7 @@ fn render(r: &MergeResult, out: &mut String) -> std::fmt::Result {
         };
         writeln!(out, "| {arm} | {} | {} |", cell("cold"), cell("again"))?;
     }
-    writeln!(out, "\n## Each step tuned alone, against naive (paired by round)\n")?;
+    writeln!(out, "\n## Each step tuned alone, against naive (paired by round and part)\n")?;
     writeln!(out, "| step | phase | saves µs/change | 95% CI | share of the gap | verdict |")?;
     writeln!(out, "|---|---|---:|---:|---:|---|")?;
     for s in &r.steps {
@@ -251,7 +254,7 @@ fn render(r: &MergeResult, out: &mut String) -> std::fmt::Result {
     }
     writeln!(out)?;
     for (lane, slices) in &r.slices {
-        writeln!(out, "## Inside one change: `{lane}` (µs, median of round medians)\n")?;
+        writeln!(out, "## Inside one change: `{lane}` (µs, median of the parts' medians)\n")?;
         writeln!(out, "| slice | median | 95% CI | p90 | share |")?;
         writeln!(out, "|---|---:|---:|---:|---:|")?;
         for s in slices {
