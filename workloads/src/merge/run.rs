@@ -1,9 +1,10 @@
-//! Measuring merges: every arm (naive, tuned, and each step tuned alone)
-//! imports the same changeset into a fresh replica file, cold and then
-//! again (every change already known), round after round with the arm
-//! order rotated, into a `.hop` trace. Each import is one block (its wall
-//! time over its changes); every `sample_every`-th change carries marks
-//! inside execute.
+//! Measuring merges: every arm (naive, tuned, each step tuned alone, and a
+//! second naive arm as control) imports the same changeset into a fresh
+//! replica file, cold and then again (every change already known), round
+//! after round, into a `.hop` trace. Each import is one transaction run in
+//! parts, the arms' parts interleaved in an order drawn per part; each part
+//! is one block. Every `sample_every`-th change carries marks inside
+//! execute.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -49,15 +50,16 @@ pub const PHASES: [&str; 2] = ["cold", "again"];
 /// The second naive arm, run as every step's A/B control.
 pub const CONTROL: &str = "naive-control";
 
-/// Blocks per import. One import is one transaction, but its wall time is
-/// recorded in this many consecutive blocks (the commit in the last), so a
-/// round gives the statistics several paired samples, not one.
+/// Parts per import. One import is one transaction, but it runs and is
+/// recorded in this many consecutive parts (the commit in the last), the
+/// arms' parts interleaved, so every arm meets the same host conditions and
+/// a round gives the statistics several paired samples, not one.
 pub const CHUNKS: u32 = 8;
 
-/// The arm order of `round`: a permutation drawn from the round number, so
-/// no arm always follows the same one (a fixed rotation gave every arm the
-/// same predecessor, and a naive arm read 40% slower than its identical
-/// control for it).
+/// The arm order of part-round `round`: a permutation drawn from its
+/// number, so no arm always follows the same one (a fixed rotation gave
+/// every arm the same predecessor, and a naive arm read 40% slower than its
+/// identical control for it).
 fn order(arms: usize, round: u32) -> Vec<usize> {
     let mut order: Vec<usize> = (0..arms).collect();
     // SplitMix64 from the round: reproducible, and different every round.
@@ -71,44 +73,6 @@ fn order(arms: usize, round: u32) -> Vec<usize> {
         order.swap(i, (z % (i as u64 + 1)) as usize);
     }
     order
-}
-
-/// Import `changes` in one transaction, calling `block(k, changes in it,
-/// start, end)` after each of [`CHUNKS`] consecutive parts; returns the
-/// changes that won. On any error the transaction is rolled back.
-fn import_in_blocks<P: hopscope_probe::Probe>(
-    merger: &mut Merger<'_, P>,
-    changes: &[crate::merge::Change],
-    mut block: impl FnMut(
-        u32,
-        usize,
-        hopscope_probe::Ticks,
-        hopscope_probe::Ticks,
-    ) -> Result<(), hopscope_probe::TraceError>,
-) -> Result<u64, String> {
-    let _ = local::drain_into(&mut Vec::new());
-    let chunk = changes.len().div_ceil(CHUNKS as usize).max(1);
-    let parts = changes.len().div_ceil(chunk);
-    merger.begin().map_err(|e| e.to_string())?;
-    let mut wins = 0;
-    for (k, part) in changes.chunks(chunk).enumerate() {
-        let start = clock::now();
-        for (i, change) in part.iter().enumerate() {
-            match merger.merge(k * chunk + i, change) {
-                Ok(won) => wins += u64::from(won),
-                Err(err) => {
-                    let _ = merger.rollback();
-                    return Err(err.to_string());
-                }
-            }
-        }
-        if k + 1 == parts {
-            merger.commit().map_err(|e| e.to_string())?;
-        }
-        let end = clock::now();
-        block(k as u32, part.len(), start, end).map_err(|e| e.to_string())?;
-    }
-    Ok(wins)
 }
 
 /// Run `plan` in `dir` (replica files under `dir/db`); returns the trace's path.
@@ -151,44 +115,71 @@ pub fn run(plan: &MergePlan, dir: &Path, meta: BTreeMap<String, String>) -> Resu
     let marks_per_import = changes.len() / plan.sample_every as usize * hops::NAMES.len() + hops::NAMES.len();
     local::attach(marks_per_import + 64);
     let session = Session::new();
+    let n = plan.arms.len();
+    let chunk = changes.len().div_ceil(CHUNKS as usize).max(1);
+    let parts = changes.len().div_ceil(chunk);
     for round in 0..plan.rounds {
-        for arm in order(plan.arms.len(), round) {
-            let (name, knobs) = &plan.arms[arm];
+        // Fresh replicas for every arm; `mergers` borrows them and is
+        // declared after, so it is dropped first.
+        let mut replicas = Vec::with_capacity(n);
+        for (name, _) in &plan.arms {
             let path = db_dir.join(format!("{name}.db"));
             for suffix in ["", "-wal", "-shm"] {
                 let mut file = path.clone().into_os_string();
                 file.push(suffix);
                 let _ = std::fs::remove_file(file);
             }
-            let fail = |source| RunError::Database { path: path.clone(), source };
-            let replica = Replica::open(&path, site(200)).map_err(fail)?;
-            let mut merger = Merger::probed(replica.conn(), *knobs, Recording, plan.sample_every);
-            for (phase, lane) in PHASES.iter().enumerate() {
-                let wins = import_in_blocks(&mut merger, &changes, |k, part, start, end| {
+            replicas.push(Replica::open(&path, site(200)).map_err(|source| RunError::Database { path, source })?);
+        }
+        let mut mergers: Vec<Merger<'_, Recording>> = replicas
+            .iter()
+            .zip(&plan.arms)
+            .map(|(replica, (_, knobs))| Merger::probed(replica.conn(), *knobs, Recording, plan.sample_every))
+            .collect();
+        for (phase, lane) in PHASES.iter().enumerate() {
+            let failed = |arm: usize, e: &dyn std::fmt::Display| {
+                RunError::Plan(format!("arm `{}` {lane}: {e}", plan.arms[arm].0))
+            };
+            for (arm, merger) in mergers.iter_mut().enumerate() {
+                merger.begin().map_err(|e| failed(arm, &e))?;
+            }
+            let mut wins = vec![0u64; n];
+            // Every arm's import is one transaction, run part by part with
+            // the arms interleaved (in an order drawn per part), so all arms
+            // see the same host conditions, as lanes do in the runner.
+            for k in 0..parts {
+                let range = k * chunk..((k + 1) * chunk).min(changes.len());
+                let sample = round * parts as u32 + k as u32;
+                for arm in order(n, sample) {
+                    let merger = &mut mergers[arm];
+                    let _ = local::drain_into(&mut Vec::new());
+                    let start = clock::now();
+                    for index in range.clone() {
+                        wins[arm] += u64::from(merger.merge(index, &changes[index]).map_err(|e| failed(arm, &e))?);
+                    }
+                    if k + 1 == parts {
+                        merger.commit().map_err(|e| failed(arm, &e))?;
+                    }
+                    let end = clock::now();
                     session.collect(0);
                     trace.write_block(&Block {
                         lane: (arm * PHASES.len() + phase) as u16,
                         pass: 0,
-                        sample: round * CHUNKS + k,
-                        op_count: part as u64,
+                        sample,
+                        op_count: range.len() as u64,
                         start,
                         end,
                         streams: session.take(),
                         readings: Vec::new(),
-                    })
-                })
-                .map_err(|e| RunError::Plan(format!("arm `{name}` {lane}: {e}")))?;
-                let expected = if phase == 0 { changes.len() as u64 } else { 0 };
-                if wins != expected {
-                    return Err(RunError::Plan(format!(
-                        "arm `{name}` {lane}: {wins} changes won, expected {expected}"
-                    )));
+                    })?;
                 }
             }
-            drop(merger);
-            drop(replica);
-            // Flush this arm's dirty pages now, outside any block, so the
-            // kernel's writeback does not run during the next arm's import.
+            let expected = if phase == 0 { changes.len() as u64 } else { 0 };
+            if let Some(arm) = wins.iter().position(|w| *w != expected) {
+                return Err(failed(arm, &format!("{} changes won, expected {expected}", wins[arm])));
+            }
+            // Flush dirty pages between phases, outside any block, so the
+            // kernel's writeback does not run during the next imports.
             // SAFETY: sync takes no arguments and cannot fail.
             unsafe { libc::sync() };
         }
