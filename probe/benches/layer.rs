@@ -29,6 +29,27 @@ fn timed(iters: u64, mut f: impl FnMut(u64)) -> Duration {
     total
 }
 
+/// Time one span's enter + exit under `subscriber`, as `name`.
+fn span_under(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    subscriber: impl tracing::Subscriber + Send + Sync + 'static,
+) {
+    tracing::subscriber::with_default(subscriber, || {
+        let span = tracing::info_span!("send", op = 7u64);
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                timed(iters, |n| {
+                    for _ in 0..n {
+                        let entered = span.enter();
+                        black_box(&entered);
+                    }
+                })
+            })
+        });
+    });
+}
+
 fn layers(c: &mut Criterion) {
     let mut group = c.benchmark_group("span_enter_exit");
     local::attach(2 * CHUNK as usize);
@@ -43,49 +64,12 @@ fn layers(c: &mut Criterion) {
         })
     });
     // The registry alone: what any layer pays before it runs.
-    tracing::subscriber::with_default(tracing_subscriber::registry(), || {
-        let span = tracing::info_span!("send", op = 7u64);
-        group.bench_function("registry_only", |b| {
-            b.iter_custom(|iters| {
-                timed(iters, |n| {
-                    for _ in 0..n {
-                        let entered = span.enter();
-                        black_box(&entered);
-                    }
-                })
-            })
-        });
-    });
-    let hop_layer = tracing_subscriber::registry().with(HopLayer::new().span("send", Hop::BUILT, Some(Hop::SENT)));
-    tracing::subscriber::with_default(hop_layer, || {
-        let span = tracing::info_span!("send", op = 7u64);
-        group.bench_function("hop_layer", |b| {
-            b.iter_custom(|iters| {
-                timed(iters, |n| {
-                    for _ in 0..n {
-                        let entered = span.enter();
-                        black_box(&entered);
-                    }
-                })
-            })
-        });
-    });
+    span_under(&mut group, "registry_only", tracing_subscriber::registry());
+    let hop_layer = HopLayer::new().span("send", Hop::BUILT, Some(Hop::SENT));
+    span_under(&mut group, "hop_layer", tracing_subscriber::registry().with(hop_layer));
     let path = std::env::temp_dir().join(format!("hopscope-bench-chrome-{}.json", std::process::id()));
     let (chrome, guard) = tracing_chrome::ChromeLayerBuilder::new().file(&path).build();
-    let chrome_layer = tracing_subscriber::registry().with(chrome);
-    tracing::subscriber::with_default(chrome_layer, || {
-        let span = tracing::info_span!("send", op = 7u64);
-        group.bench_function("tracing_chrome", |b| {
-            b.iter_custom(|iters| {
-                timed(iters, |n| {
-                    for _ in 0..n {
-                        let entered = span.enter();
-                        black_box(&entered);
-                    }
-                })
-            })
-        });
-    });
+    span_under(&mut group, "tracing_chrome", tracing_subscriber::registry().with(chrome));
     drop(guard);
     let _ = std::fs::remove_file(path);
     group.finish();

@@ -141,3 +141,30 @@ pub fn count_rows(path: &Path, table: &str) -> rusqlite::Result<u64> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.query_row(&format!("SELECT count(*) FROM \"{}\"", table.replace('"', "\"\"")), [], |r| r.get(0))
 }
+
+/// The directory a run keeps its databases in, `dir/db`, created.
+pub(crate) fn run_dir(dir: &Path) -> Result<std::path::PathBuf, crate::error::RunError> {
+    let db_dir = dir.join("db");
+    std::fs::create_dir_all(&db_dir).map_err(|source| crate::error::RunError::Io {
+        what: "cannot create",
+        path: db_dir.clone(),
+        source,
+    })?;
+    Ok(db_dir)
+}
+
+/// Remove the database at `path` with its WAL and shared-memory files, so
+/// a run starts from an empty file; a file that is not there is fine.
+pub(crate) fn remove(path: &Path) -> Result<(), crate::error::RunError> {
+    for suffix in ["", "-wal", "-shm"] {
+        let file = std::path::PathBuf::from(format!("{}{suffix}", path.display()));
+        match std::fs::remove_file(&file) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => {
+                return Err(crate::error::RunError::Io { what: "cannot remove old database", path: file, source });
+            }
+        }
+    }
+    Ok(())
+}

@@ -167,17 +167,12 @@ pub fn run(
     plan.check()?;
     // Before any lane starts its thread: threads open counters at start.
     cpu::record_perf_counters(plan.perf_counters);
-    let db_dir = dir.join("db");
-    std::fs::create_dir_all(&db_dir).map_err(|source| RunError::Io {
-        what: "cannot create",
-        path: db_dir.clone(),
-        source,
-    })?;
+    let db_dir = db::run_dir(dir)?;
 
     let mut lanes = Vec::with_capacity(plan.lanes.len());
     for spec in &plan.lanes {
         let path = db_dir.join(format!("{}.db", spec.name));
-        remove_db(&path)?;
+        db::remove(&path)?;
         let opened = lane::open(spec, &path, plan.db, spec.shape_for(plan.shape))?;
         let admin = db::open(&path, plan.db).map_err(|source| RunError::Database { path: path.clone(), source })?;
         seed(&admin, plan.shape).map_err(|source| RunError::Database { path: path.clone(), source })?;
@@ -432,20 +427,6 @@ fn seed(admin: &Connection, shape: Shape) -> rusqlite::Result<()> {
             }
         }
         admin.execute_batch("COMMIT")?;
-    }
-    Ok(())
-}
-
-fn remove_db(path: &Path) -> Result<(), RunError> {
-    for suffix in ["", "-wal", "-shm"] {
-        let file = PathBuf::from(format!("{}{suffix}", path.display()));
-        match std::fs::remove_file(&file) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => {
-                return Err(RunError::Io { what: "cannot remove old database", path: file, source });
-            }
-        }
     }
     Ok(())
 }

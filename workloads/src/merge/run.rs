@@ -80,12 +80,7 @@ pub fn run(plan: &MergePlan, dir: &Path, meta: BTreeMap<String, String>) -> Resu
     if plan.arms.is_empty() || plan.rounds == 0 {
         return Err(RunError::Plan("a merge run needs at least one arm and one round".to_owned()));
     }
-    let db_dir = dir.join("db");
-    std::fs::create_dir_all(&db_dir).map_err(|source| RunError::Io {
-        what: "cannot create",
-        path: db_dir.clone(),
-        source,
-    })?;
+    let db_dir = crate::db::run_dir(dir)?;
     let changes = generate(plan.spec);
     let lanes: Vec<String> =
         plan.arms.iter().flat_map(|(arm, _)| PHASES.map(|phase| MergePlan::lane(arm, phase))).collect();
@@ -124,11 +119,7 @@ pub fn run(plan: &MergePlan, dir: &Path, meta: BTreeMap<String, String>) -> Resu
         let mut replicas = Vec::with_capacity(n);
         for (name, _) in &plan.arms {
             let path = db_dir.join(format!("{name}.db"));
-            for suffix in ["", "-wal", "-shm"] {
-                let mut file = path.clone().into_os_string();
-                file.push(suffix);
-                let _ = std::fs::remove_file(file);
-            }
+            crate::db::remove(&path)?;
             replicas.push(Replica::open(&path, site(200)).map_err(|source| RunError::Database { path, source })?);
         }
         let mut mergers: Vec<Merger<'_, Recording>> = replicas
