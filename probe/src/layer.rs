@@ -10,7 +10,7 @@
 //! nothing after a span is created (the binding is stored once, in the
 //! span's extensions, when the span is created).
 
-use std::cell::RefCell;
+use std::cell::Cell;
 
 use tracing::Subscriber;
 use tracing::field::{Field, Visit};
@@ -148,7 +148,9 @@ const SEEN_SLOTS: usize = 64;
 type Seen = (u64, Option<Binding>);
 
 thread_local! {
-    static SEEN: RefCell<[Seen; SEEN_SLOTS]> = const { RefCell::new([(0, None); SEEN_SLOTS]) };
+    // Cells, not a RefCell: an entry is a small `Copy` value, read or
+    // replaced whole, so no borrow flag is needed on the hot path.
+    static SEEN: [Cell<Seen>; SEEN_SLOTS] = const { [const { Cell::new((0, None)) }; SEEN_SLOTS] };
 }
 
 fn slot(key: u64) -> usize {
@@ -157,10 +159,9 @@ fn slot(key: u64) -> usize {
 
 fn forget(key: u64) {
     let _ = SEEN.try_with(|seen| {
-        let mut seen = seen.borrow_mut();
-        let entry = &mut seen[slot(key)];
-        if entry.0 == key {
-            *entry = (0, None);
+        let entry = &seen[slot(key)];
+        if entry.get().0 == key {
+            entry.set((0, None));
         }
     });
 }
@@ -172,7 +173,7 @@ where
     let key = id.into_u64();
     let cached = SEEN
         .try_with(|seen| {
-            let entry = seen.borrow()[slot(key)];
+            let entry = seen[slot(key)].get();
             (entry.0 == key).then_some(entry.1)
         })
         .ok()
@@ -181,7 +182,7 @@ where
         return hit;
     }
     let found = ctx.span(id).and_then(|s| s.extensions().get::<Binding>().copied());
-    let _ = SEEN.try_with(|seen| seen.borrow_mut()[slot(key)] = (key, found));
+    let _ = SEEN.try_with(|seen| seen[slot(key)].set((key, found)));
     found
 }
 
