@@ -11,6 +11,7 @@
 //! span's extensions, when the span is created).
 
 use std::cell::Cell;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use tracing::Subscriber;
 use tracing::field::{Field, Visit};
@@ -43,7 +44,14 @@ struct Binding {
 pub struct HopLayer {
     watches: Vec<Watch>,
     op_field: &'static str,
+    /// Which subscriber this layer serves, set when it is added to one:
+    /// separate registries hand out the same span ids, so the thread's
+    /// binding cache keys its entries by this too.
+    instance: u32,
 }
+
+/// The last instance number handed out; 0 is never used.
+static INSTANCES: AtomicU32 = AtomicU32::new(0);
 
 impl Default for HopLayer {
     fn default() -> Self {
@@ -54,7 +62,7 @@ impl Default for HopLayer {
 impl HopLayer {
     /// A layer watching no span yet, taking the op id from the field `op`.
     pub fn new() -> HopLayer {
-        HopLayer { watches: Vec::new(), op_field: "op" }
+        HopLayer { watches: Vec::new(), op_field: "op", instance: 0 }
     }
 
     /// Mark `on_enter` when a span called `span` is entered and, if given,
@@ -104,6 +112,12 @@ impl<S> Layer<S> for HopLayer
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
+    fn on_layer(&mut self, _subscriber: &mut S) {
+        // A fresh number per subscriber, also for a clone of a layer already
+        // added elsewhere.
+        self.instance = INSTANCES.fetch_add(1, Ordering::Relaxed) + 1;
+    }
+
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         let Some(watch) = self.watches.iter().find(|w| w.span == attrs.metadata().name()) else { return };
         let mut visitor = OpVisitor { field: self.op_field, op: None };
@@ -116,7 +130,7 @@ where
 
     fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
         let ticks = local::now();
-        if let Some(binding) = binding(id, &ctx)
+        if let Some(binding) = binding(self.instance, id, &ctx)
             && let Some(hop) = binding.on_enter
         {
             local::push(crate::Mark::new(binding.op, hop, ticks));
@@ -125,7 +139,7 @@ where
 
     fn on_exit(&self, id: &Id, ctx: Context<'_, S>) {
         let ticks = local::now();
-        if let Some(binding) = binding(id, &ctx)
+        if let Some(binding) = binding(self.instance, id, &ctx)
             && let Some(hop) = binding.on_exit
         {
             local::push(crate::Mark::new(binding.op, hop, ticks));
@@ -133,7 +147,7 @@ where
     }
 
     fn on_close(&self, id: Id, _ctx: Context<'_, S>) {
-        forget(id.into_u64());
+        forget(self.instance, id.into_u64());
     }
 }
 
@@ -142,31 +156,44 @@ where
 /// hit skips the registry lookup, which costs more than the mark itself; a
 /// collision only costs that lookup. The registry's ids carry a generation,
 /// so a reused slot never matches a stale entry, and no id is 0, so 0 marks
-/// an empty entry.
+/// an empty entry. Entries also carry the layer's instance number, because
+/// two subscribers used on one thread hand out the same ids.
 const SEEN_SLOTS: usize = 64;
 
-type Seen = (u64, Option<Binding>);
+#[derive(Clone, Copy)]
+struct Seen {
+    key: u64,
+    instance: u32,
+    binding: Option<Binding>,
+}
+
+const EMPTY: Seen = Seen { key: 0, instance: 0, binding: None };
 
 thread_local! {
     // Cells, not a RefCell: an entry is a small `Copy` value, read or
     // replaced whole, so no borrow flag is needed on the hot path.
-    static SEEN: [Cell<Seen>; SEEN_SLOTS] = const { [const { Cell::new((0, None)) }; SEEN_SLOTS] };
+    static SEEN: [Cell<Seen>; SEEN_SLOTS] = const { [const { Cell::new(EMPTY) }; SEEN_SLOTS] };
 }
 
 fn slot(key: u64) -> usize {
     key as usize % SEEN_SLOTS
 }
 
-fn forget(key: u64) {
+fn forget(instance: u32, key: u64) {
     let _ = SEEN.try_with(|seen| {
         let entry = &seen[slot(key)];
-        if entry.get().0 == key {
-            entry.set((0, None));
+        let held = entry.get();
+        if held.key == key && held.instance == instance {
+            entry.set(EMPTY);
         }
     });
 }
 
-fn binding<S>(id: &Id, ctx: &Context<'_, S>) -> Option<Binding>
+/// What the span `id` marks: the thread's cache on a hit (inlined into the
+/// enter and exit callbacks), the registry on a miss (out of line, so the
+/// callbacks stay small).
+#[inline(always)]
+fn binding<S>(instance: u32, id: &Id, ctx: &Context<'_, S>) -> Option<Binding>
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
@@ -174,15 +201,25 @@ where
     let cached = SEEN
         .try_with(|seen| {
             let entry = seen[slot(key)].get();
-            (entry.0 == key).then_some(entry.1)
+            (entry.key == key && entry.instance == instance).then_some(entry.binding)
         })
         .ok()
         .flatten();
-    if let Some(hit) = cached {
-        return hit;
+    match cached {
+        Some(hit) => hit,
+        None => look_up(instance, id, ctx),
     }
+}
+
+#[cold]
+#[inline(never)]
+fn look_up<S>(instance: u32, id: &Id, ctx: &Context<'_, S>) -> Option<Binding>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    let key = id.into_u64();
     let found = ctx.span(id).and_then(|s| s.extensions().get::<Binding>().copied());
-    let _ = SEEN.try_with(|seen| seen[slot(key)].set((key, found)));
+    let _ = SEEN.try_with(|seen| seen[slot(key)].set(Seen { key, instance, binding: found }));
     found
 }
 
@@ -230,5 +267,27 @@ mod tests {
         );
         assert_eq!(hops(&writer), [(OpId(7), Hop::WOKE), (OpId(7), Hop::REPLIED)]);
         assert!(caller.marks[0].ticks <= caller.marks[1].ticks);
+    }
+
+    #[test]
+    fn two_subscribers_on_one_thread_keep_their_own_bindings() {
+        // Two registries hand out the same ids, so the thread's binding cache
+        // must tell their spans apart.
+        let layer = HopLayer::new().span("send", Hop::BUILT, Some(Hop::SENT));
+        let first = tracing::Dispatch::new(tracing_subscriber::registry().with(layer.clone()));
+        let second = tracing::Dispatch::new(tracing_subscriber::registry().with(layer));
+        let drained = std::thread::spawn(move || {
+            local::attach(16);
+            let a = tracing::dispatcher::with_default(&first, || tracing::info_span!("send", op = 1u64));
+            let b = tracing::dispatcher::with_default(&second, || tracing::info_span!("send", op = 2u64));
+            assert_eq!(a.id(), b.id(), "the test needs colliding ids");
+            tracing::dispatcher::with_default(&first, || a.in_scope(|| {}));
+            tracing::dispatcher::with_default(&second, || b.in_scope(|| {}));
+            local::drain()
+        })
+        .join()
+        .expect("thread");
+        let ops: Vec<_> = drained.marks.iter().map(|m| m.op).collect();
+        assert_eq!(ops, [OpId(1), OpId(1), OpId(2), OpId(2)]);
     }
 }
