@@ -29,6 +29,15 @@ pub(crate) struct Args {
     /// Rounds (each imports once per arm, cold and again).
     #[arg(long)]
     rounds: Option<u32>,
+    /// Parts per import: each import is one transaction run in this many
+    /// parts, every arm's parts interleaved; each part is one paired sample.
+    #[arg(long, default_value_t = merge_run::PARTS)]
+    parts: u32,
+    /// Only these steps, comma-separated (default: every step). `naive`,
+    /// `tuned` and `naive-control` always run: each step is judged against
+    /// naive, with the control, as a share of the naive → tuned gap.
+    #[arg(long, value_delimiter = ',')]
+    steps: Vec<String>,
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
@@ -36,10 +45,19 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         if args.quick { ChangesetSpec { rows: 2_000, ..ChangesetSpec::PUBLISHED } } else { ChangesetSpec::PUBLISHED };
     let spec = ChangesetSpec { rows: args.rows.unwrap_or(base.rows), ..base };
     let rounds = args.rounds.unwrap_or(if args.quick { 6 } else { 8 });
-    if spec.rows == 0 || rounds == 0 {
-        anyhow::bail!("--rows and --rounds must be at least 1");
+    if spec.rows == 0 || rounds == 0 || args.parts == 0 {
+        anyhow::bail!("--rows, --rounds and --parts must be at least 1");
     }
-    let plan = MergePlan::new(spec, rounds);
+    let mut plan = MergePlan { parts: args.parts, ..MergePlan::new(spec, rounds) };
+    if !args.steps.is_empty() {
+        let always = ["naive", "tuned", merge_run::CONTROL];
+        let known: Vec<&str> =
+            plan.arms.iter().map(|(name, _)| name.as_str()).filter(|name| !always.contains(name)).collect();
+        if let Some(unknown) = args.steps.iter().find(|s| !known.contains(&s.as_str())) {
+            anyhow::bail!("unknown step `{unknown}`: the steps are {}", known.join(", "));
+        }
+        plan.arms.retain(|(name, _)| always.contains(&name.as_str()) || args.steps.contains(name));
+    }
     let dir = rundir::create(args.out.as_deref(), "merge")?;
     eprintln!(
         "merging {} changes × {} arms × 2 imports × {rounds} rounds into {}",

@@ -397,12 +397,13 @@ fn merge_imports_along_both_paths_and_writes_its_receipt() {
     assert_eq!(result["schema"], "hopscope.merge/1");
     assert_eq!(result["changes"], 240);
     let arms = result["arms"].as_object().expect("arms");
-    for arm in ["naive", "tuned", "cached_statements", "no_returning", "direct_pk_bind", "row_memo", "site_memo"] {
+    let all = ["naive", "tuned", "cached_statements", "no_returning", "direct_pk_bind", "row_memo", "site_memo"];
+    for arm in all.iter().chain(&["direct_state", "naive-control"]) {
         for phase in ["cold", "again"] {
-            assert!(arms[arm][phase]["us_per_change"]["median"].is_number(), "{arm}/{phase}");
+            assert!(arms[*arm][phase]["us_per_change"]["median"].is_number(), "{arm}/{phase}");
         }
     }
-    assert_eq!(result["steps"].as_array().expect("steps").len(), 10, "five steps × two phases");
+    assert_eq!(result["steps"].as_array().expect("steps").len(), 12, "six steps × two phases");
     // A cold change passes every mark; a re-imported one loses at the compare.
     let names = |lane: &str| -> Vec<String> {
         result["slices"][lane]
@@ -420,4 +421,25 @@ fn merge_imports_along_both_paths_and_writes_its_receipt() {
     assert!(page.contains("id=\"merge\"") && page.contains("<svg"), "the chart is inline in the page");
     let png = std::fs::read(dir.join("merge.png")).expect("merge.png");
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+}
+
+#[test]
+fn merge_runs_only_the_steps_asked_for_and_refuses_an_unknown_one() {
+    let dir = temp_dir("merge-arms");
+    let path = dir.to_str().expect("utf-8 path");
+    let out =
+        hopscope(&["merge", "--rows", "40", "--rounds", "1", "--parts", "3", "--steps", "row_memo", "--out", path]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("merge.json")).expect("merge.json")).expect("json");
+    let arms: Vec<&String> = result["arms"].as_object().expect("arms").keys().collect();
+    assert_eq!(arms, ["naive", "naive-control", "row_memo", "tuned"]);
+    let steps = result["steps"].as_array().expect("steps");
+    assert_eq!(steps.len(), 2, "one step × two phases");
+    assert!(steps.iter().all(|s| s["step"] == "row_memo"));
+    assert_eq!(result["meta"]["parts_per_import"], "3");
+    let out = hopscope(&["merge", "--rows", "40", "--steps", "cached", "--out", path]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("unknown step `cached`") && stderr.contains("cached_statements"), "{stderr}");
 }

@@ -12,7 +12,11 @@
 //! whole changeset in one transaction and rolls all of it back on any
 //! error: an import applies completely or not at all.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use hopscope_probe::{Hop, NoProbe, OpId, Probe};
+use rusqlite::functions::FunctionFlags;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, Statement, params};
 
@@ -89,6 +93,14 @@ pub struct Merger<'c, P: Probe = NoProbe> {
     pending: Option<i64>,
     /// Changes that won in the open transaction (their seq).
     seq: i64,
+    /// Set while a merged value is written. cr-sqlite's triggers read its
+    /// sync bit to tell a merge from a local write; this model has no
+    /// triggers, so nothing reads it: what the naive path measures is the
+    /// cost of setting it through SQL.
+    sync_bit: Arc<AtomicBool>,
+    /// Whether `merge_sync_bit()` is registered on the connection for this
+    /// merger (the naive path registers it on first use).
+    sync_fn: bool,
     apply_sql: Vec<String>,
 }
 
@@ -118,6 +130,8 @@ impl<'c, P: Probe> Merger<'c, P> {
             site_memo: None,
             pending: None,
             seq: 0,
+            sync_bit: Arc::new(AtomicBool::new(false)),
+            sync_fn: false,
             apply_sql,
         }
     }
@@ -224,7 +238,9 @@ impl<'c, P: Probe> Merger<'c, P> {
         if !wins {
             return Ok(false);
         }
+        self.set_sync_bit(true)?;
         self.with(&self.apply_sql[column], |s| s.execute(params![pk, change.value]).map(drop))?;
+        self.set_sync_bit(false)?;
         self.mark(hops::APPLY);
         self.record_clock(key, column, site, change)?;
         self.mark(hops::CLOCK);
@@ -239,6 +255,41 @@ impl<'c, P: Probe> Merger<'c, P> {
         } else {
             f(&mut self.conn.prepare(sql)?)
         }
+    }
+
+    /// Say whether a merged value is being written: directly, or by stepping
+    /// `SELECT merge_sync_bit(?)` as an extension's SQL function would be.
+    fn set_sync_bit(&mut self, on: bool) -> rusqlite::Result<()> {
+        if self.knobs.direct_state {
+            self.sync_bit.store(on, Ordering::Relaxed);
+            return Ok(());
+        }
+        if !self.sync_fn {
+            let bit = Arc::clone(&self.sync_bit);
+            self.conn.create_scalar_function("merge_sync_bit", 1, FunctionFlags::SQLITE_UTF8, move |ctx| {
+                Ok(bit.swap(ctx.get::<bool>(0)?, Ordering::Relaxed))
+            })?;
+            self.sync_fn = true;
+        }
+        self.with("SELECT merge_sync_bit(?1)", |s| s.query_row(params![on], |r| r.get::<_, bool>(0))).map(drop)
+    }
+
+    /// The database version merged changes get in the open transaction:
+    /// computed once and kept (tuned), or probed and queried for every
+    /// winning change (naive), as an extension that does not track its
+    /// transaction would.
+    fn next_db_version(&mut self) -> rusqlite::Result<i64> {
+        if self.knobs.direct_state
+            && let Some(version) = self.pending
+        {
+            return Ok(version);
+        }
+        if !self.knobs.direct_state {
+            self.with("PRAGMA data_version", |s| s.query_row([], |r| r.get::<_, i64>(0)))?;
+        }
+        let next = self.with("SELECT db_version + 1 FROM local", |s| s.query_row([], |r| r.get(0)))?;
+        self.pending = Some(next);
+        Ok(next)
     }
 
     /// The row's lookaside key, created if the pk is new.
@@ -323,14 +374,7 @@ impl<'c, P: Probe> Merger<'c, P> {
 
     /// Record the winning change's clock under the replica's next version.
     fn record_clock(&mut self, key: i64, column: usize, site: i64, change: &Change) -> rusqlite::Result<()> {
-        let version = match self.pending {
-            Some(version) => version,
-            None => {
-                let next = self.conn.query_row("SELECT db_version + 1 FROM local", [], |r| r.get(0))?;
-                self.pending = Some(next);
-                next
-            }
-        };
+        let version = self.next_db_version()?;
         self.seq += 1;
         let values = params![key, COLUMNS[column], change.col_version, version, site, self.seq];
         const UPSERT: &str = "INSERT INTO items__clock (key, col, col_version, db_version, site, seq)

@@ -17,7 +17,8 @@
 //! each step a separate knob of [`MergeKnobs`] so it can be A/B'd alone: the
 //! naive path (prepare per change, `RETURNING`, a `SELECT ?` round trip for
 //! the pk, no memo) and the tuned one (cached statements, bound values and
-//! `last_insert_rowid`, direct binds, memos of the last row and site).
+//! `last_insert_rowid`, direct binds, memos of the last row and site, the
+//! merge's state kept in the process instead of stepped through SQL).
 
 pub mod changeset;
 pub mod import;
@@ -112,6 +113,12 @@ pub struct MergeKnobs {
     /// Remember the last site id → ordinal (tuned); changesets are nearly
     /// always from one site.
     pub site_memo: bool,
+    /// Keep the merge's own state in the process (tuned): set the sync bit
+    /// directly instead of stepping `SELECT merge_sync_bit(x)` before and
+    /// after every applied value, and compute the next database version
+    /// once per transaction instead of probing `PRAGMA data_version` and
+    /// querying it for every winning change (naive).
+    pub direct_state: bool,
 }
 
 impl MergeKnobs {
@@ -122,6 +129,7 @@ impl MergeKnobs {
         direct_pk_bind: false,
         row_memo: false,
         site_memo: false,
+        direct_state: false,
     };
 
     /// Every step tuned.
@@ -131,11 +139,12 @@ impl MergeKnobs {
         direct_pk_bind: true,
         row_memo: true,
         site_memo: true,
+        direct_state: true,
     };
 
     /// The knobs by name, for A/B'ing one at a time: (name, the knobs with
     /// only that step tuned).
-    pub fn one_step_each() -> [(&'static str, MergeKnobs); 5] {
+    pub fn one_step_each() -> [(&'static str, MergeKnobs); 6] {
         let naive = MergeKnobs::NAIVE;
         [
             ("cached_statements", MergeKnobs { cached_statements: true, ..naive }),
@@ -143,6 +152,7 @@ impl MergeKnobs {
             ("direct_pk_bind", MergeKnobs { direct_pk_bind: true, ..naive }),
             ("row_memo", MergeKnobs { row_memo: true, ..naive }),
             ("site_memo", MergeKnobs { site_memo: true, ..naive }),
+            ("direct_state", MergeKnobs { direct_state: true, ..naive }),
         ]
     }
 }

@@ -24,6 +24,8 @@ pub struct MergePlan {
     pub rounds: u32,
     /// Mark the steps of every n-th change.
     pub sample_every: u64,
+    /// Parts per import (see [`PARTS`]).
+    pub parts: u32,
     /// Arms by name.
     pub arms: Vec<(String, MergeKnobs)>,
 }
@@ -35,7 +37,7 @@ impl MergePlan {
         let mut arms = vec![("naive".to_owned(), MergeKnobs::NAIVE), ("tuned".to_owned(), MergeKnobs::TUNED)];
         arms.extend(MergeKnobs::one_step_each().map(|(name, knobs)| (name.to_owned(), knobs)));
         arms.push((CONTROL.to_owned(), MergeKnobs::NAIVE));
-        MergePlan { spec, rounds, sample_every: 16, arms }
+        MergePlan { spec, rounds, sample_every: 16, parts: PARTS, arms }
     }
 
     /// The trace lane of `arm` in `phase` (`cold` or `again`).
@@ -50,11 +52,11 @@ pub const PHASES: [&str; 2] = ["cold", "again"];
 /// The second naive arm, run as every step's A/B control.
 pub const CONTROL: &str = "naive-control";
 
-/// Parts per import. One import is one transaction, but it runs and is
-/// recorded in this many consecutive parts (the commit in the last), the
-/// arms' parts interleaved, so every arm meets the same host conditions and
-/// a round gives the statistics several paired samples, not one.
-pub const CHUNKS: u32 = 8;
+/// Parts per import by default. One import is one transaction, but it runs
+/// and is recorded in this many consecutive parts (the commit in the last),
+/// the arms' parts interleaved, so every arm meets the same host conditions
+/// and a round gives the statistics several paired samples, not one.
+pub const PARTS: u32 = 8;
 
 /// The arm order of part-round `round`: a permutation drawn from its
 /// number, so no arm always follows the same one (a fixed rotation gave
@@ -77,8 +79,8 @@ fn order(arms: usize, round: u32) -> Vec<usize> {
 
 /// Run `plan` in `dir` (replica files under `dir/db`); returns the trace's path.
 pub fn run(plan: &MergePlan, dir: &Path, meta: BTreeMap<String, String>) -> Result<PathBuf, RunError> {
-    if plan.arms.is_empty() || plan.rounds == 0 {
-        return Err(RunError::Plan("a merge run needs at least one arm and one round".to_owned()));
+    if plan.arms.is_empty() || plan.rounds == 0 || plan.parts == 0 {
+        return Err(RunError::Plan("a merge run needs at least one arm, one round and one part".to_owned()));
     }
     let db_dir = crate::db::run_dir(dir)?;
     let changes = generate(plan.spec);
@@ -96,7 +98,7 @@ pub fn run(plan: &MergePlan, dir: &Path, meta: BTreeMap<String, String>) -> Resu
         ("sites", plan.spec.sites.to_string()),
         ("rounds", plan.rounds.to_string()),
         ("sample_every", plan.sample_every.to_string()),
-        ("chunks_per_import", CHUNKS.to_string()),
+        ("parts_per_import", plan.parts.to_string()),
         ("sqlite_version", rusqlite::version().to_owned()),
     ];
     for (key, value) in facts {
@@ -111,7 +113,7 @@ pub fn run(plan: &MergePlan, dir: &Path, meta: BTreeMap<String, String>) -> Resu
     local::attach(marks_per_import + 64);
     let session = Session::new();
     let n = plan.arms.len();
-    let chunk = changes.len().div_ceil(CHUNKS as usize).max(1);
+    let chunk = changes.len().div_ceil(plan.parts as usize).max(1);
     let parts = changes.len().div_ceil(chunk);
     for round in 0..plan.rounds {
         // Fresh replicas for every arm; `mergers` borrows them and is
