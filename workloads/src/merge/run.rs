@@ -1,10 +1,10 @@
 //! Measuring merges: every arm (naive, tuned, each step tuned alone, and a
 //! second naive arm as control) imports the same changeset into a fresh
-//! replica file, cold and then again (every change already known), round
-//! after round, into a `.hop` trace. Each import is one transaction run in
-//! parts, the arms' parts interleaved in an order drawn per part; each part
-//! is one block. Every `sample_every`-th change carries marks inside
-//! execute.
+//! replica file, cold and then again (every change already known) on a
+//! freshly opened connection, round after round, into a `.hop` trace. Each
+//! import is one transaction run in parts, the arms' parts interleaved in an
+//! order drawn per part; each part is one block and one paired sample.
+//! Every `sample_every`-th change carries marks inside execute.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -55,8 +55,11 @@ pub const CONTROL: &str = "naive-control";
 /// Parts per import by default. One import is one transaction, but it runs
 /// and is recorded in this many consecutive parts (the commit in the last),
 /// the arms' parts interleaved, so every arm meets the same host conditions
-/// and a round gives the statistics several paired samples, not one.
-pub const PARTS: u32 = 8;
+/// and a round gives the statistics many paired samples, not one. On this
+/// VM one part of identical arms differed by ±25% (host noise), so a pass
+/// needs ~100 pairs before its control stays within 5%: 32 parts × 8
+/// rounds give 128 per pass; 8 parts gave 32 and flagged drift by chance.
+pub const PARTS: u32 = 32;
 
 /// The arm order of part-round `round`: a permutation drawn from its
 /// number, so no arm always follows the same one (a fixed rotation gave
@@ -75,6 +78,20 @@ fn order(arms: usize, round: u32) -> Vec<usize> {
         order.swap(i, (z % (i as u64 + 1)) as usize);
     }
     order
+}
+
+/// Every arm's replica under `db_dir`, on new files when `fresh`.
+fn open_replicas(plan: &MergePlan, db_dir: &Path, fresh: bool) -> Result<Vec<Replica>, RunError> {
+    plan.arms
+        .iter()
+        .map(|(name, _)| {
+            let path = db_dir.join(format!("{name}.db"));
+            if fresh {
+                crate::db::remove(&path)?;
+            }
+            Replica::open(&path, site(200)).map_err(|source| RunError::Database { path, source })
+        })
+        .collect()
 }
 
 /// Run `plan` in `dir` (replica files under `dir/db`); returns the trace's path.
@@ -116,20 +133,19 @@ pub fn run(plan: &MergePlan, dir: &Path, meta: BTreeMap<String, String>) -> Resu
     let chunk = changes.len().div_ceil(plan.parts as usize).max(1);
     let parts = changes.len().div_ceil(chunk);
     for round in 0..plan.rounds {
-        // Fresh replicas for every arm; `mergers` borrows them and is
-        // declared after, so it is dropped first.
-        let mut replicas = Vec::with_capacity(n);
-        for (name, _) in &plan.arms {
-            let path = db_dir.join(format!("{name}.db"));
-            crate::db::remove(&path)?;
-            replicas.push(Replica::open(&path, site(200)).map_err(|source| RunError::Database { path, source })?);
-        }
-        let mut mergers: Vec<Merger<'_, Recording>> = replicas
-            .iter()
-            .zip(&plan.arms)
-            .map(|(replica, (_, knobs))| Merger::probed(replica.conn(), *knobs, Recording, plan.sample_every))
-            .collect();
         for (phase, lane) in PHASES.iter().enumerate() {
+            // Every phase opens its replicas' connections afresh (the cold
+            // phase on new files, the re-import on the files it left): a
+            // connection that has just committed a large import re-imports
+            // slower, and by how much depended on the order the arms
+            // committed in (an identical naive arm read ~1.5× slower than
+            // its control for it). Reopening gives every arm the same start.
+            let replicas = open_replicas(plan, &db_dir, phase == 0)?;
+            let mut mergers: Vec<Merger<'_, Recording>> = replicas
+                .iter()
+                .zip(&plan.arms)
+                .map(|(replica, (_, knobs))| Merger::probed(replica.conn(), *knobs, Recording, plan.sample_every))
+                .collect();
             let failed = |arm: usize, e: &dyn std::fmt::Display| {
                 RunError::Plan(format!("arm `{}` {lane}: {e}", plan.arms[arm].0))
             };
@@ -171,6 +187,8 @@ pub fn run(plan: &MergePlan, dir: &Path, meta: BTreeMap<String, String>) -> Resu
             if let Some(arm) = wins.iter().position(|w| *w != expected) {
                 return Err(failed(arm, &format!("{} changes won, expected {expected}", wins[arm])));
             }
+            drop(mergers);
+            drop(replicas);
             // Flush dirty pages between phases, outside any block, so the
             // kernel's writeback does not run during the next imports.
             // SAFETY: sync takes no arguments and cannot fail.
