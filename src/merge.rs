@@ -86,6 +86,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     println!("receipt: {}", receipt.display());
     println!("trace:   {}", trace_path.display());
     println!("report:  {}", rendered.html.display());
-    println!("chart:   {}", dir.join("merge.png").display());
+    for png in &rendered.pngs {
+        println!("chart:   {}", png.display());
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -418,9 +418,12 @@ fn merge_imports_along_both_paths_and_writes_its_receipt() {
     let receipt = std::fs::read_to_string(dir.join("receipt.md")).expect("receipt");
     assert!(receipt.contains("## Each step tuned alone, against naive"), "{receipt}");
     let page = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
-    assert!(page.contains("id=\"merge\"") && page.contains("<svg"), "the chart is inline in the page");
-    let png = std::fs::read(dir.join("merge.png")).expect("merge.png");
-    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    for chart in ["merge", "merge-slices"] {
+        assert!(page.contains(&format!("id=\"{chart}\"")), "the {chart} chart is inline in the page");
+        let png = std::fs::read(dir.join(format!("{chart}.png"))).expect(chart);
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    }
+    assert!(page.contains("start→key"), "the slices chart names its slices");
 }
 
 #[test]

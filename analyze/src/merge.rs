@@ -198,12 +198,13 @@ fn render(r: &MergeResult, out: &mut String) -> std::fmt::Result {
     let meta = |k: &str| r.meta.get(k).map_or("?", String::as_str);
     writeln!(
         out,
-        "{} changes ({} rows × {} columns, {} site(s)) per import, {} rounds; each import one transaction in parts, the arms' parts interleaved in an order drawn per part; SQLite {}.\n",
+        "{} changes ({} rows × {} columns, {} site(s)) per import, {} rounds; each import one transaction run in {} parts, the arms' parts interleaved in an order drawn per part, every import on a freshly opened connection; SQLite {}.\n",
         r.changes,
         meta("rows"),
         meta("columns"),
         meta("sites"),
         r.rounds,
+        meta("parts_per_import"),
         meta("sqlite_version")
     )?;
     for (phase, ratio) in &r.speedup {

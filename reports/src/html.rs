@@ -62,7 +62,12 @@ pub fn experiment_page(e: &Experiment) -> Result<String, ReportError> {
 
 /// The page of a merge measurement.
 pub fn merge_page(r: &hopscope_analyze::merge::MergeResult) -> Result<String, ReportError> {
-    let chart = figure("merge", crate::charts::merge::MERGE_TITLE, &crate::charts::merge_svg(r)?);
+    let mut charts = figure("merge", crate::charts::merge::MERGE_TITLE, &crate::charts::merge_svg(r)?);
+    charts.push_str(&figure(
+        "merge-slices",
+        crate::charts::merge_slices::MERGE_SLICES_TITLE,
+        &crate::charts::merge_slices_svg(r)?,
+    ));
     let ratio = |phase: &str| r.speedup.get(phase).map_or("–".to_owned(), |x| format!("{x:.1}×"));
     let headline = format!(
         "Naive ÷ tuned: {} on a cold import, {} on an idempotent re-import ({} changes per import).",
@@ -75,7 +80,7 @@ pub fn merge_page(r: &hopscope_analyze::merge::MergeResult) -> Result<String, Re
         header_md: header("hopscope: changeset merge", &r.host, &r.clock, &r.meta, ""),
         headline,
         warnings: &[],
-        charts: chart,
+        charts,
         body_md: hopscope_analyze::merge::receipt(r),
         schema: &r.schema,
     }))

@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 use hopscope_analyze::Decomposition;
 
 pub use charts::{ChartKind, ChartOptions};
-pub use charts::{ab_png, ab_svg, frontier_png, merge_png, merge_svg, resolution_png};
+pub use charts::{
+    ab_png, ab_svg, frontier_png, merge_png, merge_slices_png, merge_slices_svg, merge_svg, resolution_png,
+};
 pub use error::ReportError;
 pub use html::{experiment_page, merge_page, page};
 
@@ -44,13 +46,17 @@ pub fn render_experiment(e: &hopscope_analyze::experiment::Experiment, dir: &Pat
     Ok(Rendered { html, pngs: vec![png] })
 }
 
-/// Write the merge chart (PNG) and the merge report page into `dir`.
+/// Write the merge charts (`merge.png`: each arm's import cost;
+/// `merge-slices.png`: inside one merged change) and the merge report page
+/// into `dir`.
 pub fn render_merge(r: &hopscope_analyze::merge::MergeResult, dir: &Path) -> Result<Rendered, ReportError> {
-    let png = dir.join("merge.png");
-    charts::merge_png(r, &png)?;
+    let arms = dir.join("merge.png");
+    charts::merge_png(r, &arms)?;
+    let slices = dir.join("merge-slices.png");
+    charts::merge_slices_png(r, &slices)?;
     let html = dir.join("report.html");
     std::fs::write(&html, html::merge_page(r)?).map_err(|source| ReportError::Io { path: html.clone(), source })?;
-    Ok(Rendered { html, pngs: vec![png] })
+    Ok(Rendered { html, pngs: vec![arms, slices] })
 }
 
 /// Write every chart as a PNG and the HTML page into `dir`.

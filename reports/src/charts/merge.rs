@@ -1,8 +1,9 @@
 //! The merge chart: µs per merged change for every arm, cold import and
-//! re-import side by side with their 95% CIs, ordered naive, each step
-//! alone, tuned, so the gap and each step's part of it read left to right.
+//! re-import side by side with their 95% CIs, ordered naive (and its
+//! control), each step alone, tuned, so the gap and each step's part of it
+//! read left to right.
 
-use hopscope_analyze::merge::MergeResult;
+use hopscope_analyze::merge::{CONTROL, MergeResult};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -10,15 +11,27 @@ use super::{DrawResult, category_chart, legend, note, px};
 use crate::style;
 
 /// Title of the merge chart.
-pub(crate) const MERGE_TITLE: &str = "µs per merged change by arm (median of rounds, 95% CI)";
+pub(crate) const MERGE_TITLE: &str = "µs per merged change by arm (median over parts, 95% CI)";
 
-/// The arms in reading order: naive first, tuned last.
+/// The arms in reading order: naive and its control first, tuned last.
 fn arms(r: &MergeResult) -> Vec<&str> {
-    let mut arms: Vec<&str> = r.arms.keys().map(String::as_str).filter(|a| *a != "naive" && *a != "tuned").collect();
-    arms.insert(0, "naive");
+    let ends = ["naive", CONTROL, "tuned"];
+    let mut arms: Vec<&str> = r.arms.keys().map(String::as_str).filter(|a| !ends.contains(a)).collect();
+    arms.splice(0..0, ["naive", CONTROL]);
     arms.push("tuned");
     arms.retain(|a| r.arms.contains_key(*a));
     arms
+}
+
+/// A label short enough for nine arms side by side: a step's name reads as
+/// words ("row memo"), the control as "control".
+fn label(arm: &str) -> String {
+    match arm {
+        CONTROL => "control".to_owned(),
+        "cached_statements" => "cached".to_owned(),
+        "no_returning" => "no RETURNING".to_owned(),
+        other => other.replace('_', " "),
+    }
 }
 
 /// Draw the per-arm import costs of `r`.
@@ -34,7 +47,7 @@ where
     let (w, _) = area.dim_in_pixel();
     let top =
         r.arms.values().flat_map(|phases| phases.values().map(|f| f.us_per_change.ci95[1])).fold(0.0, f64::max) * 1.15;
-    let labels: Vec<String> = arms.iter().map(|a| (*a).to_owned()).collect();
+    let labels: Vec<String> = arms.iter().map(|a| label(a)).collect();
     let mut chart = category_chart(area, MERGE_TITLE, &labels, 0.0..top.max(1.0), "µs per merged change")?;
     // Two bars per arm: cold in the left half of its slot, re-import in the
     // right half; each with its CI as a thin bar over its middle. Margins

@@ -7,6 +7,7 @@ mod distributions;
 pub(crate) mod frontier;
 mod lanes;
 pub(crate) mod merge;
+pub(crate) mod merge_slices;
 pub(crate) mod resolution;
 mod stability;
 mod waterfall;
@@ -164,6 +165,16 @@ pub fn merge_png(r: &hopscope_analyze::merge::MergeResult, path: &Path) -> Resul
 /// Draw the merge chart of `r` as SVG text at [`SVG_SIZE`].
 pub fn merge_svg(r: &hopscope_analyze::merge::MergeResult) -> Result<String, ReportError> {
     to_svg("merge", |area| merge::merge_chart(area, r))
+}
+
+/// Draw the slices inside one merged change of `r` to a PNG file at [`PNG_SIZE`].
+pub fn merge_slices_png(r: &hopscope_analyze::merge::MergeResult, path: &Path) -> Result<(), ReportError> {
+    to_png(path, "merge-slices", |area| merge_slices::merge_slices_chart(area, r))
+}
+
+/// Draw the slices inside one merged change of `r` as SVG text at [`SVG_SIZE`].
+pub fn merge_slices_svg(r: &hopscope_analyze::merge::MergeResult) -> Result<String, ReportError> {
+    to_svg("merge-slices", |area| merge_slices::merge_slices_chart(area, r))
 }
 
 /// Draw the resolution chart of `r` to a PNG file at [`PNG_SIZE`].
