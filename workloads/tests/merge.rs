@@ -169,3 +169,34 @@ fn a_malformed_change_is_refused_before_anything_is_written() {
     }
     assert_eq!(COLUMNS.len(), 4);
 }
+
+#[test]
+fn the_naive_path_sets_the_sync_bit_through_sql_and_the_tuned_path_does_not() {
+    let changes = generate(ChangesetSpec { rows: 3, ..ChangesetSpec::PUBLISHED });
+    let sync_bit_after_import = |knobs: MergeKnobs| {
+        let replica = Replica::in_memory(site(9)).expect("replica");
+        Merger::new(replica.conn(), knobs).import(&changes).expect("import");
+        // The function returns the bit it replaces: off again after every apply.
+        replica.conn().query_row("SELECT merge_sync_bit(0)", [], |r| r.get::<_, bool>(0))
+    };
+    assert!(!sync_bit_after_import(MergeKnobs::NAIVE).expect("naive registers merge_sync_bit()"));
+    // While a merged value is written the bit is on: a trigger on the data
+    // table reads it (setting it to what it already is).
+    let replica = Replica::in_memory(site(9)).expect("replica");
+    replica
+        .conn()
+        .execute_batch(
+            "CREATE TEMP TABLE seen (bit);
+             CREATE TEMP TRIGGER on_insert AFTER INSERT ON items BEGIN INSERT INTO seen VALUES (merge_sync_bit(1)); END;
+             CREATE TEMP TRIGGER on_update AFTER UPDATE ON items BEGIN INSERT INTO seen VALUES (merge_sync_bit(1)); END;",
+        )
+        .expect("triggers");
+    Merger::new(replica.conn(), MergeKnobs::NAIVE).import(&changes).expect("import");
+    let (writes, on): (i64, i64) = replica
+        .conn()
+        .query_row("SELECT count(*), sum(bit) FROM seen", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("seen");
+    assert_eq!((writes, on), (changes.len() as i64, changes.len() as i64), "every merged write saw the bit on");
+    let tuned = sync_bit_after_import(MergeKnobs::TUNED).expect_err("the tuned path runs no such statement");
+    assert!(tuned.to_string().contains("no such function"), "{tuned}");
+}
