@@ -1,6 +1,7 @@
 //! The `tracing` route to a mark, side by side and interleaved: two bare
 //! marks (what one span enter + exit stands for), a span enter + exit under
-//! a bare `Registry` (what any layer pays first), through `HopLayer` under a
+//! a bare `Registry` (what any layer pays first), under a layer that does
+//! nothing (what stacking a layer costs), through `HopLayer` under a
 //! `Registry`, and through `tracing-chrome`'s layer under a `Registry`.
 //!
 //! A criterion group times one function after another, so drift of the host
@@ -34,7 +35,14 @@ use tracing_subscriber::layer::SubscriberExt;
 
 /// Span enters per timed chunk: two marks each, so the buffer holds a chunk.
 const CHUNK: u64 = 2_048;
-const VARIANTS: [&str; 3] = ["two_bare_marks", "registry_only", "hop_layer"];
+const VARIANTS: [&str; 4] = ["two_bare_marks", "registry_only", "noop_layer", "hop_layer"];
+
+/// A layer that does nothing: what stacking any layer on the Registry costs
+/// (`Layered`'s dispatch and its close bookkeeping), apart from the layer's
+/// own work.
+struct NoopLayer;
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for NoopLayer {}
 
 /// ns per enter + exit of one chunk of `CHUNK` iterations of `f`.
 fn chunk(mut f: impl FnMut()) -> f64 {
@@ -72,17 +80,18 @@ fn main() {
     local::attach(2 * CHUNK as usize);
 
     let registry = Dispatch::new(tracing_subscriber::registry());
+    let noop = Dispatch::new(tracing_subscriber::registry().with(NoopLayer));
     let layered =
         Dispatch::new(tracing_subscriber::registry().with(HopLayer::new().span("send", Hop::BUILT, Some(Hop::SENT))));
     // One span per subscriber, created under it and kept for the whole run,
     // as a long-lived span entered once per operation would be.
     let span_of = |d: &Dispatch| tracing::dispatcher::with_default(d, || tracing::info_span!("send", op = 7u64));
-    let spans = [span_of(&registry), span_of(&layered)];
+    let spans = [span_of(&registry), span_of(&noop), span_of(&layered)];
 
     let warm_up = rounds / 10;
-    let mut ns: [Vec<f64>; 3] = Default::default();
+    let mut ns: [Vec<f64>; 4] = Default::default();
     for round in 0..warm_up + rounds {
-        let mut this_round = [0.0; 3];
+        let mut this_round = [0.0; 4];
         for k in 0..VARIANTS.len() {
             let variant = (round + k) % VARIANTS.len();
             this_round[variant] = match variant {
@@ -91,7 +100,8 @@ fn main() {
                     local::record(black_box(OpId(7)), Hop::SENT);
                 }),
                 1 => span_chunk(&registry, &spans[0]),
-                _ => span_chunk(&layered, &spans[1]),
+                2 => span_chunk(&noop, &spans[1]),
+                _ => span_chunk(&layered, &spans[2]),
             };
         }
         if round >= warm_up {
@@ -108,9 +118,11 @@ fn main() {
     }
     println!("per-round differences");
     let paired = |f: &dyn Fn(usize) -> f64| (0..rounds).map(f).collect::<Vec<_>>();
-    print_row("hop_layer − registry_only", &paired(&|i| ns[2][i] - ns[1][i]));
-    print_row("  − two_bare_marks (bookkeeping)", &paired(&|i| ns[2][i] - ns[1][i] - ns[0][i]));
-    let within = ns[2].iter().filter(|&&v| v <= 60.0).count() as f64 / rounds as f64;
+    print_row("hop_layer − registry_only", &paired(&|i| ns[3][i] - ns[1][i]));
+    print_row("  − two_bare_marks (bookkeeping)", &paired(&|i| ns[3][i] - ns[1][i] - ns[0][i]));
+    print_row("noop_layer − registry_only (Layered)", &paired(&|i| ns[2][i] - ns[1][i]));
+    print_row("hop_layer − noop_layer (HopLayer's own)", &paired(&|i| ns[3][i] - ns[2][i]));
+    let within = ns[3].iter().filter(|&&v| v <= 60.0).count() as f64 / rounds as f64;
     println!("rounds with hop_layer ≤ 60 ns: {:.0}%", within * 100.0);
 
     let tenth = rounds / 10;
