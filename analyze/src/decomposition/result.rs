@@ -1,0 +1,196 @@
+//! What a decomposition holds, as `result.json` stores it, and reading it
+//! back.
+
+use std::collections::BTreeMap;
+
+use hopscope_probe::counters::CounterSupport;
+use hopscope_probe::{ClockInfo, HostInfo};
+use serde::{Deserialize, Serialize};
+
+use super::SCHEMA;
+use crate::lanes::Difference;
+use crate::slices::{CrossCheck, SliceFigures};
+
+/// Everything measured in one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decomposition {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// How the run was made.
+    pub run: RunInfo,
+    /// The machine.
+    pub host: HostInfo,
+    /// The clock and its calibration.
+    pub clock: ClockInfo,
+    /// perf-event counter support on the host.
+    pub counters: Vec<CounterSupport>,
+    /// Per lane, keyed by lane name.
+    pub lanes: BTreeMap<String, LaneResult>,
+    /// `hop`, `boundary`, `library`, when the trace has the lanes for them.
+    pub derived: Option<Derived>,
+    /// Lane whose in-situ marks give the slices.
+    pub insitu_lane: Option<String>,
+    /// Slices of the in-situ lane, in hop order.
+    pub slices: Vec<SliceFigures>,
+    /// Slices of the probed floor, in hop order (empty without one).
+    pub floor_slices: Vec<SliceFigures>,
+    /// In-situ library slices against the lane arithmetic.
+    pub crosscheck: Option<CrossCheck>,
+    /// Cost of the probe itself: probed vs clean writer.
+    pub observer_effect: Option<ObserverEffect>,
+    /// Median CPU µs per operation, per lane, per thread role.
+    pub cpu_us_per_op: BTreeMap<String, BTreeMap<String, f64>>,
+    /// Median context switches per operation (from `getrusage`, recorded
+    /// whether or not perf counters were), per lane, per thread role
+    /// (`caller`, `writer`, `process`: every thread of the process).
+    #[serde(default)]
+    pub ctx_switches_per_op: BTreeMap<String, BTreeMap<String, f64>>,
+    /// The reference writer beside every non-reference lane (peers), when
+    /// the run has any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<crate::comparison::Comparison>,
+    /// Marks dropped and operations excluded.
+    pub drops: Drops,
+    /// What a reader must know before trusting the figures.
+    pub warnings: Vec<String>,
+}
+
+/// How the run was made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    /// Trace creation time, ms since the Unix epoch.
+    pub created_unix_ms: u64,
+    /// Run metadata from the trace header (command, commit, shape, ...).
+    pub meta: BTreeMap<String, String>,
+    /// Bootstrap seed used for every CI.
+    pub bootstrap_seed: u64,
+    /// Bootstrap draws per CI.
+    pub bootstrap_resamples: usize,
+}
+
+/// One lane's result; `us_per_op` is absent when the lane has no measured
+/// operations (never NaN).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaneResult {
+    /// Operations measured.
+    pub ops: u64,
+    /// Blocks measured.
+    pub blocks: usize,
+    /// Whether the lane carried probe marks.
+    pub probed: bool,
+    /// µs per operation, if the lane ran.
+    pub us_per_op: Option<crate::stats::Summary>,
+    /// CV of block figures per pass.
+    pub cv_by_pass: Vec<f64>,
+    /// Every measured block's µs per op, in run order.
+    pub blocks_us: Vec<BlockFigure>,
+    /// perf-event counts per operation, keyed `<counter>_per_op`
+    /// (`context_switches_per_op`, ...): per thread role plus `total`, or
+    /// `"unsupported: <reason>"` for a counter the host cannot count.
+    #[serde(default)]
+    pub counters: BTreeMap<String, CounterFigure>,
+    /// Mean number of consecutive marks of one write taken on different
+    /// CPUs (probed lanes whose marks carry a CPU; absent otherwise).
+    #[serde(default)]
+    pub cross_core_hops_per_op: Option<f64>,
+    /// Share of writes whose marks span more than one CPU.
+    #[serde(default)]
+    pub ops_crossing_cores: Option<f64>,
+    /// Per-operation first-to-last-mark latency of a probed lane: 101
+    /// quantiles (0%, 1%, …, 100%) of the pooled operations, µs. Empty for
+    /// clean lanes.
+    pub op_latency_quantiles_us: Vec<f64>,
+}
+
+/// One counter of one lane.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum CounterFigure {
+    /// Median count per operation by thread role, and their `total`.
+    PerOp(BTreeMap<String, f64>),
+    /// The host cannot count it, and why.
+    Unsupported(String),
+}
+
+/// One block's figure.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BlockFigure {
+    /// Pass.
+    pub pass: u32,
+    /// Sample within the pass.
+    pub sample: u32,
+    /// Block wall time ÷ operations, µs.
+    pub us_per_op: f64,
+}
+
+/// The lane arithmetic.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Derived {
+    /// `writer − inline`: what the architecture costs.
+    pub hop_us: Difference,
+    /// `floor − inline`: what any writer thread costs.
+    pub boundary_us: Difference,
+    /// `writer − floor`: the only part a library change can collect.
+    pub library_us: Difference,
+    /// The lanes used, by role.
+    pub lanes: BTreeMap<String, String>,
+}
+
+/// Probed writer against clean writer, alternated in one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObserverEffect {
+    /// Clean writer, µs per op (median).
+    pub clean_us: f64,
+    /// Probed writer, µs per op (median).
+    pub probed_us: f64,
+    /// Paired difference `probed − clean`, µs per op.
+    pub delta_us: f64,
+    /// Bootstrap 95% CI of the difference.
+    pub delta_ci95: [f64; 2],
+    /// `delta / clean`, percent.
+    pub delta_pct: f64,
+}
+
+/// Losses in the instrument.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Drops {
+    /// Marks dropped because a buffer was full.
+    pub marks_dropped: u64,
+    /// Operations excluded for a missing or repeated hop, per lane.
+    pub incomplete_ops: BTreeMap<String, u64>,
+    /// Operations fully joined, per lane.
+    pub complete_ops: BTreeMap<String, u64>,
+}
+
+/// Why a `result.json` cannot be read back.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResultError {
+    /// Not JSON, or not the shape of a decomposition.
+    #[error("not a valid decomposition: {0}")]
+    Json(#[from] serde_json::Error),
+    /// Another schema or version.
+    #[error("schema is `{found}`, this build reads `{SCHEMA}`")]
+    Schema {
+        /// The schema the file declares.
+        found: String,
+    },
+}
+
+impl Decomposition {
+    /// Read a decomposition back from `result.json` text, refusing any other
+    /// schema.
+    pub fn from_json(text: &str) -> Result<Decomposition, ResultError> {
+        // Check the schema first so a future version is named as such rather
+        // than reported as a missing field.
+        #[derive(Deserialize)]
+        struct Head {
+            schema: String,
+        }
+        let head: Head = serde_json::from_str(text)?;
+        if head.schema != SCHEMA {
+            return Err(ResultError::Schema { found: head.schema });
+        }
+        Ok(serde_json::from_str(text)?)
+    }
+}
