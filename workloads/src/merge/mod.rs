@@ -21,12 +21,14 @@
 //! merge's state kept in the process instead of stepped through SQL).
 
 pub mod changeset;
+mod check;
 pub mod import;
 mod replica;
 pub mod run;
 
 pub use changeset::{ChangesetSpec, generate};
-pub use import::{MergeError, MergeStats, Merger};
+pub use check::MergeError;
+pub use import::{MergeStats, Merger};
 pub use replica::{Replica, Snapshot};
 
 use rusqlite::types::Value as SqlValue;
