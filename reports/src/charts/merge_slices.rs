@@ -7,8 +7,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{DrawResult, font, legend, note, px};
-use crate::style::{self, CAPTION_PX, LABEL_PX, LEGEND_PX};
+use super::{DrawResult, font, legend, note, px, row_chart, row_of};
+use crate::style::{self, LEGEND_PX};
 
 /// Title of the merge slices chart.
 pub(crate) const MERGE_SLICES_TITLE: &str = "Inside one merged change: slices by statement (median µs)";
@@ -41,28 +41,10 @@ where
         rows.iter().map(|lane| r.slices[*lane].iter().map(|s| s.median_us.max(0.0)).sum::<f64>()).collect();
     let x_max = totals.iter().copied().fold(0.0, f64::max).max(0.001) * 1.2;
     let (w, _) = area.dim_in_pixel();
-    let n = rows.len() as i32;
     let labels: Vec<String> = rows.iter().map(|s| (*s).to_owned()).collect();
-    let mut chart = ChartBuilder::on(area)
-        .caption(MERGE_SLICES_TITLE, font(CAPTION_PX, w))
-        .margin(px(24.0, w))
-        .x_label_area_size(px(80.0, w))
-        .y_label_area_size(px(220.0, w))
-        .build_cartesian_2d(0f64..x_max, (0..n - 1).into_segmented())?;
-    let row = |i: usize| n - 1 - i as i32;
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .light_line_style(style::GRID_COLOR.mix(0.5))
-        .y_labels(labels.len())
-        .y_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(y) => labels.get((n - 1 - *y) as usize).cloned().unwrap_or_default(),
-            _ => String::new(),
-        })
-        .x_desc("µs per merged change, cumulative (slice medians)")
-        .label_style(font(LABEL_PX, w))
-        .axis_desc_style(font(LABEL_PX, w))
-        .draw()?;
+    let x_desc = "µs per merged change, cumulative (slice medians)";
+    let mut chart = row_chart(area, MERGE_SLICES_TITLE, &labels, x_max, x_desc, 220.0)?;
+    let row = |i: usize| row_of(i, rows.len());
     let margin = px(14.0, w);
     for (i, lane) in rows.iter().enumerate() {
         let mut start = 0.0;

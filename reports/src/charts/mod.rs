@@ -315,6 +315,56 @@ where
     Ok(chart)
 }
 
+/// Coordinates of a row chart: µs across, one labelled row per segment.
+type RowCoord = Cartesian2d<RangedCoordf64, SegmentedCoord<plotters::coord::types::RangedCoordi32>>;
+
+/// The chart context [`row_chart`] returns.
+pub(crate) type RowChart<'a, DB> = ChartContext<'a, DB, RowCoord>;
+
+/// A chart with one labelled row per entry of `labels`, the first at the
+/// top, and a numeric x axis from 0 to `x_max`, in the report's style. Row
+/// `i` is drawn at segment [`row_of`]`(i, labels.len())`.
+pub(crate) fn row_chart<'a, DB>(
+    area: &'a DrawingArea<DB, Shift>,
+    caption: &str,
+    labels: &[String],
+    x_max: f64,
+    x_desc: &str,
+    label_width: f64,
+) -> Result<RowChart<'a, DB>, Box<dyn std::error::Error + Send + Sync>>
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+{
+    let (w, _) = area.dim_in_pixel();
+    let n = labels.len() as i32;
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, font(style::CAPTION_PX, w))
+        .margin(px(24.0, w))
+        .x_label_area_size(px(80.0, w))
+        .y_label_area_size(px(label_width, w))
+        .build_cartesian_2d(0f64..x_max, (0..n - 1).into_segmented())?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .light_line_style(style::GRID_COLOR.mix(0.5))
+        .y_labels(labels.len())
+        .y_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(y) => labels.get((n - 1 - *y) as usize).cloned().unwrap_or_default(),
+            _ => String::new(),
+        })
+        .x_desc(x_desc)
+        .label_style(font(style::LABEL_PX, w))
+        .axis_desc_style(font(style::LABEL_PX, w))
+        .draw()?;
+    Ok(chart)
+}
+
+/// The segment of row `i` of `rows` in a [`row_chart`] (the first row on top).
+pub(crate) fn row_of(i: usize, rows: usize) -> i32 {
+    rows as i32 - 1 - i as i32
+}
+
 /// A tick value without a trailing `.0` on whole numbers.
 fn trim_zero(value: f64) -> String {
     if value.fract() == 0.0 { format!("{value:.0}") } else { format!("{value:.1}") }

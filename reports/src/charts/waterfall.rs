@@ -9,8 +9,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{ChartKind, DrawResult, font, lane_names, legend, note, px};
-use crate::style::{self, CAPTION_PX, LABEL_PX, LEGEND_PX};
+use super::{ChartKind, DrawResult, font, lane_names, legend, note, px, row_chart, row_of};
+use crate::style::{self, LEGEND_PX};
 
 /// Draw the waterfall of `d.slices`.
 pub(crate) fn waterfall_chart<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, d: &Decomposition) -> DrawResult
@@ -44,26 +44,8 @@ where
 
     // Name the lane sliced: hopscope's probed writer, or a program's own.
     let caption = format!("Where one write goes: slices of {}", d.insitu_lane.as_deref().unwrap_or("the probed lane"));
-    let mut chart = ChartBuilder::on(area)
-        .caption(caption, font(CAPTION_PX, w))
-        .margin(px(24.0, w))
-        .x_label_area_size(px(80.0, w))
-        .y_label_area_size(px(280.0, w))
-        .build_cartesian_2d(0f64..x_max, (0..n - 1).into_segmented())?;
-    let row = |i: usize| n - 1 - i as i32;
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .light_line_style(style::GRID_COLOR.mix(0.5))
-        .y_labels(labels.len())
-        .y_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(y) => labels.get((n - 1 - *y) as usize).cloned().unwrap_or_default(),
-            _ => String::new(),
-        })
-        .x_desc("µs per write, cumulative (slice medians)")
-        .label_style(font(LABEL_PX, w))
-        .axis_desc_style(font(LABEL_PX, w))
-        .draw()?;
+    let mut chart = row_chart(area, &caption, &labels, x_max, "µs per write, cumulative (slice medians)", 280.0)?;
+    let row = |i: usize| row_of(i, labels.len());
 
     let margin = px(10.0, w);
     chart.draw_series(bars.iter().enumerate().map(|(i, (x0, x1, slice))| {
