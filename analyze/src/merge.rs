@@ -1,7 +1,8 @@
 //! The merge measurement's result: per arm and phase µs per merged change,
 //! what each step saves on its own (paired against the naive path, with
 //! its share of the naive→tuned gap), and the statement-level slices of
-//! the naive and tuned paths from the marks inside execute.
+//! the naive and tuned paths from the marks inside execute. `merge.json`
+//! holds it as schema `hopscope.merge/1` (`docs/merge-schema.md`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
