@@ -45,8 +45,10 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         if args.quick { ChangesetSpec { rows: 2_000, ..ChangesetSpec::PUBLISHED } } else { ChangesetSpec::PUBLISHED };
     let spec = ChangesetSpec { rows: args.rows.unwrap_or(base.rows), ..base };
     let rounds = args.rounds.unwrap_or(if args.quick { 6 } else { 8 });
-    if spec.rows == 0 || rounds == 0 || args.parts == 0 {
-        anyhow::bail!("--rows, --rounds and --parts must be at least 1");
+    for (flag, value) in [("--rows", spec.rows), ("--rounds", u64::from(rounds)), ("--parts", u64::from(args.parts))] {
+        if value == 0 {
+            anyhow::bail!("{flag} must be at least 1");
+        }
     }
     let mut plan = MergePlan { parts: args.parts, ..MergePlan::new(spec, rounds) };
     if !args.steps.is_empty() {

@@ -445,4 +445,7 @@ fn merge_runs_only_the_steps_asked_for_and_refuses_an_unknown_one() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("unknown step `cached`") && stderr.contains("cached_statements"), "{stderr}");
+    let out = hopscope(&["merge", "--rows", "40", "--parts", "0", "--out", path]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--parts must be at least 1"));
 }
