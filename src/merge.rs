@@ -67,7 +67,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         plan.arms.len(),
         dir.display()
     );
-    let trace_path = merge_run::run(&plan, &dir, rundir::metadata())?;
+    let trace_path = merge_run::run(&plan, &dir, rundir::metadata(), rundir::show_progress())?;
     let trace = Trace::read(&trace_path).with_context(|| format!("cannot read back {}", trace_path.display()))?;
     let result = merge::analyze(&trace, hopscope_analyze::BOOTSTRAP_SEED);
     let json = dir.join("merge.json");

@@ -29,6 +29,7 @@ mod lane;
 mod mailbox;
 pub mod merge;
 pub mod peers;
+mod progress;
 mod readings;
 pub mod runner;
 mod shape;

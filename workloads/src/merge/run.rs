@@ -94,8 +94,9 @@ fn open_replicas(plan: &MergePlan, db_dir: &Path, fresh: bool) -> Result<Vec<Rep
         .collect()
 }
 
-/// Run `plan` in `dir` (replica files under `dir/db`); returns the trace's path.
-pub fn run(plan: &MergePlan, dir: &Path, meta: BTreeMap<String, String>) -> Result<PathBuf, RunError> {
+/// Run `plan` in `dir` (replica files under `dir/db`), with a progress bar
+/// on stderr when `progress`; returns the trace's path.
+pub fn run(plan: &MergePlan, dir: &Path, meta: BTreeMap<String, String>, progress: bool) -> Result<PathBuf, RunError> {
     if plan.arms.is_empty() || plan.rounds == 0 || plan.parts == 0 {
         return Err(RunError::Plan("a merge run needs at least one arm, one round and one part".to_owned()));
     }
@@ -132,6 +133,7 @@ pub fn run(plan: &MergePlan, dir: &Path, meta: BTreeMap<String, String>) -> Resu
     let n = plan.arms.len();
     let chunk = changes.len().div_ceil(plan.parts as usize).max(1);
     let parts = changes.len().div_ceil(chunk);
+    let bar = crate::progress::bar(progress, u64::from(plan.rounds) * PHASES.len() as u64 * (parts * n) as u64);
     for round in 0..plan.rounds {
         for (phase, lane) in PHASES.iter().enumerate() {
             // Every phase opens its replicas' connections afresh (the cold
@@ -181,6 +183,7 @@ pub fn run(plan: &MergePlan, dir: &Path, meta: BTreeMap<String, String>) -> Resu
                         streams: session.take(),
                         readings: Vec::new(),
                     })?;
+                    bar.inc(1);
                 }
             }
             let expected = if phase == 0 { changes.len() as u64 } else { 0 };
@@ -196,5 +199,6 @@ pub fn run(plan: &MergePlan, dir: &Path, meta: BTreeMap<String, String>) -> Resu
         }
     }
     trace.finish()?;
+    bar.finish_and_clear();
     Ok(trace_path)
 }

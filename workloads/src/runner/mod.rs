@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 
 use hopscope_probe::counters::{Counter, ThreadCounters};
 use hopscope_probe::{Block, TraceWriter, local};
-use indicatif::{ProgressBar, ProgressStyle};
 use rusqlite::Connection;
 
 use crate::cpu::{self, Gap};
@@ -92,7 +91,7 @@ pub fn run(
 
     let total = u64::from(plan.passes) * u64::from(plan.samples) * plan.lanes.len() as u64
         + u64::from(plan.warmup_blocks) * plan.lanes.len() as u64;
-    let bar = progress_bar(progress, total);
+    let bar = crate::progress::bar(progress, total);
     let mut next_key = 0u64;
     let mut block_ctx = BlockContext {
         plan,
@@ -148,16 +147,4 @@ fn seed(admin: &Connection, shape: Shape) -> rusqlite::Result<()> {
         admin.execute_batch("COMMIT")?;
     }
     Ok(())
-}
-
-fn progress_bar(enabled: bool, total: u64) -> ProgressBar {
-    if !enabled {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(total);
-    if let Ok(style) = ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} blocks · {elapsed} (eta {eta})") {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar.set_prefix("measuring");
-    bar
 }
