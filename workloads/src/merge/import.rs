@@ -171,6 +171,8 @@ impl<'c, P: Probe> Merger<'c, P> {
         self.site_memo = None;
         self.pending = None;
         self.seq = 0;
+        // A merge that failed while writing its value left the bit on.
+        self.sync_bit.store(false, Ordering::Relaxed);
     }
 
     /// Merge one change (the `index`-th of its changeset) inside the open
