@@ -17,20 +17,15 @@ fn temp_dir(name: &str) -> PathBuf {
 
 /// A tiny real decomposition, shared by the tests that need a trace.
 fn small_decompose(dir: &Path) -> Output {
-    hopscope(&[
-        "decompose",
-        "--quick",
-        "--ops",
-        "20",
-        "--samples",
-        "3",
-        "--passes",
-        "2",
-        "--warmup",
-        "1",
-        "--out",
-        dir.to_str().expect("utf-8 path"),
-    ])
+    small_decompose_with(dir, &[])
+}
+
+/// [`small_decompose`] with `extra` flags.
+fn small_decompose_with(dir: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["decompose", "--quick", "--ops", "20", "--samples", "3", "--passes", "2", "--warmup", "1"];
+    args.extend_from_slice(extra);
+    args.extend(["--out", dir.to_str().expect("utf-8 path")]);
+    hopscope(&args)
 }
 
 #[test]
@@ -342,21 +337,7 @@ fn export_writes_a_chrome_timeline_of_a_real_trace() {
 #[test]
 fn decompose_with_peers_compares_every_peer_with_the_writer() {
     let dir = temp_dir("peers");
-    let out = hopscope(&[
-        "decompose",
-        "--quick",
-        "--peers",
-        "--ops",
-        "20",
-        "--samples",
-        "3",
-        "--passes",
-        "2",
-        "--warmup",
-        "1",
-        "--out",
-        dir.to_str().expect("utf-8 path"),
-    ]);
+    let out = small_decompose_with(&dir, &["--peers"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     let result: serde_json::Value =

@@ -3,10 +3,12 @@
 //! data (a real saving is reproduced, none is inconclusive, a moving control
 //! is drift).
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use hopscope_analyze::merge::{CONTROL, MergeResult, analyze};
-use hopscope_probe::{Block, ClockInfo, ClockSource, HopTable, HostInfo, Ticks, Trace, TraceHeader};
+use hopscope_probe::{Block, HopTable, Ticks, Trace, TraceHeader};
 
 const ARMS: [&str; 5] = ["naive", "tuned", "fast_step", "null_step", CONTROL];
 const PHASES: [&str; 2] = ["cold", "again"];
@@ -35,19 +37,8 @@ fn trace(control_drift: f64) -> Trace {
     let lanes: Vec<String> = ARMS.iter().flat_map(|a| PHASES.map(|p| lane_name(a, p))).collect();
     let header = TraceHeader {
         created_unix_ms: 1_700_000_000_000,
-        host: HostInfo {
-            hostname: "test".into(),
-            cpu_model: "synthetic".into(),
-            cores: 2,
-            kernel: "0".into(),
-            target: "test".into(),
-        },
-        clock: ClockInfo {
-            source: ClockSource::Tsc,
-            ns_per_tick: 1.0,
-            invariant_tsc: true,
-            kernel_clocksource: "tsc".into(),
-        },
+        host: common::host(),
+        clock: common::ns_clock(),
         hops: HopTable::standard(),
         lanes,
         threads: vec!["merger".into()],

@@ -1,13 +1,13 @@
 //! The analyzer on synthetic traces whose every duration is known: it must
 //! recover them exactly, count what it excludes, and be reproducible.
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use hopscope_analyze::{AnalyzeError, decompose, receipt};
 use hopscope_probe::counters::{Counter, CounterSupport, Support};
-use hopscope_probe::{
-    Block, ClockInfo, ClockSource, Hop, HopTable, HostInfo, Mark, OpId, Reading, Stream, Ticks, Trace, TraceHeader,
-};
+use hopscope_probe::{Block, Hop, HopTable, Mark, OpId, Reading, Stream, Ticks, Trace, TraceHeader};
 
 const LANES: [&str; 5] = ["inline", "floor", "floor-probed", "writer", "writer-probed"];
 
@@ -15,19 +15,8 @@ const LANES: [&str; 5] = ["inline", "floor", "floor-probed", "writer", "writer-p
 fn header() -> TraceHeader {
     TraceHeader {
         created_unix_ms: 1_700_000_000_000,
-        host: HostInfo {
-            hostname: "test".into(),
-            cpu_model: "synthetic".into(),
-            cores: 2,
-            kernel: "0".into(),
-            target: "test".into(),
-        },
-        clock: ClockInfo {
-            source: ClockSource::Tsc,
-            ns_per_tick: 1.0,
-            invariant_tsc: true,
-            kernel_clocksource: "tsc".into(),
-        },
+        host: common::host(),
+        clock: common::ns_clock(),
         hops: HopTable::standard(),
         lanes: LANES.iter().map(|s| (*s).to_owned()).collect(),
         threads: vec!["caller".into(), "writer".into()],
