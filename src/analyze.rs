@@ -7,14 +7,13 @@ use anyhow::Context;
 use hopscope_probe::Trace;
 use hopscope_reports::ChartOptions;
 
-use crate::{output, report};
-
 /// Flags of `hopscope analyze`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The `.hop` trace to analyze.
     trace: PathBuf,
-    /// Where to write result.json and receipt.md (default: beside the trace).
+    /// Where to write result.json, receipt.md and the report (default:
+    /// beside the trace).
     #[arg(long)]
     out: Option<PathBuf>,
 }
@@ -31,9 +30,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         None => path.parent().map(PathBuf::from).unwrap_or_else(|| PathBuf::from(".")),
     };
-    let written = output::write(&dir, &decomposition)?;
-    let rendered = report::render(&decomposition, &dir, ChartOptions::default())?;
-    output::print_summary(&decomposition, &written);
-    report::print_rendered(&rendered);
+    let written = hopscope_reports::write_decomposition(&dir, &decomposition, ChartOptions::default())
+        .with_context(|| format!("cannot write the results in {}", dir.display()))?;
+    print!("{}", hopscope_harness::summary::decomposition(&decomposition));
+    print!("\n{written}");
     Ok(ExitCode::SUCCESS)
 }

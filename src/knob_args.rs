@@ -1,8 +1,10 @@
-//! Command-line flags shared by the commands that run lanes: the writer's
-//! knobs and the run plan's sizes.
+//! Command-line flags shared by the commands that run hopscope's reference
+//! lanes: the writer's knobs and the database's pragmas. The run's sizes
+//! and placement are the harness's own flags ([`hopscope_harness::RunArgs`]).
 
-use hopscope_workloads::knobs::{ChannelKind, Placement, ReplyMode, ResultSlot, Wait};
-use hopscope_workloads::{DbConfig, Knobs, Plan};
+use hopscope_harness::Placement;
+use hopscope_workloads::knobs::{ChannelKind, InjectedDelay, ReplyMode, ResultSlot, Wait};
+use hopscope_workloads::{DbConfig, Knobs};
 
 /// The reference writer's knobs (defaults: the shipping configuration).
 #[derive(Debug, clap::Args)]
@@ -28,26 +30,17 @@ pub(crate) struct KnobArgs {
     /// Reply slot: allocate (per call) or reuse (per thread).
     #[arg(long, default_value = "reuse")]
     result_slot: ResultSlot,
-    /// Thread placement: unpinned, same-core, different-cores (default:
-    /// same-core for `decompose`, unpinned otherwise).
-    #[arg(long)]
-    placement: Option<Placement>,
     /// Busy-wait injected before a hop's mark, as HOP:NS (e.g. executed:2000).
     #[arg(long)]
     delay: Option<String>,
 }
 
 impl KnobArgs {
-    /// The knobs, with `placement` used when `--placement` is not given.
-    pub(crate) fn knobs_placed(&self, placement: Placement) -> anyhow::Result<Knobs> {
-        let knobs = self.knobs()?;
-        Ok(Knobs { placement: self.placement.unwrap_or(placement), ..knobs })
-    }
-
-    pub(crate) fn knobs(&self) -> anyhow::Result<Knobs> {
+    /// The knobs, placed as the run's plan says.
+    pub(crate) fn knobs(&self, placement: Placement) -> anyhow::Result<Knobs> {
         let delay = match &self.delay {
             None => None,
-            Some(text) => Some(crate::spec::parse_delay(text).map_err(|e| anyhow::anyhow!("--delay: {e}"))?),
+            Some(text) => Some(text.parse::<InjectedDelay>().map_err(|e| anyhow::anyhow!("--delay: {e}"))?),
         };
         Ok(Knobs {
             reply: self.reply,
@@ -58,47 +51,24 @@ impl KnobArgs {
             harvest: self.harvest,
             result_slot: self.result_slot,
             delay,
-            placement: self.placement.unwrap_or_default(),
+            placement,
         })
     }
 }
 
-/// Sizes of a run; each overrides the default or `--quick` plan.
+/// The database every lane opens.
 #[derive(Debug, clap::Args)]
-pub(crate) struct PlanArgs {
-    /// Operations per block.
-    #[arg(long)]
-    ops: Option<u64>,
-    /// Blocks per lane per pass.
-    #[arg(long)]
-    samples: Option<u32>,
-    /// Passes.
-    #[arg(long)]
-    passes: Option<u32>,
-    /// Unrecorded warm-up blocks per lane.
-    #[arg(long)]
-    warmup: Option<u32>,
+pub(crate) struct DbArgs {
     /// SQLite journal mode: wal, delete, memory.
     #[arg(long, default_value = "wal")]
     journal_mode: hopscope_workloads::db::JournalMode,
     /// SQLite synchronous: off, normal, full.
     #[arg(long, default_value = "normal")]
     synchronous: hopscope_workloads::db::Synchronous,
-    /// Record perf-event counters (cycles, instructions, context switches,
-    /// ...) on every lane's threads. Off by default: on VMs each open
-    /// counter adds µs to every context switch of its thread.
-    #[arg(long)]
-    counters: bool,
 }
 
-impl PlanArgs {
-    pub(crate) fn apply(&self, mut plan: Plan) -> Plan {
-        plan.ops_per_block = self.ops.unwrap_or(plan.ops_per_block);
-        plan.samples = self.samples.unwrap_or(plan.samples);
-        plan.passes = self.passes.unwrap_or(plan.passes);
-        plan.warmup_blocks = self.warmup.unwrap_or(plan.warmup_blocks);
-        plan.db = DbConfig { journal_mode: self.journal_mode, synchronous: self.synchronous };
-        plan.perf_counters = self.counters;
-        plan
+impl DbArgs {
+    pub(crate) fn config(&self) -> DbConfig {
+        DbConfig { journal_mode: self.journal_mode, synchronous: self.synchronous }
     }
 }

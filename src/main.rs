@@ -13,11 +13,9 @@ mod export;
 mod keepwarm;
 mod knob_args;
 mod merge;
-mod output;
 mod report;
 mod resolve;
 mod run;
-mod rundir;
 mod spec;
 
 /// Decompose the write path of a writer-thread architecture into

@@ -11,7 +11,7 @@ use hopscope_probe::Trace;
 use hopscope_workloads::merge::ChangesetSpec;
 use hopscope_workloads::merge::run::{self as merge_run, MergePlan};
 
-use crate::rundir;
+use hopscope_harness::rundir;
 
 /// Flags of `hopscope merge`.
 #[derive(Debug, clap::Args)]
@@ -70,11 +70,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let trace_path = merge_run::run(&plan, &dir, rundir::metadata(), rundir::show_progress())?;
     let trace = Trace::read(&trace_path).with_context(|| format!("cannot read back {}", trace_path.display()))?;
     let result = merge::analyze(&trace, hopscope_analyze::BOOTSTRAP_SEED);
-    let json = dir.join("merge.json");
-    std::fs::write(&json, serde_json::to_string_pretty(&result)?)
-        .with_context(|| format!("cannot write {}", json.display()))?;
-    let receipt = dir.join("receipt.md");
-    std::fs::write(&receipt, merge::receipt(&result)).with_context(|| format!("cannot write {}", receipt.display()))?;
+    let mut written = hopscope_reports::write_merge(&dir, &result)?;
+    written.push("trace", trace_path);
     println!("{:<20} {:>12} {:>12}", "arm", "cold µs/chg", "again µs/chg");
     for (arm, phases) in &result.arms {
         let cell = |p: &str| phases.get(p).map_or("–".to_owned(), |f| format!("{:.2}", f.us_per_change.median));
@@ -83,13 +80,6 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     for (phase, ratio) in &result.speedup {
         println!("naive ÷ tuned ({phase}): {ratio:.1}×");
     }
-    let rendered = hopscope_reports::render_merge(&result, &dir)?;
-    println!("\nmerge:   {}", json.display());
-    println!("receipt: {}", receipt.display());
-    println!("trace:   {}", trace_path.display());
-    println!("report:  {}", rendered.html.display());
-    for png in &rendered.pngs {
-        println!("chart:   {}", png.display());
-    }
+    print!("\n{written}");
     Ok(ExitCode::SUCCESS)
 }

@@ -1,46 +1,50 @@
-//! `hopscope run`: run lanes side by side and write the raw trace.
+//! `hopscope run`: run any reference lanes side by side on one shape and
+//! write the raw trace (no analysis: `hopscope analyze` does that).
 
 use std::process::ExitCode;
 
-use hopscope_workloads::{LaneSpec, Plan, Shape, runner};
+use hopscope_harness::{RunArgs, rundir, runner};
+use hopscope_workloads::{LaneSpec, Shape};
 
-use crate::knob_args::KnobArgs;
-use crate::rundir;
+use crate::knob_args::{DbArgs, KnobArgs};
+
+/// The lanes `run` alternates when `--lanes` is not given.
+const DEFAULT_LANES: [&str; 4] = ["inline", "floor", "writer", "writer-probed"];
 
 /// Flags of `hopscope run`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// Lanes to alternate: inline, floor, writer, each optionally `-probed`.
-    #[arg(long, value_delimiter = ',', default_value = "inline,floor,writer,writer-probed")]
-    lanes: Vec<String>,
+    /// `--lanes`: lanes to alternate: inline, floor, writer, each
+    /// optionally `-probed`, or a peer (default: inline, floor, writer,
+    /// writer-probed).
+    #[command(flatten)]
+    run: RunArgs,
     /// What every lane writes: single-insert, concurrent-insert:N, batch:K,
     /// blob:SIZE[:copy|move|shared], noop-update, point-update.
     #[arg(long, default_value = "single-insert")]
     shape: Shape,
-    /// Short run for a smoke test (fewer, smaller blocks).
-    #[arg(long)]
-    quick: bool,
-    /// Run directory (default: a new one under target/hopscope/).
-    #[arg(long)]
-    out: Option<std::path::PathBuf>,
     #[command(flatten)]
-    plan: crate::knob_args::PlanArgs,
+    db: DbArgs,
     #[command(flatten)]
     knobs: KnobArgs,
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let knobs = args.knobs.knobs()?;
-    let lanes = args
-        .lanes
+    let plan = args.run.plan().map_err(anyhow::Error::msg)?;
+    let knobs = args.knobs.knobs(plan.placement)?;
+    let names: Vec<&str> = match args.run.lanes.is_empty() {
+        true => DEFAULT_LANES.to_vec(),
+        false => args.run.lanes.iter().map(String::as_str).collect(),
+    };
+    let db = args.db.config();
+    let lanes = LaneSpec::standard(&names, knobs)?
         .iter()
-        .map(|name| LaneSpec::standard(name, knobs))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(anyhow::Error::msg)?;
-    let base = if args.quick { Plan::quick(lanes, args.shape) } else { Plan::new(lanes, args.shape) };
-    let plan = args.plan.apply(base);
-    let dir = rundir::create(args.out.as_deref(), "run")?;
-    let summary = runner::run(&plan, &dir, rundir::metadata(), rundir::show_progress())?;
+        .map(|spec| spec.lane(args.shape, db))
+        .collect::<Result<Vec<_>, _>>()?;
+    let dir = rundir::create(args.run.out.as_deref(), "run")?;
+    let mut meta = rundir::metadata();
+    meta.extend(hopscope_workloads::run_facts(args.shape, db).map(|(k, v)| (k.to_owned(), v)));
+    let summary = runner::run(&plan, &lanes, &dir, meta, rundir::show_progress())?;
     println!("{} blocks, {} marks dropped", summary.blocks, summary.dropped);
     for (lane, ops) in &summary.ops {
         println!("  {lane:<16} {ops} ops");

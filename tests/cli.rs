@@ -131,7 +131,7 @@ fn calibrate_json_has_the_documented_fields() {
 fn bad_flags_are_refused() {
     let out = hopscope(&["run", "--shape", "teleport"]);
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown shape"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("shape `teleport`: one of single-insert"));
     let out = hopscope(&[
         "run",
         "--lanes",
@@ -141,7 +141,7 @@ fn bad_flags_are_refused() {
         temp_dir("lanes").to_str().expect("utf-8"),
     ]);
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown lane"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("lane `warpdrive`: inline, floor, writer"));
 }
 
 const SMALL_SPEC: &str = r#"
@@ -279,7 +279,7 @@ fn resolve_writes_the_documented_table() {
     assert!(dir.join("resolution.png").exists() && dir.join("receipt.md").exists());
     let bad = hopscope(&["resolve", "--slice", "nowhere", "--out", temp_dir("resolve-bad").to_str().expect("utf-8")]);
     assert!(!bad.status.success());
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown hop"));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("slice `nowhere`: a standard hop"));
 }
 
 #[test]

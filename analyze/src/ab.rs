@@ -17,18 +17,47 @@
 
 use std::collections::BTreeMap;
 
-use hopscope_probe::Trace;
+use hopscope_probe::{Role, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::lanes::{self, Difference, LaneBlocks};
 use crate::stats::Samples;
 
-/// The lane names an A/B trace uses.
+/// The keys of the arms in an experiment's description (`a`, `b`,
+/// `control`), and hopscope's lane names for them before roles existed.
 pub const ARM_A: &str = "a";
-/// Arm B's lane name.
+/// Arm B's key.
 pub const ARM_B: &str = "b";
-/// The inert control arm's lane name.
+/// The inert control arm's key.
 pub const CONTROL: &str = "control";
+
+/// The trace lanes of an A/B run's arms, found by their roles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arms {
+    /// Arm A.
+    pub a: u16,
+    /// Arm B.
+    pub b: u16,
+    /// The control, if the run had one.
+    pub control: Option<u16>,
+}
+
+impl Arms {
+    /// The arms of `trace`, or `None` if it lacks arm A or arm B.
+    pub fn of(trace: &Trace) -> Option<Arms> {
+        let find = |role: Role| {
+            (0..trace.header.lanes.len() as u16).find(|&i| trace.header.lane_info(i).is_some_and(|l| l.role == role))
+        };
+        Some(Arms { a: find(Role::ArmA)?, b: find(Role::ArmB)?, control: find(Role::Control) })
+    }
+
+    /// `(key, lane)` of every arm the run had.
+    pub fn keyed(&self) -> Vec<(&'static str, u16)> {
+        let mut arms = vec![(ARM_A, self.a), (ARM_B, self.b)];
+        arms.extend(self.control.map(|c| (CONTROL, c)));
+        arms
+    }
+}
 
 /// The decision rule, written in the spec before the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -268,9 +297,7 @@ fn ci_excludes_zero(d: &Difference) -> bool {
 /// when its lane was probed — robust to the rare slow operation, such as a
 /// WAL checkpoint — and its wall time per operation otherwise.
 pub fn pass_blocks(trace: &Trace) -> Vec<PassBlocks> {
-    let lane = |name: &str| trace.header.lane(name);
-    let (Some(a), Some(b)) = (lane(ARM_A), lane(ARM_B)) else { return Vec::new() };
-    let control = lane(CONTROL);
+    let Some(Arms { a, b, control }) = Arms::of(trace) else { return Vec::new() };
     let ns_per_tick = trace.header.clock.ns_per_tick;
     let op_medians: BTreeMap<usize, f64> = crate::join::join(trace)
         .iter()

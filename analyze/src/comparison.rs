@@ -12,7 +12,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use hopscope_probe::{Role, Variant};
+
 use crate::lanes::{self, Difference, LaneBlocks};
+use crate::roles::Roles;
 use crate::stats::Summary;
 
 /// One lane of the comparison.
@@ -43,9 +46,6 @@ pub struct Comparison {
     pub findings: Vec<String>,
 }
 
-/// Lanes that are hopscope's own references, never compared as peers.
-pub const REFERENCE_LANES: [&str; 6] = ["inline", "inline-probed", "floor", "floor-probed", "writer", "writer-probed"];
-
 /// Per-lane context needed beside the blocks.
 pub struct LaneFacts<'a> {
     /// µs per op summaries by lane.
@@ -58,14 +58,20 @@ pub struct LaneFacts<'a> {
     pub meta: &'a BTreeMap<String, String>,
 }
 
-/// Compare the clean writer with every non-reference lane, or `None` when
-/// the run has no such lane (or lacks inline, floor or writer).
-pub fn compare(blocks: &[LaneBlocks], facts: &LaneFacts<'_>, shape: &str, seed: u64) -> Option<Comparison> {
-    let find = |name: &str| blocks.iter().find(|l| l.name == name && l.ops > 0);
-    let (inline, floor) = (find("inline")?, find("floor")?);
-    let writer = find("writer")?;
-    let others: Vec<&LaneBlocks> =
-        blocks.iter().filter(|l| l.ops > 0 && !REFERENCE_LANES.contains(&l.name.as_str())).collect();
+/// Compare the clean subject with every peer lane, or `None` when the run
+/// has no peer (or lacks a baseline, a floor or a subject).
+pub fn compare(
+    blocks: &[LaneBlocks],
+    roles: &Roles,
+    facts: &LaneFacts<'_>,
+    shape: &str,
+    seed: u64,
+) -> Option<Comparison> {
+    let measured = |lane: Option<usize>| lane.and_then(|i| blocks.get(i)).filter(|l| l.ops > 0);
+    let inline = measured(roles.prefer(Role::Baseline, Variant::Clean))?;
+    let floor = measured(roles.prefer(Role::Floor, Variant::Clean))?;
+    let writer = measured(roles.prefer(Role::Subject, Variant::Clean))?;
+    let others: Vec<&LaneBlocks> = roles.with_role(Role::Peer).filter_map(|i| measured(Some(i))).collect();
     if others.is_empty() {
         return None;
     }

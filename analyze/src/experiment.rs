@@ -45,9 +45,17 @@ pub fn judge(trace: &Trace, rule: &Rule) -> Experiment {
     let meta = &trace.header.run;
     let get = |k: &str| meta.get(k).cloned().unwrap_or_default();
     let outcome = ab::verdict(&ab::pass_blocks(trace), rule, BOOTSTRAP_SEED);
-    let arms = [ab::ARM_A, ab::ARM_B, ab::CONTROL]
+    // Each arm described by its lane: `a: <lane> — <description>`.
+    let arms = ab::Arms::of(trace)
+        .map(|arms| arms.keyed())
+        .unwrap_or_default()
         .into_iter()
-        .filter_map(|arm| meta.get(&format!("lane.{arm}")).map(|d| (arm.to_owned(), d.clone())))
+        .filter_map(|(key, lane)| {
+            let name = trace.header.lanes.get(usize::from(lane))?;
+            let description = meta.get(&format!("lane.{name}")).cloned().unwrap_or_default();
+            let text = if name == key { description } else { format!("lane `{name}`: {description}") };
+            Some((key.to_owned(), text))
+        })
         .collect();
     let mut warnings = Vec::new();
     if trace.dropped() > 0 {

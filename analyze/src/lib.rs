@@ -21,12 +21,13 @@ pub mod lanes;
 pub mod merge;
 pub mod receipt;
 pub mod resolution;
+pub mod roles;
 pub mod slices;
 pub mod stats;
 pub mod sweep;
 
 /// Host and clock facts, as recorded in traces and results.
-pub use hopscope_probe::{ClockInfo, HostInfo};
+pub use hopscope_probe::{ClockInfo, HostInfo, Role, Variant};
 
 pub use decomposition::{
     AnalyzeError, BOOTSTRAP_SEED, BlockFigure, CounterFigure, Decomposition, Derived, Drops, LaneResult,

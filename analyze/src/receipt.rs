@@ -4,6 +4,8 @@
 use std::fmt::Write as _;
 use std::time::{Duration, UNIX_EPOCH};
 
+use hopscope_probe::Role;
+
 use crate::decomposition::{CounterFigure, Decomposition};
 use crate::join::SliceSide;
 use crate::lanes::Difference;
@@ -20,10 +22,17 @@ pub fn markdown(d: &Decomposition) -> String {
 /// One sentence with the headline figures, or `None` without lane arithmetic.
 pub fn headline(d: &Decomposition) -> Option<String> {
     let derived = d.derived.as_ref()?;
-    let mut sentence = format!(
-        "Of the {:.2} µs hop, {:.2} µs is the thread boundary and {:.2} µs is the writer's own work",
-        derived.hop_us.median, derived.boundary_us.median, derived.library_us.median
-    );
+    let mut sentence = match (&derived.boundary_us, &derived.library_us) {
+        (Some(boundary), Some(library)) => format!(
+            "Of the {:.2} µs hop, {:.2} µs is the thread boundary and {:.2} µs is the writer's own work",
+            derived.hop_us.median, boundary.median, library.median
+        ),
+        _ => format!(
+            "The hop (subject − baseline) is {:.2} µs (95% CI {:.2}…{:.2}); without a floor lane it is not split \
+             into boundary and library",
+            derived.hop_us.median, derived.hop_us.ci95[0], derived.hop_us.ci95[1]
+        ),
+    };
     if let Some(c) = &d.crosscheck {
         let verdict = if c.agree { "agree" } else { "disagree" };
         let _ = write!(
@@ -81,10 +90,15 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         writeln!(out, "## Derived (paired by round, µs per operation)\n")?;
         writeln!(out, "| figure | definition | median | 95% CI | rounds |")?;
         writeln!(out, "|---|---|---:|---:|---:|")?;
-        let lane = |role: &'static str| derived.lanes.get(role).map_or(role, String::as_str);
-        row(out, "hop", &format!("{} − {}", lane("writer"), lane("inline")), &derived.hop_us)?;
-        row(out, "boundary", &format!("{} − {}", lane("floor"), lane("inline")), &derived.boundary_us)?;
-        row(out, "library", &format!("{} − {}", lane("writer"), lane("floor")), &derived.library_us)?;
+        let lane = |role: Role| derived.lane(role).unwrap_or(role.name());
+        let (subject, floor, baseline) = (lane(Role::Subject), lane(Role::Floor), lane(Role::Baseline));
+        row(out, "hop", &format!("{subject} − {baseline}"), &derived.hop_us)?;
+        if let Some(boundary) = &derived.boundary_us {
+            row(out, "boundary", &format!("{floor} − {baseline}"), boundary)?;
+        }
+        if let Some(library) = &derived.library_us {
+            row(out, "library", &format!("{subject} − {floor}"), library)?;
+        }
         writeln!(out)?;
     }
 
@@ -225,23 +239,30 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     writeln!(out, "- date: {}", date(d))?;
     writeln!(out, "- command: `{}`", meta("command"))?;
     // A program's own capture has none of the runner's settings to report.
-    if d.run.meta.contains_key("shape") {
+    if d.run.meta.contains_key("ops_per_block") {
         writeln!(out, "- commit: {}", meta("commit"))?;
+        let shape = d.run.meta.get("shape").map_or(String::new(), |s| format!("shape: {s} · "));
         writeln!(
             out,
-            "- shape: {} · {} ops per block · {} samples × {} passes · {} warm-up blocks per lane",
-            meta("shape"),
+            "- {shape}{} ops per block · {} samples × {} passes · {} warm-up blocks per lane · placement {}",
             meta("ops_per_block"),
             meta("samples"),
             meta("passes"),
-            meta("warmup_blocks")
+            meta("warmup_blocks"),
+            meta("placement")
         )?;
-        writeln!(out, "- database: {} · SQLite {}", meta("db"), meta("sqlite_version"))?;
+        if d.run.meta.contains_key("db") {
+            writeln!(out, "- database: {} · SQLite {}", meta("db"), meta("sqlite_version"))?;
+        }
     } else if let Some(capture) = d.run.meta.get("capture") {
         writeln!(out, "- captured by the program itself ({capture})")?;
     }
-    for (key, value) in d.run.meta.iter().filter(|(k, _)| k.starts_with("lane.") && !k.ends_with(".probed")) {
-        writeln!(out, "- {}: {value}", key.trim_start_matches("lane."))?;
+    // `lane.<name>` describes a lane; `lane.<name>.<field>` are its settings.
+    for (key, value) in d.run.meta.iter().filter_map(|(k, v)| Some((k.strip_prefix("lane.")?, v))) {
+        if !key.contains('.') {
+            let role = d.run.meta.get(&format!("lane.{key}.role")).map_or(String::new(), |r| format!(" ({r})"));
+            writeln!(out, "- {key}{role}: {value}")?;
+        }
     }
     writeln!(
         out,

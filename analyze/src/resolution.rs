@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use hopscope_probe::Trace;
 use serde::{Deserialize, Serialize};
 
-use crate::ab::{self, ARM_A, ARM_B, Rule, Verdict};
+use crate::ab::{self, Rule, Verdict};
 use crate::decomposition::BOOTSTRAP_SEED;
 use crate::join;
 use crate::slices::slice_figures;
@@ -62,12 +62,12 @@ const CI95_WIDTH_IN_SE: f64 = 3.92;
 /// The slice that grew most from arm `a` to arm `b`, in standard errors.
 fn attribute(trace: &Trace) -> Option<String> {
     let joined = join::join(trace);
-    let figures = |name: &str| {
-        let lane = trace.header.lane(name)?;
+    let arms = ab::Arms::of(trace)?;
+    let figures = |lane: u16| {
         let ops = joined.iter().find(|o| o.lane == lane && o.complete > 0)?;
         Some(slice_figures(ops, BOOTSTRAP_SEED))
     };
-    let (a, b) = (figures(ARM_A)?, figures(ARM_B)?);
+    let (a, b) = (figures(arms.a)?, figures(arms.b)?);
     let se = |ci: [f64; 2]| (ci[1] - ci[0]) / CI95_WIDTH_IN_SE;
     let a: BTreeMap<&str, (f64, f64)> = a.iter().map(|s| (s.name.as_str(), (s.median_us, se(s.ci95)))).collect();
     b.iter()

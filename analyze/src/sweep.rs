@@ -45,7 +45,9 @@ pub struct SweepRow {
 /// The rows of one placement's sweep trace, already decomposed as `d`.
 pub fn rows(placement: &str, trace: &hopscope_probe::Trace, d: &Decomposition) -> Vec<SweepRow> {
     let blocks = lanes::lane_blocks(trace);
-    let inline = blocks.iter().find(|l| l.name == INLINE && l.ops > 0);
+    let baseline = (0..trace.header.lanes.len() as u16)
+        .find(|&i| trace.header.lane_info(i).is_some_and(|l| l.role == hopscope_probe::Role::Baseline));
+    let inline = baseline.and_then(|i| blocks.get(usize::from(i))).filter(|l| l.ops > 0);
     let total = |lane: &str, counter: &str| match d.lanes.get(lane)?.counters.get(counter)? {
         CounterFigure::PerOp(roles) => roles.get("total").copied(),
         CounterFigure::Unsupported(_) => None,
@@ -56,7 +58,7 @@ pub fn rows(placement: &str, trace: &hopscope_probe::Trace, d: &Decomposition) -
             let summary = d.lanes.get(&lane.name)?.us_per_op?;
             let cpu = d.cpu_us_per_op.get(&lane.name);
             let boundary = match inline {
-                Some(i) if lane.name != INLINE => lanes::difference(lane, i, crate::BOOTSTRAP_SEED),
+                Some(i) if lane.name != i.name => lanes::difference(lane, i, crate::BOOTSTRAP_SEED),
                 _ => None,
             };
             Some(SweepRow {

@@ -48,6 +48,7 @@ fn trace(control_drift: f64) -> Trace {
             ("changes".to_owned(), (CHANGES_PER_PART * u64::from(PARTS)).to_string()),
             ("rounds".to_owned(), "1".to_owned()),
         ]),
+        lane_info: Vec::new(),
     };
     let mut blocks = Vec::new();
     let mut t = 0u64;

@@ -84,6 +84,7 @@ mod hop;
 mod host;
 pub mod local;
 mod probe;
+mod role;
 mod session;
 pub mod trace;
 
@@ -107,5 +108,6 @@ pub use clock::{ClockInfo, ClockSource, Ticks};
 pub use hop::{Hop, HopDef, HopTable, Mark, OpId, Side};
 pub use host::HostInfo;
 pub use probe::{NoProbe, Probe, Recording};
+pub use role::{LaneInfo, Role, UnknownRole, Variant};
 pub use session::Session;
 pub use trace::{Block, Reading, Stream, Trace, TraceError, TraceHeader, TraceWriter};

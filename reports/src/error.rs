@@ -17,6 +17,14 @@ pub enum ReportError {
         /// What plotters said.
         message: String,
     },
+    /// A result could not be encoded as JSON.
+    #[error("cannot encode {what}: {source}")]
+    Json {
+        /// Which file.
+        what: &'static str,
+        /// serde_json's error.
+        source: serde_json::Error,
+    },
     /// A file could not be written.
     #[error("cannot write {path}: {source}")]
     Io {

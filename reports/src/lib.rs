@@ -7,7 +7,9 @@
 //!   `cpu`, `stability`), each a free function over any plotters backend.
 //! - [`style`]: palette, sizes, and the embedded DejaVu Sans font, so PNG
 //!   text renders the same on a machine with no fonts installed.
-//! - [`render`]: writes the PNGs and `report.html` into a run directory.
+//! - [`render`]: writes the PNGs and `report.html` into a run directory;
+//!   [`write_decomposition`] and its siblings write every file of a run
+//!   (JSON, receipt, charts, page) and say what they wrote ([`Written`]).
 
 #![deny(missing_docs)]
 
@@ -15,6 +17,7 @@ pub mod charts;
 mod error;
 mod html;
 pub mod style;
+mod written;
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +29,7 @@ pub use charts::{
 };
 pub use error::ReportError;
 pub use html::{experiment_page, merge_page, page};
+pub use written::{Written, write_decomposition, write_experiment, write_merge, write_resolution, write_sweep};
 
 /// What [`render`] wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -69,7 +69,7 @@ impl Lanes {
             Placement::DifferentCores => 1,
             _ => 0,
         };
-        hopscope_workloads::cpu::pin_current(0);
+        hopscope_harness::placement::pin_current(0);
         let inline = Inline::open(&path("inline"), db, INSERT, NoProbe).expect("inline lane");
         let options = FloorOptions { pin: Some(worker_core), floor_wait: setup.wait, client_wait: setup.wait };
         let floor = Floor::open_with(&path("floor"), db, INSERT, NoProbe, options).expect("floor lane");

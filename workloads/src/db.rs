@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use rusqlite::Connection;
 
+use crate::error::ParseError;
+
 /// SQLite `journal_mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JournalMode {
@@ -76,25 +78,25 @@ impl Synchronous {
 }
 
 impl FromStr for JournalMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
         match s.to_ascii_lowercase().as_str() {
             "wal" => Ok(JournalMode::Wal),
             "delete" => Ok(JournalMode::Delete),
             "memory" => Ok(JournalMode::Memory),
-            other => Err(format!("unknown journal mode `{other}` (wal, delete, memory)")),
+            other => Err(ParseError::new("journal mode", other, "wal, delete or memory")),
         }
     }
 }
 
 impl FromStr for Synchronous {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
         match s.to_ascii_lowercase().as_str() {
             "off" => Ok(Synchronous::Off),
             "normal" => Ok(Synchronous::Normal),
             "full" => Ok(Synchronous::Full),
-            other => Err(format!("unknown synchronous level `{other}` (off, normal, full)")),
+            other => Err(ParseError::new("synchronous level", other, "off, normal or full")),
         }
     }
 }

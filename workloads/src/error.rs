@@ -68,30 +68,12 @@ pub enum RunError {
         /// The failure.
         source: WriteError,
     },
-    /// A lane wrote a different number of rows than it reported.
-    #[error("lane `{lane}` reported {reported} writes but its table holds {found} rows")]
-    RowMismatch {
-        /// The lane.
-        lane: String,
-        /// Successful writes reported.
-        reported: u64,
-        /// Rows found.
-        found: u64,
-    },
-    /// A lane reported a different number of changed rows than its
-    /// operations should have changed.
-    #[error("lane `{lane}` reported {reported} changed rows where its operations change {expected}")]
-    WrongChanges {
-        /// The lane.
-        lane: String,
-        /// Rows the block's operations change.
-        expected: u64,
-        /// Rows the lane said it changed.
-        reported: u64,
-    },
     /// The plan is not runnable (no lanes, zero ops, ...).
     #[error("invalid run plan: {0}")]
     Plan(String),
+    /// The harness could not carry the run out, or a lane stopped it.
+    #[error(transparent)]
+    Harness(#[from] hopscope_harness::RunError),
     /// Writing the trace or the run directory failed.
     #[error("cannot write the trace: {0}")]
     Trace(#[from] hopscope_probe::TraceError),
@@ -105,10 +87,24 @@ pub enum RunError {
         /// The OS error.
         source: std::io::Error,
     },
-    /// A caller thread of a concurrent shape panicked.
-    #[error("a caller thread panicked in lane `{lane}`")]
-    CallerPanicked {
-        /// The lane.
-        lane: String,
-    },
+}
+
+/// A word on a command line or in a spec that names nothing hopscope knows:
+/// a lane, a shape, a knob's value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what} `{found}`: {expected}")]
+pub struct ParseError {
+    /// What was being parsed (`lane`, `shape`, `reply mode`, ...).
+    pub what: &'static str,
+    /// The text given.
+    pub found: String,
+    /// What would have been accepted.
+    pub expected: String,
+}
+
+impl ParseError {
+    /// `found` is not a valid `what`; `expected` says what is.
+    pub fn new(what: &'static str, found: &str, expected: impl Into<String>) -> ParseError {
+        ParseError { what, found: found.to_owned(), expected: expected.into() }
+    }
 }

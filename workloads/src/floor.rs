@@ -15,15 +15,16 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{Receiver, Sender};
 
 use crate::mailbox::{self, Mailbox};
-use hopscope_probe::{Hop, OpId, Probe, Session, local};
+use hopscope_harness::HandIn;
+use hopscope_probe::{Hop, OpId, Probe, local};
 use rusqlite::Connection;
 
 use crate::channel;
-use crate::cpu;
 use crate::db::{self, DbConfig};
 use crate::error::WriteError;
 use crate::knobs::Wait;
 use crate::value::Value;
+use hopscope_harness::placement;
 
 /// What the floor thread can be sent.
 enum FloorMessage {
@@ -31,8 +32,8 @@ enum FloorMessage {
     Register(mailbox::Sender<i64>),
     /// Execute the statement with these parameters for client `client`.
     Execute { client: u32, op: OpId, params: Vec<Value> },
-    /// Drain marks into a session and report the thread's CPU time.
-    Flush { session: Session, thread: u16, done: Sender<cpu::ThreadSample> },
+    /// Hand the thread's marks and CPU time in, and answer when done.
+    HandIn { hand_in: HandIn, done: Sender<()> },
 }
 
 /// Reply value that means "the statement failed" (the floor sends integers only).
@@ -98,7 +99,7 @@ impl<P: Probe> Floor<P> {
         let thread = std::thread::Builder::new()
             .name("hopscope-floor".to_owned())
             .spawn(move || {
-                cpu::place_worker(options.pin);
+                placement::place_worker(options.pin);
                 serve(&conn, sql, &rx, probe, options.floor_wait);
             })
             .ok();
@@ -116,14 +117,13 @@ impl<P: Probe> Floor<P> {
         Ok(FloorClient { tx, replies, id: id as u32, probe: self.probe, wait: self.client_wait })
     }
 
-    /// Drain the floor thread's marks into `session` as thread `thread`;
-    /// returns its CPU time and counters so far.
-    pub fn flush(&self, session: &Session, thread: u16) -> Result<cpu::ThreadSample, WriteError> {
+    /// Have the floor thread hand its marks and CPU time in, as
+    /// [`crate::WRITER_ROLE`]. Call between blocks.
+    pub fn hand_in(&self, hand_in: &HandIn) -> Result<(), WriteError> {
         let tx = self.tx.as_ref().ok_or(WriteError::WriterStopped)?;
-        let (done, cpu) = crossbeam_channel::bounded(1);
-        tx.send(FloorMessage::Flush { session: session.clone(), thread, done })
-            .map_err(|_| WriteError::WriterStopped)?;
-        cpu.recv().map_err(|_| WriteError::WriterStopped)
+        let (done, answered) = crossbeam_channel::bounded(1);
+        tx.send(FloorMessage::HandIn { hand_in: hand_in.clone(), done }).map_err(|_| WriteError::WriterStopped)?;
+        answered.recv().map_err(|_| WriteError::WriterStopped)
     }
 }
 
@@ -156,7 +156,6 @@ fn serve<P: Probe>(conn: &Connection, sql: &'static str, rx: &Receiver<FloorMess
         local::attach(crate::WORKER_MARK_CAPACITY);
     }
     let mut clients: Vec<mailbox::Sender<i64>> = Vec::new();
-    let mut counters = cpu::open_counters();
     let next =
         || channel::wait_for(wait, || channel::try_crossbeam(rx), || rx.recv().map_err(|_| channel::Disconnected));
     while let Ok(message) = next() {
@@ -178,9 +177,9 @@ fn serve<P: Probe>(conn: &Connection, sql: &'static str, rx: &Receiver<FloorMess
                     reply.send(changes);
                 }
             }
-            FloorMessage::Flush { session, thread, done } => {
-                session.collect(thread);
-                let _ = done.send(cpu::ThreadSample::take(&mut counters));
+            FloorMessage::HandIn { hand_in, done } => {
+                hand_in.collect(crate::WRITER_ROLE);
+                let _ = done.send(());
             }
         }
     }

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use hopscope_probe::Hop;
 
+use crate::error::ParseError;
+
 /// How a reply gets back to its caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ReplyMode {
@@ -66,17 +68,8 @@ pub enum ResultSlot {
     Reuse,
 }
 
-/// Where the caller and writer threads run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Placement {
-    /// Wherever the scheduler puts them.
-    #[default]
-    Unpinned,
-    /// Both pinned to the same core.
-    SameCore,
-    /// Pinned to two different cores.
-    DifferentCores,
-}
+/// Where the caller and writer threads run (the harness's placement).
+pub use hopscope_harness::Placement;
 
 /// A busy-wait injected just before a hop's mark, so it lands in the slice
 /// that ends at that hop. Used to check the instrument attributes a known
@@ -87,6 +80,30 @@ pub struct InjectedDelay {
     pub before: Hop,
     /// Busy-wait length.
     pub ns: u64,
+}
+
+/// Longest injected delay: 10 ms per write.
+pub const MAX_DELAY_NS: u64 = 10_000_000;
+
+impl FromStr for InjectedDelay {
+    type Err = ParseError;
+    /// `HOP:NS`: a busy-wait of NS nanoseconds before HOP's mark (any
+    /// standard hop after `enter`), e.g. `executed:500`.
+    fn from_str(text: &str) -> Result<InjectedDelay, ParseError> {
+        let (hop, ns) =
+            text.split_once(':').ok_or_else(|| ParseError::new("delay", text, "HOP:NS, e.g. executed:500"))?;
+        let before = hopscope_probe::HopTable::standard().find(hop).filter(|h| h.0 > 0).ok_or_else(|| {
+            ParseError::new(
+                "delay hop",
+                hop,
+                "locked, built, sent, woke, executed, harvested, replied, received or done",
+            )
+        })?;
+        match ns.parse::<u64>() {
+            Ok(ns) if ns <= MAX_DELAY_NS => Ok(InjectedDelay { before, ns }),
+            _ => Err(ParseError::new("delay", ns, format!("nanoseconds, 0 to {MAX_DELAY_NS}"))),
+        }
+    }
 }
 
 /// Every knob of the reference writer; `Default` is the shipping setting.
@@ -160,11 +177,11 @@ macro_rules! keyword_enum {
             }
         }
         impl FromStr for $ty {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, String> {
+            type Err = ParseError;
+            fn from_str(s: &str) -> Result<Self, ParseError> {
                 match s {
                     $($word => Ok($variant),)+
-                    other => Err(format!(concat!("unknown ", $what, " `{}` (one of: {})"), other, [$($word),+].join(", "))),
+                    other => Err(ParseError::new($what, other, format!("one of {}", [$($word),+].join(", ")))),
                 }
             }
         }
@@ -175,7 +192,6 @@ keyword_enum!(ReplyMode, "reply mode", ReplyMode::Oneshot => "oneshot", ReplyMod
 keyword_enum!(ChannelKind, "channel kind", ChannelKind::Std => "std", ChannelKind::Crossbeam => "crossbeam");
 keyword_enum!(BlobHandover, "blob hand-over", BlobHandover::Copy => "copy", BlobHandover::Move => "move", BlobHandover::Shared => "shared");
 keyword_enum!(ResultSlot, "result slot", ResultSlot::Allocate => "allocate", ResultSlot::Reuse => "reuse");
-keyword_enum!(Placement, "placement", Placement::Unpinned => "unpinned", Placement::SameCore => "same-core", Placement::DifferentCores => "different-cores");
 
 impl Wait {
     /// The wait to use when the two threads may share one core. Spinning
@@ -183,9 +199,7 @@ impl Wait {
     /// a 16-vCPU host with both pinned to one core), so a spin becomes a
     /// yield of the same window; park and yield are unchanged.
     pub fn on(self, placement: Placement) -> Wait {
-        // Online CPUs, not `available_parallelism`: that follows the calling
-        // thread's affinity, and the runner's thread is often pinned.
-        let one_core = placement == Placement::SameCore || crate::cpu::online_cpus() <= 1;
+        let one_core = placement.shares_a_core();
         match self {
             Wait::Spin(window) if one_core => Wait::Yield(window),
             other => other,
@@ -203,19 +217,25 @@ impl fmt::Display for Wait {
     }
 }
 
+/// Longest keep-warm window: one second of spinning per wait.
+pub const MAX_WAIT_WINDOW_US: u64 = 1_000_000;
+
 impl FromStr for Wait {
-    type Err = String;
+    type Err = ParseError;
     /// `park`, `spin:50us` or `yield:20us` (a bare number is microseconds).
-    fn from_str(s: &str) -> Result<Self, String> {
-        let window = |w: &str| -> Result<Duration, String> {
+    fn from_str(s: &str) -> Result<Self, ParseError> {
+        let window = |w: &str| -> Result<Duration, ParseError> {
             let digits = w.strip_suffix("us").unwrap_or(w);
-            digits.parse::<u64>().map(Duration::from_micros).map_err(|_| format!("bad wait window `{w}` (e.g. 50us)"))
+            match digits.parse::<u64>() {
+                Ok(us) if us <= MAX_WAIT_WINDOW_US => Ok(Duration::from_micros(us)),
+                _ => Err(ParseError::new("wait window", w, format!("0 to {MAX_WAIT_WINDOW_US} µs, e.g. 50us"))),
+            }
         };
         match s.split_once(':') {
             None if s == "park" => Ok(Wait::Park),
             Some(("spin", w)) => Ok(Wait::Spin(window(w)?)),
             Some(("yield", w)) => Ok(Wait::Yield(window(w)?)),
-            _ => Err(format!("unknown wait `{s}` (park, spin:<us>, yield:<us>)")),
+            _ => Err(ParseError::new("wait", s, "park, spin:<us> or yield:<us>")),
         }
     }
 }
@@ -231,7 +251,7 @@ mod tests {
         }
         assert_eq!("spin:7".parse::<Wait>(), Ok(Wait::Spin(Duration::from_micros(7))));
         assert_eq!("persistent".parse::<ReplyMode>(), Ok(ReplyMode::Persistent));
-        assert!("sometimes".parse::<ReplyMode>().unwrap_err().contains("oneshot, persistent"));
+        assert!("sometimes".parse::<ReplyMode>().unwrap_err().to_string().contains("oneshot, persistent"));
         assert_eq!("same-core".parse::<Placement>(), Ok(Placement::SameCore));
     }
 }

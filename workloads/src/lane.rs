@@ -1,21 +1,32 @@
-//! Lanes: one way of running a shape's operations, behind one interface so
-//! the runner can alternate them.
+//! hopscope's own lanes on the public harness: the inline statement, the
+//! floor writer, the reference writer and the peers, each a
+//! [`hopscope_harness::Workload`] that runs a [`Shape`] on its own database.
+//!
+//! [`LaneSpec`] says which code a lane runs and in which builds;
+//! [`LaneSpec::lane`] turns it into the harness [`Lane`] every command runs.
+//! Nothing here is private to hopscope: a user's program can declare these
+//! lanes next to its own.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
-use hopscope_probe::{NoProbe, Probe, Recording, Session};
+use hopscope_harness::{BlockInfo, BoxError, HandIn, Lane, Ops, Placement, Role, Setup, Workload};
+use hopscope_probe::{NoProbe, Probe, Recording};
+use rusqlite::Connection;
 
-use crate::cpu::Gap;
-use crate::db::DbConfig;
-use crate::error::{RunError, WriteError};
+use crate::db::{self, DbConfig};
+use crate::error::{ParseError, RunError, WriteError};
 use crate::floor::{Floor, FloorClient, FloorOptions};
 use crate::inline::Inline;
-use crate::knobs::{BlobHandover, Knobs, Placement, Wait};
+use crate::knobs::{BlobHandover, Knobs, Wait};
+use crate::peers::Peer;
 use crate::shape::{OpInput, Shape};
 use crate::value::{Value, ValueRef};
 use crate::writer::Writer;
+
+/// The thread role of the reference lanes' own thread (writer or floor).
+pub const WRITER_ROLE: &str = "writer";
 
 /// Which code a lane runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,19 +38,56 @@ pub enum LaneKind {
     /// The reference writer with these knobs.
     Writer(Knobs),
     /// A published crate's writer thread (needs the `peers` feature).
-    Peer(crate::peers::Peer),
+    Peer(Peer),
 }
 
-/// A lane to run: its name in the trace, its code, and whether it is
-/// probed (marks every hop) or clean (marks compiled out).
+impl LaneKind {
+    /// The role this code plays in the lane arithmetic.
+    pub fn role(self) -> Role {
+        match self {
+            LaneKind::Inline => Role::Baseline,
+            LaneKind::Floor => Role::Floor,
+            LaneKind::Writer(_) => Role::Subject,
+            LaneKind::Peer(_) => Role::Peer,
+        }
+    }
+}
+
+/// Which builds of a lane run: clean (marks compiled out), probed (every
+/// hop marked), or both side by side (slices and the observer effect).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Builds {
+    /// Only the clean build.
+    Clean,
+    /// Only the probed build.
+    Probed,
+    /// Both, as `name` and `name-probed`.
+    Both,
+}
+
+impl Builds {
+    fn add(self, probed: bool) -> Builds {
+        match (self, probed) {
+            (Builds::Clean, false) => Builds::Clean,
+            (Builds::Probed, true) => Builds::Probed,
+            _ => Builds::Both,
+        }
+    }
+
+    fn from_probed(probed: bool) -> Builds {
+        if probed { Builds::Probed } else { Builds::Clean }
+    }
+}
+
+/// A lane to run: its name, its code, its builds and where it runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LaneSpec {
-    /// Name in the trace and the receipt (`inline`, `floor`, `writer`, ...).
+    /// Declared name (`inline`, `floor`, `writer`, a peer's, an arm's).
     pub name: String,
     /// What runs.
     pub kind: LaneKind,
-    /// Marks on (`Recording`) or compiled out (`NoProbe`).
-    pub probed: bool,
+    /// Which builds run.
+    pub builds: Builds,
     /// Where the caller and the lane's own thread run.
     pub placement: Placement,
     /// How the lane's own thread and its callers wait (the floor's; the
@@ -51,16 +99,63 @@ pub struct LaneSpec {
 }
 
 impl LaneSpec {
-    /// A lane named `name`.
-    pub fn new(name: &str, kind: LaneKind, probed: bool) -> LaneSpec {
+    /// A lane named `name` running `kind` in `builds`.
+    pub fn new(name: &str, kind: LaneKind, builds: Builds) -> LaneSpec {
         let (placement, waits) = match kind {
             LaneKind::Writer(knobs) => (knobs.placement, (knobs.writer_wait, knobs.caller_wait)),
             _ => (Placement::Unpinned, (Wait::Park, Wait::Park)),
         };
-        LaneSpec { name: name.to_owned(), kind, probed, placement, waits, handover: None }
+        LaneSpec { name: name.to_owned(), kind, builds, placement, waits, handover: None }
     }
 
-    /// The shape this lane runs when the plan says `shape`.
+    /// The standard lanes named in `names` (`inline`, `floor`, `writer`,
+    /// each optionally `-probed`, or a peer), a name and its `-probed`
+    /// variant merged into one lane with both builds; the writer lanes get
+    /// `knobs`, and every lane the writer's placement and waits, so lanes
+    /// differ only in the code they run.
+    pub fn standard(names: &[&str], knobs: Knobs) -> Result<Vec<LaneSpec>, ParseError> {
+        let mut lanes: Vec<LaneSpec> = Vec::new();
+        for name in names {
+            let (base, probed) = match name.strip_suffix("-probed") {
+                Some(base) => (base, true),
+                None => (*name, false),
+            };
+            let kind = match base {
+                "inline" => LaneKind::Inline,
+                "floor" => LaneKind::Floor,
+                "writer" => LaneKind::Writer(knobs),
+                other => match other.parse::<Peer>() {
+                    Ok(peer) if !probed => LaneKind::Peer(peer),
+                    Ok(peer) => {
+                        return Err(ParseError::new(
+                            "lane",
+                            name,
+                            format!("peer `{peer}` has no marks, so no -probed build"),
+                        ));
+                    }
+                    Err(_) => {
+                        let peers: Vec<&str> = Peer::ALL.iter().map(|p| p.name()).collect();
+                        return Err(ParseError::new(
+                            "lane",
+                            other,
+                            format!("inline, floor, writer, each optionally -probed, or a peer: {}", peers.join(", ")),
+                        ));
+                    }
+                },
+            };
+            match lanes.iter_mut().find(|l| l.name == base) {
+                Some(lane) => lane.builds = lane.builds.add(probed),
+                None => lanes.push(LaneSpec {
+                    placement: knobs.placement,
+                    waits: (knobs.writer_wait, knobs.caller_wait),
+                    ..LaneSpec::new(base, kind, Builds::from_probed(probed))
+                }),
+            }
+        }
+        Ok(lanes)
+    }
+
+    /// The shape this lane runs when the run's shape is `shape`.
     pub fn shape_for(&self, shape: Shape) -> Shape {
         match (shape, self.handover) {
             (Shape::BlobInsert { bytes, .. }, Some(handover)) => Shape::BlobInsert { bytes, handover },
@@ -68,162 +163,211 @@ impl LaneSpec {
         }
     }
 
-    /// Parse a standard lane name: `inline`, `floor`, `writer` (clean) and
-    /// their `-probed` variants; the writer lanes get `knobs`.
-    pub fn standard(name: &str, knobs: Knobs) -> Result<LaneSpec, String> {
-        let (base, probed) = match name.strip_suffix("-probed") {
-            Some(base) => (base, true),
-            None => (name, false),
+    /// The harness lane: this code on `shape`, each build on its own
+    /// database with `db`'s pragmas, its table emptied before every block
+    /// and its rows checked after it.
+    pub fn lane(&self, shape: Shape, db: DbConfig) -> Result<Lane, RunError> {
+        let shape = self.shape_for(shape);
+        if !shape.single_statement() && matches!(self.kind, LaneKind::Floor | LaneKind::Peer(_)) {
+            return Err(RunError::Plan(format!("lane `{}`: runs single statements, not {shape}", self.name)));
+        }
+        if matches!(self.kind, LaneKind::Peer(_)) && self.builds != Builds::Clean {
+            return Err(RunError::Plan(format!("lane `{}`: a peer has no probed build", self.name)));
+        }
+        if matches!(self.kind, LaneKind::Peer(_)) && !crate::peers::BUILT {
+            return Err(RunError::Plan(format!(
+                "lane `{}`: this build has no peer lanes (cargo feature `peers`)",
+                self.name
+            )));
+        }
+        let spec = self.clone();
+        let open = move |probed: bool| {
+            let spec = spec.clone();
+            move |setup: &Setup| open(&spec, setup, shape, db, probed)
         };
-        let kind = match base {
-            "inline" => LaneKind::Inline,
-            "floor" => LaneKind::Floor,
-            "writer" => LaneKind::Writer(knobs),
-            other => match other.parse::<crate::peers::Peer>() {
-                Ok(peer) if !probed => LaneKind::Peer(peer),
-                Ok(peer) => return Err(format!("lane `{name}`: peer `{peer}` has no marks, so no -probed variant")),
-                Err(_) => {
-                    return Err(format!(
-                        "unknown lane `{other}` (inline, floor, writer, each optionally -probed, or a peer: {})",
-                        crate::peers::Peer::ALL.map(|p| p.name()).join(", ")
-                    ));
-                }
-            },
+        let role = self.kind.role();
+        let mut lane = match self.builds {
+            Builds::Clean => Lane::new(role, &self.name, open(false)),
+            Builds::Probed => Lane::new(role, &self.name, open(true)).probed_only(),
+            Builds::Both => Lane::new(role, &self.name, open(false)).probed(Lane::new(role, &self.name, open(true))),
         };
-        // Every standard lane runs with the writer's placement and waiting
-        // strategy, so lanes differ only in the code they run.
-        Ok(LaneSpec {
-            placement: knobs.placement,
-            waits: (knobs.writer_wait, knobs.caller_wait),
-            ..LaneSpec::new(name, kind, probed)
-        })
+        lane = lane.describe(self.to_string()).placement(self.placement).per_op(shape.rows_per_op());
+        if matches!(self.kind, LaneKind::Floor | LaneKind::Writer(_)) {
+            lane = lane.threads(&[WRITER_ROLE]);
+        }
+        if shape.callers() > 1 {
+            lane = lane.callers(shape.callers());
+        }
+        Ok(lane)
     }
 }
 
 impl fmt::Display for LaneSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let probe = if self.probed { "probed" } else { "clean" };
         match &self.kind {
-            LaneKind::Inline => write!(f, "inline ({probe}; placement={})", self.placement),
+            LaneKind::Inline => write!(f, "inline (placement={})", self.placement),
             LaneKind::Floor => write!(
                 f,
-                "floor writer ({probe}; floor-wait={} client-wait={} placement={})",
+                "floor writer (floor-wait={} client-wait={} placement={})",
                 self.waits.0, self.waits.1, self.placement
             ),
-            LaneKind::Writer(knobs) => write!(f, "reference writer ({probe}; {knobs})"),
+            LaneKind::Writer(knobs) => {
+                write!(f, "reference writer ({})", Knobs { placement: self.placement, ..*knobs })
+            }
             LaneKind::Peer(peer) => {
-                write!(f, "peer {} (clean; placement={}; {})", peer.version(), self.placement, peer.waits())
+                write!(f, "peer {} (placement={}; {})", peer.version(), self.placement, peer.waits())
             }
         }
     }
 }
 
-/// A lane ready to run blocks.
-pub(crate) trait Lane: Sync {
-    /// Run `inputs` in order on the calling thread, as caller `caller`,
-    /// busy for `gap` after each (the caller's own work between writes);
-    /// returns the rows changed.
-    fn run(&self, caller: usize, inputs: Vec<OpInput>, gap: Gap) -> Result<u64, WriteError>;
+/// What runs a block's inputs: the code of one reference lane.
+pub(crate) trait Target: Send + Sync + 'static {
+    /// Run `inputs` on the calling thread as caller `caller` (`ops` pace
+    /// them with the run's gap); returns the rows changed.
+    fn run(&self, caller: usize, inputs: Vec<OpInput>, ops: Ops) -> Result<u64, WriteError>;
 
-    /// Drain the lane's own thread's marks into `session` as `thread` and
-    /// return that thread's CPU time and counters so far; `None` for lanes
-    /// without a thread.
-    fn flush(&self, session: &Session, thread: u16) -> Result<Option<crate::cpu::ThreadSample>, WriteError>;
-
-    /// Where caller threads should run for this lane.
-    fn placement(&self) -> Placement;
+    /// Have the lane's own thread hand its marks in.
+    fn hand_in(&self, hand_in: &HandIn) -> Result<(), WriteError> {
+        let _ = hand_in;
+        Ok(())
+    }
 }
 
-/// Open the lane described by `spec` on the database file `path`.
-pub(crate) fn open(spec: &LaneSpec, path: &Path, db: DbConfig, shape: Shape) -> Result<Box<dyn Lane>, RunError> {
-    let fail = |source| RunError::Database { path: PathBuf::from(path), source };
-    Ok(match (spec.kind, spec.probed) {
+/// A reference lane opened on its database: its code, a second connection
+/// for resets and counts outside blocks, and the block's inputs.
+struct ShapeWorkload {
+    target: Box<dyn Target>,
+    shape: Shape,
+    path: PathBuf,
+    admin: Mutex<Connection>,
+    blob: Arc<[u8]>,
+    /// Each caller's inputs for the coming block, built before it.
+    inputs: Mutex<Vec<Vec<OpInput>>>,
+}
+
+impl Workload for ShapeWorkload {
+    fn before_block(&self, block: &BlockInfo) -> Result<(), BoxError> {
+        if self.shape.inserts() {
+            let admin = self.admin.lock().unwrap_or_else(PoisonError::into_inner);
+            admin.execute_batch(&format!("DELETE FROM {}", self.shape.table()))?;
+        }
+        let inputs =
+            (0..block.callers).map(|c| block.ops_of(c).map(|op| self.shape.input(op.index(), &self.blob)).collect());
+        *self.inputs.lock().unwrap_or_else(PoisonError::into_inner) = inputs.collect();
+        Ok(())
+    }
+
+    fn run(&self, caller: usize, ops: Ops) -> Result<u64, BoxError> {
+        let inputs = self.inputs.lock().unwrap_or_else(PoisonError::into_inner).get_mut(caller).map(std::mem::take);
+        Ok(self.target.run(caller, inputs.unwrap_or_default(), ops)?)
+    }
+
+    fn hand_in(&self, hand_in: &HandIn) -> Result<(), BoxError> {
+        Ok(self.target.hand_in(hand_in)?)
+    }
+
+    fn count(&self) -> Result<Option<u64>, BoxError> {
+        let rows = db::count_rows(&self.path, self.shape.table())?;
+        if self.shape.inserts() {
+            return Ok(Some(rows));
+        }
+        // Updates change rows in place: the seeded rows must all be there.
+        if rows != self.shape.seed_rows() {
+            return Err(format!("the table holds {rows} rows, {} were seeded", self.shape.seed_rows()).into());
+        }
+        Ok(None)
+    }
+}
+
+/// Open one build of `spec` in `setup`'s directory.
+fn open(spec: &LaneSpec, setup: &Setup, shape: Shape, db: DbConfig, probed: bool) -> Result<ShapeWorkload, BoxError> {
+    let path = setup.path(&format!("{}.db", spec.name));
+    let fail = |source| RunError::Database { path: path.clone(), source };
+    let target: Box<dyn Target> = match (spec.kind, probed) {
         (LaneKind::Inline, false) => {
-            Box::new(InlineLane::open(path, db, shape, NoProbe, spec.placement).map_err(fail)?)
+            Box::new(InlineLane(Mutex::new(Inline::open(&path, db, shape.sql(), NoProbe).map_err(fail)?)))
         }
         (LaneKind::Inline, true) => {
-            Box::new(InlineLane::open(path, db, shape, Recording, spec.placement).map_err(fail)?)
+            Box::new(InlineLane(Mutex::new(Inline::open(&path, db, shape.sql(), Recording).map_err(fail)?)))
         }
-        (LaneKind::Floor, probed) => {
-            if !shape.single_statement() {
-                return Err(RunError::Plan(format!(
-                    "lane `{}`: the floor writer runs single statements, not {shape}",
-                    spec.name
-                )));
-            }
-            if probed {
-                Box::new(FloorLane::open(spec, path, db, shape, Recording)?)
-            } else {
-                Box::new(FloorLane::open(spec, path, db, shape, NoProbe)?)
-            }
-        }
-        (LaneKind::Peer(peer), _) => open_peer(peer, path, db, shape, spec.placement)?,
+        (LaneKind::Floor, false) => Box::new(FloorLane::open(spec, &path, db, shape, NoProbe)?),
+        (LaneKind::Floor, true) => Box::new(FloorLane::open(spec, &path, db, shape, Recording)?),
         (LaneKind::Writer(knobs), probed) => {
             let knobs = Knobs { placement: spec.placement, ..knobs };
             if probed {
-                Box::new(WriterLane::open(path, db, shape, knobs, Recording).map_err(fail)?)
+                Box::new(WriterLane::open(&path, db, shape, knobs, Recording).map_err(fail)?)
             } else {
-                Box::new(WriterLane::open(path, db, shape, knobs, NoProbe).map_err(fail)?)
+                Box::new(WriterLane::open(&path, db, shape, knobs, NoProbe).map_err(fail)?)
             }
         }
+        (LaneKind::Peer(peer), _) => open_peer(peer, &path, db, shape, spec.placement)?,
+    };
+    let admin = db::open(&path, db).map_err(fail)?;
+    seed(&admin, shape).map_err(fail)?;
+    Ok(ShapeWorkload {
+        target,
+        shape,
+        path: path.clone(),
+        admin: Mutex::new(admin),
+        blob: shape.blob_source(),
+        inputs: Mutex::new(Vec::new()),
     })
+}
+
+/// Empty the shape's table and insert the rows update shapes need.
+fn seed(admin: &Connection, shape: Shape) -> rusqlite::Result<()> {
+    admin.execute_batch(&format!("DELETE FROM {}", shape.table()))?;
+    if shape.seed_rows() > 0 {
+        admin.execute_batch("BEGIN")?;
+        {
+            let mut insert = admin.prepare("INSERT INTO items (id, k, v) VALUES (?1, ?1, 'seed')")?;
+            for id in 1..=shape.seed_rows() as i64 {
+                insert.execute([id])?;
+            }
+        }
+        admin.execute_batch("COMMIT")?;
+    }
+    Ok(())
 }
 
 #[cfg(feature = "peers")]
 fn open_peer(
-    peer: crate::peers::Peer,
+    peer: Peer,
     path: &Path,
     db: DbConfig,
     shape: Shape,
     placement: Placement,
-) -> Result<Box<dyn Lane>, RunError> {
+) -> Result<Box<dyn Target>, RunError> {
     crate::peers::open(peer, path, db, shape, placement)
 }
 
 #[cfg(not(feature = "peers"))]
 fn open_peer(
-    peer: crate::peers::Peer,
+    peer: Peer,
     _path: &Path,
     _db: DbConfig,
     _shape: Shape,
     _placement: Placement,
-) -> Result<Box<dyn Lane>, RunError> {
+) -> Result<Box<dyn Target>, RunError> {
     Err(RunError::Plan(format!("lane `{peer}`: this build has no peer lanes (cargo feature `peers`)")))
 }
 
-struct InlineLane<P: Probe> {
-    inline: Mutex<Inline<P>>,
-    placement: Placement,
-}
+/// The inline statement. One connection: concurrent callers take turns
+/// per operation, as they would on a shared connection.
+struct InlineLane<P: Probe>(Mutex<Inline<P>>);
 
-impl<P: Probe> InlineLane<P> {
-    fn open(path: &Path, db: DbConfig, shape: Shape, probe: P, placement: Placement) -> rusqlite::Result<Self> {
-        Ok(InlineLane { inline: Mutex::new(Inline::open(path, db, shape.sql(), probe)?), placement })
-    }
-}
-
-impl<P: Probe> Lane for InlineLane<P> {
-    fn run(&self, _caller: usize, inputs: Vec<OpInput>, gap: Gap) -> Result<u64, WriteError> {
+impl<P: Probe> Target for InlineLane<P> {
+    fn run(&self, _caller: usize, inputs: Vec<OpInput>, ops: Ops) -> Result<u64, WriteError> {
         let mut changes = 0;
-        for input in inputs {
-            gap.wait();
-            // One connection: concurrent callers take turns per operation,
-            // as they would on a shared connection.
-            let inline = self.inline.lock().unwrap_or_else(PoisonError::into_inner);
+        for (input, _op) in inputs.into_iter().zip(ops) {
+            let inline = self.0.lock().unwrap_or_else(PoisonError::into_inner);
             changes += match &input {
                 OpInput::One(params) => inline.execute(params)?,
                 OpInput::Many(rows) => inline.batch(rows)?,
             };
         }
         Ok(changes)
-    }
-
-    fn flush(&self, _session: &Session, _thread: u16) -> Result<Option<crate::cpu::ThreadSample>, WriteError> {
-        Ok(None)
-    }
-
-    fn placement(&self) -> Placement {
-        self.placement
     }
 }
 
@@ -232,13 +376,12 @@ struct FloorLane<P: Probe> {
     clients: Vec<FloorClient<P>>,
     floor: Floor<P>,
     handover: Option<BlobHandover>,
-    placement: Placement,
 }
 
 impl<P: Probe> FloorLane<P> {
     fn open(spec: &LaneSpec, path: &Path, db: DbConfig, shape: Shape, probe: P) -> Result<Self, RunError> {
         let options = FloorOptions {
-            pin: worker_core(spec.placement),
+            pin: spec.placement.worker_core(),
             floor_wait: spec.waits.0.on(spec.placement),
             client_wait: spec.waits.1.on(spec.placement),
         };
@@ -252,16 +395,15 @@ impl<P: Probe> FloorLane<P> {
             Shape::BlobInsert { handover, .. } => Some(handover),
             _ => None,
         };
-        Ok(FloorLane { clients, floor, handover, placement: spec.placement })
+        Ok(FloorLane { clients, floor, handover })
     }
 }
 
-impl<P: Probe> Lane for FloorLane<P> {
-    fn run(&self, caller: usize, inputs: Vec<OpInput>, gap: Gap) -> Result<u64, WriteError> {
+impl<P: Probe> Target for FloorLane<P> {
+    fn run(&self, caller: usize, inputs: Vec<OpInput>, ops: Ops) -> Result<u64, WriteError> {
         let client = &self.clients[caller % self.clients.len()];
         let mut changes = 0;
-        for input in inputs {
-            gap.wait();
+        for (input, _op) in inputs.into_iter().zip(ops) {
             let OpInput::One(mut params) = input else {
                 return Err(WriteError::Build { reason: "the floor writer runs single statements".to_owned() });
             };
@@ -273,22 +415,8 @@ impl<P: Probe> Lane for FloorLane<P> {
         Ok(changes)
     }
 
-    fn flush(&self, session: &Session, thread: u16) -> Result<Option<crate::cpu::ThreadSample>, WriteError> {
-        self.floor.flush(session, thread).map(Some)
-    }
-
-    fn placement(&self) -> Placement {
-        self.placement
-    }
-}
-
-/// The core a lane's own thread is pinned to under `placement` (the caller
-/// is pinned to core 0 when placement is not `Unpinned`).
-pub(crate) fn worker_core(placement: Placement) -> Option<usize> {
-    match placement {
-        Placement::Unpinned => None,
-        Placement::SameCore => Some(0),
-        Placement::DifferentCores => Some(1),
+    fn hand_in(&self, hand_in: &HandIn) -> Result<(), WriteError> {
+        self.floor.hand_in(hand_in)
     }
 }
 
@@ -317,11 +445,10 @@ impl<P: Probe> WriterLane<P> {
 /// Parameters per statement the copy path can lend without allocating.
 const MAX_BORROWED_PARAMS: usize = 8;
 
-impl<P: Probe> Lane for WriterLane<P> {
-    fn run(&self, _caller: usize, inputs: Vec<OpInput>, gap: Gap) -> Result<u64, WriteError> {
+impl<P: Probe> Target for WriterLane<P> {
+    fn run(&self, _caller: usize, inputs: Vec<OpInput>, ops: Ops) -> Result<u64, WriteError> {
         let mut changes = 0;
-        for input in inputs {
-            gap.wait();
+        for (input, _op) in inputs.into_iter().zip(ops) {
             changes += match input {
                 OpInput::One(params) if self.copy_blobs && params.len() <= MAX_BORROWED_PARAMS => {
                     // The "copy" hand-over: lend the bytes, the writer copies
@@ -342,11 +469,7 @@ impl<P: Probe> Lane for WriterLane<P> {
         Ok(changes)
     }
 
-    fn flush(&self, session: &Session, thread: u16) -> Result<Option<crate::cpu::ThreadSample>, WriteError> {
-        self.writer.flush(session, thread).map(Some)
-    }
-
-    fn placement(&self) -> Placement {
-        self.writer.knobs().placement
+    fn hand_in(&self, hand_in: &HandIn) -> Result<(), WriteError> {
+        self.writer.hand_in(hand_in)
     }
 }

@@ -1,4 +1,5 @@
-//! The workloads hopscope measures, and the runner that alternates them.
+//! hopscope's reference workloads, built on the public harness
+//! (`hopscope-harness`) like any user's program.
 //!
 //! - [`Writer`]: the reference writer, a caller handing writes to a
 //!   dedicated thread that owns a rusqlite connection, with every knob of
@@ -10,8 +11,11 @@
 //!   deadpool-sqlite) as lanes beside those three (cargo feature `peers`).
 //! - [`merge`]: a CRDT changeset merge (naive and tuned paths), the write
 //!   path inside execute.
-//! - [`runner::run`]: runs a [`Plan`] (lanes × a [`Shape`]) in alternating
-//!   blocks and writes a `.hop` trace.
+//! - [`LaneSpec`]: which of these a lane runs, in which builds; its
+//!   [`LaneSpec::lane`] is the harness lane every command runs, on a
+//!   [`Shape`] (what a block writes).
+//! - [`experiments`]: the keep-warm sweep and the resolution measurement,
+//!   each a series of harness runs.
 //!
 //! Every lane is generic over [`hopscope_probe::Probe`], so each exists in a
 //! probed and a clean build inside one process.
@@ -19,9 +23,9 @@
 #![deny(missing_docs)]
 
 mod channel;
-pub mod cpu;
 pub mod db;
 mod error;
+pub mod experiments;
 mod floor;
 mod inline;
 pub mod knobs;
@@ -29,9 +33,6 @@ mod lane;
 mod mailbox;
 pub mod merge;
 pub mod peers;
-mod progress;
-mod readings;
-pub mod runner;
 mod shape;
 mod value;
 mod writer;
@@ -42,13 +43,19 @@ mod writer;
 pub const WORKER_MARK_CAPACITY: usize = 1 << 17;
 
 pub use db::DbConfig;
-pub use error::{RunError, WriteError};
+pub use error::{ParseError, RunError, WriteError};
 pub use floor::{Floor, FloorClient, FloorOptions};
 pub use inline::Inline;
 pub use knobs::Knobs;
-pub use lane::{LaneKind, LaneSpec};
+pub use lane::{Builds, LaneKind, LaneSpec, WRITER_ROLE};
 pub use peers::Peer;
-pub use runner::{Order, Plan, RunSummary};
-pub use shape::{OpInput, SEED_ROWS, Shape};
+pub use shape::{MAX_BATCH_ROWS, MAX_BLOB_BYTES, OpInput, SEED_ROWS, Shape};
 pub use value::{Sql, Value, ValueRef};
 pub use writer::{MAX_PARAMS, Tables, WriteOutcome, Writer};
+
+/// What a run of reference lanes records about its shape and database, for
+/// [`hopscope_harness::Harness::meta`]: the shape, the pragmas and SQLite's
+/// version.
+pub fn run_facts(shape: Shape, db: DbConfig) -> [(&'static str, String); 3] {
+    [("shape", shape.to_string()), ("db", db.to_string()), ("sqlite_version", rusqlite::version().to_owned())]
+}

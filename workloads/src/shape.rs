@@ -8,6 +8,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
+use crate::error::ParseError;
 use crate::knobs::BlobHandover;
 use crate::value::Value;
 
@@ -120,7 +121,8 @@ impl Shape {
             .collect()
     }
 
-    fn input(&self, n: u64, blob: &Arc<[u8]>) -> OpInput {
+    /// The input of operation `n`.
+    pub(crate) fn input(&self, n: u64, blob: &Arc<[u8]>) -> OpInput {
         let key = n as i64;
         match self {
             Shape::SingleInsert | Shape::ConcurrentInsert { .. } => {
@@ -169,42 +171,52 @@ impl fmt::Display for Shape {
     }
 }
 
+/// Largest blob a shape may write: far above the published experiments'
+/// 1 MiB, small enough that every lane's inputs fit in memory.
+pub const MAX_BLOB_BYTES: usize = 64 << 20;
+
+/// Largest batch: rows per operation.
+pub const MAX_BATCH_ROWS: usize = 100_000;
+
+const SHAPES: &str =
+    "single-insert, concurrent-insert:N, batch:K, blob:SIZE[:copy|move|shared], noop-update, point-update";
+
 impl FromStr for Shape {
-    type Err = String;
+    type Err = ParseError;
 
     /// `single-insert`, `concurrent-insert:N`, `batch:K`,
     /// `blob:SIZE[:copy|move|shared]` (SIZE like `64k` or `1m`),
     /// `noop-update`, `point-update`.
-    fn from_str(s: &str) -> Result<Shape, String> {
+    fn from_str(s: &str) -> Result<Shape, ParseError> {
+        let bad = |why: String| ParseError::new("shape", s, why);
         let mut parts = s.split(':');
         let name = parts.next().unwrap_or_default();
         let arg = parts.next();
-        let count = |what: &str| -> Result<usize, String> {
-            let text = arg.ok_or_else(|| format!("`{name}` needs a {what}, e.g. `{name}:8`"))?;
+        let count = |what: &str, max: usize| -> Result<usize, ParseError> {
+            let text = arg.ok_or_else(|| bad(format!("`{name}` needs a {what}, e.g. `{name}:8`")))?;
             match text.parse::<usize>() {
-                Ok(n) if n > 0 => Ok(n),
-                _ => Err(format!("bad {what} `{text}` in `{s}`")),
+                Ok(n) if (1..=max).contains(&n) => Ok(n),
+                _ => Err(bad(format!("{what} `{text}` must be 1 to {max}"))),
             }
         };
         let shape = match name {
             "single-insert" => Shape::SingleInsert,
-            "concurrent-insert" => Shape::ConcurrentInsert { callers: count("caller count")? },
-            "batch" => Shape::Batch { size: count("batch size")? },
+            "concurrent-insert" => {
+                Shape::ConcurrentInsert { callers: count("caller count", hopscope_harness::MAX_CALLERS)? }
+            }
+            "batch" => Shape::Batch { size: count("batch size", MAX_BATCH_ROWS)? },
             "blob" => {
-                let size = arg.ok_or_else(|| "`blob` needs a size, e.g. `blob:64k`".to_owned())?;
+                let size = arg.ok_or_else(|| bad("`blob` needs a size, e.g. `blob:64k`".to_owned()))?;
                 let handover = parts.next().map_or(Ok(BlobHandover::Copy), str::parse)?;
-                Shape::BlobInsert { bytes: parse_size(size)?, handover }
+                Shape::BlobInsert { bytes: parse_size(size).map_err(bad)?, handover }
             }
             "noop-update" => Shape::NoopUpdate,
             "point-update" => Shape::PointUpdate,
-            other => {
-                return Err(format!(
-                    "unknown shape `{other}` (single-insert, concurrent-insert:N, batch:K, blob:SIZE[:copy|move|shared], noop-update, point-update)"
-                ));
-            }
+            _ => return Err(bad(format!("one of {SHAPES}"))),
         };
-        if parts.next().is_some() {
-            return Err(format!("too many `:` parts in shape `{s}`"));
+        let takes_arg = matches!(name, "concurrent-insert" | "batch" | "blob");
+        if (!takes_arg && arg.is_some()) || parts.next().is_some() {
+            return Err(bad(format!("too many `:` parts (shapes: {SHAPES})")));
         }
         Ok(shape)
     }
@@ -219,9 +231,9 @@ fn parse_size(text: &str) -> Result<usize, String> {
             None => (lower.as_str(), 1),
         },
     };
-    match digits.parse::<usize>() {
-        Ok(n) if n > 0 => Ok(n * unit),
-        _ => Err(format!("bad size `{text}` (e.g. 64k, 1m, 4096)")),
+    match digits.parse::<usize>().ok().and_then(|n| n.checked_mul(unit)) {
+        Some(bytes) if (1..=MAX_BLOB_BYTES).contains(&bytes) => Ok(bytes),
+        _ => Err(format!("blob size `{text}` must be 1 byte to 64m (e.g. 64k, 1m, 4096)")),
     }
 }
 
@@ -253,8 +265,17 @@ mod tests {
             assert_eq!(s.parse::<Shape>().expect("parses").to_string(), s);
         }
         assert_eq!("blob:256k".parse::<Shape>().expect("parses").to_string(), "blob:256k:copy");
-        assert!("batch:0".parse::<Shape>().is_err());
-        assert!("teleport".parse::<Shape>().unwrap_err().contains("unknown shape"));
+        for bad in [
+            "batch:0",
+            "single-insert:5",
+            "blob:18014398509481984m",
+            "blob:65m",
+            "concurrent-insert:70000",
+            "blob:1k:copy:x",
+        ] {
+            assert!(bad.parse::<Shape>().is_err(), "{bad} accepted");
+        }
+        assert!("teleport".parse::<Shape>().unwrap_err().to_string().contains("single-insert"));
     }
 
     #[test]

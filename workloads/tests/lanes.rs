@@ -1,28 +1,38 @@
-//! The runner alternates every lane on every shape, checks rows after each
-//! block, and writes a trace whose probed writer operations carry all ten
-//! hops, joined across the caller and writer threads.
+//! The reference lanes on the harness: every lane runs every shape with
+//! its rows checked after each block, and the trace's probed writer
+//! operations carry all ten hops, joined across the caller and writer
+//! threads.
 
 use std::collections::BTreeMap;
 
+use hopscope_harness::{Lane, Plan, RunError, runner};
 use hopscope_probe::{Hop, Trace};
 use hopscope_workloads::knobs::BlobHandover;
-use hopscope_workloads::{Knobs, LaneSpec, Plan, Shape, runner};
+use hopscope_workloads::{DbConfig, Knobs, LaneSpec, Shape};
 
-fn lanes(names: &[&str]) -> Vec<LaneSpec> {
-    names.iter().map(|n| LaneSpec::standard(n, Knobs::default()).expect("standard lane")).collect()
+fn lanes(names: &[&str], shape: Shape) -> Vec<Lane> {
+    LaneSpec::standard(names, Knobs::default())
+        .expect("standard lanes")
+        .iter()
+        .map(|spec| spec.lane(shape, DbConfig::default()).expect("lane"))
+        .collect()
 }
 
-fn small(plan: Plan) -> Plan {
-    Plan { ops_per_block: 20, samples: 2, passes: 2, warmup_blocks: 1, ..plan }
+fn small() -> Plan {
+    Plan { ops_per_block: 20, samples: 2, passes: 2, warmup_blocks: 1, ..Plan::quick() }
 }
 
-fn run(plan: &Plan, name: &str) -> Trace {
+fn try_run(lanes: &[Lane], name: &str) -> Result<Trace, RunError> {
     let dir = std::env::temp_dir().join(format!("hopscope-lanes-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let summary = runner::run(plan, &dir, BTreeMap::new(), false).expect("run succeeds");
+    let summary = runner::run(&small(), lanes, &dir, BTreeMap::new(), false)?;
     let trace = Trace::read(&summary.trace).expect("trace reads back");
     assert_eq!(summary.blocks as usize, trace.blocks.len());
-    trace
+    Ok(trace)
+}
+
+fn run(lanes: &[Lane], name: &str) -> Trace {
+    try_run(lanes, name).expect("run succeeds")
 }
 
 #[test]
@@ -38,8 +48,7 @@ fn every_lane_runs_every_shape_with_rows_checked() {
         Shape::PointUpdate,
     ];
     for (i, shape) in shapes.into_iter().enumerate() {
-        let plan = small(Plan::quick(lanes(&all), shape));
-        let trace = run(&plan, &format!("shape-{i}"));
+        let trace = run(&lanes(&all, shape), &format!("shape-{i}"));
         // 2 passes × 2 samples × 6 lanes.
         assert_eq!(trace.blocks.len(), 24, "{shape}");
         assert_eq!(trace.dropped(), 0, "{shape}");
@@ -49,18 +58,16 @@ fn every_lane_runs_every_shape_with_rows_checked() {
         }
     }
     // The floor runs single statements only: a batch is refused up front.
-    let dir = std::env::temp_dir().join(format!("hopscope-lanes-{}-batch-floor", std::process::id()));
-    let refused =
-        runner::run(&small(Plan::quick(lanes(&["floor"]), Shape::Batch { size: 4 })), &dir, BTreeMap::new(), false);
-    assert!(refused.is_err());
-    let batch = run(&small(Plan::quick(lanes(&["inline", "writer-probed"]), Shape::Batch { size: 4 })), "batch");
+    let floor = &LaneSpec::standard(&["floor"], Knobs::default()).expect("floor")[0];
+    let refused = floor.lane(Shape::Batch { size: 4 }, DbConfig::default()).expect_err("refused");
+    assert!(refused.to_string().contains("single statements"), "{refused}");
+    let batch = run(&lanes(&["inline", "writer-probed"], Shape::Batch { size: 4 }), "batch");
     assert_eq!(batch.blocks.len(), 8);
 }
 
 #[test]
 fn lanes_rotate_and_probed_writer_ops_carry_all_ten_hops() {
-    let plan = small(Plan::quick(lanes(&["inline", "floor", "writer", "writer-probed"]), Shape::SingleInsert));
-    let trace = run(&plan, "hops");
+    let trace = run(&lanes(&["inline", "floor", "writer", "writer-probed"], Shape::SingleInsert), "hops");
     let probed = trace.header.lane("writer-probed").expect("lane declared");
     let clean = trace.header.lane("writer").expect("lane declared");
 

@@ -7,7 +7,7 @@ mod result;
 
 use std::collections::BTreeMap;
 
-use hopscope_probe::Trace;
+use hopscope_probe::{Role, Trace, Variant};
 
 pub use result::{
     BlockFigure, CounterFigure, Decomposition, Derived, Drops, LaneResult, ObserverEffect, ResultError, RunInfo,
@@ -15,6 +15,7 @@ pub use result::{
 
 use crate::join::{self, LaneOps};
 use crate::lanes::{self, LaneBlocks};
+use crate::roles::Roles;
 use crate::slices::{self, CrossCheck, SliceFigures};
 use crate::stats::BOOTSTRAP_RESAMPLES;
 
@@ -42,48 +43,55 @@ pub fn decompose(trace: &Trace) -> Result<Decomposition, AnalyzeError> {
     let seed = BOOTSTRAP_SEED;
     let blocks = lanes::lane_blocks(trace);
     let joined = join::join(trace);
+    let roles = Roles::of(trace, &joined);
     let mut warnings = Vec::new();
     let per_lane = per_lane(trace, &blocks, &joined, seed, &mut warnings);
 
-    let find = |name: &str| blocks.iter().find(|l| l.name == name && l.ops > 0);
-    let inline = find("inline").or(find("inline-probed"));
-    let floor = find("floor").or(find("floor-probed"));
-    let clean = find("writer");
-    let probed = find("writer-probed");
-    let writer = clean.or(probed);
+    let measured = |lane: Option<usize>| lane.and_then(|i| blocks.get(i)).filter(|l| l.ops > 0);
+    let baseline = measured(roles.prefer(Role::Baseline, Variant::Clean));
+    let floor = measured(roles.prefer(Role::Floor, Variant::Clean));
+    let clean = measured(roles.find(Role::Subject, Variant::Clean));
+    let probed = measured(roles.find(Role::Subject, Variant::Probed));
+    let subject = clean.or(probed);
 
-    // A user's own capture has none of the reference lanes: say so once
-    // rather than warn about each figure it cannot have.
-    let has_reference = [inline, floor, writer].iter().any(Option::is_some);
+    // A program measured alone has no references: say so once rather than
+    // warn about each figure it cannot have.
+    let has_reference = baseline.is_some() || floor.is_some();
     if !has_reference {
         warnings.push(
-            "no reference lanes (inline, floor, writer): slices only; lane arithmetic and the observer effect \
-             come from `hopscope decompose`"
+            "no baseline or floor lane: slices only; lane arithmetic and the observer effect need a baseline \
+             lane (the same write on the calling thread) beside the subject, clean and probed \
+             (hopscope_harness::Lane::baseline)"
                 .to_owned(),
         );
     }
-    let derived = match (writer, floor, inline) {
-        (Some(w), Some(f), Some(i)) => derive(w, f, i, seed),
+    let derived = match (subject, baseline) {
+        (Some(s), Some(b)) => derive(s, floor, b, seed),
         _ => {
             if has_reference {
-                warnings
-                    .push("the trace lacks one of the inline, floor and writer lanes: no lane arithmetic".to_owned());
+                warnings.push("the trace lacks a baseline or a subject lane: no lane arithmetic".to_owned());
             }
             None
         }
     };
-    let insitu = insitu(trace, &joined, derived.as_ref(), seed, &mut warnings);
+    if has_reference && derived.is_some() && floor.is_none() {
+        warnings.push(
+            "no floor lane: the hop is not split into boundary and library, and nothing is cross-checked".to_owned(),
+        );
+    }
+    let insitu = insitu(trace, &joined, &roles, derived.as_ref(), seed, &mut warnings);
     let observer_effect = match (clean, probed) {
         (Some(c), Some(p)) => observer(c, p, seed),
         _ => {
             if has_reference {
-                warnings.push("no clean and probed writer pair: the observer effect is not measured".to_owned());
+                warnings
+                    .push("no clean and probed build of the subject: the observer effect is not measured".to_owned());
             }
             None
         }
     };
     let drops = drops(trace, &joined, &mut warnings);
-    let comparison = comparison(trace, &blocks, &per_lane, seed);
+    let comparison = comparison(trace, &blocks, &roles, &per_lane, seed);
 
     Ok(Decomposition {
         schema: SCHEMA.to_owned(),
@@ -161,31 +169,35 @@ struct InSitu {
     crosscheck: Option<CrossCheck>,
 }
 
-/// Slice the probed reference writer in hopscope's own runs, or a user's
-/// lane (one lane, marks from their own code) as it is.
+/// Slice the subject's probed build, or else the first other lane that
+/// carries complete operations (a program's own capture); the probed floor
+/// gives the slices subtracted in the cross-check.
 fn insitu(
     trace: &Trace,
     joined: &[LaneOps],
+    roles: &Roles,
     derived: Option<&Derived>,
     seed: u64,
     warnings: &mut Vec<String>,
 ) -> InSitu {
-    let sliced = joined
-        .iter()
-        .find(|o| o.complete > 0 && is_named(trace, o, "writer-probed"))
-        .or_else(|| joined.iter().find(|o| o.complete > 0 && !is_reference_lane(trace, o)));
+    let complete =
+        |lane: Option<usize>| lane.and_then(|i| joined.iter().find(|o| usize::from(o.lane) == i && o.complete > 0));
+    let subject = complete(roles.find(Role::Subject, Variant::Probed));
+    let sliced = subject.or_else(|| {
+        joined.iter().find(|o| {
+            o.complete > 0
+                && roles.info(usize::from(o.lane)).is_some_and(|i| !matches!(i.role, Role::Baseline | Role::Floor))
+        })
+    });
     let slices = sliced.map(|o| slices::slice_figures(o, seed)).unwrap_or_default();
-    let floor_slices = joined
-        .iter()
-        .find(|o| o.complete > 0 && is_named(trace, o, "floor-probed"))
-        .map(|o| slices::slice_figures(o, seed));
-    if sliced.is_some_and(|o| is_named(trace, o, "writer-probed")) && floor_slices.is_none() {
+    let floor_slices = complete(roles.find(Role::Floor, Variant::Probed)).map(|o| slices::slice_figures(o, seed));
+    if subject.is_some() && floor_slices.is_none() && derived.is_some_and(|d| d.library_us.is_some()) {
         warnings.push(
             "no probed floor lane: the in-situ library figure includes the channel sends any writer pays".to_owned(),
         );
     }
-    let crosscheck = match (derived, slices.is_empty()) {
-        (Some(d), false) => Some(slices::cross_check(&slices, floor_slices.as_deref(), &d.library_us)),
+    let crosscheck = match (derived.and_then(|d| d.library_us.as_ref()), slices.is_empty()) {
+        (Some(library), false) => Some(slices::cross_check(&slices, floor_slices.as_deref(), library)),
         _ => None,
     };
     if crosscheck.as_ref().is_some_and(|c| !c.agree) {
@@ -220,10 +232,11 @@ fn drops(trace: &Trace, joined: &[LaneOps], warnings: &mut Vec<String>) -> Drops
     drops
 }
 
-/// The reference writer beside every other lane (peers), when there are any.
+/// The subject beside every peer lane, when there are any.
 fn comparison(
     trace: &Trace,
     blocks: &[LaneBlocks],
+    roles: &Roles,
     per_lane: &PerLane,
     seed: u64,
 ) -> Option<crate::comparison::Comparison> {
@@ -239,7 +252,7 @@ fn comparison(
         meta: &trace.header.run,
     };
     let shape = trace.header.run.get("shape").map_or("this shape", String::as_str);
-    crate::comparison::compare(blocks, &facts, shape, seed)
+    crate::comparison::compare(blocks, roles, &facts, shape, seed)
 }
 
 /// Robust block-to-block spread (MAD / median) above which a lane is
@@ -247,25 +260,19 @@ fn comparison(
 /// checkpoint moves the CV a lot and the MAD not at all.
 const NOISY_SPREAD: f64 = 0.05;
 
-/// Whether `ops` is one of hopscope's reference lanes (inline, floor,
-/// writer, clean or probed), which are never the sliced lane by default.
-fn is_reference_lane(trace: &Trace, ops: &LaneOps) -> bool {
-    crate::comparison::REFERENCE_LANES.iter().any(|name| is_named(trace, ops, name))
-}
-
-fn is_named(trace: &Trace, ops: &LaneOps, name: &str) -> bool {
-    trace.header.lanes.get(usize::from(ops.lane)).is_some_and(|l| l == name)
-}
-
-fn derive(writer: &LaneBlocks, floor: &LaneBlocks, inline: &LaneBlocks, seed: u64) -> Option<Derived> {
+fn derive(subject: &LaneBlocks, floor: Option<&LaneBlocks>, baseline: &LaneBlocks, seed: u64) -> Option<Derived> {
+    let mut lanes = BTreeMap::from([
+        (Role::Subject.name().to_owned(), subject.name.clone()),
+        (Role::Baseline.name().to_owned(), baseline.name.clone()),
+    ]);
+    if let Some(floor) = floor {
+        lanes.insert(Role::Floor.name().to_owned(), floor.name.clone());
+    }
     Some(Derived {
-        hop_us: lanes::difference(writer, inline, seed)?,
-        boundary_us: lanes::difference(floor, inline, seed.wrapping_add(1))?,
-        library_us: lanes::difference(writer, floor, seed.wrapping_add(2))?,
-        lanes: [("writer", &writer.name), ("floor", &floor.name), ("inline", &inline.name)]
-            .into_iter()
-            .map(|(role, name)| (role.to_owned(), name.clone()))
-            .collect(),
+        hop_us: lanes::difference(subject, baseline, seed)?,
+        boundary_us: floor.and_then(|f| lanes::difference(f, baseline, seed.wrapping_add(1))),
+        library_us: floor.and_then(|f| lanes::difference(subject, f, seed.wrapping_add(2))),
+        lanes,
     })
 }
 

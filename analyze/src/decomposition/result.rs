@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use hopscope_probe::counters::CounterSupport;
-use hopscope_probe::{ClockInfo, HostInfo};
+use hopscope_probe::{ClockInfo, HostInfo, Role};
 use serde::{Deserialize, Serialize};
 
 use super::SCHEMA;
@@ -126,14 +126,28 @@ pub struct BlockFigure {
 /// The lane arithmetic.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Derived {
-    /// `writer − inline`: what the architecture costs.
+    /// `subject − baseline`: what the architecture costs.
     pub hop_us: Difference,
-    /// `floor − inline`: what any writer thread costs.
-    pub boundary_us: Difference,
-    /// `writer − floor`: the only part a library change can collect.
-    pub library_us: Difference,
-    /// The lanes used, by role.
+    /// `floor − baseline`: what any writer thread costs (needs a floor).
+    pub boundary_us: Option<Difference>,
+    /// `subject − floor`: the only part a change to the subject can collect
+    /// (needs a floor).
+    pub library_us: Option<Difference>,
+    /// The lanes used, by role name (`subject`, `floor`, `baseline`).
     pub lanes: BTreeMap<String, String>,
+}
+
+impl Derived {
+    /// The lane that stood for `role`; results written before roles keyed
+    /// them `writer` and `inline`.
+    pub fn lane(&self, role: Role) -> Option<&str> {
+        let legacy = match role {
+            Role::Subject => "writer",
+            Role::Baseline => "inline",
+            _ => role.name(),
+        };
+        self.lanes.get(role.name()).or_else(|| self.lanes.get(legacy)).map(String::as_str)
+    }
 }
 
 /// Probed writer against clean writer, alternated in one run.

@@ -8,6 +8,7 @@ use crate::clock::ClockInfo;
 use crate::counters::CounterSupport;
 use crate::hop::HopTable;
 use crate::host::HostInfo;
+use crate::role::LaneInfo;
 
 /// Declared once at the start of a trace. Blocks refer to lanes, threads,
 /// hops and reading keys by their index in these lists.
@@ -33,6 +34,11 @@ pub struct TraceHeader {
     pub counters: Vec<CounterSupport>,
     /// Free-form run metadata: command line, commit, workload settings.
     pub run: BTreeMap<String, String>,
+    /// What each lane stands for, indexed like [`TraceHeader::lanes`];
+    /// empty in traces written before roles were recorded (read them with
+    /// [`TraceHeader::lane_info`], which falls back to the lane names).
+    #[serde(default)]
+    pub lane_info: Vec<LaneInfo>,
 }
 
 impl TraceHeader {
@@ -52,7 +58,19 @@ impl TraceHeader {
             readings: Vec::new(),
             counters: Vec::new(),
             run: BTreeMap::new(),
+            lane_info: Vec::new(),
         }
+    }
+
+    /// The declaration of lane `lane`: as recorded, or for a trace without
+    /// roles, as [`LaneInfo::legacy`] reads its name. `None` for an index the
+    /// header does not declare.
+    pub fn lane_info(&self, lane: u16) -> Option<LaneInfo> {
+        let name = self.lanes.get(usize::from(lane))?;
+        Some(match self.lane_info.get(usize::from(lane)) {
+            Some(info) => info.clone(),
+            None => LaneInfo::legacy(name, self.lanes.len()),
+        })
     }
 
     /// Index of the lane called `name`.

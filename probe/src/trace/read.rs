@@ -43,6 +43,12 @@ impl Trace {
         if header.hops.is_empty() {
             return Err(corrupt(pos + 5, "header declares no hops".to_owned()));
         }
+        if !header.lane_info.is_empty() && header.lane_info.len() != header.lanes.len() {
+            return Err(corrupt(
+                pos + 5,
+                format!("header declares {} lanes but roles for {}", header.lanes.len(), header.lane_info.len()),
+            ));
+        }
         pos = next;
 
         let mut blocks = Vec::new();

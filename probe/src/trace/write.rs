@@ -32,6 +32,11 @@ impl TraceWriter<BufWriter<File>> {
 impl<W: Write> TraceWriter<W> {
     /// Write the preamble and `header` to `out`.
     pub fn new(mut out: W, header: TraceHeader) -> Result<Self, TraceError> {
+        if !header.lane_info.is_empty() && header.lane_info.len() != header.lanes.len() {
+            return Err(TraceError::Unwritable {
+                reason: format!("{} lanes but roles for {}", header.lanes.len(), header.lane_info.len()),
+            });
+        }
         let json = serde_json::to_vec(&header).map_err(|e| TraceError::Io(e.into()))?;
         if json.len() > MAX_HEADER_BYTES {
             return Err(TraceError::Unwritable {

@@ -3,8 +3,8 @@
 //! floor and writer lane figures as reference lines, so `boundary` (floor −
 //! inline) and `library` (writer − floor) show as lengths.
 
-use hopscope_analyze::Decomposition;
 use hopscope_analyze::slices::Owner;
+use hopscope_analyze::{Decomposition, Role};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -30,10 +30,10 @@ where
         bars.push((start, end, slice));
     }
     let names = lane_names(d);
-    let references: Vec<(&str, f64, RGBColor)> = ["inline", "floor", "writer"]
+    let references: Vec<(&str, f64, RGBColor)> = [Role::Baseline, Role::Floor, Role::Subject]
         .into_iter()
         .filter_map(|role| {
-            let lane = d.derived.as_ref().and_then(|x| x.lanes.get(role)).map_or(role, String::as_str);
+            let lane = d.derived.as_ref()?.lane(role)?;
             let median = d.lanes.get(lane)?.us_per_op?.median;
             let index = names.iter().position(|n| *n == lane).unwrap_or(0);
             Some((lane, median, style::lane_color(index)))

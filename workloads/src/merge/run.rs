@@ -133,7 +133,8 @@ pub fn run(plan: &MergePlan, dir: &Path, meta: BTreeMap<String, String>, progres
     let n = plan.arms.len();
     let chunk = changes.len().div_ceil(plan.parts as usize).max(1);
     let parts = changes.len().div_ceil(chunk);
-    let bar = crate::progress::bar(progress, u64::from(plan.rounds) * PHASES.len() as u64 * (parts * n) as u64);
+    let bar =
+        hopscope_harness::progress::bar(progress, u64::from(plan.rounds) * PHASES.len() as u64 * (parts * n) as u64);
     for round in 0..plan.rounds {
         for (phase, lane) in PHASES.iter().enumerate() {
             // Every phase opens its replicas' connections afresh (the cold

@@ -10,14 +10,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-use hopscope_probe::Session;
+use hopscope_harness::{Ops, Placement, placement};
 use tokio::runtime::Runtime;
 
-use crate::cpu::{self, Gap};
 use crate::db::{self, DbConfig, JournalMode, Synchronous};
 use crate::error::{RunError, WriteError};
-use crate::knobs::Placement;
-use crate::lane::{Lane, worker_core};
+use crate::lane::Target;
 use crate::peers::Peer;
 use crate::shape::{OpInput, Shape};
 use crate::value::Value;
@@ -29,7 +27,7 @@ pub(crate) fn open(
     db: DbConfig,
     shape: Shape,
     placement: Placement,
-) -> Result<Box<dyn Lane>, RunError> {
+) -> Result<Box<dyn Target>, RunError> {
     if !shape.single_statement() {
         return Err(RunError::Plan(format!("lane `{peer}`: peers run single statements, not {shape}")));
     }
@@ -40,10 +38,10 @@ pub(crate) fn open(
     db::create_schema(&conn).map_err(|source| RunError::Database { path: PathBuf::from(path), source })?;
     drop(conn);
     let runtimes = (0..shape.callers()).map(|_| runtime()).collect::<Result<Vec<_>, _>>().map_err(fail)?;
-    let core = worker_core(placement);
+    let core = placement.worker_core();
     let opener = runtimes.first().ok_or_else(|| fail("no caller".to_owned()))?;
     let client = opener.block_on(Client::open(peer, path, db, core)).map_err(fail)?;
-    Ok(Box::new(PeerLane { peer, client, sql: shape.sql(), runtimes: Mutex::new(runtimes), placement }))
+    Ok(Box::new(PeerLane { peer, client, sql: shape.sql(), runtimes: Mutex::new(runtimes) }))
 }
 
 fn runtime() -> Result<Runtime, String> {
@@ -79,7 +77,7 @@ impl Client {
         let error = |e: &dyn std::fmt::Display| e.to_string();
         // Threads a peer starts inherit the opener's CPU mask; each peer's
         // own thread is placed where the lane's placement says.
-        let place = move || cpu::place_worker(core);
+        let place = move || placement::place_worker(core);
         match peer {
             Peer::TokioRusqlite => {
                 let conn = tokio_rusqlite::Connection::open(path).await.map_err(|e| error(&e))?;
@@ -122,10 +120,10 @@ impl Client {
                     .busy_timeout(std::time::Duration::from_secs(5));
                 // sqlx offers no hook on its worker thread: the thread ids
                 // that appear while it connects are its.
-                let before = cpu::task_ids();
+                let before = placement::task_ids();
                 let conn = options.connect().await.map_err(|e| error(&e))?;
-                for tid in cpu::task_ids().into_iter().filter(|t| !before.contains(t)) {
-                    cpu::place_task(tid, core);
+                for tid in placement::task_ids().into_iter().filter(|t| !before.contains(t)) {
+                    placement::place_task(tid, core);
                 }
                 Ok(Client::Sqlx(tokio::sync::Mutex::new(conn)))
             }
@@ -154,7 +152,6 @@ struct PeerLane {
     sql: &'static str,
     /// One current-thread runtime per caller, lent to it for a block.
     runtimes: Mutex<Vec<Runtime>>,
-    placement: Placement,
 }
 
 impl PeerLane {
@@ -204,10 +201,9 @@ impl PeerLane {
         query.execute(conn).await.map(|done| done.rows_affected()).map_err(|e| self.failed(e))
     }
 
-    async fn run_block(&self, inputs: Vec<OpInput>, gap: Gap) -> Result<u64, WriteError> {
+    async fn run_block(&self, inputs: Vec<OpInput>, ops: Ops) -> Result<u64, WriteError> {
         let mut changes = 0;
-        for input in inputs {
-            gap.wait();
+        for (input, _op) in inputs.into_iter().zip(ops) {
             changes += self.execute(one_statement(input)?).await?;
         }
         Ok(changes)
@@ -240,18 +236,17 @@ thread_local! {
 /// Place a tokio blocking-pool thread once, the first time it runs a call.
 fn place_blocking_thread(core: Option<usize>) {
     if !PLACED.replace(true) {
-        cpu::place_worker(core);
+        placement::place_worker(core);
     }
 }
 
-impl Lane for PeerLane {
-    fn run(&self, _caller: usize, inputs: Vec<OpInput>, gap: Gap) -> Result<u64, WriteError> {
+impl Target for PeerLane {
+    fn run(&self, _caller: usize, inputs: Vec<OpInput>, ops: Ops) -> Result<u64, WriteError> {
         if self.peer == Peer::AsyncSqliteBlocking
             && let Client::AsyncSqlite(client) = &self.client
         {
             let mut changes = 0;
-            for input in inputs {
-                gap.wait();
+            for (input, _op) in inputs.into_iter().zip(ops) {
                 let run = statement(self.sql, one_statement(input)?);
                 changes += client.conn_blocking(run).map_err(|e| self.failed(e))?;
             }
@@ -263,18 +258,8 @@ impl Lane for PeerLane {
             // More callers than the shape declared: pay for a runtime once.
             None => runtime().map_err(|e| self.failed(e))?,
         };
-        let result = runtime.block_on(self.run_block(inputs, gap));
+        let result = runtime.block_on(self.run_block(inputs, ops));
         self.runtimes.lock().unwrap_or_else(PoisonError::into_inner).push(runtime);
         result
-    }
-
-    fn flush(&self, _session: &Session, _thread: u16) -> Result<Option<cpu::ThreadSample>, WriteError> {
-        // A peer's threads are its own: no marks to drain, and their CPU
-        // time is in the block's process reading.
-        Ok(None)
-    }
-
-    fn placement(&self) -> Placement {
-        self.placement
     }
 }

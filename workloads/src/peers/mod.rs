@@ -90,12 +90,12 @@ impl fmt::Display for Peer {
 }
 
 impl FromStr for Peer {
-    type Err = String;
+    type Err = crate::error::ParseError;
 
-    fn from_str(s: &str) -> Result<Peer, String> {
+    fn from_str(s: &str) -> Result<Peer, crate::error::ParseError> {
         Peer::ALL.into_iter().find(|p| p.name() == s).ok_or_else(|| {
             let names: Vec<&str> = Peer::ALL.iter().map(|p| p.name()).collect();
-            format!("unknown peer `{s}` ({})", names.join(", "))
+            crate::error::ParseError::new("peer", s, names.join(", "))
         })
     }
 }
@@ -112,6 +112,6 @@ mod tests {
         for peer in Peer::ALL {
             assert_eq!(peer.name().parse::<Peer>(), Ok(peer));
         }
-        assert!("sqlite".parse::<Peer>().unwrap_err().contains("tokio-rusqlite"));
+        assert!("sqlite".parse::<Peer>().unwrap_err().to_string().contains("tokio-rusqlite"));
     }
 }

@@ -25,11 +25,11 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
-use hopscope_probe::{ClockInfo, Hop, OpId, Probe, Session, local};
+use hopscope_harness::HandIn;
+use hopscope_probe::{ClockInfo, Hop, OpId, Probe, local};
 use rusqlite::Connection;
 
 use crate::channel::{self, Rx};
-use crate::cpu;
 use crate::db::{self, DbConfig};
 use crate::error::WriteError;
 use crate::knobs::{Knobs, ReplyMode, ResultSlot};
@@ -102,13 +102,12 @@ impl<P: Probe> Writer<P> {
             delay,
             probe,
             shared: Arc::clone(&shared),
-            counters: Default::default(),
             clients: Vec::new(),
         };
         let thread = std::thread::Builder::new()
             .name("hopscope-writer".to_owned())
             .spawn(move || {
-                cpu::place_worker(crate::lane::worker_core(knobs.placement));
+                knobs.placement.place_worker();
                 writer_thread.run();
             })
             .ok();
@@ -163,12 +162,11 @@ impl<P: Probe> Writer<P> {
         })
     }
 
-    /// Drain the writer thread's marks into `session` as thread `thread` and
-    /// return the writer thread's CPU time and counters so far. Call between
-    /// blocks.
-    pub fn flush(&self, session: &Session, thread: u16) -> Result<cpu::ThreadSample, WriteError> {
+    /// Have the writer thread hand its marks and CPU time in, as
+    /// [`crate::WRITER_ROLE`]. Call between blocks.
+    pub fn hand_in(&self, hand_in: &HandIn) -> Result<(), WriteError> {
         let (done_tx, done_rx) = channel::oneshot(self.knobs.channel);
-        self.send(Message::Flush { session: session.clone(), thread, done: done_tx })?;
+        self.send(Message::HandIn { hand_in: hand_in.clone(), done: done_tx })?;
         done_rx.recv().map_err(|_| self.shared.stopped_error())
     }
 

@@ -1,6 +1,7 @@
 //! What travels between caller and writer thread.
 
-use hopscope_probe::{OpId, Session};
+use hopscope_harness::HandIn;
+use hopscope_probe::OpId;
 
 use crate::channel::Tx;
 use crate::error::WriteError;
@@ -98,11 +99,10 @@ pub(crate) enum Message {
     Unregister {
         client: u32,
     },
-    /// Drain the writer thread's marks into `session` as thread `thread`, and
-    /// answer with the thread's CPU time and counters so far.
-    Flush {
-        session: Session,
-        thread: u16,
-        done: Tx<crate::cpu::ThreadSample>,
+    /// Hand the writer thread's marks and CPU time in (as
+    /// [`crate::WRITER_ROLE`]), and answer when done.
+    HandIn {
+        hand_in: HandIn,
+        done: Tx<()>,
     },
 }

@@ -9,13 +9,11 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, OnceLock};
 
-use hopscope_probe::counters::ThreadCounters;
 use hopscope_probe::{Hop, Probe, local};
 use rusqlite::Connection;
 
 use crate::WORKER_MARK_CAPACITY;
 use crate::channel::{Rx, TryRecv, Tx};
-use crate::cpu;
 use crate::error::WriteError;
 use crate::knobs::{Knobs, Wait};
 use crate::value::Sql;
@@ -53,8 +51,6 @@ pub(crate) struct WriterThread<P: Probe> {
     pub(crate) delay: Delay,
     pub(crate) probe: P,
     pub(crate) shared: Arc<Shared>,
-    /// The writer thread's own perf-event counters, opened on it.
-    pub(crate) counters: ThreadCounters,
     /// Registered callers' reply mailboxes, by client index. Dropped with
     /// the thread, which wakes every registered caller.
     pub(crate) clients: Vec<Option<crate::mailbox::Sender<Reply>>>,
@@ -65,7 +61,6 @@ impl<P: Probe> WriterThread<P> {
         if P::RECORDS {
             local::attach(WORKER_MARK_CAPACITY);
         }
-        self.counters = cpu::open_counters();
         if self.knobs.harvest {
             self.harvest.install(&self.conn);
         }
@@ -107,9 +102,9 @@ impl<P: Probe> WriterThread<P> {
     fn serve_control(&mut self, message: Message) {
         match message {
             Message::Write(_) => {}
-            Message::Flush { session, thread, done } => {
-                session.collect(thread);
-                let _ = done.send(cpu::ThreadSample::take(&mut self.counters));
+            Message::HandIn { hand_in, done } => {
+                hand_in.collect(crate::WRITER_ROLE);
+                let _ = done.send(());
             }
             Message::Register { client, reply } => {
                 let index = client as usize;

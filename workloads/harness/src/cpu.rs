@@ -1,4 +1,5 @@
-//! CPU time per thread and per process, and thread placement.
+//! CPU time per thread and per process, context switches, perf-event
+//! counters per thread, and the caller's own work between writes.
 //!
 //! CPU time comes from the kernel's scheduler clocks,
 //! `CLOCK_THREAD_CPUTIME_ID` and `CLOCK_PROCESS_CPUTIME_ID` (user + system,
@@ -74,7 +75,25 @@ pub struct ThreadSample {
     pub counters: Vec<(hopscope_probe::counters::Counter, u64)>,
 }
 
+thread_local! {
+    // The calling thread's perf-event counters, opened on its first sample
+    // (outside any measured block: the first sample of a thread is taken
+    // before its first block) when a run records counters.
+    static THREAD_COUNTERS: std::cell::RefCell<Option<ThreadCounters>> = const { std::cell::RefCell::new(None) };
+}
+
 impl ThreadSample {
+    /// Sample the calling thread with its own counters, opening them on the
+    /// first call when perf counters are on. This is what every thread that
+    /// marks for a lane reports at block boundaries.
+    pub fn here() -> ThreadSample {
+        THREAD_COUNTERS.with(|cell| {
+            let mut counters = cell.borrow_mut();
+            let counters = counters.get_or_insert_with(open_counters);
+            ThreadSample::take(counters)
+        })
+    }
+
     /// Sample the calling thread: its CPU clock and `counters`.
     pub fn take(counters: &mut ThreadCounters) -> ThreadSample {
         ThreadSample { cpu_ns: thread_cpu_ns(), ctx_switches: thread_ctx_switches(), counters: counters.read() }
@@ -151,104 +170,6 @@ fn cpu_clock_ns(clock: libc::clockid_t) -> u64 {
         return 0;
     }
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// CPUs online on the machine. Not `available_parallelism`, which follows
-/// the calling thread's affinity and so says 1 once a runner thread is
-/// pinned.
-pub fn online_cpus() -> usize {
-    // SAFETY: sysconf has no preconditions; it only reads a system value.
-    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-    usize::try_from(n).unwrap_or(1).max(1)
-}
-
-/// Pin the calling thread to CPU `index` (modulo the CPUs online).
-/// Returns whether it worked (it may not in a restricted cpuset). Counts
-/// from the machine's CPUs, not the caller's affinity: a thread spawned by a
-/// pinned thread inherits its mask, and must still reach every core.
-pub fn pin_current(index: usize) -> bool {
-    #[cfg(target_os = "linux")]
-    {
-        let cpu = index % online_cpus();
-        // SAFETY: `set` is a plain bitmask on the stack, zeroed and then
-        // filled by CPU_SET with an index below CPU_SETSIZE;
-        // sched_setaffinity only reads it.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_ZERO(&mut set);
-            libc::CPU_SET(cpu.min(libc::CPU_SETSIZE as usize - 1), &mut set);
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = index;
-        false
-    }
-}
-
-/// Ids of the process's threads (Linux: `/proc/self/task`; empty elsewhere).
-/// A peer crate spawns its own threads; the ids that appear while it opens
-/// are its threads, which [`place_task`] can then pin.
-pub fn task_ids() -> Vec<i32> {
-    let Ok(entries) = std::fs::read_dir("/proc/self/task") else { return Vec::new() };
-    entries.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect()
-}
-
-/// Pin thread `tid` of this process to CPU `core` (modulo the CPUs online),
-/// or let it run anywhere with `None`. Returns whether it worked.
-pub fn place_task(tid: i32, core: Option<usize>) -> bool {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: `set` is a plain bitmask on the stack, zeroed and then
-        // filled by CPU_SET with indices below CPU_SETSIZE;
-        // sched_setaffinity only reads it, and an unknown tid is an error
-        // return, not undefined behaviour.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_ZERO(&mut set);
-            match core {
-                Some(core) => libc::CPU_SET((core % online_cpus()).min(libc::CPU_SETSIZE as usize - 1), &mut set),
-                None => (0..libc::CPU_SETSIZE as usize).for_each(|cpu| libc::CPU_SET(cpu, &mut set)),
-            }
-            libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = (tid, core);
-        false
-    }
-}
-
-/// Apply a lane's placement to the calling worker thread: pinned to its
-/// core, or free to run anywhere (undoing a mask inherited from a pinned
-/// parent).
-pub fn place_worker(core: Option<usize>) {
-    match core {
-        Some(core) => {
-            pin_current(core);
-        }
-        None => unpin_current(),
-    }
-}
-
-/// Let the calling thread run on every core the process may use (undo
-/// [`pin_current`]).
-pub fn unpin_current() {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: `set` is a plain bitmask on the stack, initialised by
-        // CPU_ZERO before use; sched_setaffinity only reads it.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_ZERO(&mut set);
-            for cpu in 0..libc::CPU_SETSIZE as usize {
-                libc::CPU_SET(cpu, &mut set);
-            }
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-        }
-    }
 }
 
 #[cfg(test)]

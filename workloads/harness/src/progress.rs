@@ -1,11 +1,12 @@
-//! The progress bar of a long measurement, on stderr, counting blocks.
+//! The progress bar of a long measurement, on stderr, counting blocks
+//! (drawn only between blocks, never inside one).
 
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// A bar counting `total` blocks, or a hidden one when `enabled` is false
 /// (stderr not a terminal, tests): a bar never writes into a measured
 /// block, only between them.
-pub(crate) fn bar(enabled: bool, total: u64) -> ProgressBar {
+pub fn bar(enabled: bool, total: u64) -> ProgressBar {
     if !enabled {
         return ProgressBar::hidden();
     }

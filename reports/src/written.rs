@@ -1,0 +1,158 @@
+//! Writing a run's files: the JSON result, the Markdown receipt, the charts
+//! and `report.html`, for each kind of run, and the list of what was
+//! written, as a terminal prints it. Every command and the public harness
+//! write their results through here.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use hopscope_analyze::experiment::{self, Experiment};
+use hopscope_analyze::merge::{self, MergeResult};
+use hopscope_analyze::resolution::{self, Resolution};
+use hopscope_analyze::sweep::{self, SweepRow};
+use hopscope_analyze::{Decomposition, receipt};
+
+use crate::{ChartOptions, ReportError};
+
+/// The files a run wrote, each under a label (`result`, `receipt`,
+/// `report`, `chart`, ...), in the order a reader wants them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Written {
+    /// `(label, path)`, in order.
+    pub files: Vec<(String, PathBuf)>,
+}
+
+impl Written {
+    /// Add `path` under `label`.
+    pub fn push(&mut self, label: &str, path: PathBuf) {
+        self.files.push((label.to_owned(), path));
+    }
+
+    /// The first file written under `label`.
+    pub fn get(&self, label: &str) -> Option<&Path> {
+        self.files.iter().find(|(l, _)| l == label).map(|(_, p)| p.as_path())
+    }
+}
+
+impl fmt::Display for Written {
+    /// One line per file (`label:  path`); charts share one line that names
+    /// their directory and files.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let charts: Vec<&PathBuf> = self.files.iter().filter(|(l, _)| l == "chart").map(|(_, p)| p).collect();
+        for (label, path) in self.files.iter().filter(|(l, _)| l != "chart") {
+            writeln!(f, "{:<8} {}", format!("{label}:"), path.display())?;
+        }
+        if let Some(dir) = charts.first().and_then(|p| p.parent()) {
+            let names: Vec<String> =
+                charts.iter().filter_map(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()).collect();
+            writeln!(f, "{:<8} {} ({})", "charts:", dir.display(), names.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+fn write(path: &Path, text: &str) -> Result<(), ReportError> {
+    std::fs::write(path, text).map_err(|source| ReportError::Io { path: path.to_owned(), source })
+}
+
+fn json<T: serde::Serialize + ?Sized>(what: &'static str, value: &T) -> Result<String, ReportError> {
+    serde_json::to_string_pretty(value).map(|s| s + "\n").map_err(|source| ReportError::Json { what, source })
+}
+
+/// A decomposition: `result.json`, `receipt.md`, every chart and
+/// `report.html` in `dir`.
+pub fn write_decomposition(dir: &Path, d: &Decomposition, options: ChartOptions) -> Result<Written, ReportError> {
+    let mut written = Written::default();
+    let result = dir.join("result.json");
+    write(&result, &json("result.json", d)?)?;
+    let receipt_path = dir.join("receipt.md");
+    write(&receipt_path, &receipt::markdown(d))?;
+    written.push("receipt", receipt_path);
+    written.push("result", result);
+    let rendered = crate::render(d, dir, options)?;
+    written.push("report", rendered.html);
+    for png in rendered.pngs {
+        written.push("chart", png);
+    }
+    Ok(written)
+}
+
+/// An A/B experiment: `ab.json`, `receipt.md`, `report.html` and its chart.
+pub fn write_experiment(dir: &Path, e: &Experiment) -> Result<Written, ReportError> {
+    let mut written = Written::default();
+    let ab = dir.join("ab.json");
+    write(&ab, &json("ab.json", e)?)?;
+    let receipt_path = dir.join("receipt.md");
+    write(&receipt_path, &experiment::markdown(e))?;
+    written.push("ab", ab);
+    written.push("receipt", receipt_path);
+    let rendered = crate::render_experiment(e, dir)?;
+    written.push("report", rendered.html);
+    for png in rendered.pngs {
+        written.push("chart", png);
+    }
+    Ok(written)
+}
+
+/// A merge measurement: `merge.json`, `receipt.md`, `report.html`, charts.
+pub fn write_merge(dir: &Path, r: &MergeResult) -> Result<Written, ReportError> {
+    let mut written = Written::default();
+    let path = dir.join("merge.json");
+    write(&path, &json("merge.json", r)?)?;
+    let receipt_path = dir.join("receipt.md");
+    write(&receipt_path, &merge::receipt(r))?;
+    written.push("merge", path);
+    written.push("receipt", receipt_path);
+    let rendered = crate::render_merge(r, dir)?;
+    written.push("report", rendered.html);
+    for png in rendered.pngs {
+        written.push("chart", png);
+    }
+    Ok(written)
+}
+
+/// A keep-warm sweep: `keep-warm.json`, `receipt.md`, `frontier.png`.
+pub fn write_sweep(dir: &Path, rows: &[SweepRow]) -> Result<Written, ReportError> {
+    let mut written = Written::default();
+    let path = dir.join("keep-warm.json");
+    write(&path, &json("keep-warm.json", rows)?)?;
+    let receipt_path = dir.join("receipt.md");
+    write(&receipt_path, &sweep::markdown(rows))?;
+    let chart = dir.join("frontier.png");
+    crate::frontier_png(rows, &chart)?;
+    written.push("sweep", path);
+    written.push("receipt", receipt_path);
+    written.push("chart", chart);
+    Ok(written)
+}
+
+/// A resolution measurement: `resolution.json`, `receipt.md`,
+/// `resolution.png`.
+pub fn write_resolution(dir: &Path, r: &Resolution) -> Result<Written, ReportError> {
+    let mut written = Written::default();
+    let path = dir.join("resolution.json");
+    write(&path, &json("resolution.json", r)?)?;
+    let receipt_path = dir.join("receipt.md");
+    write(&receipt_path, &resolution::markdown(r))?;
+    let chart = dir.join("resolution.png");
+    crate::resolution_png(r, &chart)?;
+    written.push("resolution", path);
+    written.push("receipt", receipt_path);
+    written.push("chart", chart);
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charts_share_one_line_and_other_files_one_each() {
+        let mut w = Written::default();
+        w.push("receipt", PathBuf::from("run/receipt.md"));
+        w.push("chart", PathBuf::from("run/a.png"));
+        w.push("chart", PathBuf::from("run/b.png"));
+        assert_eq!(w.to_string(), "receipt: run/receipt.md\ncharts:  run (a.png, b.png)\n");
+        assert_eq!(w.get("receipt"), Some(Path::new("run/receipt.md")));
+    }
+}

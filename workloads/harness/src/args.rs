@@ -1,0 +1,143 @@
+//! The flags every harness program accepts, the same as `hopscope
+//! decompose`'s: `--quick`, `--out`, `--placement`, `--samples`, ...
+//! [`RunArgs`] is a clap struct, so hopscope's own commands flatten it into
+//! theirs and a user's program parses it from its command line.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::placement::Placement;
+use crate::plan::Plan;
+
+/// Flags of a harness run; each size overrides the careful or `--quick`
+/// default.
+#[derive(Debug, Clone, Default, PartialEq, clap::Args)]
+pub struct RunArgs {
+    /// Short run (seconds) instead of the careful default.
+    #[arg(long)]
+    pub quick: bool,
+    /// Run directory (default: a new one under target/hopscope/, linked
+    /// from target/hopscope/latest).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Thread placement: same-core (the default: see the README), unpinned,
+    /// different-cores.
+    #[arg(long)]
+    pub placement: Option<Placement>,
+    /// Operations per block.
+    #[arg(long)]
+    pub ops: Option<u64>,
+    /// Blocks per lane per pass.
+    #[arg(long)]
+    pub samples: Option<u32>,
+    /// Passes.
+    #[arg(long)]
+    pub passes: Option<u32>,
+    /// Unrecorded warm-up blocks per lane.
+    #[arg(long)]
+    pub warmup: Option<u32>,
+    /// The caller's own work before each operation, µs (a busy-wait).
+    #[arg(long, value_name = "US")]
+    pub gap_us: Option<u64>,
+    /// Seconds a block (or any call into a lane) may take before the run
+    /// stops, keeping what was measured.
+    #[arg(long, value_name = "SECONDS")]
+    pub deadline: Option<f64>,
+    /// Record perf-event counters on every marking thread. Off by default:
+    /// on VMs each open counter adds µs to every context switch of its
+    /// thread.
+    #[arg(long)]
+    pub counters: bool,
+    /// Run only these lanes (comma-separated declared names).
+    #[arg(long, value_delimiter = ',')]
+    pub lanes: Vec<String>,
+    /// Run a pre-registered A/B experiment between two declared lanes
+    /// (a TOML spec: name, hypothesis, `[a] lane = "..."`, `[b] lane = "..."`,
+    /// `[run]`, `[rule]`; see docs/experiments.md).
+    #[arg(long, value_name = "SPEC")]
+    pub ab: Option<PathBuf>,
+    /// Passed by `cargo bench` to bench targets; ignored.
+    #[arg(long, hide = true)]
+    pub bench: bool,
+}
+
+/// Longest `--deadline`: a day.
+const MAX_DEADLINE_S: f64 = 86_400.0;
+
+/// Longest `--gap-us`: one second per operation.
+const MAX_GAP_US: u64 = 1_000_000;
+
+impl RunArgs {
+    /// The plan these flags ask for: `--quick` or careful, each size
+    /// overridden by its flag. Refuses a value out of range, naming the flag.
+    pub fn plan(&self) -> Result<Plan, String> {
+        self.apply(if self.quick { Plan::quick() } else { Plan::careful() })
+    }
+
+    /// `base` with every flag given applied over it.
+    pub fn apply(&self, base: Plan) -> Result<Plan, String> {
+        let mut plan = base;
+        plan.ops_per_block = self.ops.unwrap_or(plan.ops_per_block);
+        plan.samples = self.samples.unwrap_or(plan.samples);
+        plan.passes = self.passes.unwrap_or(plan.passes);
+        plan.warmup_blocks = self.warmup.unwrap_or(plan.warmup_blocks);
+        plan.placement = self.placement.unwrap_or(plan.placement);
+        plan.perf_counters |= self.counters;
+        if let Some(gap) = self.gap_us {
+            if gap > MAX_GAP_US {
+                return Err(format!("--gap-us {gap}: at most {MAX_GAP_US}"));
+            }
+            plan.caller_gap_ns = gap * 1_000;
+        }
+        if let Some(seconds) = self.deadline {
+            if !(seconds > 0.0 && seconds <= MAX_DEADLINE_S) {
+                return Err(format!("--deadline {seconds}: a number of seconds above 0 and at most {MAX_DEADLINE_S}"));
+            }
+            plan.block_deadline = Duration::from_secs_f64(seconds);
+        }
+        for (flag, zero) in
+            [("--ops", plan.ops_per_block == 0), ("--samples", plan.samples == 0), ("--passes", plan.passes == 0)]
+        {
+            if zero {
+                return Err(format!("{flag} must be at least 1"));
+            }
+        }
+        plan.check()?;
+        Ok(plan)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+
+    fn parse(args: &[&str]) -> RunArgs {
+        Cli::try_parse_from(std::iter::once("prog").chain(args.iter().copied())).expect("flags parse").run
+    }
+
+    #[test]
+    fn flags_override_the_quick_or_careful_plan() {
+        let plan = parse(&["--quick", "--samples", "7", "--placement", "unpinned"]).plan().expect("plan");
+        assert_eq!((plan.ops_per_block, plan.samples, plan.passes), (100, 7, 2));
+        assert_eq!(plan.placement, Placement::Unpinned);
+        assert_eq!(parse(&[]).plan().expect("plan"), Plan::careful());
+        assert_eq!(parse(&["--deadline", "0.5"]).plan().expect("plan").block_deadline, Duration::from_millis(500));
+    }
+
+    #[test]
+    fn out_of_range_values_name_their_flag() {
+        assert!(parse(&["--ops", "0"]).plan().unwrap_err().contains("--ops"));
+        assert!(parse(&["--deadline=-1"]).plan().unwrap_err().contains("--deadline"));
+        assert!(parse(&["--deadline", "NaN"]).plan().unwrap_err().contains("--deadline"));
+        assert!(parse(&["--gap-us", "99999999"]).plan().unwrap_err().contains("--gap-us"));
+        assert!(parse(&["--ops", "99999999999"]).plan().unwrap_err().contains("ops per block"));
+        assert!(parse(&["--bench"]).bench);
+    }
+}

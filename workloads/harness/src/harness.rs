@@ -1,0 +1,383 @@
+//! The front door: a program declares its lanes, [`Harness::run`] measures
+//! them alternately in one process and writes what `hopscope decompose`
+//! writes (`trace.hop`, `result.json`, `receipt.md`, `report.html`, charts),
+//! or, with `--ab SPEC`, judges two of them as A/B arms.
+//!
+//! A lane that fails mid-run stops it cleanly: the blocks measured before
+//! are analyzed and written as usual, with the failure as a warning, and
+//! the run ends with one line naming the lane and the block and a non-zero
+//! exit status.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Parser;
+use hopscope_analyze::experiment::Experiment;
+use hopscope_analyze::{AnalyzeError, Decomposition};
+use hopscope_probe::{Trace, TraceError};
+use hopscope_reports::{ChartOptions, ReportError, Written};
+
+use crate::args::RunArgs;
+use crate::error::RunError;
+use crate::lane::Lane;
+use crate::plan::Plan;
+use crate::runner::{self, RunSummary};
+use crate::spec::{ExperimentSpec, SpecError};
+use crate::{ab, rundir, summary};
+
+/// Why a harness run produced no result.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HarnessError {
+    /// A flag or the declaration is not usable.
+    #[error("{0}")]
+    Usage(String),
+    /// The A/B spec is not usable.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// The run could not start or complete.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// The trace written could not be read back.
+    #[error("cannot read back {}: {source}", path.display())]
+    Trace {
+        /// The trace.
+        path: PathBuf,
+        /// Why.
+        source: TraceError,
+    },
+    /// The trace holds nothing to analyze.
+    #[error("cannot analyze {}: {source}", path.display())]
+    Analyze {
+        /// The trace.
+        path: PathBuf,
+        /// Why.
+        source: AnalyzeError,
+    },
+    /// The result files could not be written.
+    #[error("cannot write the results in {}: {source}", dir.display())]
+    Report {
+        /// The run directory.
+        dir: PathBuf,
+        /// Why.
+        source: ReportError,
+    },
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The run directory.
+    pub dir: PathBuf,
+    /// The trace.
+    pub trace: PathBuf,
+    /// The decomposition (a decomposition run that measured any block).
+    pub decomposition: Option<Decomposition>,
+    /// The A/B verdict (an `--ab` run that measured any block).
+    pub experiment: Option<Experiment>,
+    /// Every file written.
+    pub written: Written,
+    /// The lane failure that stopped the run early, in one line.
+    pub stopped: Option<String>,
+}
+
+impl Outcome {
+    /// Success, unless a lane stopped the run.
+    pub fn exit_code(&self) -> ExitCode {
+        if self.stopped.is_some() { ExitCode::FAILURE } else { ExitCode::SUCCESS }
+    }
+}
+
+/// A program's lanes and how to run them: see the [module docs](self).
+#[derive(Debug)]
+pub struct Harness {
+    name: String,
+    args: RunArgs,
+    plan: Option<Plan>,
+    lanes: Vec<Lane>,
+    meta: BTreeMap<String, String>,
+    charts: ChartOptions,
+    progress: Option<bool>,
+    quiet: bool,
+}
+
+/// The command line of a harness program: [`RunArgs`].
+#[derive(Debug, Parser)]
+#[command(about = "Decompose this program's write path with hopscope's harness.")]
+struct Cli {
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+impl Harness {
+    /// A harness for the program `name` (the run directory's prefix), with
+    /// the careful plan and no flags.
+    pub fn new(name: &str) -> Harness {
+        Harness::with_args(name, RunArgs::default())
+    }
+
+    /// A harness configured by `args` (hopscope's own commands flatten
+    /// [`RunArgs`] into theirs).
+    pub fn with_args(name: &str, args: RunArgs) -> Harness {
+        Harness {
+            name: name.to_owned(),
+            args,
+            plan: None,
+            lanes: Vec::new(),
+            meta: BTreeMap::new(),
+            charts: ChartOptions::default(),
+            progress: None,
+            quiet: false,
+        }
+    }
+
+    /// A harness configured by the process's command line (`--quick`,
+    /// `--out`, `--placement`, `--samples`, `--ab`, ...; `--help` lists
+    /// them). Prints usage and exits on a bad flag, as clap does.
+    pub fn from_args(name: &str) -> Harness {
+        Harness::with_args(name, Cli::parse().run)
+    }
+
+    /// As [`Harness::from_args`], from `args` (the first is the program).
+    pub fn try_from_args<I, T>(name: &str, args: I) -> Result<Harness, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        Ok(Harness::with_args(name, Cli::try_parse_from(args)?.run))
+    }
+
+    /// Declare a lane; lanes alternate in declaration order, rotated.
+    pub fn lane(mut self, lane: impl Into<Lane>) -> Harness {
+        self.lanes.push(lane.into());
+        self
+    }
+
+    /// This program's default plan, in place of the careful and `--quick`
+    /// ones; flags still override its sizes.
+    pub fn plan(mut self, plan: Plan) -> Harness {
+        self.plan = Some(plan);
+        self
+    }
+
+    /// Write into `dir` (as `--out` does; the flag wins).
+    pub fn out(mut self, dir: &Path) -> Harness {
+        self.args.out.get_or_insert_with(|| dir.to_owned());
+        self
+    }
+
+    /// Record `key = value` in the trace header and the receipt.
+    pub fn meta(mut self, key: &str, value: impl Into<String>) -> Harness {
+        self.meta.insert(key.to_owned(), value.into());
+        self
+    }
+
+    /// Chart options (logarithmic distributions).
+    pub fn charts(mut self, options: ChartOptions) -> Harness {
+        self.charts = options;
+        self
+    }
+
+    /// Draw a progress bar (default: when stderr is a terminal).
+    pub fn progress(mut self, on: bool) -> Harness {
+        self.progress = Some(on);
+        self
+    }
+
+    /// Print nothing (for tests and programs that read the [`Outcome`]).
+    pub fn quiet(mut self) -> Harness {
+        self.quiet = true;
+        self
+    }
+
+    /// Run, print a one-line error on failure, and return the exit status:
+    /// the body of a harness program's `main`.
+    pub fn main(self) -> ExitCode {
+        let name = self.name.clone();
+        match self.run() {
+            Ok(outcome) => outcome.exit_code(),
+            Err(err) => {
+                eprintln!("{name}: {err}");
+                ExitCode::FAILURE
+            }
+        }
+    }
+
+    /// Measure, analyze, write the result files and print where they are.
+    pub fn run(mut self) -> Result<Outcome, HarnessError> {
+        let base = self.plan.clone();
+        let plan = match base {
+            Some(base) => self.args.apply(base),
+            None => self.args.plan(),
+        }
+        .map_err(HarnessError::Usage)?;
+        self.select_lanes()?;
+        if let Some(spec) = self.args.ab.clone() {
+            let meta = std::mem::take(&mut self.meta);
+            return self.run_ab(&spec, meta);
+        }
+        let mut meta = rundir::metadata();
+        meta.extend(std::mem::take(&mut self.meta));
+        meta.insert("harness".to_owned(), self.name.clone());
+        let dir = rundir::create(self.args.out.as_deref(), &self.name)?;
+        self.say(&format!("measuring {} lanes into {}", trace_lanes(&self.lanes), dir.display()));
+        let progress = self.progress.unwrap_or_else(rundir::show_progress);
+        let (summary, stopped) = stopped_or(runner::run(&plan, &self.lanes, &dir, meta, progress))?;
+        let mut outcome = Outcome {
+            dir: dir.clone(),
+            trace: summary.trace.clone(),
+            decomposition: None,
+            experiment: None,
+            written: Written::default(),
+            stopped,
+        };
+        if summary.blocks > 0 {
+            let trace = read(&summary)?;
+            let mut d = hopscope_analyze::decompose(&trace)
+                .map_err(|source| HarnessError::Analyze { path: summary.trace.clone(), source })?;
+            if let Some(line) = &outcome.stopped {
+                d.warnings.insert(0, stopped_warning(line, summary.blocks));
+            }
+            outcome.written = hopscope_reports::write_decomposition(&dir, &d, self.charts)
+                .map_err(|source| HarnessError::Report { dir: dir.clone(), source })?;
+            outcome
+                .written
+                .files
+                .insert(2.min(outcome.written.files.len()), ("trace".to_owned(), summary.trace.clone()));
+            self.say(&summary::decomposition(&d));
+            outcome.decomposition = Some(d);
+        }
+        self.finish(&outcome);
+        Ok(outcome)
+    }
+
+    /// An A/B run of the two declared lanes `spec` names.
+    fn run_ab(mut self, spec: &Path, meta: BTreeMap<String, String>) -> Result<Outcome, HarnessError> {
+        let spec = ExperimentSpec::load(spec)?;
+        let find = |arm: usize| -> Result<Lane, HarnessError> {
+            let name = spec.arm_lane(arm)?;
+            self.lanes.iter().find(|l| l.name() == name).cloned().ok_or_else(|| {
+                HarnessError::Spec(SpecError {
+                    path: spec.path.clone(),
+                    reason: format!("{}.lane: `{name}` is not a declared lane ({})", spec.arms[arm].0, self.declared()),
+                })
+            })
+        };
+        let (a, b) = (find(0)?, find(1)?);
+        self.meta = meta;
+        self.run_experiment(&spec, a, b)
+    }
+
+    /// Judge `a` against `b` as the A/B arms of `spec` (with `a` again as
+    /// the control), under the rule the spec fixed: the sizes are the
+    /// spec's, the flags only pick the directory and the deadline.
+    pub fn run_experiment(mut self, spec: &ExperimentSpec, a: Lane, b: Lane) -> Result<Outcome, HarnessError> {
+        let lanes = ab::arms(spec, a, b);
+        let deadline = self.args.apply(spec.plan.clone()).map_err(HarnessError::Usage)?.block_deadline;
+        let plan = Plan { block_deadline: deadline, ..spec.plan.clone() };
+        let dir = rundir::create(self.args.out.as_deref(), &format!("{}-ab", self.name))?;
+        let mut meta = rundir::metadata();
+        meta.extend(std::mem::take(&mut self.meta));
+        meta.insert("harness".to_owned(), self.name.clone());
+        meta.extend(spec.meta());
+        self.say(&format!(
+            "{}: {} lanes into {} (spec sha256 {})",
+            spec.name,
+            lanes.len(),
+            dir.display(),
+            &spec.sha256[..12.min(spec.sha256.len())]
+        ));
+        let progress = self.progress.unwrap_or_else(rundir::show_progress);
+        let (summary, stopped) = stopped_or(runner::run(&plan, &lanes, &dir, meta, progress))?;
+        let mut outcome = Outcome {
+            dir: dir.clone(),
+            trace: summary.trace.clone(),
+            decomposition: None,
+            experiment: None,
+            written: Written::default(),
+            stopped,
+        };
+        if summary.blocks > 0 {
+            let trace = read(&summary)?;
+            let mut e = hopscope_analyze::experiment::judge(&trace, &spec.rule);
+            if let Some(line) = &outcome.stopped {
+                e.warnings.insert(0, stopped_warning(line, summary.blocks));
+            }
+            outcome.written = hopscope_reports::write_experiment(&dir, &e)
+                .map_err(|source| HarnessError::Report { dir: dir.clone(), source })?;
+            outcome.written.push("trace", summary.trace.clone());
+            self.say(&ab::summary(&e));
+            outcome.experiment = Some(e);
+        }
+        self.finish(&outcome);
+        Ok(outcome)
+    }
+
+    /// Keep only the lanes `--lanes` names, refusing an unknown name.
+    fn select_lanes(&mut self) -> Result<(), HarnessError> {
+        if self.lanes.is_empty() {
+            return Err(HarnessError::Usage("no lanes declared: add some with Harness::lane".to_owned()));
+        }
+        let wanted = &self.args.lanes;
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        if let Some(unknown) = wanted.iter().find(|w| !self.lanes.iter().any(|l| &l.name == *w)) {
+            return Err(HarnessError::Usage(format!("--lanes: no lane `{unknown}` ({})", self.declared())));
+        }
+        self.lanes.retain(|l| wanted.contains(&l.name));
+        Ok(())
+    }
+
+    fn declared(&self) -> String {
+        let names: Vec<&str> = self.lanes.iter().map(Lane::name).collect();
+        format!("declared: {}", names.join(", "))
+    }
+
+    fn say(&self, text: &str) {
+        if !self.quiet {
+            println!("{}", text.trim_end());
+        }
+    }
+
+    /// Print where the files went, and the failure that stopped the run.
+    fn finish(&self, outcome: &Outcome) {
+        if self.quiet {
+            return;
+        }
+        if outcome.written.files.is_empty() {
+            println!("trace:   {}", outcome.trace.display());
+        } else {
+            println!("\n{}", outcome.written.to_string().trim_end());
+        }
+        if let Some(line) = &outcome.stopped {
+            eprintln!("{}: {line}", self.name);
+        }
+    }
+}
+
+/// A run's summary, or the kept part of a stopped run with its failure.
+fn stopped_or(result: Result<RunSummary, RunError>) -> Result<(RunSummary, Option<String>), HarnessError> {
+    match result {
+        Ok(summary) => Ok((summary, None)),
+        Err(RunError::Stopped(stopped)) => {
+            let line = stopped.to_string();
+            Ok((stopped.kept, Some(line)))
+        }
+        Err(other) => Err(other.into()),
+    }
+}
+
+fn read(summary: &RunSummary) -> Result<Trace, HarnessError> {
+    Trace::read(&summary.trace).map_err(|source| HarnessError::Trace { path: summary.trace.clone(), source })
+}
+
+fn stopped_warning(line: &str, blocks: u64) -> String {
+    format!("the run stopped early ({line}); these figures cover the {blocks} blocks measured before")
+}
+
+fn trace_lanes(lanes: &[Lane]) -> usize {
+    lanes.iter().map(|l| l.builds.len()).sum()
+}

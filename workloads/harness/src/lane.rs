@@ -1,0 +1,551 @@
+//! Lanes: what a user declares. A lane has a name, a [`Role`] in the lane
+//! arithmetic, the code it runs (closures, or a [`Workload`]), the thread
+//! roles of its own that mark, and one or two builds: a lane probed and
+//! clean runs twice in one process (`name` and `name-probed`), which is how
+//! the observer effect is measured.
+//!
+//! ```no_run
+//! use hopscope_harness::{Lane, Op};
+//! # fn insert(db: &mut rusqlite::Connection, op: Op) -> rusqlite::Result<usize> { todo!() }
+//! # fn open(path: &std::path::Path) -> rusqlite::Result<rusqlite::Connection> { todo!() }
+//! let inline = Lane::baseline("inline", |s| open(&s.path("inline.db")), insert);
+//! ```
+
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use hopscope_probe::{LaneInfo, Role, Variant};
+
+use crate::hand_in::HandIn;
+use crate::placement::Placement;
+use crate::readings::{CALLER_ROLE, PROCESS};
+use crate::workload::{BoxError, Op, Ops, Reported, Setup, Workload};
+
+/// Longest lane or thread-role name: names become file names, trace
+/// header entries and report text.
+pub const MAX_NAME_BYTES: usize = 64;
+
+/// Most caller threads one lane may use.
+pub const MAX_CALLERS: usize = 256;
+
+/// Opens one build of a lane.
+pub(crate) type Opener = Arc<dyn Fn(&Setup) -> Result<Box<dyn Workload>, BoxError> + Send + Sync>;
+
+/// One build of a lane: how it opens and which variant it is.
+#[derive(Clone)]
+pub(crate) struct Build {
+    pub(crate) opener: Opener,
+    pub(crate) variant: Option<Variant>,
+    /// The dispatcher its caller and own threads mark under (lanes probed by
+    /// a `tracing` layer), or `None` for no dispatcher at all.
+    #[cfg(feature = "tracing")]
+    pub(crate) dispatch: Option<tracing::Dispatch>,
+}
+
+/// A lane to run: see the [module docs](self).
+#[derive(Clone)]
+pub struct Lane {
+    pub(crate) name: String,
+    pub(crate) role: Role,
+    pub(crate) builds: Vec<Build>,
+    pub(crate) threads: Vec<String>,
+    pub(crate) callers: usize,
+    pub(crate) placement: Option<Placement>,
+    pub(crate) description: Option<String>,
+    pub(crate) per_op: Option<u64>,
+    /// Mistakes in the declaration, reported when the run is checked.
+    pub(crate) problems: Vec<String>,
+}
+
+impl fmt::Debug for Lane {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Lane")
+            .field("name", &self.name)
+            .field("role", &self.role)
+            .field("builds", &self.builds.iter().map(|b| b.variant).collect::<Vec<_>>())
+            .field("threads", &self.threads)
+            .field("callers", &self.callers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Lane {
+    /// A lane whose code is a [`Workload`], opened by `open` (once per
+    /// build, on a caller thread of the harness).
+    pub fn new<W, E>(role: Role, name: &str, open: impl Fn(&Setup) -> Result<W, E> + Send + Sync + 'static) -> Lane
+    where
+        W: Workload,
+        E: Into<BoxError>,
+    {
+        let opener: Opener = Arc::new(move |setup| match open(setup) {
+            Ok(w) => Ok(Box::new(w) as Box<dyn Workload>),
+            Err(e) => Err(e.into()),
+        });
+        Lane::declared(role, name, vec![Build::new(opener, None)])
+    }
+
+    fn declared(role: Role, name: &str, builds: Vec<Build>) -> Lane {
+        Lane {
+            name: name.to_owned(),
+            role,
+            builds,
+            threads: Vec::new(),
+            callers: 1,
+            placement: None,
+            description: None,
+            per_op: None,
+            problems: Vec::new(),
+        }
+    }
+
+    /// The same work without the thread boundary (the insert on the calling
+    /// thread): `setup` opens the lane's state once per build, `op` runs one
+    /// operation on it. See [`ClosureLane`] for resets and counts.
+    pub fn baseline<S, R, E1, E2>(
+        name: &str,
+        setup: impl Fn(&Setup) -> Result<S, E1> + Send + Sync + 'static,
+        op: impl Fn(&mut S, Op) -> Result<R, E2> + Send + Sync + 'static,
+    ) -> ClosureLane<S>
+    where
+        S: Send + 'static,
+        R: Reported,
+        E1: Into<BoxError>,
+        E2: Into<BoxError>,
+    {
+        ClosureLane::new(Role::Baseline, name, setup, op)
+    }
+
+    /// A bare writer thread with none of the subject's machinery (what any
+    /// thread boundary costs); like [`Lane::baseline`] otherwise.
+    pub fn floor<S, R, E1, E2>(
+        name: &str,
+        setup: impl Fn(&Setup) -> Result<S, E1> + Send + Sync + 'static,
+        op: impl Fn(&mut S, Op) -> Result<R, E2> + Send + Sync + 'static,
+    ) -> ClosureLane<S>
+    where
+        S: Send + 'static,
+        R: Reported,
+        E1: Into<BoxError>,
+        E2: Into<BoxError>,
+    {
+        ClosureLane::new(Role::Floor, name, setup, op)
+    }
+
+    /// The code under study (your writer); like [`Lane::baseline`]
+    /// otherwise. Give it a probed build ([`ClosureLane::probed`] or
+    /// `probed_by`) for slices and the observer effect.
+    pub fn subject<S, R, E1, E2>(
+        name: &str,
+        setup: impl Fn(&Setup) -> Result<S, E1> + Send + Sync + 'static,
+        op: impl Fn(&mut S, Op) -> Result<R, E2> + Send + Sync + 'static,
+    ) -> ClosureLane<S>
+    where
+        S: Send + 'static,
+        R: Reported,
+        E1: Into<BoxError>,
+        E2: Into<BoxError>,
+    {
+        ClosureLane::new(Role::Subject, name, setup, op)
+    }
+
+    /// Another implementation of the subject's job, compared with it.
+    pub fn peer<S, R, E1, E2>(
+        name: &str,
+        setup: impl Fn(&Setup) -> Result<S, E1> + Send + Sync + 'static,
+        op: impl Fn(&mut S, Op) -> Result<R, E2> + Send + Sync + 'static,
+    ) -> ClosureLane<S>
+    where
+        S: Send + 'static,
+        R: Reported,
+        E1: Into<BoxError>,
+        E2: Into<BoxError>,
+    {
+        ClosureLane::new(Role::Peer, name, setup, op)
+    }
+
+    /// The declared name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The role.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// The same lane in another role (an A/B arm, say).
+    pub fn with_role(mut self, role: Role) -> Lane {
+        self.role = role;
+        self
+    }
+
+    /// The same lane under another name.
+    pub fn renamed(mut self, name: &str) -> Lane {
+        name.clone_into(&mut self.name);
+        self
+    }
+
+    /// Thread roles of the lane's own threads that mark (e.g. `["writer"]`);
+    /// each must hand its marks in ([`Workload::hand_in`]).
+    pub fn threads(mut self, roles: &[&str]) -> Lane {
+        self.threads = roles.iter().map(|r| (*r).to_owned()).collect();
+        self
+    }
+
+    /// Caller threads that run each block together (1 by default). Only a
+    /// [`Workload`] shared between threads can use more than one.
+    pub fn callers(mut self, callers: usize) -> Lane {
+        self.callers = callers;
+        self
+    }
+
+    /// Where this lane's threads run (default: the run's placement).
+    pub fn placement(mut self, placement: Placement) -> Lane {
+        self.placement = Some(placement);
+        self
+    }
+
+    /// One line for the receipt saying what the lane is.
+    pub fn describe(mut self, description: impl Into<String>) -> Lane {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// What every operation must report (rows it changes); a block whose
+    /// operations report anything else stops the run.
+    pub fn per_op(mut self, reported: u64) -> Lane {
+        self.per_op = Some(reported);
+        self
+    }
+
+    /// This lane is the clean build; `probed` (the same code built with
+    /// marks on, e.g. generic over `hopscope_probe::Probe` and given
+    /// `Recording`) is its probed build. Both run, as `name` and
+    /// `name-probed`.
+    pub fn probed(mut self, probed: impl Into<Lane>) -> Lane {
+        let probed = probed.into();
+        match (self.builds.as_mut_slice(), probed.builds.as_slice()) {
+            ([clean], [marked]) => {
+                clean.variant = Some(Variant::Clean);
+                let mut marked = marked.clone();
+                marked.variant = Some(Variant::Probed);
+                self.builds.push(marked);
+            }
+            _ => self.problems.push("`probed` takes one lane with one build, given to a lane with one build".into()),
+        }
+        self
+    }
+
+    /// This lane's one build marks every hop: it runs once, as
+    /// `name-probed`.
+    pub fn probed_only(mut self) -> Lane {
+        match self.builds.as_mut_slice() {
+            [build] => build.variant = Some(Variant::Probed),
+            _ => self.problems.push("`probed_only` is given to a lane with one build".into()),
+        }
+        self
+    }
+
+    /// Run the lane twice: clean (no `tracing` dispatcher, or the one given
+    /// to [`Lane::clean_under`]) and probed under `dispatch` (a subscriber
+    /// with `HopLayer`). The harness makes the variant's dispatcher the
+    /// default of its caller threads; the lane's own threads take it from
+    /// [`ThreadInit::enter`](crate::ThreadInit::enter).
+    #[cfg(feature = "tracing")]
+    pub fn probed_by(mut self, dispatch: tracing::Dispatch) -> Lane {
+        match self.builds.as_mut_slice() {
+            [clean] => {
+                clean.variant = Some(Variant::Clean);
+                let mut probed = clean.clone();
+                probed.variant = Some(Variant::Probed);
+                probed.dispatch = Some(dispatch);
+                self.builds.push(probed);
+            }
+            _ => self.problems.push("`probed_by` is given to a lane with one build".into()),
+        }
+        self
+    }
+
+    /// The dispatcher the clean build runs under (default: none, spans
+    /// disabled): e.g. the subscriber the program runs with in production.
+    #[cfg(feature = "tracing")]
+    pub fn clean_under(mut self, dispatch: tracing::Dispatch) -> Lane {
+        match self.builds.first_mut() {
+            Some(clean) if clean.variant != Some(Variant::Probed) => clean.dispatch = Some(dispatch),
+            _ => self.problems.push("`clean_under` needs a clean build".into()),
+        }
+        self
+    }
+
+    /// The trace lanes this lane runs as: `(name, build)`, the clean build
+    /// first; a probed build is `name-probed`.
+    pub(crate) fn trace_lanes(&self) -> impl Iterator<Item = (String, &Build)> {
+        self.builds.iter().map(|build| {
+            let name = match build.variant {
+                Some(Variant::Probed) => format!("{}{}", self.name, LaneInfo::PROBED_SUFFIX),
+                _ => self.name.clone(),
+            };
+            (name, build)
+        })
+    }
+
+    /// Refuse a declaration the run cannot carry out, naming the lane.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        let at = |what: String| format!("lane `{}`: {what}", self.name);
+        check_name(&self.name).map_err(|e| format!("lane name {e}"))?;
+        if let Some(problem) = self.problems.first() {
+            return Err(at(problem.clone()));
+        }
+        if !(1..=MAX_CALLERS).contains(&self.callers) {
+            return Err(at(format!("{} callers (1 to {MAX_CALLERS})", self.callers)));
+        }
+        for (i, role) in self.threads.iter().enumerate() {
+            check_name(role).map_err(|e| at(format!("thread role {e}")))?;
+            if role == CALLER_ROLE || role == PROCESS || role.starts_with("caller-") {
+                return Err(at(format!("thread role `{role}` is reserved for the harness's callers")));
+            }
+            if self.threads[..i].contains(role) {
+                return Err(at(format!("thread role `{role}` is declared twice")));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Build {
+    fn new(opener: Opener, variant: Option<Variant>) -> Build {
+        Build {
+            opener,
+            variant,
+            #[cfg(feature = "tracing")]
+            dispatch: None,
+        }
+    }
+}
+
+/// Refuse a name that could not serve as a file name and a table cell:
+/// 1 to [`MAX_NAME_BYTES`] bytes of ASCII letters, digits, `-` and `_`
+/// (no `.`: run metadata keys lanes as `lane.<name>.<field>`).
+pub(crate) fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > MAX_NAME_BYTES {
+        return Err(format!("`{name}` must have 1 to {MAX_NAME_BYTES} bytes"));
+    }
+    if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))) {
+        return Err(format!("`{name}` holds {c:?}: use ASCII letters, digits, `-` and `_`"));
+    }
+    Ok(())
+}
+
+type SetupFn<S> = Arc<dyn Fn(&Setup) -> Result<S, BoxError> + Send + Sync>;
+type StateFn<S, T> = Arc<dyn Fn(&mut S) -> Result<T, BoxError> + Send + Sync>;
+type OpFn<S> = Arc<dyn Fn(&mut S, Op) -> Result<u64, BoxError> + Send + Sync>;
+type HandInFn<S> = Arc<dyn Fn(&mut S, &HandIn) -> Result<(), BoxError> + Send + Sync>;
+
+/// A lane made of closures over a state `S` (a connection, the user's
+/// writer handle): a set-up, one operation, and optionally a reset before
+/// each block, a count to check after it, and a hand-in for the state's
+/// own threads. Converts into a [`Lane`] (every [`Lane`] method is here too).
+pub struct ClosureLane<S> {
+    lane: Lane,
+    setup: SetupFn<S>,
+    op: OpFn<S>,
+    reset: Option<StateFn<S, ()>>,
+    count: Option<StateFn<S, u64>>,
+    hand_in: Option<HandInFn<S>>,
+}
+
+impl<S: Send + 'static> ClosureLane<S> {
+    fn new<R, E1, E2>(
+        role: Role,
+        name: &str,
+        setup: impl Fn(&Setup) -> Result<S, E1> + Send + Sync + 'static,
+        op: impl Fn(&mut S, Op) -> Result<R, E2> + Send + Sync + 'static,
+    ) -> ClosureLane<S>
+    where
+        R: Reported,
+        E1: Into<BoxError>,
+        E2: Into<BoxError>,
+    {
+        ClosureLane {
+            lane: Lane::declared(role, name, Vec::new()),
+            setup: Arc::new(move |s| setup(s).map_err(Into::into)),
+            op: Arc::new(move |state, o| match op(state, o) {
+                Ok(r) => Ok(r.reported()),
+                Err(e) => Err(e.into()),
+            }),
+            reset: None,
+            count: None,
+            hand_in: None,
+        }
+    }
+
+    /// Before every block, outside its measured region (empty the table).
+    pub fn reset<E: Into<BoxError>>(mut self, reset: impl Fn(&mut S) -> Result<(), E> + Send + Sync + 'static) -> Self {
+        self.reset = Some(Arc::new(move |s| reset(s).map_err(Into::into)));
+        self
+    }
+
+    /// After every block: what the state holds since the last reset (rows
+    /// in the table), checked against what the operations reported.
+    pub fn count<E: Into<BoxError>>(
+        mut self,
+        count: impl Fn(&mut S) -> Result<u64, E> + Send + Sync + 'static,
+    ) -> Self {
+        self.count = Some(Arc::new(move |s| count(s).map_err(Into::into)));
+        self
+    }
+
+    /// Have the state's own threads call [`HandIn::collect`] (e.g. send a
+    /// closure to the writer thread that calls it).
+    pub fn hand_in<E: Into<BoxError>>(
+        mut self,
+        hand_in: impl Fn(&mut S, &HandIn) -> Result<(), E> + Send + Sync + 'static,
+    ) -> Self {
+        self.hand_in = Some(Arc::new(move |s, h| hand_in(s, h).map_err(Into::into)));
+        self
+    }
+
+    /// See [`Lane::threads`].
+    pub fn threads(mut self, roles: &[&str]) -> Self {
+        self.lane = self.lane.threads(roles);
+        self
+    }
+
+    /// See [`Lane::placement`].
+    pub fn placement(mut self, placement: Placement) -> Self {
+        self.lane = self.lane.placement(placement);
+        self
+    }
+
+    /// See [`Lane::describe`].
+    pub fn describe(mut self, description: impl Into<String>) -> Self {
+        self.lane = self.lane.describe(description);
+        self
+    }
+
+    /// See [`Lane::per_op`].
+    pub fn per_op(mut self, reported: u64) -> Self {
+        self.lane = self.lane.per_op(reported);
+        self
+    }
+
+    /// See [`Lane::probed`].
+    pub fn probed(self, probed: impl Into<Lane>) -> Lane {
+        Lane::from(self).probed(probed)
+    }
+
+    /// See [`Lane::probed_by`].
+    #[cfg(feature = "tracing")]
+    pub fn probed_by(self, dispatch: tracing::Dispatch) -> Lane {
+        Lane::from(self).probed_by(dispatch)
+    }
+}
+
+impl<S: Send + 'static> From<ClosureLane<S>> for Lane {
+    fn from(c: ClosureLane<S>) -> Lane {
+        let ClosureLane { mut lane, setup, op, reset, count, hand_in } = c;
+        let opener: Opener = Arc::new(move |s| {
+            let state = setup(s)?;
+            Ok(Box::new(ClosureWorkload {
+                state: Mutex::new(state),
+                op: op.clone(),
+                reset: reset.clone(),
+                count: count.clone(),
+                hand_in: hand_in.clone(),
+            }) as Box<dyn Workload>)
+        });
+        lane.builds = vec![Build::new(opener, None)];
+        lane
+    }
+}
+
+/// The [`Workload`] of a [`ClosureLane`]: its state behind a lock taken
+/// once per block (never per operation).
+struct ClosureWorkload<S> {
+    state: Mutex<S>,
+    op: OpFn<S>,
+    reset: Option<StateFn<S, ()>>,
+    count: Option<StateFn<S, u64>>,
+    hand_in: Option<HandInFn<S>>,
+}
+
+impl<S> ClosureWorkload<S> {
+    fn state(&self) -> std::sync::MutexGuard<'_, S> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl<S: Send + 'static> Workload for ClosureWorkload<S> {
+    fn before_block(&self, _block: &crate::BlockInfo) -> Result<(), BoxError> {
+        match &self.reset {
+            Some(reset) => reset(&mut self.state()),
+            None => Ok(()),
+        }
+    }
+
+    fn run(&self, _caller: usize, ops: Ops) -> Result<u64, BoxError> {
+        let mut state = self.state();
+        let op = &*self.op;
+        let mut reported = 0u64;
+        for o in ops {
+            reported = reported.saturating_add(op(&mut state, o)?);
+        }
+        Ok(reported)
+    }
+
+    fn hand_in(&self, hand_in: &HandIn) -> Result<(), BoxError> {
+        match &self.hand_in {
+            Some(f) => f(&mut self.state(), hand_in),
+            None => Ok(()),
+        }
+    }
+
+    fn count(&self) -> Result<Option<u64>, BoxError> {
+        match &self.count {
+            Some(count) => count(&mut self.state()).map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counter() -> ClosureLane<u64> {
+        Lane::subject(
+            "counter",
+            |_s| Ok::<_, BoxError>(0u64),
+            |n: &mut u64, _op| {
+                *n += 1;
+                Ok::<_, BoxError>(())
+            },
+        )
+    }
+
+    #[test]
+    fn a_lane_probed_by_a_second_build_runs_as_two_trace_lanes() {
+        let lane = counter().probed(counter());
+        let names: Vec<(String, Option<Variant>)> = lane.trace_lanes().map(|(n, b)| (n, b.variant)).collect();
+        assert_eq!(
+            names,
+            [("counter".to_owned(), Some(Variant::Clean)), ("counter-probed".to_owned(), Some(Variant::Probed))]
+        );
+        let single = Lane::from(counter());
+        assert_eq!(single.trace_lanes().map(|(n, b)| (n, b.variant)).collect::<Vec<_>>(), [("counter".into(), None)]);
+    }
+
+    #[test]
+    fn bad_names_and_reserved_roles_are_refused_naming_the_lane() {
+        assert!(check_name("my-writer_2").is_ok());
+        for bad in ["", "a b", "<img>", "a.b", &"x".repeat(65)] {
+            assert!(check_name(bad).is_err(), "{bad:?} accepted");
+        }
+        let err = Lane::from(counter()).threads(&["caller"]).check().unwrap_err();
+        assert!(err.contains("lane `counter`") && err.contains("reserved"), "{err}");
+        let err = Lane::from(counter()).threads(&["w", "w"]).check().unwrap_err();
+        assert!(err.contains("twice"), "{err}");
+        let err = Lane::from(counter()).probed(counter().probed(counter())).check().unwrap_err();
+        assert!(err.contains("probed"), "{err}");
+    }
+}

@@ -1,0 +1,84 @@
+//! The public harness of hopscope: decompose *your own* write path with the
+//! whole method.
+//!
+//! You declare lanes — a baseline (the same write on the calling thread),
+//! optionally a floor (a bare writer thread), your writer (the subject),
+//! clean and probed — and the harness runs them alternately in one process,
+//! block by block, then writes what `hopscope decompose` writes: the raw
+//! `trace.hop`, `result.json` (schema `hopscope.decomposition/1`), a
+//! receipt, `report.html` and charts, with `hop = subject − baseline`,
+//! `boundary = floor − baseline`, `library = subject − floor` and their
+//! CIs, the subject's slices, the cross-check of the two instruments where
+//! a floor exists, the observer effect (clean vs probed), CPU and context
+//! switches per operation. With `--ab SPEC` two lanes are judged as A/B
+//! arms under a rule fixed before the run. hopscope's own commands run on
+//! this same API.
+//!
+//! ```no_run
+//! use hopscope_harness::{Harness, Lane};
+//! # fn open(path: &std::path::Path) -> rusqlite::Result<rusqlite::Connection> { todo!() }
+//! # fn insert(db: &mut rusqlite::Connection, i: u64) -> rusqlite::Result<usize> { todo!() }
+//! fn main() -> std::process::ExitCode {
+//!     Harness::from_args("my-writer")
+//!         .lane(Lane::baseline("inline", |s| open(&s.path("inline.db")), |db, op| insert(db, op.index())))
+//!         // .lane(Lane::subject("my-writer", ...).threads(&["writer"]).hand_in(...).probed_by(...))
+//!         .main()
+//! }
+//! ```
+//!
+//! # Design
+//!
+//! - [`Lane`] declares a lane; [`ClosureLane`] builds one from a set-up and
+//!   an operation over a state, [`Workload`] is the trait behind both (and
+//!   behind hopscope's reference lanes) for code that shares one instance
+//!   between several caller threads or builds inputs before each block.
+//! - [`runner::run`] alternates the lanes under a [`Plan`] and writes the
+//!   trace; [`Harness`] wraps it with flags ([`RunArgs`]), analysis and the
+//!   result files.
+//! - Every call into a lane's code runs on one of the harness's caller
+//!   threads under a deadline: a lane that panics, returns an error,
+//!   reports more than it did or blocks stops the run with one line naming
+//!   the lane and the block, and what was measured before is kept.
+//! - A lane's own threads hand their marks in at block boundaries
+//!   ([`HandIn`]); a thread prepares itself with [`ThreadInit::enter`].
+//!
+//! # Feature flags
+//!
+//! - `tracing` (off by default): [`Lane::probed_by`] runs a lane clean and
+//!   under a `tracing` dispatcher that carries `HopLayer`.
+
+#![deny(missing_docs)]
+
+pub mod ab;
+mod args;
+pub mod cpu;
+mod error;
+mod hand_in;
+mod harness;
+mod lane;
+pub mod placement;
+mod plan;
+pub mod progress;
+mod readings;
+pub mod rundir;
+pub mod runner;
+mod spec;
+pub mod summary;
+mod workload;
+
+pub use args::RunArgs;
+pub use error::{At, Failure, RunError, Stopped};
+pub use hand_in::HandIn;
+pub use harness::{Harness, HarnessError, Outcome};
+pub use lane::{ClosureLane, Lane, MAX_CALLERS, MAX_NAME_BYTES};
+pub use placement::Placement;
+pub use plan::{
+    DEFAULT_BLOCK_DEADLINE, DEFAULT_MARKS_PER_OP, MAX_BLOCKS_PER_LANE, MAX_OPS_PER_BLOCK, Order, Plan, shuffled,
+};
+pub use readings::{CALLER_ROLE, PROCESS};
+pub use runner::RunSummary;
+pub use spec::{ExperimentSpec, MAX_SPEC_BYTES, SpecError, sha256_hex};
+pub use workload::{BlockId, BlockInfo, BoxError, Op, Ops, Reported, Setup, ThreadInit, Workload};
+
+/// Lane roles and builds, as the trace header records them.
+pub use hopscope_probe::{Role, Variant};

@@ -1,0 +1,184 @@
+//! What a run is: block sizes, rounds, passes, warm-up, lane order, thread
+//! placement and the per-block deadline.
+
+use std::time::Duration;
+
+use crate::placement::Placement;
+
+/// The sizes and rules of a run (the lanes are declared beside it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Operations per block.
+    pub ops_per_block: u64,
+    /// Blocks per lane per pass.
+    pub samples: u32,
+    /// Passes over all samples.
+    pub passes: u32,
+    /// Unrecorded blocks per lane before the first pass.
+    pub warmup_blocks: u32,
+    /// How the lanes of a round are ordered.
+    pub order: Order,
+    /// Busy work of the caller before each operation, ns (0: back to back).
+    pub caller_gap_ns: u64,
+    /// Open perf-event counters on every marking thread. Off by default:
+    /// on VMs each open counter costs µs per context switch of its thread;
+    /// context switches come from `getrusage` either way.
+    pub perf_counters: bool,
+    /// Where lanes' threads run unless a lane says otherwise.
+    pub placement: Placement,
+    /// Longest a block (or any other call into a lane's code) may take; a
+    /// lane that blocks past it stops the run, keeping what was measured.
+    pub block_deadline: Duration,
+    /// Marks each marking thread can hold per operation (its buffer is this
+    /// × the block's operations); beyond it marks are dropped and counted.
+    pub marks_per_op: usize,
+}
+
+/// Deadline of a block by default: far beyond any sane block (a careful
+/// block takes milliseconds), short enough that a hung lane is noticed.
+pub const DEFAULT_BLOCK_DEADLINE: Duration = Duration::from_secs(60);
+
+/// Marks per operation per thread by default: the ten standard hops with
+/// room to spare.
+pub const DEFAULT_MARKS_PER_OP: usize = 16;
+
+/// Most operations in one block: a block's marks live in memory.
+pub const MAX_OPS_PER_BLOCK: u64 = 10_000_000;
+
+/// Most blocks per lane in a run (passes × samples + warm-up).
+pub const MAX_BLOCKS_PER_LANE: u64 = 1_000_000;
+
+impl Plan {
+    /// The careful defaults: 200 ops per block, 50 samples, 4 passes, 5
+    /// warm-up blocks per lane, lanes rotated, same-core placement. Many
+    /// short blocks rather than a few long ones: a block median shrugs off
+    /// the rare WAL checkpoint that a long block would average in.
+    pub fn careful() -> Plan {
+        Plan {
+            ops_per_block: 200,
+            samples: 50,
+            passes: 4,
+            warmup_blocks: 5,
+            order: Order::Rotate,
+            caller_gap_ns: 0,
+            perf_counters: false,
+            placement: Placement::SameCore,
+            block_deadline: DEFAULT_BLOCK_DEADLINE,
+            marks_per_op: DEFAULT_MARKS_PER_OP,
+        }
+    }
+
+    /// A short plan (seconds): 100 ops, 20 samples, 2 passes, 2 warm-ups.
+    pub fn quick() -> Plan {
+        Plan { ops_per_block: 100, samples: 20, passes: 2, warmup_blocks: 2, ..Plan::careful() }
+    }
+
+    /// Refuse sizes the run cannot carry out.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        if self.ops_per_block == 0 || self.samples == 0 || self.passes == 0 {
+            return Err("ops per block, samples and passes must all be at least 1".to_owned());
+        }
+        if self.ops_per_block > MAX_OPS_PER_BLOCK {
+            return Err(format!("{} ops per block (at most {MAX_OPS_PER_BLOCK})", self.ops_per_block));
+        }
+        let blocks = u64::from(self.passes) * u64::from(self.samples) + u64::from(self.warmup_blocks);
+        if blocks > MAX_BLOCKS_PER_LANE {
+            return Err(format!("{blocks} blocks per lane (at most {MAX_BLOCKS_PER_LANE})"));
+        }
+        if self.block_deadline.is_zero() {
+            return Err("the block deadline must be longer than 0".to_owned());
+        }
+        if self.marks_per_op == 0 || self.marks_per_op > 1 << 16 {
+            return Err(format!("{} marks per operation (1 to 65536)", self.marks_per_op));
+        }
+        Ok(())
+    }
+
+    /// Marks one thread's buffer holds: a block's worth.
+    pub(crate) fn marks_per_block(&self) -> usize {
+        usize::try_from(self.ops_per_block).unwrap_or(usize::MAX).saturating_mul(self.marks_per_op).max(1024)
+    }
+}
+
+impl Default for Plan {
+    fn default() -> Plan {
+        Plan::careful()
+    }
+}
+
+/// How the lanes of one round are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Order {
+    /// Rotate by one lane every round, so no lane always goes first.
+    #[default]
+    Rotate,
+    /// Plan order in even passes, the first two lanes swapped in odd passes:
+    /// the `a→b` / `b→a` passes of an A/B experiment.
+    FlipEachPass,
+    /// A permutation drawn per round from its number (reproducible): no lane
+    /// always follows the same one, as a fixed rotation would have it.
+    Shuffle,
+}
+
+impl Order {
+    /// The lane indices of round (`pass`, `sample`) for `lanes` lanes.
+    pub fn round(self, pass: u32, sample: u32, lanes: usize) -> Vec<usize> {
+        match self {
+            Order::Rotate => {
+                let rotation = (sample as usize).wrapping_add(pass as usize) % lanes.max(1);
+                (0..lanes).map(|offset| (rotation + offset) % lanes).collect()
+            }
+            Order::FlipEachPass => {
+                let mut order: Vec<usize> = (0..lanes).collect();
+                if pass % 2 == 1 && lanes >= 2 {
+                    order.swap(0, 1);
+                }
+                order
+            }
+            Order::Shuffle => shuffled(lanes, (u64::from(pass) << 32) | u64::from(sample)),
+        }
+    }
+}
+
+/// A permutation of `0..n` drawn from `seed` (Fisher–Yates over SplitMix64).
+pub fn shuffled(n: usize, seed: u64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut state = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    for i in (1..n).rev() {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        order.swap(i, (z % (i as u64 + 1)) as usize);
+    }
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_order_runs_every_lane_once_per_round() {
+        for order in [Order::Rotate, Order::FlipEachPass, Order::Shuffle] {
+            for (pass, sample) in [(0, 0), (1, 3), (3, 17)] {
+                let mut round = order.round(pass, sample, 5);
+                round.sort_unstable();
+                assert_eq!(round, [0, 1, 2, 3, 4], "{order:?}");
+            }
+        }
+        assert_eq!(Order::FlipEachPass.round(1, 0, 3), [1, 0, 2]);
+        assert_eq!(Order::Rotate.round(0, 1, 3), [1, 2, 0]);
+        assert_ne!(Order::Shuffle.round(0, 1, 6), Order::Shuffle.round(0, 2, 6));
+    }
+
+    #[test]
+    fn plans_past_their_caps_are_refused() {
+        assert!(Plan::quick().check().is_ok());
+        assert!(Plan { ops_per_block: 0, ..Plan::quick() }.check().is_err());
+        assert!(Plan { ops_per_block: MAX_OPS_PER_BLOCK + 1, ..Plan::quick() }.check().is_err());
+        assert!(Plan { samples: u32::MAX, passes: u32::MAX, ..Plan::quick() }.check().is_err());
+        assert!(Plan { block_deadline: Duration::ZERO, ..Plan::quick() }.check().is_err());
+    }
+}

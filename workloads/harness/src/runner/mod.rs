@@ -1,0 +1,327 @@
+//! The runner: alternates lanes inside one process and writes every
+//! measured block to a `.hop` trace.
+//!
+//! A run is `passes` × `samples` rounds; in each round every trace lane runs
+//! one block, in the plan's [`Order`](crate::Order). Before the first round
+//! each lane runs `warmup_blocks` blocks that are not recorded. Around each
+//! block, outside its measured region: the lane resets, its threads hand in
+//! and discard stale marks, CPU clocks are read; after it, marks are handed
+//! in, CPU clocks read again and the lane's count checked against what its
+//! operations reported.
+//!
+//! A lane that fails (an error, a panic, a block past its deadline, a wrong
+//! count) stops the run: the trace is finished with every block measured
+//! before, and [`RunError::Stopped`] says which lane, which block and why.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use hopscope_probe::counters::{self, Counter};
+use hopscope_probe::{Block, LaneInfo, TraceHeader, TraceWriter};
+
+use crate::cpu::{self, Gap};
+use crate::error::{At, Failure, RunError, Stopped};
+use crate::lane::Lane;
+use crate::plan::Plan;
+use crate::readings::{CALLER_ROLE, ReadingKeys};
+use crate::workload::{BlockId, Setup, ThreadInit};
+
+mod block;
+mod callers;
+
+use block::{Blocks, Context, OpenLane};
+use callers::Callers;
+
+/// Most trace lanes in one run (each declared lane runs as one or two).
+pub const MAX_TRACE_LANES: usize = 256;
+
+/// Most distinct thread roles in one run, over all lanes.
+pub const MAX_THREAD_ROLES: usize = 64;
+
+/// Where a run went and what it wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunSummary {
+    /// The trace file.
+    pub trace: PathBuf,
+    /// Measured blocks written.
+    pub blocks: u64,
+    /// Operations measured per trace lane, in declaration order.
+    pub ops: Vec<(String, u64)>,
+    /// Marks dropped across the trace.
+    pub dropped: u64,
+}
+
+/// Run `lanes` under `plan`, writing `trace.hop` and one directory per trace
+/// lane (`lanes/<name>/`, handed to the lane as [`Setup::dir`]) under `dir`.
+/// `meta` is added to the trace header (command line, commit, ...); a
+/// progress bar is drawn on stderr when `progress`.
+pub fn run(
+    plan: &Plan,
+    lanes: &[Lane],
+    dir: &Path,
+    meta: BTreeMap<String, String>,
+    progress: bool,
+) -> Result<RunSummary, RunError> {
+    check(plan, lanes)?;
+    // Before any lane starts a thread: threads open counters on first use.
+    cpu::record_perf_counters(plan.perf_counters);
+    let capacity = plan.marks_per_block();
+    let max_callers = lanes.iter().map(|l| l.callers).max().unwrap_or(1);
+    let mut callers = Callers::spawn(max_callers, capacity).map_err(|source| RunError::Io {
+        what: "cannot start the caller threads in",
+        path: dir.to_owned(),
+        source,
+    })?;
+
+    // Thread roles: the caller, every lane's own roles, the extra callers.
+    let mut threads: Vec<String> = vec![CALLER_ROLE.to_owned()];
+    for lane in lanes {
+        for role in &lane.threads {
+            if !threads.contains(role) {
+                threads.push(role.clone());
+            }
+        }
+    }
+    let reading_roles = threads.clone();
+    let caller_threads: Vec<u16> = (0..max_callers)
+        .map(|c| {
+            if c == 0 {
+                return 0;
+            }
+            threads.push(format!("{CALLER_ROLE}-{c}"));
+            (threads.len() - 1) as u16
+        })
+        .collect();
+
+    let mut open = open_lanes(plan, lanes, dir, &threads, &mut callers)?;
+
+    let counters = if plan.perf_counters { counters::detect() } else { Vec::new() };
+    let supported: Vec<Counter> = counters.iter().filter(|c| c.support.is_supported()).map(|c| c.counter).collect();
+    let keys = ReadingKeys::new(reading_roles, supported);
+    let header = header(plan, lanes, &open, &threads, &keys, counters, meta);
+    let trace_path = dir.join("trace.hop");
+    let mut trace = TraceWriter::create(&trace_path, header)?;
+
+    let lanes_n = open.len() as u64;
+    let total = (u64::from(plan.passes) * u64::from(plan.samples) + u64::from(plan.warmup_blocks)) * lanes_n;
+    let bar = crate::progress::bar(progress, total);
+    let mut blocks = Blocks {
+        callers: &mut callers,
+        keys: &keys,
+        ops_per_block: plan.ops_per_block,
+        deadline: plan.block_deadline,
+        gap: Gap::ns(plan.caller_gap_ns),
+        caller_threads: &caller_threads,
+        next_op: 0,
+    };
+    let mut written = 0u64;
+    let mut dropped = 0u64;
+    let mut failed: Option<(String, At, Failure)> = None;
+    'run: {
+        for round in 0..plan.warmup_blocks {
+            for lane in open.iter_mut() {
+                if let Err((at, failure)) = blocks.run(lane, BlockId::Warmup { round }) {
+                    failed = Some((lane.name.clone(), at, failure));
+                    break 'run;
+                }
+                bar.inc(1);
+            }
+        }
+        for pass in 0..plan.passes {
+            for sample in 0..plan.samples {
+                for index in plan.order.round(pass, sample, open.len()) {
+                    let lane = &mut open[index];
+                    let measured = match blocks.run(lane, BlockId::Measured { pass, sample }) {
+                        Ok(block) => block,
+                        Err((at, failure)) => {
+                            failed = Some((lane.name.clone(), at, failure));
+                            break 'run;
+                        }
+                    };
+                    let block = Block { lane: index as u16, pass, sample, ..measured };
+                    dropped = dropped.saturating_add(block.dropped());
+                    lane.ops = lane.ops.saturating_add(block.op_count);
+                    trace.write_block(&block)?;
+                    written += 1;
+                    bar.inc(1);
+                }
+            }
+        }
+    }
+    trace.finish()?;
+    bar.finish_and_clear();
+    let summary = RunSummary {
+        trace: trace_path,
+        blocks: written,
+        ops: open.iter().map(|l| (l.name.clone(), l.ops)).collect(),
+        dropped,
+    };
+    if let Some((lane, at, failure)) = failed {
+        // A lane still stuck in a call keeps its own reference; the others
+        // close here, as after a complete run.
+        drop(open);
+        return Err(RunError::Stopped(Box::new(Stopped { lane, at, failure, kept: summary })));
+    }
+    Ok(summary)
+}
+
+/// Refuse a plan or declaration the run cannot carry out, before anything
+/// runs.
+fn check(plan: &Plan, lanes: &[Lane]) -> Result<(), RunError> {
+    plan.check().map_err(RunError::Plan)?;
+    if lanes.is_empty() {
+        return Err(RunError::Plan("no lanes to run".to_owned()));
+    }
+    let mut names: Vec<String> = Vec::new();
+    let mut roles: Vec<&str> = Vec::new();
+    for lane in lanes {
+        lane.check().map_err(RunError::Plan)?;
+        for (name, _) in lane.trace_lanes() {
+            if names.contains(&name) {
+                return Err(RunError::Plan(format!("lane name `{name}` is used twice")));
+            }
+            names.push(name);
+        }
+        for role in &lane.threads {
+            if !roles.contains(&role.as_str()) {
+                roles.push(role);
+            }
+        }
+    }
+    if names.len() > MAX_TRACE_LANES {
+        return Err(RunError::Plan(format!("{} lanes (at most {MAX_TRACE_LANES})", names.len())));
+    }
+    if roles.len() > MAX_THREAD_ROLES {
+        return Err(RunError::Plan(format!("{} thread roles (at most {MAX_THREAD_ROLES})", roles.len())));
+    }
+    Ok(())
+}
+
+/// Open every build of every lane, each in its own fresh directory, on a
+/// caller thread under the plan's deadline.
+fn open_lanes(
+    plan: &Plan,
+    lanes: &[Lane],
+    dir: &Path,
+    threads: &[String],
+    callers: &mut Callers,
+) -> Result<Vec<OpenLane>, RunError> {
+    let mut open = Vec::new();
+    for lane in lanes {
+        let placement = lane.placement.unwrap_or(plan.placement);
+        let roles: Vec<(String, u16, usize)> = lane
+            .threads
+            .iter()
+            .filter_map(|role| {
+                let index = threads.iter().position(|t| t == role)?;
+                Some((role.clone(), index as u16, index))
+            })
+            .collect();
+        for (name, build) in lane.trace_lanes() {
+            let lane_dir = dir.join("lanes").join(&name);
+            fresh_dir(&lane_dir)?;
+            let context = Context {
+                #[cfg(feature = "tracing")]
+                dispatch: build.dispatch.clone(),
+            };
+            let setup = Setup {
+                dir: lane_dir,
+                lane: name.clone(),
+                variant: build.variant,
+                placement,
+                thread: ThreadInit {
+                    capacity: plan.marks_per_block(),
+                    placement,
+                    #[cfg(feature = "tracing")]
+                    dispatch: build.dispatch.clone(),
+                },
+            };
+            let (opener, ctx) = (build.opener.clone(), context.clone());
+            let opened = match callers.call(0, plan.block_deadline, move || ctx.enter(|| opener(&setup))) {
+                Ok(Ok(workload)) => workload,
+                Ok(Err(error)) => return Err(RunError::Open { lane: name, failure: Failure::Error(error) }),
+                Err(failure) => return Err(RunError::Open { lane: name, failure }),
+            };
+            open.push(OpenLane {
+                name,
+                workload: Arc::from(opened),
+                context,
+                roles: roles.clone(),
+                placement,
+                callers: lane.callers,
+                per_op: lane.per_op,
+                ops: 0,
+            });
+        }
+    }
+    Ok(open)
+}
+
+/// Remove `dir` if it exists and create it empty.
+fn fresh_dir(dir: &Path) -> Result<(), RunError> {
+    match std::fs::remove_dir_all(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(source) => return Err(RunError::Io { what: "cannot empty lane directory", path: dir.to_owned(), source }),
+    }
+    std::fs::create_dir_all(dir).map_err(|source| RunError::Io {
+        what: "cannot create lane directory",
+        path: dir.to_owned(),
+        source,
+    })
+}
+
+/// The trace header of a run: lanes with their roles, thread roles,
+/// readings, counters, `meta` and every plan setting.
+fn header(
+    plan: &Plan,
+    lanes: &[Lane],
+    open: &[OpenLane],
+    threads: &[String],
+    keys: &ReadingKeys,
+    counters: Vec<hopscope_probe::counters::CounterSupport>,
+    meta: BTreeMap<String, String>,
+) -> TraceHeader {
+    let names: Vec<&str> = open.iter().map(|l| l.name.as_str()).collect();
+    let thread_names: Vec<&str> = threads.iter().map(String::as_str).collect();
+    let mut header = TraceHeader::for_this_host(&names, &thread_names);
+    header.counters = counters;
+    header.readings = keys.names();
+    header.run = meta;
+    let settings = [
+        ("ops_per_block", plan.ops_per_block.to_string()),
+        ("samples", plan.samples.to_string()),
+        ("passes", plan.passes.to_string()),
+        ("warmup_blocks", plan.warmup_blocks.to_string()),
+        ("order", format!("{:?}", plan.order)),
+        ("caller_gap_ns", plan.caller_gap_ns.to_string()),
+        ("perf_counters", if plan.perf_counters { "on" } else { "off" }.to_owned()),
+        ("placement", plan.placement.to_string()),
+        ("block_deadline_s", plan.block_deadline.as_secs_f64().to_string()),
+    ];
+    for (key, value) in settings {
+        header.run.entry(key.to_owned()).or_insert(value);
+    }
+    for lane in lanes {
+        for (name, build) in lane.trace_lanes() {
+            header.lane_info.push(LaneInfo { role: lane.role, variant: build.variant, code: lane.name.clone() });
+            let placement = lane.placement.unwrap_or(plan.placement);
+            let described = lane.description.clone().unwrap_or_else(|| format!("{} ({})", lane.name, lane.role));
+            let description = match build.variant {
+                Some(hopscope_probe::Variant::Clean) => format!("{described} · clean build"),
+                Some(hopscope_probe::Variant::Probed) => format!("{described} · probed build"),
+                None => described,
+            };
+            header.run.entry(format!("lane.{name}")).or_insert(description);
+            header.run.insert(format!("lane.{name}.role"), lane.role.to_string());
+            header.run.insert(format!("lane.{name}.placement"), placement.to_string());
+            let probed = match build.variant {
+                Some(v) => (v == hopscope_probe::Variant::Probed).to_string(),
+                None => "as built".to_owned(),
+            };
+            header.run.insert(format!("lane.{name}.probed"), probed);
+        }
+    }
+    header
+}

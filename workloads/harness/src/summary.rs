@@ -1,0 +1,71 @@
+//! What a person reads in the terminal after a run: each lane's µs per
+//! operation, the derived figures, the slices, the cross-check and the
+//! observer effect, with their intervals, then the headline and warnings.
+
+use std::fmt::Write as _;
+
+use hopscope_analyze::{Decomposition, receipt};
+
+/// The summary of `d`, as lines of text.
+pub fn decomposition(d: &Decomposition) -> String {
+    let mut out = String::new();
+    // Writing to a String cannot fail.
+    let _ = write(d, &mut out);
+    out
+}
+
+fn write(d: &Decomposition, out: &mut String) -> std::fmt::Result {
+    writeln!(out, "{:<20} {:>10} {:>21}", "lane", "µs/op", "95% CI")?;
+    for (name, lane) in &d.lanes {
+        match &lane.us_per_op {
+            Some(s) => writeln!(out, "{name:<20} {:>10.3} {:>10.3} – {:<8.3}", s.median, s.ci95[0], s.ci95[1])?,
+            None => writeln!(out, "{name:<20} {:>10}", "no ops")?,
+        }
+    }
+    if let Some(derived) = &d.derived {
+        let figures = [
+            ("hop", Some(&derived.hop_us)),
+            ("boundary", derived.boundary_us.as_ref()),
+            ("library", derived.library_us.as_ref()),
+        ];
+        for (name, diff) in figures.into_iter().filter_map(|(n, d)| Some((n, d?))) {
+            writeln!(out, "{name:<20} {:>10.3} {:>10.3} – {:<8.3}", diff.median, diff.ci95[0], diff.ci95[1])?;
+        }
+    }
+    if !d.slices.is_empty() {
+        let lane = d.insitu_lane.as_deref().unwrap_or("?");
+        writeln!(out, "\nslices of {lane} (µs per op, median of block medians, 95% CI, share)")?;
+        for s in &d.slices {
+            writeln!(
+                out,
+                "  {:<22} {:>10.3} {:>10.3} – {:<8.3} {:>5.1}%",
+                s.name,
+                s.median_us,
+                s.ci95[0],
+                s.ci95[1],
+                s.share * 100.0
+            )?;
+        }
+    }
+    if let Some(c) = &d.crosscheck {
+        writeln!(
+            out,
+            "cross-check          in-situ {:.3} µs vs lanes {:.3} µs (CI {:.3} – {:.3}) → agree: {}",
+            c.insitu_library_us, c.lanes_library_us, c.lanes_library_ci95[0], c.lanes_library_ci95[1], c.agree
+        )?;
+    }
+    if let Some(o) = &d.observer_effect {
+        writeln!(
+            out,
+            "observer effect      {:+.3} µs per op (CI {:+.3} – {:+.3}, {:+.1}%)",
+            o.delta_us, o.delta_ci95[0], o.delta_ci95[1], o.delta_pct
+        )?;
+    }
+    if let Some(h) = receipt::headline(d) {
+        writeln!(out, "\n{h}")?;
+    }
+    for w in &d.warnings {
+        writeln!(out, "warning: {w}")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,161 @@
+//! The keep-warm sweep: for each thread placement, one process alternates
+//! the inline lane, a parking writer and one writer per (mode, window)
+//! setting on sequential single inserts, and prices each in wall time, CPU,
+//! context switches and cross-core hops per write.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use hopscope_analyze::sweep::{self, BASELINE, INLINE, SweepRow};
+use hopscope_harness::{HarnessError, Placement, Plan, Role, Variant};
+
+use crate::db::DbConfig;
+use crate::error::ParseError;
+use crate::knobs::{Knobs, Wait};
+use crate::lane::{Builds, LaneKind, LaneSpec};
+use crate::shape::Shape;
+
+/// Who spins while waiting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The writer spins for the window, then parks; callers park.
+    Spin,
+    /// The writer yields for the window, then parks; callers park.
+    Yield,
+    /// The writer and its callers both spin for the window.
+    Both,
+}
+
+impl Mode {
+    /// (writer wait, caller wait) for a window of `window`.
+    pub fn waits(self, window: Duration) -> (Wait, Wait) {
+        match self {
+            Mode::Spin => (Wait::Spin(window), Wait::Park),
+            Mode::Yield => (Wait::Yield(window), Wait::Park),
+            Mode::Both => (Wait::Spin(window), Wait::Spin(window)),
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mode::Spin => "spin",
+            Mode::Yield => "yield",
+            Mode::Both => "both",
+        })
+    }
+}
+
+impl FromStr for Mode {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Mode, ParseError> {
+        match s {
+            "spin" => Ok(Mode::Spin),
+            "yield" => Ok(Mode::Yield),
+            "both" => Ok(Mode::Both),
+            other => Err(ParseError::new("keep-warm mode", other, "spin, yield or both (parking always runs)")),
+        }
+    }
+}
+
+/// What a sweep covers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeepWarm {
+    /// Windows, µs; 0 is the same as parking and is skipped.
+    pub windows: Vec<u64>,
+    /// Modes.
+    pub modes: Vec<Mode>,
+    /// Placements, each under the name its rows carry.
+    pub placements: Vec<(String, Placement)>,
+    /// Also every placement with the caller busy this long before each
+    /// write (0: not).
+    pub gap_us: u64,
+    /// Samples per pass.
+    pub samples: u32,
+    /// Operations per block.
+    pub ops: u64,
+}
+
+impl KeepWarm {
+    /// `(label, writer wait, caller wait)` of every mode × window.
+    pub fn settings(&self) -> Vec<(String, Wait, Wait)> {
+        let mut out = Vec::new();
+        for mode in &self.modes {
+            for &window in self.windows.iter().filter(|w| **w > 0) {
+                let (writer, caller) = mode.waits(Duration::from_micros(window));
+                out.push((format!("{mode}-{window}us"), writer, caller));
+            }
+        }
+        out
+    }
+
+    /// Every run of the sweep: `(name, placement, caller gap ns)`.
+    fn runs(&self) -> Vec<(String, Placement, u64)> {
+        let mut runs: Vec<(String, Placement, u64)> = self.placements.iter().map(|(n, p)| (n.clone(), *p, 0)).collect();
+        if self.gap_us > 0 {
+            runs.extend(
+                self.placements.iter().map(|(n, p)| (format!("{n}+gap{}us", self.gap_us), *p, self.gap_us * 1_000)),
+            );
+        }
+        runs
+    }
+}
+
+/// Run the sweep into `dir` (one sub-directory per placement), telling
+/// `say` what runs; returns every row.
+pub fn run(
+    sweep: &KeepWarm,
+    dir: &Path,
+    meta: &BTreeMap<String, String>,
+    progress: bool,
+    say: impl Fn(&str),
+) -> Result<Vec<SweepRow>, HarnessError> {
+    let db = DbConfig::default();
+    let mut rows = Vec::new();
+    for (name, placement, gap_ns) in sweep.runs() {
+        let inline = LaneSpec { placement, ..LaneSpec::new(INLINE, LaneKind::Inline, Builds::Clean) };
+        let mut specs = vec![inline, writer(BASELINE, Wait::Park, Wait::Park, placement)];
+        specs.extend(sweep.settings().iter().map(|(label, w, c)| writer(label, *w, *c, placement)));
+        let lanes = specs
+            .iter()
+            .map(|spec| {
+                let lane = spec.lane(Shape::SingleInsert, db)?;
+                // Every writer setting runs probed, under its own name: the
+                // parking writer is the subject, the others are compared.
+                Ok(match spec.kind {
+                    LaneKind::Writer(_) if spec.name == BASELINE => lane.only(Variant::Probed),
+                    LaneKind::Writer(_) => lane.only(Variant::Probed).with_role(Role::Peer),
+                    _ => lane,
+                })
+            })
+            .collect::<Result<Vec<_>, crate::error::RunError>>()
+            .map_err(|e| HarnessError::Usage(e.to_string()))?;
+        let plan = Plan {
+            ops_per_block: sweep.ops,
+            samples: sweep.samples,
+            passes: 2,
+            warmup_blocks: 2,
+            caller_gap_ns: gap_ns,
+            placement,
+            ..Plan::careful()
+        };
+        say(&format!("{name}: {} lanes", lanes.len()));
+        let mut run_meta = meta.clone();
+        run_meta.extend(crate::run_facts(Shape::SingleInsert, db).map(|(k, v)| (k.to_owned(), v)));
+        let (summary, trace) = super::measure(&plan, &lanes, &dir.join(&name), run_meta, progress)?;
+        let d = hopscope_analyze::decompose(&trace)
+            .map_err(|source| HarnessError::Analyze { path: summary.trace.clone(), source })?;
+        rows.extend(sweep::rows(&name, &trace, &d));
+    }
+    Ok(rows)
+}
+
+/// A writer lane that waits as given.
+fn writer(name: &str, writer_wait: Wait, caller_wait: Wait, placement: Placement) -> LaneSpec {
+    let knobs = Knobs { writer_wait, caller_wait, placement, ..Knobs::default() };
+    LaneSpec::new(name, LaneKind::Writer(knobs), Builds::Probed)
+}

@@ -1,0 +1,137 @@
+//! The instrument's resolution: inject known delays into one slice of the
+//! reference writer (arm B; arm A is the same writer without it), run the
+//! A/B passes several times per size, and judge how small a change is
+//! detected, how often a false alarm is raised, how well a change is sized
+//! and whether it is blamed on the right slice.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Instant;
+
+use hopscope_analyze::resolution::{self, RESOLUTION_SCHEMA, Repeat, Resolution, ResolutionRow};
+use hopscope_harness::{HarnessError, Order, Placement, Plan, Role, Variant};
+use hopscope_probe::{Hop, HopTable, HostInfo};
+
+use crate::db::DbConfig;
+use crate::error::ParseError;
+use crate::knobs::{InjectedDelay, Knobs};
+use crate::lane::{Builds, LaneKind, LaneSpec};
+use crate::shape::Shape;
+
+/// Largest delay injected: 1 ms per write.
+pub const MAX_DELTA_NS: u64 = 1_000_000;
+
+/// What a resolution measurement runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolve {
+    /// The hop whose slice gets the delay.
+    pub before: Hop,
+    /// The slice's name, `from→to`.
+    pub slice: String,
+    /// Injected delays, ns per write.
+    pub deltas: Vec<u64>,
+    /// A/B repeats per delay.
+    pub repeats: usize,
+    /// Samples per pass of each repeat.
+    pub samples: u32,
+    /// Operations per block.
+    pub ops: u64,
+}
+
+impl Resolve {
+    /// A measurement of the slice named by its closing hop or as
+    /// `from→to` (e.g. `built` or `locked→built`).
+    pub fn new(slice: &str, deltas: Vec<u64>, repeats: usize, samples: u32, ops: u64) -> Result<Resolve, ParseError> {
+        let hop = slice.rsplit('→').next().unwrap_or(slice);
+        let table = HopTable::standard();
+        let before = table.find(hop).filter(|h| h.0 > 0).ok_or_else(|| {
+            ParseError::new(
+                "slice",
+                slice,
+                "a standard hop after enter: locked, built, sent, woke, executed, harvested, replied, received, done",
+            )
+        })?;
+        if let Some(big) = deltas.iter().find(|d| **d > MAX_DELTA_NS) {
+            return Err(ParseError::new("delay", &big.to_string(), format!("at most {MAX_DELTA_NS} ns")));
+        }
+        if repeats == 0 || samples == 0 || ops == 0 {
+            return Err(ParseError::new("size", "0", "repeats, samples and ops must all be at least 1"));
+        }
+        let from = table.get(Hop(before.0 - 1)).map(|d| d.name.clone()).unwrap_or_default();
+        Ok(Resolve { before, slice: format!("{from}→{hop}"), deltas, repeats, samples, ops })
+    }
+
+    /// One repeat: the reference writer probed, without (`a`) and with
+    /// (`b`) the delay, in flipped-order passes.
+    fn plan(&self) -> Plan {
+        Plan {
+            ops_per_block: self.ops,
+            samples: self.samples,
+            passes: 2,
+            warmup_blocks: 2,
+            order: Order::FlipEachPass,
+            placement: Placement::SameCore,
+            ..Plan::careful()
+        }
+    }
+}
+
+/// Measure every size of `r` into `dir` (the first repeat of each size is
+/// kept for inspection), telling `say` each size's figures.
+pub fn run(
+    r: &Resolve,
+    dir: &Path,
+    meta: &BTreeMap<String, String>,
+    say: impl Fn(&ResolutionRow),
+) -> Result<Resolution, HarnessError> {
+    // Before any run pins this thread to one core.
+    let host = HostInfo::detect();
+    let db = DbConfig::default();
+    let base = Knobs { placement: Placement::SameCore, ..Knobs::default() };
+    let mut rows = Vec::new();
+    for &ns in &r.deltas {
+        let started = Instant::now();
+        let delayed = Knobs { delay: Some(InjectedDelay { before: r.before, ns }), ..base };
+        let arms = [("a", base, Role::ArmA), ("b", delayed, Role::ArmB)]
+            .into_iter()
+            .map(|(name, knobs, role)| {
+                let spec = LaneSpec::new(name, LaneKind::Writer(knobs), Builds::Probed);
+                Ok(spec.lane(Shape::SingleInsert, db)?.only(Variant::Probed).with_role(role))
+            })
+            .collect::<Result<Vec<_>, crate::error::RunError>>()
+            .map_err(|e| HarnessError::Usage(e.to_string()))?;
+        let mut repeats: Vec<Repeat> = Vec::with_capacity(r.repeats);
+        for k in 0..r.repeats {
+            let run_dir = dir.join(format!("delta-{ns}ns")).join(format!("repeat-{k}"));
+            let (_, trace) = super::measure(&r.plan(), &arms, &run_dir, meta.clone(), false)?;
+            repeats.push(resolution::judge_repeat(&trace));
+            // Keep the first repeat of each size; the others' traces would
+            // only fill the disk.
+            if k > 0 {
+                let _ = std::fs::remove_dir_all(&run_dir);
+            }
+        }
+        let row = resolution::summarize(ns, &r.slice, &repeats, started.elapsed().as_secs_f64());
+        say(&row);
+        rows.push(row);
+    }
+    let mut meta = meta.clone();
+    meta.insert("ops_per_block".to_owned(), r.ops.to_string());
+    meta.insert("samples".to_owned(), r.samples.to_string());
+    Ok(Resolution { schema: RESOLUTION_SCHEMA.to_owned(), slice: r.slice.clone(), deltas: rows, host, meta })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slice_is_named_by_its_closing_hop_or_in_full() {
+        let r = Resolve::new("built", vec![0, 100], 1, 1, 1).expect("parses");
+        assert_eq!((r.before, r.slice.as_str()), (Hop::BUILT, "locked→built"));
+        assert_eq!(Resolve::new("locked→built", vec![], 1, 1, 1).expect("parses").before, Hop::BUILT);
+        assert!(Resolve::new("enter", vec![], 1, 1, 1).is_err());
+        assert!(Resolve::new("built", vec![u64::MAX], 1, 1, 1).is_err());
+        assert!(Resolve::new("built", vec![], 0, 1, 1).is_err());
+    }
+}
