@@ -131,13 +131,10 @@ fn an_exported_timeline_loads_in_a_static_page_in_headless_chromium() {
         return;
     };
     let dir = temp_dir("timeline");
-    let run = traced_writer::capture::Run {
-        db: dir.join("notes.db"),
-        trace: dir.join("trace.hop"),
-        blocks: 2,
-        ops_per_block: 20,
-    };
-    let trace = traced_writer::capture::run(&run).expect("captured run");
+    let out = dir.to_str().expect("utf-8 path").to_owned();
+    let args = ["traced-writer", "--out", &out, "--ops", "20", "--samples", "1", "--passes", "2", "--warmup", "1"];
+    let harness = hopscope_harness::Harness::try_from_args("traced-writer", args).expect("flags").quiet();
+    let trace = traced_writer::decompose::lanes(harness).run().expect("the example runs").trace;
     let out = Command::new(env!("CARGO_BIN_EXE_hopscope"))
         .args(["export", "--format", "chrome"])
         .arg(&trace)

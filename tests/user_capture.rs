@@ -1,12 +1,14 @@
 //! A user's program through hopscope: the `traced-writer` example (a writer
 //! instrumented only with `tracing` spans, hopscope behind its own cargo
-//! feature) writes a `.hop` trace, and the same `analyze`, `report` and
-//! `export` commands that serve hopscope's own runs decompose it.
+//! feature) runs on the public harness as its binary does — an inline
+//! baseline beside the writer clean and probed — and the same `analyze`,
+//! `report` and `export` commands that serve hopscope's own runs read what
+//! it wrote.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use traced_writer::capture::{Run, count_rows};
+use hopscope_harness::Harness;
 
 fn hopscope(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_hopscope")).args(args).output().expect("hopscope runs")
@@ -15,7 +17,6 @@ fn hopscope(args: &[&str]) -> Output {
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("hopscope-user-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
     dir
 }
 
@@ -25,24 +26,38 @@ fn ok(out: &Output) -> String {
     stdout
 }
 
-#[test]
-fn the_traced_writer_example_decomposes_through_analyze_report_and_export() {
-    let dir = temp_dir("traced-writer");
-    let run = Run { db: dir.join("notes.db"), trace: dir.join("trace.hop"), blocks: 4, ops_per_block: 50 };
-    let trace = traced_writer::capture::run(&run).expect("captured run");
-    assert_eq!(count_rows(&run.db).expect("rows"), 200, "every insert the run reports is in the table");
-    let trace = trace.to_str().expect("utf-8 path");
+/// The example's `main`, with these flags: `--quick --out DIR` and small
+/// sizes (3 samples × 2 passes of 50 inserts per lane).
+fn traced_writer(dir: &std::path::Path) -> hopscope_harness::Outcome {
+    let dir = dir.to_str().expect("utf-8 path");
+    let args = ["traced-writer", "--quick", "--out", dir, "--samples", "3", "--ops", "50", "--warmup", "1"];
+    let harness = Harness::try_from_args("traced-writer", args).expect("the example's flags parse").quiet();
+    traced_writer::decompose::lanes(harness).run().expect("the example runs")
+}
 
-    let stdout = ok(&hopscope(&["analyze", trace]));
-    assert!(stdout.contains("slices of traced-writer"), "{stdout}");
+#[test]
+fn the_traced_writer_example_decomposes_with_a_baseline_and_both_builds() {
+    let dir = temp_dir("traced-writer");
+    let outcome = traced_writer(&dir);
+    assert!(outcome.stopped.is_none(), "{:?}", outcome.stopped);
     let result: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).expect("result.json")).expect("json");
-    let lane = &result["lanes"]["traced-writer"];
-    assert_eq!(lane["ops"], 200);
-    assert_eq!(lane["probed"], true);
-    assert_eq!(result["insitu_lane"], "traced-writer");
-    assert_eq!(result["drops"]["complete_ops"]["traced-writer"], 200, "every operation joined across both threads");
-    assert_eq!(result["drops"]["incomplete_ops"]["traced-writer"], 0);
+    // Every insert each lane reports is in its table (the harness checks
+    // each block's rows), so each lane ran all its operations.
+    for lane in ["inline", "traced-writer", "traced-writer-probed"] {
+        assert_eq!(result["lanes"][lane]["ops"], 300, "{lane}");
+    }
+    assert_eq!(result["lanes"]["traced-writer"]["probed"], false, "the clean build records nothing");
+    assert_eq!(result["lanes"]["traced-writer-probed"]["probed"], true);
+    assert_eq!(result["derived"]["lanes"]["baseline"], "inline");
+    assert_eq!(result["derived"]["lanes"]["subject"], "traced-writer");
+    assert!(result["derived"]["hop_us"]["median"].as_f64().expect("hop") > 0.0, "a thread boundary costs something");
+    assert!(result["derived"]["boundary_us"].is_null(), "no floor, so no boundary split");
+    assert!(result["observer_effect"]["delta_us"].is_number());
+    assert_eq!(result["insitu_lane"], "traced-writer-probed");
+    let complete = &result["drops"]["complete_ops"]["traced-writer-probed"];
+    assert_eq!(complete, 300, "every operation joined across both threads");
+    assert_eq!(result["drops"]["incomplete_ops"]["traced-writer-probed"], 0);
     // The spans' enters and exits, as the example's layer maps them, in the
     // order an insert passes them.
     let names: Vec<&str> =
@@ -65,23 +80,29 @@ fn the_traced_writer_example_decomposes_through_analyze_report_and_export() {
     for s in result["slices"].as_array().expect("slices") {
         assert!(s["median_us"].as_f64().expect("median") >= 0.0, "{s}");
     }
-    assert!(result["derived"].is_null(), "a single program has no lane arithmetic");
-
-    ok(&hopscope(&["report", dir.to_str().expect("utf-8 path")]));
-    for file in ["receipt.md", "report.html", "waterfall.png"] {
+    for file in ["receipt.md", "report.html", "waterfall.png", "trace.hop"] {
         assert!(dir.join(file).exists(), "{file} missing");
     }
     let receipt = std::fs::read_to_string(dir.join("receipt.md")).expect("receipt");
     assert!(receipt.starts_with("# hopscope receipt: traced-writer"), "{receipt}");
-    assert!(receipt.contains("## Slices of `traced-writer`"), "{receipt}");
+    assert!(receipt.contains("## Slices of `traced-writer-probed`"), "{receipt}");
+    assert!(receipt.contains("## Observer effect"), "{receipt}");
+
+    // hopscope's own commands read what the program wrote.
+    let trace = dir.join("trace.hop");
+    let trace = trace.to_str().expect("utf-8 path");
+    let again = temp_dir("traced-writer-again");
+    let stdout = ok(&hopscope(&["analyze", trace, "--out", again.to_str().expect("utf-8")]));
+    assert!(stdout.contains("slices of traced-writer-probed") && stdout.contains("observer effect"), "{stdout}");
+    ok(&hopscope(&["report", dir.to_str().expect("utf-8 path")]));
 
     let json = ok(&hopscope(&["export", "--format", "chrome", trace]));
     let timeline: serde_json::Value = serde_json::from_str(&json).expect("chrome JSON");
     let events = timeline["traceEvents"].as_array().expect("events");
     let count = |ph: &str| events.iter().filter(|e| e["ph"] == ph).count();
-    // Eight marks per insert, so seven intervals: each a slice on one
+    // Eight marks per probed insert, so seven intervals: each a slice on one
     // thread or a flow arrow (start and finish) across two.
-    assert_eq!(count("X") + count("s"), 200 * 7, "every interval of every insert is on the timeline");
+    assert_eq!(count("X") + count("s"), 300 * 7, "every interval of every insert is on the timeline");
     assert_eq!(count("s"), count("f"), "every flow arrow has both ends");
-    assert!(count("X") >= 200 * 3, "same-thread intervals are slices");
+    assert!(count("X") >= 300 * 3, "same-thread intervals are slices");
 }

@@ -47,8 +47,15 @@ pub fn headline(d: &Decomposition) -> Option<String> {
 
 fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     let meta = |key: &str| d.run.meta.get(key).map_or("unknown", String::as_str);
-    // hopscope's own runs name their shape; a program's capture names itself.
-    let title = d.run.meta.get("shape").or_else(|| d.lanes.keys().next()).map_or("unknown", String::as_str);
+    // hopscope's own runs name their shape; a harness program and a
+    // program's capture name themselves.
+    let title = d
+        .run
+        .meta
+        .get("shape")
+        .or_else(|| d.run.meta.get("harness"))
+        .or_else(|| d.lanes.keys().next())
+        .map_or("unknown", String::as_str);
     writeln!(out, "# hopscope receipt: {title}\n")?;
     if let Some(h) = headline(d) {
         writeln!(out, "{h}\n")?;

@@ -68,12 +68,7 @@ impl Writer {
     /// Open `path` (WAL, synchronous=NORMAL), create the table, and start
     /// the writer thread on it.
     pub fn open(path: &Path) -> Result<Writer, Error> {
-        let conn = Connection::open(path).map_err(Error::Sqlite)?;
-        conn.execute_batch(
-            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;
-             CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, k INTEGER NOT NULL, body TEXT NOT NULL);",
-        )
-        .map_err(Error::Sqlite)?;
+        let conn = open_db(path)?;
         let (tx, rx) = crossbeam_channel::unbounded();
         let thread = std::thread::Builder::new()
             .name("traced-writer".to_owned())
@@ -116,16 +111,37 @@ impl Drop for Writer {
     }
 }
 
+/// Open the database at `path` as the writer does: WAL, synchronous=NORMAL,
+/// the notes table.
+pub fn open_db(path: &Path) -> Result<Connection, Error> {
+    let conn = Connection::open(path).map_err(Error::Sqlite)?;
+    conn.execute_batch(
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;
+         CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, k INTEGER NOT NULL, body TEXT NOT NULL);",
+    )
+    .map_err(Error::Sqlite)?;
+    Ok(conn)
+}
+
+/// The note the example inserts as operation `index`.
+pub fn note(index: u64) -> String {
+    format!("note {index}")
+}
+
+/// Insert one note on `conn`, on the calling thread: the statement the
+/// writer thread runs. Returns its rowid.
+pub fn insert_on(conn: &Connection, k: i64, body: &str) -> Result<i64, Error> {
+    conn.prepare_cached(INSERT)
+        .and_then(|mut statement| statement.execute((k, body)))
+        .map(|_| conn.last_insert_rowid())
+        .map_err(Error::Sqlite)
+}
+
 fn serve(conn: &Connection, rx: &Receiver<Message>) {
     for message in rx {
         match message {
             Message::Insert { op, k, body, reply } => {
-                let result = tracing::info_span!("execute", op).in_scope(|| {
-                    conn.prepare_cached(INSERT)
-                        .and_then(|mut statement| statement.execute((k, &body)))
-                        .map(|_| conn.last_insert_rowid())
-                        .map_err(Error::Sqlite)
-                });
+                let result = tracing::info_span!("execute", op).in_scope(|| insert_on(conn, k, &body));
                 tracing::info_span!("reply", op).in_scope(|| {
                     let _ = reply.send(result);
                 });
@@ -135,6 +151,6 @@ fn serve(conn: &Connection, rx: &Receiver<Message>) {
     }
 }
 
-/// Runs of the writer under hopscope (feature `hopscope`).
+/// The writer decomposed by hopscope's harness (feature `hopscope`).
 #[cfg(feature = "hopscope")]
-pub mod capture;
+pub mod decompose;

@@ -246,9 +246,9 @@ impl Lane {
         self
     }
 
-    /// Run the lane twice: clean (no `tracing` dispatcher, or the one given
-    /// to [`Lane::clean_under`]) and probed under `dispatch` (a subscriber
-    /// with `HopLayer`). The harness makes the variant's dispatcher the
+    /// Run the lane twice: clean (under a dispatcher that enables nothing,
+    /// or the one given to [`Lane::clean_under`]) and probed under
+    /// `dispatch` (a subscriber with `HopLayer`). The harness makes the variant's dispatcher the
     /// default of its caller threads; the lane's own threads take it from
     /// [`ThreadInit::enter`](crate::ThreadInit::enter).
     #[cfg(feature = "tracing")]
@@ -256,6 +256,15 @@ impl Lane {
         match self.builds.as_mut_slice() {
             [clean] => {
                 clean.variant = Some(Variant::Clean);
+                // A registered dispatcher that enables nothing, not
+                // `Dispatch::none()`: while a process has registered only one
+                // dispatcher, tracing caches each callsite's interest from the
+                // thread's default when the callsite is first hit, so a span
+                // first hit by the clean build would stay disabled for the
+                // probed one too. With two registered, interest covers both.
+                clean
+                    .dispatch
+                    .get_or_insert_with(|| tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()));
                 let mut probed = clean.clone();
                 probed.variant = Some(Variant::Probed);
                 probed.dispatch = Some(dispatch);
@@ -266,8 +275,8 @@ impl Lane {
         self
     }
 
-    /// The dispatcher the clean build runs under (default: none, spans
-    /// disabled): e.g. the subscriber the program runs with in production.
+    /// The dispatcher the clean build runs under (default: one that enables
+    /// no span): e.g. the subscriber the program runs with in production.
     #[cfg(feature = "tracing")]
     pub fn clean_under(mut self, dispatch: tracing::Dispatch) -> Lane {
         match self.builds.first_mut() {
@@ -340,6 +349,9 @@ type SetupFn<S> = Arc<dyn Fn(&Setup) -> Result<S, BoxError> + Send + Sync>;
 type StateFn<S, T> = Arc<dyn Fn(&mut S) -> Result<T, BoxError> + Send + Sync>;
 type OpFn<S> = Arc<dyn Fn(&mut S, Op) -> Result<u64, BoxError> + Send + Sync>;
 type HandInFn<S> = Arc<dyn Fn(&mut S, &HandIn) -> Result<(), BoxError> + Send + Sync>;
+/// A job for one of the state's own threads.
+pub type ThreadJob = Box<dyn FnOnce() + Send + 'static>;
+type OnThreadFn<S> = Arc<dyn Fn(&mut S, ThreadJob) -> Result<(), BoxError> + Send + Sync>;
 
 /// A lane made of closures over a state `S` (a connection, the user's
 /// writer handle): a set-up, one operation, and optionally a reset before
@@ -352,6 +364,8 @@ pub struct ClosureLane<S> {
     reset: Option<StateFn<S, ()>>,
     count: Option<StateFn<S, u64>>,
     hand_in: Option<HandInFn<S>>,
+    /// The state's own threads: role, and how to run a job on it.
+    on_threads: Vec<(String, OnThreadFn<S>)>,
 }
 
 impl<S: Send + 'static> ClosureLane<S> {
@@ -376,7 +390,28 @@ impl<S: Send + 'static> ClosureLane<S> {
             reset: None,
             count: None,
             hand_in: None,
+            on_threads: Vec::new(),
         }
+    }
+
+    /// The state has a thread of its own, role `role` (its writer), and
+    /// `run` runs a job on it (e.g. `|w, job| w.on_writer_thread(job)`).
+    /// The harness then does the rest: after set-up it prepares the thread
+    /// ([`ThreadInit::enter`](crate::ThreadInit::enter): a mark buffer, its
+    /// core, the build's dispatcher), and around every block it has the
+    /// thread hand its marks in. Declares the role ([`Lane::threads`]).
+    pub fn on_thread<E: Into<BoxError>>(
+        mut self,
+        role: &str,
+        run: impl Fn(&mut S, ThreadJob) -> Result<(), E> + Send + Sync + 'static,
+    ) -> Self {
+        self.on_threads.push((role.to_owned(), Arc::new(move |s, job| run(s, job).map_err(Into::into))));
+        let mut roles = self.lane.threads.clone();
+        if !roles.iter().any(|r| r == role) {
+            roles.push(role.to_owned());
+        }
+        self.lane.threads = roles;
+        self
     }
 
     /// Before every block, outside its measured region (empty the table).
@@ -443,15 +478,20 @@ impl<S: Send + 'static> ClosureLane<S> {
 
 impl<S: Send + 'static> From<ClosureLane<S>> for Lane {
     fn from(c: ClosureLane<S>) -> Lane {
-        let ClosureLane { mut lane, setup, op, reset, count, hand_in } = c;
+        let ClosureLane { mut lane, setup, op, reset, count, hand_in, on_threads } = c;
         let opener: Opener = Arc::new(move |s| {
-            let state = setup(s)?;
+            let mut state = setup(s)?;
+            for (_, run) in &on_threads {
+                let init = s.thread_init();
+                run(&mut state, Box::new(move || init.enter()))?;
+            }
             Ok(Box::new(ClosureWorkload {
                 state: Mutex::new(state),
                 op: op.clone(),
                 reset: reset.clone(),
                 count: count.clone(),
                 hand_in: hand_in.clone(),
+                on_threads: on_threads.clone(),
             }) as Box<dyn Workload>)
         });
         lane.builds = vec![Build::new(opener, None)];
@@ -467,6 +507,7 @@ struct ClosureWorkload<S> {
     reset: Option<StateFn<S, ()>>,
     count: Option<StateFn<S, u64>>,
     hand_in: Option<HandInFn<S>>,
+    on_threads: Vec<(String, OnThreadFn<S>)>,
 }
 
 impl<S> ClosureWorkload<S> {
@@ -494,8 +535,13 @@ impl<S: Send + 'static> Workload for ClosureWorkload<S> {
     }
 
     fn hand_in(&self, hand_in: &HandIn) -> Result<(), BoxError> {
+        let mut state = self.state();
+        for (role, run) in &self.on_threads {
+            let (hand_in, role) = (hand_in.clone(), role.clone());
+            run(&mut state, Box::new(move || hand_in.collect(&role)))?;
+        }
         match &self.hand_in {
-            Some(f) => f(&mut self.state(), hand_in),
+            Some(f) => f(&mut state, hand_in),
             None => Ok(()),
         }
     }

@@ -70,7 +70,7 @@ pub use args::RunArgs;
 pub use error::{At, Failure, RunError, Stopped};
 pub use hand_in::HandIn;
 pub use harness::{Harness, HarnessError, Outcome};
-pub use lane::{ClosureLane, Lane, MAX_CALLERS, MAX_NAME_BYTES};
+pub use lane::{ClosureLane, Lane, MAX_CALLERS, MAX_NAME_BYTES, ThreadJob};
 pub use placement::Placement;
 pub use plan::{
     DEFAULT_BLOCK_DEADLINE, DEFAULT_MARKS_PER_OP, MAX_BLOCKS_PER_LANE, MAX_OPS_PER_BLOCK, Order, Plan, shuffled,

@@ -1,0 +1,26 @@
+//! The README's program is the file that compiles: every block marked
+//! `<!-- readme-program: PATH -->` equals PATH (less its `#[rustfmt::skip]`
+//! line), and its code stays within the 15 lines the README promises.
+
+use std::path::Path;
+
+const MARKER: &str = "<!-- readme-program: ";
+
+#[test]
+fn the_readme_program_is_the_compiled_example() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let mut checked = 0;
+    for (at, _) in readme.match_indices(MARKER) {
+        let rest = &readme[at + MARKER.len()..];
+        let path = rest.split(" -->").next().expect("marker ends");
+        let block = rest.split("```rust\n").nth(1).and_then(|b| b.split("```").next()).expect("a rust block follows");
+        let file = std::fs::read_to_string(root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let file = file.replace("#[rustfmt::skip]\n", "");
+        assert_eq!(block, file, "the README's block and {path} differ");
+        let code = block.lines().filter(|l| !l.trim().is_empty()).count();
+        assert!(code <= 15, "{path}: {code} lines of code, the README promises at most 15");
+        checked += 1;
+    }
+    assert!(checked >= 1, "no README program found");
+}
