@@ -171,6 +171,48 @@ pub fn place_worker(core: Option<usize>) {
     }
 }
 
+/// The calling thread's CPU affinity, to give back with
+/// [`Affinity::restore`] after a run has pinned the thread.
+#[derive(Clone)]
+pub struct Affinity {
+    #[cfg(target_os = "linux")]
+    set: libc::cpu_set_t,
+}
+
+impl std::fmt::Debug for Affinity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Affinity").finish_non_exhaustive()
+    }
+}
+
+impl Affinity {
+    /// The calling thread's affinity now (`None` where it cannot be read).
+    pub fn current() -> Option<Affinity> {
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: `set` is a plain bitmask on the stack, zeroed;
+            // sched_getaffinity writes at most `size_of::<cpu_set_t>()` bytes.
+            unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                (libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0)
+                    .then_some(Affinity { set })
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        None
+    }
+
+    /// Give the calling thread this affinity again.
+    pub fn restore(&self) {
+        #[cfg(target_os = "linux")]
+        // SAFETY: `self.set` is a mask read by sched_getaffinity; setting it
+        // back only reads it.
+        unsafe {
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.set);
+        }
+    }
+}
+
 /// Let the calling thread run on every core the process may use (undo
 /// [`pin_current`]).
 pub fn unpin_current() {

@@ -1,8 +1,11 @@
-//! One block of one lane: its reset and inputs, a hand-in that discards
-//! stale marks, the timed operations on the caller threads (one, or several
-//! released together), a hand-in of the lane's threads' marks and CPU time,
-//! the count check, and the block with its readings.
+//! One block of one lane, run as one job per caller thread: caller 0 resets
+//! the lane and builds its inputs, has the lane's threads hand in (to
+//! discard stale marks), then every caller is released together into the
+//! timed operations; after them caller 0 has the lane's threads hand in
+//! their marks and CPU time and counts the lane's store. The thread that
+//! drives the run is woken once per block, when the block is done.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
@@ -66,24 +69,29 @@ pub(crate) struct Blocks<'a> {
     pub(crate) next_op: u64,
 }
 
-/// What the caller threads measured.
-struct Timed {
-    start: Ticks,
-    end: Ticks,
-    reported: u64,
-    callers: ThreadSample,
-    process: (u64, u64),
+/// What caller 0 does around the measured region.
+struct Around {
+    info: BlockInfo,
+    /// Discards stale marks, and samples the lane's threads before.
+    stale: Option<HandIn>,
+    /// Collects the block's marks, and samples the lane's threads after.
+    handed: Option<HandIn>,
+    /// Set when caller 0 could not prepare the block: the others skip it.
+    skip: Arc<AtomicBool>,
 }
 
 /// One caller's share of a block.
 struct CallerRun {
-    result: Result<Result<u64, BoxError>, Failure>,
+    /// The first thing that went wrong, and where.
+    failed: Option<(At, Failure)>,
+    reported: u64,
     start: Ticks,
     end: Ticks,
     sample: ThreadSample,
+    /// Caller 0: the process's CPU and context switches over the block.
     process: Option<(u64, u64)>,
-    /// Caller 0: whether the lane's threads handed in around the block.
-    hand_in: Result<(), Failure>,
+    /// Caller 0: the lane's count after the block.
+    counted: Option<u64>,
 }
 
 impl Blocks<'_> {
@@ -92,35 +100,41 @@ impl Blocks<'_> {
     pub(crate) fn run(&mut self, lane: &mut OpenLane, id: BlockId) -> Result<Block, (At, Failure)> {
         let info = BlockInfo { id, first_op: self.next_op, ops: self.ops_per_block, callers: lane.callers };
         self.next_op = self.next_op.wrapping_add(self.ops_per_block);
-
-        let (workload, context) = (lane.workload.clone(), lane.context.clone());
-        let before = self.callers.call(0, self.deadline, move || context.enter(|| workload.before_block(&info)));
-        flatten(before).map_err(|f| (At::BeforeBlock(id), f))?;
-
-        // The lane's threads hand in on caller 0 right before and right
-        // after the measured region (the first to discard stale marks), so
-        // their CPU and context switches cover the block and little else.
         let session = Session::new();
-        let hand_ins = (!lane.roles.is_empty()).then(|| {
-            (HandIn::new(Session::new(), lane.roles.clone()), HandIn::new(session.clone(), lane.roles.clone()))
-        });
-        let timed = self.timed(lane, &info, &session, hand_ins.clone())?;
-        let (stale, handed) = match &hand_ins {
-            Some((stale, handed)) => {
-                (checked(stale).map_err(|f| (At::HandIn(id), f))?, checked(handed).map_err(|f| (At::HandIn(id), f))?)
-            }
-            None => (Vec::new(), Vec::new()),
+        let hand_in = |session: Session| (!lane.roles.is_empty()).then(|| HandIn::new(session, lane.roles.clone()));
+        let around = Around {
+            info,
+            stale: hand_in(Session::new()),
+            handed: hand_in(session.clone()),
+            skip: Arc::new(AtomicBool::new(false)),
         };
-        let (workload, context) = (lane.workload.clone(), lane.context.clone());
-        let counted = flatten(self.callers.call(0, self.deadline, move || context.enter(|| workload.count())))
-            .map_err(|f| (At::Count(id), f))?;
-        check(lane, &info, timed.reported, counted).map_err(|f| (At::Count(id), f))?;
+        let (stale, handed) = (around.stale.clone(), around.handed.clone());
+        let runs = self.run_callers(lane, &session, around).map_err(|f| (At::Block(id), f))?;
 
-        let mut samples = BlockSamples {
-            roles: vec![(0, timed.callers)],
-            process_cpu_ns: timed.process.0,
-            process_ctx_switches: timed.process.1,
-        };
+        let mut samples = BlockSamples::default();
+        let (mut start, mut end, mut reported, mut callers) =
+            (Ticks(u64::MAX), Ticks(0), 0u64, ThreadSample::default());
+        let mut counted = None;
+        for run in runs {
+            if let Some(failed) = run.failed {
+                return Err(failed);
+            }
+            // The block runs from the first caller's start to the last one's end.
+            start = start.min(run.start);
+            end = end.max(run.end);
+            reported = reported.saturating_add(run.reported);
+            callers.add(&run.sample);
+            if let Some((cpu_ns, ctx)) = run.process {
+                samples.process_cpu_ns = cpu_ns;
+                samples.process_ctx_switches = ctx;
+            }
+            counted = counted.or(run.counted);
+        }
+        let stale = stale.as_ref().map(checked).transpose().map_err(|f| (At::HandIn(id), f))?.unwrap_or_default();
+        let handed = handed.as_ref().map(checked).transpose().map_err(|f| (At::HandIn(id), f))?.unwrap_or_default();
+        check(lane, &info, reported, counted).map_err(|f| (At::Count(id), f))?;
+
+        samples.roles.push((0, callers));
         for (_, _, reading) in &lane.roles {
             let sum = |samples: &[(usize, ThreadSample)]| {
                 let mut total: Option<ThreadSample> = None;
@@ -135,93 +149,104 @@ impl Blocks<'_> {
         }
         Ok(Block {
             op_count: info.ops,
-            start: timed.start,
-            end: timed.end,
+            start,
+            end,
             streams: session.take(),
             readings: self.keys.readings(&samples),
             ..Block::default()
         })
     }
 
-    /// The measured region: every caller's operations, timed on the
-    /// callers; caller 0 also has the lane's threads hand in around it.
-    fn timed(
-        &mut self,
-        lane: &OpenLane,
-        info: &BlockInfo,
-        session: &Session,
-        hand_ins: Option<(HandIn, HandIn)>,
-    ) -> Result<Timed, (At, Failure)> {
+    /// One job per caller, released into the measured region together;
+    /// caller 0 also does everything around it.
+    fn run_callers(&mut self, lane: &OpenLane, session: &Session, around: Around) -> Result<Vec<CallerRun>, Failure> {
         let n = lane.callers;
         let start_line = Arc::new(Barrier::new(n));
         let end_line = Arc::new(Barrier::new(n));
+        let info = around.info;
+        let skip = around.skip.clone();
+        let mut around = Some(around);
         let jobs: Vec<(usize, Box<dyn FnOnce() -> CallerRun + Send>)> = (0..n)
             .map(|c| {
                 let (workload, context, session) = (lane.workload.clone(), lane.context.clone(), session.clone());
                 let (start_line, end_line) = (start_line.clone(), end_line.clone());
-                let hand_ins = if c == 0 { hand_ins.clone() } else { None };
+                let around = if c == 0 { around.take() } else { None };
                 let placement = lane.placement;
                 let thread = self.caller_threads[c];
                 let ops = info.ops_of(c).with_gap(self.gap);
+                let skip = skip.clone();
                 let job = move || {
                     context.enter(|| {
                         placement.place_caller();
-                        // Marks made outside any block (set-up, resets) are
-                        // not this block's.
-                        let _ = local::drain_into(&mut Vec::new());
-                        let stale = hand_ins.as_ref().map(|(stale, _)| hand_in(&*workload, stale));
-                        let skip = matches!(stale, Some(Err(_)));
-                        let before = ThreadSample::here();
-                        let process_before = (c == 0).then(|| (cpu::process_cpu_ns(), cpu::process_ctx_switches()));
-                        start_line.wait();
-                        let start = clock::now();
-                        let result = if skip { Ok(Ok(0)) } else { catching(|| workload.run(c, ops)) };
-                        let end = clock::now();
-                        end_line.wait();
-                        let process = process_before.map(|(cpu_ns, ctx)| {
-                            (
-                                cpu::process_cpu_ns().saturating_sub(cpu_ns),
-                                cpu::process_ctx_switches().saturating_sub(ctx),
-                            )
-                        });
-                        let sample = ThreadSample::here().since(&before);
-                        session.collect(thread);
-                        let handed = match (&hand_ins, &result) {
-                            (Some((_, handed)), Ok(Ok(_))) if !skip => Some(hand_in(&*workload, handed)),
-                            _ => None,
-                        };
-                        let hand_in = match (stale, handed) {
-                            (Some(Err(f)), _) | (_, Some(Err(f))) => Err(f),
-                            _ => Ok(()),
-                        };
-                        CallerRun { result, start, end, sample, process, hand_in }
+                        let lines = (&*start_line, &*end_line);
+                        caller(c, info.id, &*workload, around, &skip, ops, lines, &session, thread)
                     })
                 };
                 (c, Box::new(job) as Box<dyn FnOnce() -> CallerRun + Send>)
             })
             .collect();
-        let id = info.id;
-        let runs = self.callers.call_each(jobs, self.deadline).map_err(|f| (At::Block(id), f))?;
-        let mut timed = Timed {
-            start: Ticks(u64::MAX),
-            end: Ticks(0),
-            reported: 0,
-            callers: ThreadSample::default(),
-            process: (0, 0),
-        };
-        // The block runs from the first caller's start to the last one's end.
-        for run in runs {
-            run.hand_in.map_err(|f| (At::HandIn(id), f))?;
-            timed.reported = timed.reported.saturating_add(flatten(run.result).map_err(|f| (At::Block(id), f))?);
-            timed.start = timed.start.min(run.start);
-            timed.end = timed.end.max(run.end);
-            timed.callers.add(&run.sample);
-            if let Some(process) = run.process {
-                timed.process = process;
-            }
-        }
-        Ok(timed)
+        self.callers.call_each(jobs, self.deadline)
     }
+}
+
+/// One caller's job: `around` (caller 0 only) prepares and closes the block.
+#[allow(clippy::too_many_arguments)]
+fn caller(
+    c: usize,
+    id: BlockId,
+    workload: &dyn Workload,
+    around: Option<Around>,
+    skip: &AtomicBool,
+    ops: crate::workload::Ops,
+    (start_line, end_line): (&Barrier, &Barrier),
+    session: &Session,
+    thread: u16,
+) -> CallerRun {
+    let mut failed = None;
+    if let Some(a) = &around {
+        let prepared = flatten(catching(|| workload.before_block(&a.info)))
+            .map_err(|f| (At::BeforeBlock(id), f))
+            .and_then(|()| a.stale.as_ref().map_or(Ok(()), |h| hand_in(workload, h).map_err(|f| (At::HandIn(id), f))));
+        if let Err(f) = prepared {
+            failed = Some(f);
+            a.skip.store(true, Ordering::Release);
+        }
+    }
+    // Marks made outside any block (set-up, resets) are not this block's.
+    let _ = local::drain_into(&mut Vec::new());
+    let before = ThreadSample::here();
+    let process_before = around.as_ref().map(|_| (cpu::process_cpu_ns(), cpu::process_ctx_switches()));
+    start_line.wait();
+    let skipped = skip.load(Ordering::Acquire) || failed.is_some();
+    let start = clock::now();
+    let result = if skipped { Ok(Ok(0)) } else { catching(|| workload.run(c, ops)) };
+    let end = clock::now();
+    end_line.wait();
+    let process = process_before.map(|(cpu_ns, ctx)| {
+        (cpu::process_cpu_ns().saturating_sub(cpu_ns), cpu::process_ctx_switches().saturating_sub(ctx))
+    });
+    let sample = ThreadSample::here().since(&before);
+    session.collect(thread);
+    let reported = match flatten(result) {
+        Ok(n) => n,
+        Err(f) => {
+            failed.get_or_insert((At::Block(id), f));
+            0
+        }
+    };
+    let mut counted = None;
+    if let (Some(a), None) = (&around, &failed) {
+        let closed = a
+            .handed
+            .as_ref()
+            .map_or(Ok(()), |h| hand_in(workload, h).map_err(|f| (At::HandIn(id), f)))
+            .and_then(|()| flatten(catching(|| workload.count())).map_err(|f| (At::Count(id), f)));
+        match closed {
+            Ok(n) => counted = n,
+            Err(f) => failed = Some(f),
+        }
+    }
+    CallerRun { failed, reported, start, end, sample, process, counted }
 }
 
 /// Have the lane's threads hand in to `hand_in`, a panic caught.

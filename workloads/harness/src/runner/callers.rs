@@ -64,6 +64,16 @@ fn install_panic_hook() {
     });
 }
 
+/// Run `f` on the calling thread (not a caller thread: no deadline), a
+/// panic caught and described as on a caller thread.
+pub(crate) fn here<R>(f: impl FnOnce() -> R) -> Result<R, Failure> {
+    install_panic_hook();
+    let was = IS_CALLER.with(|c| c.replace(true));
+    let result = catching(f);
+    IS_CALLER.with(|c| c.set(was));
+    result
+}
+
 /// Run `f`, turning a panic into its description.
 pub(crate) fn catching<R>(f: impl FnOnce() -> R) -> Result<R, Failure> {
     panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload| Failure::Panicked { message: describe(&*payload) })
@@ -106,6 +116,7 @@ impl Callers {
     }
 
     /// Run `f` on caller `caller` and wait for it at most `deadline`.
+    #[cfg(test)]
     pub(crate) fn call<R: Send + 'static>(
         &mut self,
         caller: usize,
