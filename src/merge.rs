@@ -30,9 +30,11 @@ pub(crate) struct Args {
     #[arg(long)]
     rounds: Option<u32>,
     /// Parts per import: each import is one transaction run in this many
-    /// parts, every arm's parts interleaved; each part is one paired sample.
-    #[arg(long, default_value_t = merge_run::PARTS)]
-    parts: u32,
+    /// equal parts, every arm's parts interleaved; each part is one paired
+    /// sample (default: the most parts, up to 32, that split the changes
+    /// evenly).
+    #[arg(long)]
+    parts: Option<u32>,
     /// Only these steps, comma-separated (default: every step). `naive`,
     /// `tuned` and `naive-control` always run: each step is judged against
     /// naive, with the control, as a share of the naive → tuned gap.
@@ -45,12 +47,20 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         if args.quick { ChangesetSpec { rows: 2_000, ..ChangesetSpec::PUBLISHED } } else { ChangesetSpec::PUBLISHED };
     let spec = ChangesetSpec { rows: args.rows.unwrap_or(base.rows), ..base };
     let rounds = args.rounds.unwrap_or(if args.quick { 6 } else { 8 });
-    for (flag, value) in [("--rows", spec.rows), ("--rounds", u64::from(rounds)), ("--parts", u64::from(args.parts))] {
+    let changes = spec.rows.saturating_mul(spec.columns as u64);
+    let parts = args.parts.unwrap_or_else(|| merge_run::even_parts(changes, merge_run::PARTS));
+    for (flag, value) in [("--rows", spec.rows), ("--rounds", u64::from(rounds)), ("--parts", u64::from(parts))] {
         if value == 0 {
             anyhow::bail!("{flag} must be at least 1");
         }
     }
-    let mut plan = MergePlan { parts: args.parts, ..MergePlan::new(spec, rounds) };
+    if !changes.is_multiple_of(u64::from(parts)) {
+        anyhow::bail!(
+            "--parts {parts} does not split {changes} changes evenly (try {})",
+            merge_run::even_parts(changes, parts)
+        );
+    }
+    let mut plan = MergePlan { parts, ..MergePlan::new(spec, rounds) };
     if !args.steps.is_empty() {
         let always = ["naive", "tuned", merge_run::CONTROL];
         let known: Vec<&str> =

@@ -412,7 +412,7 @@ fn merge_runs_only_the_steps_asked_for_and_refuses_an_unknown_one() {
     let dir = temp_dir("merge-arms");
     let path = dir.to_str().expect("utf-8 path");
     let out =
-        hopscope(&["merge", "--rows", "40", "--rounds", "1", "--parts", "3", "--steps", "row_memo", "--out", path]);
+        hopscope(&["merge", "--rows", "40", "--rounds", "1", "--parts", "4", "--steps", "row_memo", "--out", path]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let result: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("merge.json")).expect("merge.json")).expect("json");
@@ -421,7 +421,7 @@ fn merge_runs_only_the_steps_asked_for_and_refuses_an_unknown_one() {
     let steps = result["steps"].as_array().expect("steps");
     assert_eq!(steps.len(), 2, "one step × two phases");
     assert!(steps.iter().all(|s| s["step"] == "row_memo"));
-    assert_eq!(result["meta"]["parts_per_import"], "3");
+    assert_eq!(result["meta"]["parts_per_import"], "4");
     let out = hopscope(&["merge", "--rows", "40", "--steps", "cached", "--out", path]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -429,4 +429,9 @@ fn merge_runs_only_the_steps_asked_for_and_refuses_an_unknown_one() {
     let out = hopscope(&["merge", "--rows", "40", "--parts", "0", "--out", path]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--parts must be at least 1"));
+    // Every block of a run has as many changes as the next: 160 changes do
+    // not split into 3 parts, and the refusal says what would.
+    let out = hopscope(&["merge", "--rows", "40", "--parts", "3", "--out", path]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--parts 3 does not split 160 changes evenly (try 2)"));
 }

@@ -332,15 +332,19 @@ impl Build {
     }
 }
 
-/// Refuse a name that could not serve as a file name and a table cell:
-/// 1 to [`MAX_NAME_BYTES`] bytes of ASCII letters, digits, `-` and `_`
-/// (no `.`: run metadata keys lanes as `lane.<name>.<field>`).
+/// Refuse a name that could not serve as a path and a table cell: 1 to
+/// [`MAX_NAME_BYTES`] bytes of ASCII letters, digits, `-` and `_`, in
+/// segments joined by `/` (`naive/cold`; no `.`: run metadata keys lanes as
+/// `lane.<name>.<field>`).
 pub(crate) fn check_name(name: &str) -> Result<(), String> {
     if name.is_empty() || name.len() > MAX_NAME_BYTES {
         return Err(format!("`{name}` must have 1 to {MAX_NAME_BYTES} bytes"));
     }
-    if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))) {
-        return Err(format!("`{name}` holds {c:?}: use ASCII letters, digits, `-` and `_`"));
+    if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '/'))) {
+        return Err(format!("`{name}` holds {c:?}: use ASCII letters, digits, `-`, `_` and `/` between parts"));
+    }
+    if name.split('/').any(str::is_empty) {
+        return Err(format!("`{name}` has an empty part between `/`"));
     }
     Ok(())
 }
@@ -584,7 +588,8 @@ mod tests {
     #[test]
     fn bad_names_and_reserved_roles_are_refused_naming_the_lane() {
         assert!(check_name("my-writer_2").is_ok());
-        for bad in ["", "a b", "<img>", "a.b", &"x".repeat(65)] {
+        assert!(check_name("naive/cold").is_ok());
+        for bad in ["", "a b", "<img>", "a.b", "/abs", "a//b", "x/", &"x".repeat(65)] {
             assert!(check_name(bad).is_err(), "{bad:?} accepted");
         }
         let err = Lane::from(counter()).threads(&["caller"]).check().unwrap_err();

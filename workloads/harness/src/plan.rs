@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use hopscope_probe::HopTable;
+
 use crate::placement::Placement;
 
 /// The sizes and rules of a run (the lanes are declared beside it).
@@ -32,6 +34,9 @@ pub struct Plan {
     /// Marks each marking thread can hold per operation (its buffer is this
     /// × the block's operations); beyond it marks are dropped and counted.
     pub marks_per_op: usize,
+    /// The hops the lanes mark: the ten standard hops, then any a run adds
+    /// (`HopTable::add`), recorded in the trace header.
+    pub hops: HopTable,
 }
 
 /// Deadline of a block by default: far beyond any sane block (a careful
@@ -65,6 +70,7 @@ impl Plan {
             placement: Placement::SameCore,
             block_deadline: DEFAULT_BLOCK_DEADLINE,
             marks_per_op: DEFAULT_MARKS_PER_OP,
+            hops: HopTable::standard(),
         }
     }
 
@@ -88,6 +94,11 @@ impl Plan {
         if self.block_deadline.is_zero() {
             return Err("the block deadline must be longer than 0".to_owned());
         }
+        if let Order::Phases { groups, rounds } = &self.order
+            && (groups.is_empty() || groups.iter().any(Vec::is_empty) || *rounds == 0)
+        {
+            return Err("a phased order needs non-empty groups and at least one round per phase".to_owned());
+        }
         if self.marks_per_op == 0 || self.marks_per_op > 1 << 16 {
             return Err(format!("{} marks per operation (1 to 65536)", self.marks_per_op));
         }
@@ -107,7 +118,7 @@ impl Default for Plan {
 }
 
 /// How the lanes of one round are ordered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Order {
     /// Rotate by one lane every round, so no lane always goes first.
     #[default]
@@ -118,11 +129,23 @@ pub enum Order {
     /// A permutation drawn per round from its number (reproducible): no lane
     /// always follows the same one, as a fixed rotation would have it.
     Shuffle,
+    /// Lanes in groups that take turns: `rounds` rounds run only the first
+    /// group's lanes, the next `rounds` only the second's, and so on,
+    /// cycling; each round's lanes in an order drawn as [`Order::Shuffle`]
+    /// draws it, from the round's number within its group. For lanes that
+    /// must not interleave with each other (the cold imports of every arm,
+    /// then their re-imports); lanes in no group never run.
+    Phases {
+        /// Lane indices of each group.
+        groups: Vec<Vec<usize>>,
+        /// Consecutive rounds of one group.
+        rounds: u32,
+    },
 }
 
 impl Order {
     /// The lane indices of round (`pass`, `sample`) for `lanes` lanes.
-    pub fn round(self, pass: u32, sample: u32, lanes: usize) -> Vec<usize> {
+    pub fn round(&self, pass: u32, sample: u32, lanes: usize) -> Vec<usize> {
         match self {
             Order::Rotate => {
                 let rotation = (sample as usize).wrapping_add(pass as usize) % lanes.max(1);
@@ -136,6 +159,18 @@ impl Order {
                 order
             }
             Order::Shuffle => shuffled(lanes, (u64::from(pass) << 32) | u64::from(sample)),
+            Order::Phases { groups, rounds } => {
+                let (rounds, cycle_len) = (u64::from(*rounds).max(1), groups.len().max(1) as u64);
+                let sample = u64::from(sample);
+                let (cycle, within) = (sample / (rounds * cycle_len), sample % (rounds * cycle_len));
+                let Some(group) = groups.get((within / rounds) as usize) else { return Vec::new() };
+                let seed = (u64::from(pass) << 32) | (cycle * rounds + within % rounds);
+                shuffled(group.len(), seed)
+                    .into_iter()
+                    .filter_map(|i| group.get(i).copied())
+                    .filter(|&l| l < lanes)
+                    .collect()
+            }
         }
     }
 }
@@ -169,6 +204,19 @@ mod tests {
             }
         }
         assert_eq!(Order::FlipEachPass.round(1, 0, 3), [1, 0, 2]);
+        // Two groups taking turns every 2 rounds.
+        let phases = Order::Phases { groups: vec![vec![0, 2], vec![1, 3]], rounds: 2 };
+        let groups: Vec<Vec<usize>> = (0..8)
+            .map(|s| {
+                let mut r = phases.round(0, s, 4);
+                r.sort_unstable();
+                r
+            })
+            .collect();
+        assert_eq!(
+            groups,
+            [vec![0, 2], vec![0, 2], vec![1, 3], vec![1, 3], vec![0, 2], vec![0, 2], vec![1, 3], vec![1, 3]]
+        );
         assert_eq!(Order::Rotate.round(0, 1, 3), [1, 2, 0]);
         assert_ne!(Order::Shuffle.round(0, 1, 6), Order::Shuffle.round(0, 2, 6));
     }

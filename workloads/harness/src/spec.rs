@@ -242,7 +242,7 @@ max_control_drift_pct = 3.0
     #[test]
     fn a_good_spec_becomes_flipped_passes_and_names_its_lanes() {
         let spec = parse(GOOD).expect("parses");
-        assert_eq!((spec.plan.order, spec.plan.passes, spec.control), (Order::FlipEachPass, 2, true));
+        assert_eq!((&spec.plan.order, spec.plan.passes, spec.control), (&Order::FlipEachPass, 2, true));
         assert_eq!((spec.arm_lane(0).expect("a"), spec.arm_lane(1).expect("b")), ("v1", "v2"));
         assert_eq!(spec.sha256.len(), 64);
         assert!(spec.meta()["spec.text"].contains("v2"));

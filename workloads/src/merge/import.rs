@@ -12,6 +12,7 @@
 //! whole changeset in one transaction and rolls all of it back on any
 //! error: an import applies completely or not at all.
 
+use std::borrow::Borrow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -38,8 +39,10 @@ pub struct MergeStats {
 /// `Merger<Recording>` marks the steps of every `sample_every`-th change
 /// (see [`hops`]), `Merger<NoProbe>` (the default) has no marks at all.
 #[derive(Debug)]
-pub struct Merger<'c, P: Probe = NoProbe> {
-    conn: &'c Connection,
+pub struct Merger<C: Borrow<Connection>, P: Probe = NoProbe> {
+    /// The replica's connection, borrowed (`&Connection`) or owned (a
+    /// [`super::Replica`]).
+    conn: C,
     knobs: MergeKnobs,
     probe: P,
     sample_every: u64,
@@ -64,18 +67,18 @@ pub struct Merger<'c, P: Probe = NoProbe> {
     apply_sql: Vec<String>,
 }
 
-impl<'c> Merger<'c, NoProbe> {
+impl<C: Borrow<Connection>> Merger<C, NoProbe> {
     /// A merger on `conn` (a replica's connection) taking each step as
     /// `knobs` says.
-    pub fn new(conn: &'c Connection, knobs: MergeKnobs) -> Merger<'c, NoProbe> {
+    pub fn new(conn: C, knobs: MergeKnobs) -> Merger<C, NoProbe> {
         Merger::probed(conn, knobs, NoProbe, u64::MAX)
     }
 }
 
-impl<'c, P: Probe> Merger<'c, P> {
+impl<C: Borrow<Connection>, P: Probe> Merger<C, P> {
     /// [`Merger::new`], marking the steps of every `sample_every`-th change
     /// (by its index in the changeset) with `probe`.
-    pub fn probed(conn: &'c Connection, knobs: MergeKnobs, probe: P, sample_every: u64) -> Merger<'c, P> {
+    pub fn probed(conn: C, knobs: MergeKnobs, probe: P, sample_every: u64) -> Merger<C, P> {
         let apply_sql = COLUMNS
             .iter()
             .map(|c| format!("INSERT INTO {TABLE} (id, {c}) VALUES (?1, ?2) ON CONFLICT (id) DO UPDATE SET {c} = ?2"))
@@ -125,30 +128,30 @@ impl<'c, P: Probe> Merger<'c, P> {
     /// Open a transaction.
     pub fn begin(&mut self) -> Result<(), MergeError> {
         self.forget();
-        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        self.conn.borrow().execute_batch("BEGIN IMMEDIATE")?;
         Ok(())
     }
 
     /// Commit, recording the replica's new database version if anything won.
     pub fn commit(&mut self) -> Result<(), MergeError> {
         if let Some(version) = self.pending {
-            self.conn.execute("UPDATE local SET db_version = ?1", params![version])?;
+            self.conn.borrow().execute("UPDATE local SET db_version = ?1", params![version])?;
         }
         self.forget();
-        self.conn.execute_batch("COMMIT")?;
+        self.conn.borrow().execute_batch("COMMIT")?;
         Ok(())
     }
 
     /// Roll the transaction back.
     pub fn rollback(&mut self) -> Result<(), MergeError> {
         self.forget();
-        self.conn.execute_batch("ROLLBACK")?;
+        self.conn.borrow().execute_batch("ROLLBACK")?;
         Ok(())
     }
 
     /// Open savepoint `name` inside the transaction.
     pub fn savepoint(&mut self, name: &str) -> Result<(), MergeError> {
-        self.conn.execute_batch(&format!("SAVEPOINT \"{}\"", name.replace('"', "\"\"")))?;
+        self.conn.borrow().execute_batch(&format!("SAVEPOINT \"{}\"", name.replace('"', "\"\"")))?;
         Ok(())
     }
 
@@ -156,13 +159,13 @@ impl<'c, P: Probe> Merger<'c, P> {
     /// go with it: a key resolved after the savepoint no longer exists.
     pub fn rollback_to(&mut self, name: &str) -> Result<(), MergeError> {
         self.forget();
-        self.conn.execute_batch(&format!("ROLLBACK TO \"{}\"", name.replace('"', "\"\"")))?;
+        self.conn.borrow().execute_batch(&format!("ROLLBACK TO \"{}\"", name.replace('"', "\"\"")))?;
         Ok(())
     }
 
     /// Close savepoint `name`, keeping its work.
     pub fn release(&mut self, name: &str) -> Result<(), MergeError> {
-        self.conn.execute_batch(&format!("RELEASE \"{}\"", name.replace('"', "\"\"")))?;
+        self.conn.borrow().execute_batch(&format!("RELEASE \"{}\"", name.replace('"', "\"\"")))?;
         Ok(())
     }
 
@@ -213,9 +216,9 @@ impl<'c, P: Probe> Merger<'c, P> {
     /// for this one use.
     fn with<T>(&self, sql: &str, f: impl FnOnce(&mut Statement<'_>) -> rusqlite::Result<T>) -> rusqlite::Result<T> {
         if self.knobs.cached_statements {
-            f(&mut *self.conn.prepare_cached(sql)?)
+            f(&mut *self.conn.borrow().prepare_cached(sql)?)
         } else {
-            f(&mut self.conn.prepare(sql)?)
+            f(&mut self.conn.borrow().prepare(sql)?)
         }
     }
 
@@ -228,7 +231,7 @@ impl<'c, P: Probe> Merger<'c, P> {
         }
         if !self.sync_fn {
             let bit = Arc::clone(&self.sync_bit);
-            self.conn.create_scalar_function("merge_sync_bit", 1, FunctionFlags::SQLITE_UTF8, move |ctx| {
+            self.conn.borrow().create_scalar_function("merge_sync_bit", 1, FunctionFlags::SQLITE_UTF8, move |ctx| {
                 Ok(bit.swap(ctx.get::<bool>(0)?, Ordering::Relaxed))
             })?;
             self.sync_fn = true;
@@ -275,7 +278,7 @@ impl<'c, P: Probe> Merger<'c, P> {
             Some(key) => key,
             None if self.knobs.no_returning => {
                 self.with("INSERT INTO items__pks (id) VALUES (?1)", |s| s.execute(params![pk]))?;
-                self.conn.last_insert_rowid()
+                self.conn.borrow().last_insert_rowid()
             }
             None => self.with("INSERT INTO items__pks (id) VALUES (?1) RETURNING key", |s| {
                 s.query_row(params![pk], |r| r.get(0))
@@ -302,7 +305,7 @@ impl<'c, P: Probe> Merger<'c, P> {
             Some(ordinal) => ordinal,
             None if self.knobs.no_returning => {
                 self.with("INSERT INTO sites (site_id) VALUES (?1)", |s| s.execute(params![&site[..]]))?;
-                self.conn.last_insert_rowid()
+                self.conn.borrow().last_insert_rowid()
             }
             None => self.with("INSERT INTO sites (site_id) VALUES (?1) RETURNING ordinal", |s| {
                 s.query_row(params![&site[..]], |r| r.get(0))

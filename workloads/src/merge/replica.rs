@@ -166,3 +166,11 @@ fn site_id(bytes: &[u8]) -> SiteId {
     site[..n].copy_from_slice(&bytes[..n]);
     site
 }
+
+/// A merger can own its replica ([`super::Merger`] over a `Replica`), so
+/// one import can span several blocks of a run.
+impl std::borrow::Borrow<Connection> for Replica {
+    fn borrow(&self) -> &Connection {
+        &self.conn
+    }
+}

@@ -1,19 +1,25 @@
-//! Measuring merges: every arm (naive, tuned, each step tuned alone, and a
-//! second naive arm as control) imports the same changeset into a fresh
-//! replica file, cold and then again (every change already known) on a
-//! freshly opened connection, round after round, into a `.hop` trace. Each
-//! import is one transaction run in parts, the arms' parts interleaved in an
-//! order drawn per part; each part is one block and one paired sample.
-//! Every `sample_every`-th change carries marks inside execute.
+//! Measuring merges on the harness: every arm (naive, tuned, each step
+//! tuned alone, and a second naive arm as control) imports the same
+//! changeset into a fresh replica file, cold and then again (every change
+//! already known) on a freshly opened connection, round after round. Each
+//! arm in each phase is a lane (`arm/cold`, `arm/again`); each import is one
+//! transaction run in parts, one block per part, the arms' parts interleaved
+//! in an order drawn per part (the harness's phased order: every arm's cold
+//! import, then every arm's re-import). Every `sample_every`-th change
+//! carries marks inside execute.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
-use hopscope_probe::{Block, Recording, Session, TraceHeader, TraceWriter, clock, local};
+use hopscope_harness::{
+    BlockId, BlockInfo, BoxError, Lane, Ops, Order, Placement, Plan, Role, Setup, Workload, runner,
+};
+use hopscope_probe::Recording;
 
 use crate::error::RunError;
 use crate::merge::changeset::site;
-use crate::merge::{ChangesetSpec, MergeKnobs, Merger, Replica, generate, hops};
+use crate::merge::{Change, ChangesetSpec, MergeKnobs, Merger, Replica, generate, hops};
 
 /// What a merge measurement runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,53 +67,162 @@ pub const CONTROL: &str = "naive-control";
 /// rounds give 128 per pass; 8 parts gave 32 and flagged drift by chance.
 pub const PARTS: u32 = 32;
 
-/// The arm order of part-round `round`: a permutation drawn from its
-/// number, so no arm always follows the same one (a fixed rotation gave
-/// every arm the same predecessor, and a naive arm read 40% slower than its
-/// identical control for it).
-fn order(arms: usize, round: u32) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..arms).collect();
-    // SplitMix64 from the round: reproducible, and different every round.
-    let mut state = u64::from(round).wrapping_add(0x9e37_79b9_7f4a_7c15);
-    for i in (1..arms).rev() {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        order.swap(i, (z % (i as u64 + 1)) as usize);
+/// One arm's replica and its open import, shared by the arm's two lanes
+/// (`arm/cold` and `arm/again` import into the same file).
+struct Arm {
+    path: PathBuf,
+    knobs: MergeKnobs,
+    /// The import in progress: open from its first part to its commit.
+    merger: Option<Merger<Replica, Recording>>,
+    /// The part the coming block runs, and the changes that won so far.
+    part: usize,
+    wins: u64,
+}
+
+/// One arm in one phase: each block is one part of an import.
+#[derive(Clone)]
+struct MergeLane {
+    arm: Arc<Mutex<Arm>>,
+    /// 0: cold (a fresh replica, every change wins); 1: again (the same
+    /// file reopened, every change already known).
+    phase: usize,
+    changes: Arc<Vec<Change>>,
+    parts: usize,
+    sample_every: u64,
+}
+
+impl MergeLane {
+    fn arm(&self) -> std::sync::MutexGuard<'_, Arm> {
+        self.arm.lock().unwrap_or_else(PoisonError::into_inner)
     }
-    order
+
+    fn chunk(&self) -> usize {
+        self.changes.len() / self.parts
+    }
 }
 
-/// Every arm's replica under `db_dir`, on new files when `fresh`.
-fn open_replicas(plan: &MergePlan, db_dir: &Path, fresh: bool) -> Result<Vec<Replica>, RunError> {
-    plan.arms
-        .iter()
-        .map(|(name, _)| {
-            let path = db_dir.join(format!("{name}.db"));
-            if fresh {
-                crate::db::remove(&path)?;
+impl Workload for MergeLane {
+    fn before_block(&self, block: &BlockInfo) -> Result<(), BoxError> {
+        let BlockId::Measured { sample, .. } = block.id else {
+            return Err("a merge run has no warm-up blocks".into());
+        };
+        // The phased order runs `parts` rounds of one phase, then of the
+        // other: the part is the round's place within its phase.
+        let part = sample as usize % self.parts;
+        let mut arm = self.arm();
+        if part == 0 {
+            // Every phase opens its replica's connection afresh (the cold
+            // phase on a new file, the re-import on the file it left): a
+            // connection that has just committed a large import re-imports
+            // slower, and by how much depended on the order the arms
+            // committed in. Dirty pages of the last phase are flushed first,
+            // outside any block, so writeback does not land in one.
+            arm.merger = None;
+            // SAFETY: sync takes no arguments and cannot fail.
+            unsafe { libc::sync() };
+            if self.phase == 0 {
+                crate::db::remove(&arm.path)?;
             }
-            Replica::open(&path, site(200)).map_err(|source| RunError::Database { path, source })
-        })
-        .collect()
+            let replica = Replica::open(&arm.path, site(200))?;
+            let mut merger = Merger::probed(replica, arm.knobs, Recording, self.sample_every);
+            merger.begin()?;
+            arm.merger = Some(merger);
+            arm.wins = 0;
+        }
+        arm.part = part;
+        Ok(())
+    }
+
+    fn run(&self, _caller: usize, ops: Ops) -> Result<u64, BoxError> {
+        let mut arm = self.arm();
+        let part = arm.part;
+        let range = part * self.chunk()..(part + 1) * self.chunk();
+        let Arm { merger, wins, .. } = &mut *arm;
+        let merger = merger.as_mut().ok_or("no import open")?;
+        for (index, _op) in range.clone().zip(ops) {
+            *wins += u64::from(merger.merge(index, &self.changes[index])?);
+        }
+        if part + 1 == self.parts {
+            merger.commit()?;
+            let expected = if self.phase == 0 { self.changes.len() as u64 } else { 0 };
+            if arm.wins != expected {
+                return Err(format!("{} changes won, expected {expected}", arm.wins).into());
+            }
+            // Closed outside the next phase's blocks.
+            arm.merger = None;
+        }
+        Ok(range.len() as u64)
+    }
 }
 
-/// Run `plan` in `dir` (replica files under `dir/db`), with a progress bar
-/// on stderr when `progress`; returns the trace's path.
+/// The harness lanes of `plan`: every arm in both phases, arm by arm.
+fn lanes(plan: &MergePlan, db_dir: &Path, changes: &Arc<Vec<Change>>) -> Vec<Lane> {
+    let mut lanes = Vec::new();
+    for (name, knobs) in &plan.arms {
+        let arm = Arc::new(Mutex::new(Arm {
+            path: db_dir.join(format!("{name}.db")),
+            knobs: *knobs,
+            merger: None,
+            part: 0,
+            wins: 0,
+        }));
+        for (phase, phase_name) in PHASES.iter().enumerate() {
+            let lane = MergeLane {
+                arm: arm.clone(),
+                phase,
+                changes: changes.clone(),
+                parts: plan.parts as usize,
+                sample_every: plan.sample_every,
+            };
+            let open = move |_: &Setup| Ok::<_, BoxError>(lane.clone());
+            lanes.push(
+                Lane::new(Role::Peer, &MergePlan::lane(name, phase_name), open)
+                    .describe(format!("{knobs:?}"))
+                    .placement(Placement::Unpinned),
+            );
+        }
+    }
+    lanes
+}
+
+/// The most parts, at most `at_most`, that split `changes` changes evenly
+/// (every block of a run has the same number of operations).
+pub fn even_parts(changes: u64, at_most: u32) -> u32 {
+    (1..=at_most.max(1)).rev().find(|p| changes.is_multiple_of(u64::from(*p))).unwrap_or(1)
+}
+
+/// Run `plan` in `dir` (replica files under `dir/db`) on the harness, with
+/// a progress bar on stderr when `progress`; returns the trace's path.
 pub fn run(plan: &MergePlan, dir: &Path, meta: BTreeMap<String, String>, progress: bool) -> Result<PathBuf, RunError> {
     if plan.arms.is_empty() || plan.rounds == 0 || plan.parts == 0 {
         return Err(RunError::Plan("a merge run needs at least one arm, one round and one part".to_owned()));
     }
+    let changes = Arc::new(generate(plan.spec));
+    let parts = plan.parts as usize;
+    if !changes.len().is_multiple_of(parts) {
+        return Err(RunError::Plan(format!(
+            "{} changes do not split into {parts} equal parts: choose --parts dividing {}",
+            changes.len(),
+            changes.len()
+        )));
+    }
     let db_dir = crate::db::run_dir(dir)?;
-    let changes = generate(plan.spec);
-    let lanes: Vec<String> =
-        plan.arms.iter().flat_map(|(arm, _)| PHASES.map(|phase| MergePlan::lane(arm, phase))).collect();
-    let lane_refs: Vec<&str> = lanes.iter().map(String::as_str).collect();
-    let mut header = TraceHeader::for_this_host(&lane_refs, &["merger"]);
-    header.hops = hops::table();
-    header.run = meta;
+    let lanes = lanes(plan, &db_dir, &changes);
+    let arms = plan.arms.len();
+    let group = |phase: usize| (0..arms).map(|arm| arm * PHASES.len() + phase).collect::<Vec<_>>();
+    let rounds = plan.rounds.checked_mul(PHASES.len() as u32).and_then(|r| r.checked_mul(plan.parts));
+    let samples = rounds.ok_or_else(|| RunError::Plan("too many rounds × parts".to_owned()))?;
+    let harness_plan = Plan {
+        ops_per_block: (changes.len() / parts) as u64,
+        samples,
+        passes: 1,
+        warmup_blocks: 0,
+        order: Order::Phases { groups: (0..PHASES.len()).map(group).collect(), rounds: plan.parts },
+        placement: Placement::Unpinned,
+        hops: hops::table(),
+        ..Plan::careful()
+    };
+    let mut meta = meta;
     let facts = [
         ("shape", "merge".to_owned()),
         ("changes", changes.len().to_string()),
@@ -120,86 +235,8 @@ pub fn run(plan: &MergePlan, dir: &Path, meta: BTreeMap<String, String>, progres
         ("sqlite_version", rusqlite::version().to_owned()),
     ];
     for (key, value) in facts {
-        header.run.insert(key.to_owned(), value);
+        meta.insert(key.to_owned(), value);
     }
-    for (arm, knobs) in &plan.arms {
-        header.run.insert(format!("lane.{arm}"), format!("{knobs:?}"));
-    }
-    let trace_path = dir.join("trace.hop");
-    let mut trace = TraceWriter::create(&trace_path, header)?;
-    let marks_per_import = changes.len() / plan.sample_every as usize * hops::NAMES.len() + hops::NAMES.len();
-    local::attach(marks_per_import + 64);
-    let session = Session::new();
-    let n = plan.arms.len();
-    let chunk = changes.len().div_ceil(plan.parts as usize).max(1);
-    let parts = changes.len().div_ceil(chunk);
-    let bar =
-        hopscope_harness::progress::bar(progress, u64::from(plan.rounds) * PHASES.len() as u64 * (parts * n) as u64);
-    for round in 0..plan.rounds {
-        for (phase, lane) in PHASES.iter().enumerate() {
-            // Every phase opens its replicas' connections afresh (the cold
-            // phase on new files, the re-import on the files it left): a
-            // connection that has just committed a large import re-imports
-            // slower, and by how much depended on the order the arms
-            // committed in (an identical naive arm read ~1.5× slower than
-            // its control for it). Reopening gives every arm the same start.
-            let replicas = open_replicas(plan, &db_dir, phase == 0)?;
-            let mut mergers: Vec<Merger<'_, Recording>> = replicas
-                .iter()
-                .zip(&plan.arms)
-                .map(|(replica, (_, knobs))| Merger::probed(replica.conn(), *knobs, Recording, plan.sample_every))
-                .collect();
-            let failed = |arm: usize, e: &dyn std::fmt::Display| {
-                RunError::Plan(format!("arm `{}` {lane}: {e}", plan.arms[arm].0))
-            };
-            for (arm, merger) in mergers.iter_mut().enumerate() {
-                merger.begin().map_err(|e| failed(arm, &e))?;
-            }
-            let mut wins = vec![0u64; n];
-            // Every arm's import is one transaction, run part by part with
-            // the arms interleaved (in an order drawn per part), so all arms
-            // see the same host conditions, as lanes do in the runner.
-            for k in 0..parts {
-                let range = k * chunk..((k + 1) * chunk).min(changes.len());
-                let sample = round * parts as u32 + k as u32;
-                for arm in order(n, sample) {
-                    let merger = &mut mergers[arm];
-                    let _ = local::drain_into(&mut Vec::new());
-                    let start = clock::now();
-                    for index in range.clone() {
-                        wins[arm] += u64::from(merger.merge(index, &changes[index]).map_err(|e| failed(arm, &e))?);
-                    }
-                    if k + 1 == parts {
-                        merger.commit().map_err(|e| failed(arm, &e))?;
-                    }
-                    let end = clock::now();
-                    session.collect(0);
-                    trace.write_block(&Block {
-                        lane: (arm * PHASES.len() + phase) as u16,
-                        pass: 0,
-                        sample,
-                        op_count: range.len() as u64,
-                        start,
-                        end,
-                        streams: session.take(),
-                        readings: Vec::new(),
-                    })?;
-                    bar.inc(1);
-                }
-            }
-            let expected = if phase == 0 { changes.len() as u64 } else { 0 };
-            if let Some(arm) = wins.iter().position(|w| *w != expected) {
-                return Err(failed(arm, &format!("{} changes won, expected {expected}", wins[arm])));
-            }
-            drop(mergers);
-            drop(replicas);
-            // Flush dirty pages between phases, outside any block, so the
-            // kernel's writeback does not run during the next imports.
-            // SAFETY: sync takes no arguments and cannot fail.
-            unsafe { libc::sync() };
-        }
-    }
-    trace.finish()?;
-    bar.finish_and_clear();
-    Ok(trace_path)
+    let summary = runner::run(&harness_plan, &lanes, dir, meta, progress)?;
+    Ok(summary.trace)
 }

@@ -126,7 +126,10 @@ fn run_placed(
     let mut trace = TraceWriter::create(&trace_path, header)?;
 
     let lanes_n = open.len() as u64;
-    let total = (u64::from(plan.passes) * u64::from(plan.samples) + u64::from(plan.warmup_blocks)) * lanes_n;
+    let rounds_blocks: u64 = (0..plan.passes)
+        .map(|p| (0..plan.samples).map(|s| plan.order.round(p, s, open.len()).len() as u64).sum::<u64>())
+        .sum();
+    let total = rounds_blocks + u64::from(plan.warmup_blocks) * lanes_n;
     let bar = crate::progress::bar(progress, total);
     let mut blocks = Blocks {
         callers: &mut callers,
@@ -304,6 +307,7 @@ fn header(
     let names: Vec<&str> = open.iter().map(|l| l.name.as_str()).collect();
     let thread_names: Vec<&str> = threads.iter().map(String::as_str).collect();
     let mut header = TraceHeader::for_this_host(&names, &thread_names);
+    header.hops = plan.hops.clone();
     header.counters = counters;
     header.readings = keys.names();
     header.run = meta;
