@@ -38,7 +38,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if args.peers && !hopscope_workloads::peers::BUILT {
         anyhow::bail!("this build has no peer lanes: rebuild with the `peers` cargo feature (on by default)");
     }
-    let plan = args.run.plan().map_err(anyhow::Error::msg)?;
+    let plan = args.run.plan()?;
     let knobs = args.knobs.knobs(plan.placement)?;
     let peers = Peer::ALL.iter().filter(|_| args.peers).map(|p| p.name());
     let names: Vec<&str> = LANES.iter().copied().chain(peers).collect();

@@ -30,7 +30,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let plan = args.run.plan().map_err(anyhow::Error::msg)?;
+    let plan = args.run.plan()?;
     let knobs = args.knobs.knobs(plan.placement)?;
     let names: Vec<&str> = match args.run.lanes.is_empty() {
         true => DEFAULT_LANES.to_vec(),

@@ -87,23 +87,33 @@ fn four() -> f64 {
 
 impl Rule {
     /// Refuse a rule whose numbers cannot mean anything.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), RuleError> {
         let fields = [
-            ("min_effect_pct", self.min_effect_pct),
-            ("min_effect_us", self.min_effect_us),
-            ("max_control_drift_pct", self.max_control_drift_pct),
-            ("max_spread_ratio", self.max_spread_ratio),
+            ("min_effect_pct", self.min_effect_pct, 0.0),
+            ("min_effect_us", self.min_effect_us, 0.0),
+            ("max_control_drift_pct", self.max_control_drift_pct, 0.0),
+            ("max_spread_ratio", self.max_spread_ratio, 1.0),
         ];
-        for (name, value) in fields {
-            if !value.is_finite() || value < 0.0 {
-                return Err(format!("rule.{name} must be a number ≥ 0, got {value}"));
+        for (field, value, at_least) in fields {
+            if !value.is_finite() || value < at_least {
+                return Err(RuleError { field, value, at_least });
             }
-        }
-        if self.max_spread_ratio < 1.0 {
-            return Err(format!("rule.max_spread_ratio must be at least 1, got {}", self.max_spread_ratio));
         }
         Ok(())
     }
+}
+
+/// A rule field that cannot mean anything (negative, not finite, a spread
+/// ratio below 1).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("rule.{field} must be a number ≥ {at_least}, got {value}")]
+pub struct RuleError {
+    /// The field.
+    pub field: &'static str,
+    /// Its value.
+    pub value: f64,
+    /// The least it may be.
+    pub at_least: f64,
 }
 
 /// What an A/B run concluded.
@@ -409,8 +419,8 @@ mod tests {
 
     #[test]
     fn rules_with_meaningless_numbers_are_refused() {
-        assert!(Rule { min_effect_pct: -1.0, ..rule() }.check().unwrap_err().contains("min_effect_pct"));
-        assert!(Rule { max_spread_ratio: 0.5, ..rule() }.check().unwrap_err().contains("max_spread_ratio"));
+        assert!(Rule { min_effect_pct: -1.0, ..rule() }.check().unwrap_err().to_string().contains("min_effect_pct"));
+        assert!(Rule { max_spread_ratio: 0.5, ..rule() }.check().unwrap_err().to_string().contains("max_spread_ratio"));
         assert!(rule().check().is_ok());
     }
 }

@@ -190,26 +190,29 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     }
 
     if !d.cpu_us_per_op.is_empty() {
+        // Thread roles as the run named them: the caller, the lanes' own
+        // threads (`writer` in hopscope's runs), and the whole process.
+        let mut roles: Vec<&str> = vec!["caller"];
+        for role in d.cpu_us_per_op.values().flat_map(|r| r.keys()) {
+            if role != "process" && !roles.contains(&role.as_str()) {
+                roles.push(role);
+            }
+        }
+        roles.push("process");
         writeln!(out, "## CPU and context switches (per operation)\n")?;
-        writeln!(
-            out,
-            "| lane | caller CPU µs | writer CPU µs | process CPU µs | caller ctx switches | writer ctx switches | process ctx switches |"
-        )?;
-        writeln!(out, "|---|---:|---:|---:|---:|---:|---:|")?;
+        let heads: Vec<String> = roles
+            .iter()
+            .map(|r| format!("{r} CPU µs"))
+            .chain(roles.iter().map(|r| format!("{r} ctx switches")))
+            .collect();
+        writeln!(out, "| lane | {} |", heads.join(" | "))?;
+        writeln!(out, "|---|{}", "---:|".repeat(heads.len()))?;
         for (lane, cpu) in &d.cpu_us_per_op {
             let cell = |k: &str| cpu.get(k).map_or("–".to_owned(), |v| format!("{v:.3}"));
             let switches = d.ctx_switches_per_op.get(lane);
             let ctx = |k: &str| switches.and_then(|s| s.get(k)).map_or("–".to_owned(), |v| format!("{v:.3}"));
-            writeln!(
-                out,
-                "| {lane} | {} | {} | {} | {} | {} | {} |",
-                cell("caller"),
-                cell("writer"),
-                cell("process"),
-                ctx("caller"),
-                ctx("writer"),
-                ctx("process")
-            )?;
+            let cells: Vec<String> = roles.iter().map(|r| cell(r)).chain(roles.iter().map(|r| ctx(r))).collect();
+            writeln!(out, "| {lane} | {} |", cells.join(" | "))?;
         }
         writeln!(
             out,
@@ -343,7 +346,7 @@ fn render_counters(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     if names.is_empty() {
         return Ok(());
     }
-    writeln!(out, "## Counters per operation (total, caller / writer thread)\n")?;
+    writeln!(out, "## Counters per operation (total, then each thread role)\n")?;
     writeln!(
         out,
         "| lane | {} |",
@@ -355,8 +358,10 @@ fn render_counters(d: &Decomposition, out: &mut String) -> std::fmt::Result {
             .iter()
             .map(|n| match result.counters.get(*n) {
                 Some(CounterFigure::PerOp(roles)) => {
-                    let role = |r: &str| roles.get(r).map_or("–".to_owned(), |v| format!("{v:.3}"));
-                    format!("{} ({} / {})", role("total"), role("caller"), role("writer"))
+                    let total = roles.get("total").map_or("–".to_owned(), |v| format!("{v:.3}"));
+                    let each: Vec<String> =
+                        roles.iter().filter(|(r, _)| *r != "total").map(|(r, v)| format!("{r} {v:.3}")).collect();
+                    format!("{total} ({})", each.join(" / "))
                 }
                 Some(CounterFigure::Unsupported(why)) => why.clone(),
                 None => "–".to_owned(),

@@ -329,3 +329,52 @@ fn the_chrome_timeline_has_tracks_slices_flows_and_counters() {
     let slice = events.iter().find(|e| e["name"] == "locked→built").expect("a slice");
     assert!((slice["dur"].as_f64().expect("dur") - 0.3).abs() < 1e-9, "locked→built lasts 300 ns");
 }
+
+/// The same trace with a user's own lane names and the roles recorded: the
+/// analyzer finds baseline, floor and subject by role, so every figure is
+/// the same as under hopscope's names.
+#[test]
+fn roles_not_names_decide_which_lane_is_which() {
+    use hopscope_probe::{LaneInfo, Role, Variant};
+    let legacy = decompose(&trace(false)).expect("decomposes");
+    let mut renamed = trace(false);
+    // Declared in another order than hopscope's names sort in, and named
+    // nothing like them.
+    let infos = [
+        ("sqlite-alone", Role::Baseline, None, "sqlite-alone"),
+        ("bare-thread", Role::Floor, Some(Variant::Clean), "bare-thread"),
+        ("bare-thread-probed", Role::Floor, Some(Variant::Probed), "bare-thread"),
+        ("my-writer", Role::Subject, Some(Variant::Clean), "my-writer"),
+        ("my-writer-probed", Role::Subject, Some(Variant::Probed), "my-writer"),
+    ];
+    renamed.header.lanes = infos.iter().map(|i| i.0.to_owned()).collect();
+    renamed.header.lane_info =
+        infos.iter().map(|&(_, role, variant, code)| LaneInfo { role, variant, code: code.to_owned() }).collect();
+    let d = decompose(&renamed).expect("decomposes");
+    let derived = d.derived.as_ref().expect("derived");
+    let before = legacy.derived.as_ref().expect("derived");
+    assert_eq!(derived.hop_us, before.hop_us);
+    assert_eq!(derived.boundary_us, before.boundary_us);
+    assert_eq!(derived.library_us, before.library_us);
+    assert_eq!(derived.lane(Role::Subject), Some("my-writer"));
+    assert_eq!(derived.lane(Role::Baseline), Some("sqlite-alone"));
+    assert_eq!(d.insitu_lane.as_deref(), Some("my-writer-probed"));
+    assert_eq!(d.slices, legacy.slices);
+    assert_eq!(d.floor_slices, legacy.floor_slices);
+    assert_eq!(d.crosscheck, legacy.crosscheck);
+    assert_eq!(d.observer_effect, legacy.observer_effect);
+    assert!(d.comparison.is_none(), "no lane here is a peer");
+
+    // Without a floor: the hop, no boundary or library, no cross-check.
+    let mut no_floor = renamed.clone();
+    for info in &mut no_floor.header.lane_info {
+        if info.role == Role::Floor {
+            info.role = Role::Peer;
+        }
+    }
+    let d = decompose(&no_floor).expect("decomposes");
+    let derived = d.derived.as_ref().expect("derived");
+    assert_eq!(derived.hop_us, before.hop_us);
+    assert!(derived.boundary_us.is_none() && derived.library_us.is_none() && d.crosscheck.is_none());
+    assert!(d.warnings.iter().any(|w| w.contains("no floor lane")), "{:?}", d.warnings);
+}

@@ -61,6 +61,16 @@ pub struct RunArgs {
     pub bench: bool,
 }
 
+/// A flag whose value the run cannot use, named.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{flag}: {reason}")]
+pub struct FlagError {
+    /// The flag (`--ops`, ...), or `sizes` for the plan as a whole.
+    pub flag: &'static str,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
 /// Longest `--deadline`: a day.
 const MAX_DEADLINE_S: f64 = 86_400.0;
 
@@ -70,12 +80,12 @@ const MAX_GAP_US: u64 = 1_000_000;
 impl RunArgs {
     /// The plan these flags ask for: `--quick` or careful, each size
     /// overridden by its flag. Refuses a value out of range, naming the flag.
-    pub fn plan(&self) -> Result<Plan, String> {
+    pub fn plan(&self) -> Result<Plan, FlagError> {
         self.apply(if self.quick { Plan::quick() } else { Plan::careful() })
     }
 
     /// `base` with every flag given applied over it.
-    pub fn apply(&self, base: Plan) -> Result<Plan, String> {
+    pub fn apply(&self, base: Plan) -> Result<Plan, FlagError> {
         let mut plan = base;
         plan.ops_per_block = self.ops.unwrap_or(plan.ops_per_block);
         plan.samples = self.samples.unwrap_or(plan.samples);
@@ -85,13 +95,14 @@ impl RunArgs {
         plan.perf_counters |= self.counters;
         if let Some(gap) = self.gap_us {
             if gap > MAX_GAP_US {
-                return Err(format!("--gap-us {gap}: at most {MAX_GAP_US}"));
+                return Err(FlagError { flag: "--gap-us", reason: format!("{gap} is more than {MAX_GAP_US}") });
             }
             plan.caller_gap_ns = gap * 1_000;
         }
         if let Some(seconds) = self.deadline {
             if !(seconds > 0.0 && seconds <= MAX_DEADLINE_S) {
-                return Err(format!("--deadline {seconds}: a number of seconds above 0 and at most {MAX_DEADLINE_S}"));
+                let reason = format!("{seconds}: a number of seconds above 0 and at most {MAX_DEADLINE_S}");
+                return Err(FlagError { flag: "--deadline", reason });
             }
             plan.block_deadline = Duration::from_secs_f64(seconds);
         }
@@ -99,10 +110,10 @@ impl RunArgs {
             [("--ops", plan.ops_per_block == 0), ("--samples", plan.samples == 0), ("--passes", plan.passes == 0)]
         {
             if zero {
-                return Err(format!("{flag} must be at least 1"));
+                return Err(FlagError { flag, reason: "must be at least 1".to_owned() });
             }
         }
-        plan.check()?;
+        plan.check().map_err(|reason| FlagError { flag: "sizes", reason })?;
         Ok(plan)
     }
 }
@@ -133,11 +144,12 @@ mod tests {
 
     #[test]
     fn out_of_range_values_name_their_flag() {
-        assert!(parse(&["--ops", "0"]).plan().unwrap_err().contains("--ops"));
-        assert!(parse(&["--deadline=-1"]).plan().unwrap_err().contains("--deadline"));
-        assert!(parse(&["--deadline", "NaN"]).plan().unwrap_err().contains("--deadline"));
-        assert!(parse(&["--gap-us", "99999999"]).plan().unwrap_err().contains("--gap-us"));
-        assert!(parse(&["--ops", "99999999999"]).plan().unwrap_err().contains("ops per block"));
+        let err = |args: &[&str]| parse(args).plan().unwrap_err().to_string();
+        assert_eq!(err(&["--ops", "0"]), "--ops: must be at least 1");
+        assert!(err(&["--deadline=-1"]).starts_with("--deadline: -1"));
+        assert!(err(&["--deadline", "NaN"]).starts_with("--deadline: NaN"));
+        assert!(err(&["--gap-us", "99999999"]).starts_with("--gap-us: "));
+        assert!(err(&["--ops", "99999999999"]).contains("ops per block"));
         assert!(parse(&["--bench"]).bench);
     }
 }

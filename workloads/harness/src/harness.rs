@@ -212,7 +212,7 @@ impl Harness {
             Some(base) => self.args.apply(base),
             None => self.args.plan(),
         }
-        .map_err(HarnessError::Usage)?;
+        .map_err(|e| HarnessError::Usage(e.to_string()))?;
         self.select_lanes()?;
         if let Some(spec) = self.args.ab.clone() {
             let meta = std::mem::take(&mut self.meta);
@@ -275,7 +275,8 @@ impl Harness {
     /// spec's, the flags only pick the directory and the deadline.
     pub fn run_experiment(mut self, spec: &ExperimentSpec, a: Lane, b: Lane) -> Result<Outcome, HarnessError> {
         let lanes = ab::arms(spec, a, b);
-        let deadline = self.args.apply(spec.plan.clone()).map_err(HarnessError::Usage)?.block_deadline;
+        let deadline =
+            self.args.apply(spec.plan.clone()).map_err(|e| HarnessError::Usage(e.to_string()))?.block_deadline;
         let plan = Plan { block_deadline: deadline, ..spec.plan.clone() };
         let dir = rundir::create(self.args.out.as_deref(), &format!("{}-ab", self.name))?;
         let mut meta = rundir::metadata();

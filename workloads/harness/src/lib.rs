@@ -66,7 +66,7 @@ mod spec;
 pub mod summary;
 mod workload;
 
-pub use args::RunArgs;
+pub use args::{FlagError, RunArgs};
 pub use error::{At, Failure, RunError, Stopped};
 pub use hand_in::HandIn;
 pub use harness::{Harness, HarnessError, Outcome};

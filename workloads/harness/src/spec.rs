@@ -138,7 +138,7 @@ impl ExperimentSpec {
     pub fn parse(path: &Path, text: &str) -> Result<ExperimentSpec, SpecError> {
         let fail = |reason: String| SpecError { path: path.to_owned(), reason };
         let file: SpecFile = toml::from_str(text).map_err(|e| fail(one_line(&e, text)))?;
-        file.rule.check().map_err(fail)?;
+        file.rule.check().map_err(|e| fail(e.to_string()))?;
         let placement: Placement = file
             .run
             .placement
