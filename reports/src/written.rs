@@ -59,69 +59,65 @@ fn json<T: serde::Serialize + ?Sized>(what: &'static str, value: &T) -> Result<S
     serde_json::to_string_pretty(value).map(|s| s + "\n").map_err(|source| ReportError::Json { what, source })
 }
 
+/// Write `file` (the JSON, listed under `label`) and `receipt.md` into
+/// `dir`; a decomposition lists its receipt first, as `decompose` always
+/// has.
+fn json_and_receipt<T: serde::Serialize + ?Sized>(
+    dir: &Path,
+    label: &str,
+    file: &'static str,
+    value: &T,
+    receipt_text: &str,
+) -> Result<Written, ReportError> {
+    let path = dir.join(file);
+    write(&path, &json(file, value)?)?;
+    let receipt_path = dir.join("receipt.md");
+    write(&receipt_path, receipt_text)?;
+    let mut written = Written::default();
+    if label == "result" {
+        written.push("receipt", receipt_path);
+        written.push(label, path);
+    } else {
+        written.push(label, path);
+        written.push("receipt", receipt_path);
+    }
+    Ok(written)
+}
+
+impl Written {
+    fn rendered(mut self, rendered: crate::Rendered) -> Written {
+        self.push("report", rendered.html);
+        for png in rendered.pngs {
+            self.push("chart", png);
+        }
+        self
+    }
+}
+
 /// A decomposition: `result.json`, `receipt.md`, every chart and
 /// `report.html` in `dir`.
 pub fn write_decomposition(dir: &Path, d: &Decomposition, options: ChartOptions) -> Result<Written, ReportError> {
-    let mut written = Written::default();
-    let result = dir.join("result.json");
-    write(&result, &json("result.json", d)?)?;
-    let receipt_path = dir.join("receipt.md");
-    write(&receipt_path, &receipt::markdown(d))?;
-    written.push("receipt", receipt_path);
-    written.push("result", result);
-    let rendered = crate::render(d, dir, options)?;
-    written.push("report", rendered.html);
-    for png in rendered.pngs {
-        written.push("chart", png);
-    }
-    Ok(written)
+    let written = json_and_receipt(dir, "result", "result.json", d, &receipt::markdown(d))?;
+    Ok(written.rendered(crate::render(d, dir, options)?))
 }
 
 /// An A/B experiment: `ab.json`, `receipt.md`, `report.html` and its chart.
 pub fn write_experiment(dir: &Path, e: &Experiment) -> Result<Written, ReportError> {
-    let mut written = Written::default();
-    let ab = dir.join("ab.json");
-    write(&ab, &json("ab.json", e)?)?;
-    let receipt_path = dir.join("receipt.md");
-    write(&receipt_path, &experiment::markdown(e))?;
-    written.push("ab", ab);
-    written.push("receipt", receipt_path);
-    let rendered = crate::render_experiment(e, dir)?;
-    written.push("report", rendered.html);
-    for png in rendered.pngs {
-        written.push("chart", png);
-    }
-    Ok(written)
+    let written = json_and_receipt(dir, "ab", "ab.json", e, &experiment::markdown(e))?;
+    Ok(written.rendered(crate::render_experiment(e, dir)?))
 }
 
 /// A merge measurement: `merge.json`, `receipt.md`, `report.html`, charts.
 pub fn write_merge(dir: &Path, r: &MergeResult) -> Result<Written, ReportError> {
-    let mut written = Written::default();
-    let path = dir.join("merge.json");
-    write(&path, &json("merge.json", r)?)?;
-    let receipt_path = dir.join("receipt.md");
-    write(&receipt_path, &merge::receipt(r))?;
-    written.push("merge", path);
-    written.push("receipt", receipt_path);
-    let rendered = crate::render_merge(r, dir)?;
-    written.push("report", rendered.html);
-    for png in rendered.pngs {
-        written.push("chart", png);
-    }
-    Ok(written)
+    let written = json_and_receipt(dir, "merge", "merge.json", r, &merge::receipt(r))?;
+    Ok(written.rendered(crate::render_merge(r, dir)?))
 }
 
 /// A keep-warm sweep: `keep-warm.json`, `receipt.md`, `frontier.png`.
 pub fn write_sweep(dir: &Path, rows: &[SweepRow]) -> Result<Written, ReportError> {
-    let mut written = Written::default();
-    let path = dir.join("keep-warm.json");
-    write(&path, &json("keep-warm.json", rows)?)?;
-    let receipt_path = dir.join("receipt.md");
-    write(&receipt_path, &sweep::markdown(rows))?;
+    let mut written = json_and_receipt(dir, "sweep", "keep-warm.json", rows, &sweep::markdown(rows))?;
     let chart = dir.join("frontier.png");
     crate::frontier_png(rows, &chart)?;
-    written.push("sweep", path);
-    written.push("receipt", receipt_path);
     written.push("chart", chart);
     Ok(written)
 }
@@ -129,15 +125,9 @@ pub fn write_sweep(dir: &Path, rows: &[SweepRow]) -> Result<Written, ReportError
 /// A resolution measurement: `resolution.json`, `receipt.md`,
 /// `resolution.png`.
 pub fn write_resolution(dir: &Path, r: &Resolution) -> Result<Written, ReportError> {
-    let mut written = Written::default();
-    let path = dir.join("resolution.json");
-    write(&path, &json("resolution.json", r)?)?;
-    let receipt_path = dir.join("receipt.md");
-    write(&receipt_path, &resolution::markdown(r))?;
+    let mut written = json_and_receipt(dir, "resolution", "resolution.json", r, &resolution::markdown(r))?;
     let chart = dir.join("resolution.png");
     crate::resolution_png(r, &chart)?;
-    written.push("resolution", path);
-    written.push("receipt", receipt_path);
     written.push("chart", chart);
     Ok(written)
 }

@@ -147,7 +147,7 @@ pub fn count_rows(path: &Path, table: &str) -> rusqlite::Result<u64> {
 /// The directory a run keeps its databases in, `dir/db`, created.
 pub(crate) fn run_dir(dir: &Path) -> Result<std::path::PathBuf, crate::error::RunError> {
     let db_dir = dir.join("db");
-    std::fs::create_dir_all(&db_dir).map_err(|source| crate::error::RunError::Io {
+    std::fs::create_dir_all(&db_dir).map_err(|source| hopscope_harness::RunError::Io {
         what: "cannot create",
         path: db_dir.clone(),
         source,
@@ -164,7 +164,8 @@ pub(crate) fn remove(path: &Path) -> Result<(), crate::error::RunError> {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(source) => {
-                return Err(crate::error::RunError::Io { what: "cannot remove old database", path: file, source });
+                let io = hopscope_harness::RunError::Io { what: "cannot remove old database", path: file, source };
+                return Err(io.into());
             }
         }
     }

@@ -77,16 +77,6 @@ pub enum RunError {
     /// Writing the trace or the run directory failed.
     #[error("cannot write the trace: {0}")]
     Trace(#[from] hopscope_probe::TraceError),
-    /// File-system error around the run directory.
-    #[error("{what} {path}: {source}")]
-    Io {
-        /// What was being done.
-        what: &'static str,
-        /// The path.
-        path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
-    },
 }
 
 /// A word on a command line or in a spec that names nothing hopscope knows:

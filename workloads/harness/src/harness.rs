@@ -223,34 +223,45 @@ impl Harness {
         meta.insert("harness".to_owned(), self.name.clone());
         let dir = rundir::create(self.args.out.as_deref(), &self.name)?;
         self.say(&format!("measuring {} lanes into {}", trace_lanes(&self.lanes), dir.display()));
-        let progress = self.progress.unwrap_or_else(rundir::show_progress);
-        let (summary, stopped) = stopped_or(runner::run(&plan, &self.lanes, &dir, meta, progress))?;
-        let mut outcome = Outcome {
-            dir: dir.clone(),
-            trace: summary.trace.clone(),
-            decomposition: None,
-            experiment: None,
-            written: Written::default(),
-            stopped,
-        };
-        if summary.blocks > 0 {
-            let trace = read(&summary)?;
+        let (mut outcome, trace) = self.measure(&plan, &self.lanes, dir, meta)?;
+        if let Some(trace) = trace {
             let mut d = hopscope_analyze::decompose(&trace)
-                .map_err(|source| HarnessError::Analyze { path: summary.trace.clone(), source })?;
+                .map_err(|source| HarnessError::Analyze { path: outcome.trace.clone(), source })?;
             if let Some(line) = &outcome.stopped {
-                d.warnings.insert(0, stopped_warning(line, summary.blocks));
+                d.warnings.insert(0, stopped_warning(line, trace.blocks.len()));
             }
-            outcome.written = hopscope_reports::write_decomposition(&dir, &d, self.charts)
-                .map_err(|source| HarnessError::Report { dir: dir.clone(), source })?;
-            outcome
-                .written
-                .files
-                .insert(2.min(outcome.written.files.len()), ("trace".to_owned(), summary.trace.clone()));
+            outcome.written = hopscope_reports::write_decomposition(&outcome.dir, &d, self.charts)
+                .map_err(|source| HarnessError::Report { dir: outcome.dir.clone(), source })?;
+            let at = 2.min(outcome.written.files.len());
+            outcome.written.files.insert(at, ("trace".to_owned(), outcome.trace.clone()));
             self.say(&summary::decomposition(&d));
             outcome.decomposition = Some(d);
         }
         self.finish(&outcome);
         Ok(outcome)
+    }
+
+    /// Run `lanes` under `plan` into `dir`; the outcome so far, and the
+    /// trace read back when any block was measured.
+    fn measure(
+        &self,
+        plan: &Plan,
+        lanes: &[Lane],
+        dir: PathBuf,
+        meta: BTreeMap<String, String>,
+    ) -> Result<(Outcome, Option<Trace>), HarnessError> {
+        let progress = self.progress.unwrap_or_else(rundir::show_progress);
+        let (summary, stopped) = stopped_or(runner::run(plan, lanes, &dir, meta, progress))?;
+        let trace = if summary.blocks > 0 { Some(read(&summary)?) } else { None };
+        let outcome = Outcome {
+            dir,
+            trace: summary.trace,
+            decomposition: None,
+            experiment: None,
+            written: Written::default(),
+            stopped,
+        };
+        Ok((outcome, trace))
     }
 
     /// An A/B run of the two declared lanes `spec` names.
@@ -290,25 +301,15 @@ impl Harness {
             dir.display(),
             &spec.sha256[..12.min(spec.sha256.len())]
         ));
-        let progress = self.progress.unwrap_or_else(rundir::show_progress);
-        let (summary, stopped) = stopped_or(runner::run(&plan, &lanes, &dir, meta, progress))?;
-        let mut outcome = Outcome {
-            dir: dir.clone(),
-            trace: summary.trace.clone(),
-            decomposition: None,
-            experiment: None,
-            written: Written::default(),
-            stopped,
-        };
-        if summary.blocks > 0 {
-            let trace = read(&summary)?;
+        let (mut outcome, trace) = self.measure(&plan, &lanes, dir, meta)?;
+        if let Some(trace) = trace {
             let mut e = hopscope_analyze::experiment::judge(&trace, &spec.rule);
             if let Some(line) = &outcome.stopped {
-                e.warnings.insert(0, stopped_warning(line, summary.blocks));
+                e.warnings.insert(0, stopped_warning(line, trace.blocks.len()));
             }
-            outcome.written = hopscope_reports::write_experiment(&dir, &e)
-                .map_err(|source| HarnessError::Report { dir: dir.clone(), source })?;
-            outcome.written.push("trace", summary.trace.clone());
+            outcome.written = hopscope_reports::write_experiment(&outcome.dir, &e)
+                .map_err(|source| HarnessError::Report { dir: outcome.dir.clone(), source })?;
+            outcome.written.push("trace", outcome.trace.clone());
             self.say(&ab::summary(&e));
             outcome.experiment = Some(e);
         }
@@ -375,7 +376,7 @@ fn read(summary: &RunSummary) -> Result<Trace, HarnessError> {
     Trace::read(&summary.trace).map_err(|source| HarnessError::Trace { path: summary.trace.clone(), source })
 }
 
-fn stopped_warning(line: &str, blocks: u64) -> String {
+fn stopped_warning(line: &str, blocks: usize) -> String {
     format!("the run stopped early ({line}); these figures cover the {blocks} blocks measured before")
 }
 

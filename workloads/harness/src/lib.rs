@@ -51,6 +51,7 @@
 
 pub mod ab;
 mod args;
+mod closure;
 pub mod cpu;
 mod error;
 mod hand_in;
@@ -67,10 +68,11 @@ pub mod summary;
 mod workload;
 
 pub use args::{FlagError, RunArgs};
+pub use closure::{ClosureLane, ThreadJob};
 pub use error::{At, Failure, RunError, Stopped};
 pub use hand_in::HandIn;
 pub use harness::{Harness, HarnessError, Outcome};
-pub use lane::{ClosureLane, Lane, MAX_CALLERS, MAX_NAME_BYTES, ThreadJob};
+pub use lane::{Lane, MAX_CALLERS, MAX_NAME_BYTES};
 pub use placement::Placement;
 pub use plan::{
     DEFAULT_BLOCK_DEADLINE, DEFAULT_MARKS_PER_OP, MAX_BLOCKS_PER_LANE, MAX_OPS_PER_BLOCK, Order, Plan, shuffled,

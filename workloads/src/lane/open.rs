@@ -1,225 +1,25 @@
-//! hopscope's own lanes on the public harness: the inline statement, the
-//! floor writer, the reference writer and the peers, each a
-//! [`hopscope_harness::Workload`] that runs a [`Shape`] on its own database.
-//!
-//! [`LaneSpec`] says which code a lane runs and in which builds;
-//! [`LaneSpec::lane`] turns it into the harness [`Lane`] every command runs.
-//! Nothing here is private to hopscope: a user's program can declare these
-//! lanes next to its own.
+//! The reference lanes opened: one [`Workload`] over a [`Shape`] (its
+//! table emptied before every block, its inputs built, its rows counted
+//! after) around the code of the lane — the inline statement, the floor
+//! writer, the reference writer or a peer — behind [`Target`].
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use hopscope_harness::{BlockInfo, BoxError, HandIn, Lane, Ops, Placement, Role, Setup, Workload};
+use hopscope_harness::{BlockInfo, BoxError, HandIn, Ops, Placement, Setup, Workload};
 use hopscope_probe::{NoProbe, Probe, Recording};
 use rusqlite::Connection;
 
+use super::{LaneKind, LaneSpec};
 use crate::db::{self, DbConfig};
-use crate::error::{ParseError, RunError, WriteError};
+use crate::error::{RunError, WriteError};
 use crate::floor::{Floor, FloorClient, FloorOptions};
 use crate::inline::Inline;
-use crate::knobs::{BlobHandover, Knobs, Wait};
+use crate::knobs::{BlobHandover, Knobs};
 use crate::peers::Peer;
 use crate::shape::{OpInput, Shape};
 use crate::value::{Value, ValueRef};
 use crate::writer::Writer;
-
-/// The thread role of the reference lanes' own thread (writer or floor).
-pub const WRITER_ROLE: &str = "writer";
-
-/// Which code a lane runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LaneKind {
-    /// The statement on the calling thread.
-    Inline,
-    /// The bare floor writer thread.
-    Floor,
-    /// The reference writer with these knobs.
-    Writer(Knobs),
-    /// A published crate's writer thread (needs the `peers` feature).
-    Peer(Peer),
-}
-
-impl LaneKind {
-    /// The role this code plays in the lane arithmetic.
-    pub fn role(self) -> Role {
-        match self {
-            LaneKind::Inline => Role::Baseline,
-            LaneKind::Floor => Role::Floor,
-            LaneKind::Writer(_) => Role::Subject,
-            LaneKind::Peer(_) => Role::Peer,
-        }
-    }
-}
-
-/// Which builds of a lane run: clean (marks compiled out), probed (every
-/// hop marked), or both side by side (slices and the observer effect).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Builds {
-    /// Only the clean build.
-    Clean,
-    /// Only the probed build.
-    Probed,
-    /// Both, as `name` and `name-probed`.
-    Both,
-}
-
-impl Builds {
-    fn add(self, probed: bool) -> Builds {
-        match (self, probed) {
-            (Builds::Clean, false) => Builds::Clean,
-            (Builds::Probed, true) => Builds::Probed,
-            _ => Builds::Both,
-        }
-    }
-
-    fn from_probed(probed: bool) -> Builds {
-        if probed { Builds::Probed } else { Builds::Clean }
-    }
-}
-
-/// A lane to run: its name, its code, its builds and where it runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LaneSpec {
-    /// Declared name (`inline`, `floor`, `writer`, a peer's, an arm's).
-    pub name: String,
-    /// What runs.
-    pub kind: LaneKind,
-    /// Which builds run.
-    pub builds: Builds,
-    /// Where the caller and the lane's own thread run.
-    pub placement: Placement,
-    /// How the lane's own thread and its callers wait (the floor's; the
-    /// writer takes its own from its knobs).
-    pub waits: (Wait, Wait),
-    /// Blob hand-over this lane uses on blob shapes, overriding the shape's
-    /// (so two arms of an experiment can differ in it).
-    pub handover: Option<BlobHandover>,
-}
-
-impl LaneSpec {
-    /// A lane named `name` running `kind` in `builds`.
-    pub fn new(name: &str, kind: LaneKind, builds: Builds) -> LaneSpec {
-        let (placement, waits) = match kind {
-            LaneKind::Writer(knobs) => (knobs.placement, (knobs.writer_wait, knobs.caller_wait)),
-            _ => (Placement::Unpinned, (Wait::Park, Wait::Park)),
-        };
-        LaneSpec { name: name.to_owned(), kind, builds, placement, waits, handover: None }
-    }
-
-    /// The standard lanes named in `names` (`inline`, `floor`, `writer`,
-    /// each optionally `-probed`, or a peer), a name and its `-probed`
-    /// variant merged into one lane with both builds; the writer lanes get
-    /// `knobs`, and every lane the writer's placement and waits, so lanes
-    /// differ only in the code they run.
-    pub fn standard(names: &[&str], knobs: Knobs) -> Result<Vec<LaneSpec>, ParseError> {
-        let mut lanes: Vec<LaneSpec> = Vec::new();
-        for name in names {
-            let (base, probed) = match name.strip_suffix("-probed") {
-                Some(base) => (base, true),
-                None => (*name, false),
-            };
-            let kind = match base {
-                "inline" => LaneKind::Inline,
-                "floor" => LaneKind::Floor,
-                "writer" => LaneKind::Writer(knobs),
-                other => match other.parse::<Peer>() {
-                    Ok(peer) if !probed => LaneKind::Peer(peer),
-                    Ok(peer) => {
-                        return Err(ParseError::new(
-                            "lane",
-                            name,
-                            format!("peer `{peer}` has no marks, so no -probed build"),
-                        ));
-                    }
-                    Err(_) => {
-                        let peers: Vec<&str> = Peer::ALL.iter().map(|p| p.name()).collect();
-                        return Err(ParseError::new(
-                            "lane",
-                            other,
-                            format!("inline, floor, writer, each optionally -probed, or a peer: {}", peers.join(", ")),
-                        ));
-                    }
-                },
-            };
-            match lanes.iter_mut().find(|l| l.name == base) {
-                Some(lane) => lane.builds = lane.builds.add(probed),
-                None => lanes.push(LaneSpec {
-                    placement: knobs.placement,
-                    waits: (knobs.writer_wait, knobs.caller_wait),
-                    ..LaneSpec::new(base, kind, Builds::from_probed(probed))
-                }),
-            }
-        }
-        Ok(lanes)
-    }
-
-    /// The shape this lane runs when the run's shape is `shape`.
-    pub fn shape_for(&self, shape: Shape) -> Shape {
-        match (shape, self.handover) {
-            (Shape::BlobInsert { bytes, .. }, Some(handover)) => Shape::BlobInsert { bytes, handover },
-            _ => shape,
-        }
-    }
-
-    /// The harness lane: this code on `shape`, each build on its own
-    /// database with `db`'s pragmas, its table emptied before every block
-    /// and its rows checked after it.
-    pub fn lane(&self, shape: Shape, db: DbConfig) -> Result<Lane, RunError> {
-        let shape = self.shape_for(shape);
-        if !shape.single_statement() && matches!(self.kind, LaneKind::Floor | LaneKind::Peer(_)) {
-            return Err(RunError::Plan(format!("lane `{}`: runs single statements, not {shape}", self.name)));
-        }
-        if matches!(self.kind, LaneKind::Peer(_)) && self.builds != Builds::Clean {
-            return Err(RunError::Plan(format!("lane `{}`: a peer has no probed build", self.name)));
-        }
-        if matches!(self.kind, LaneKind::Peer(_)) && !crate::peers::BUILT {
-            return Err(RunError::Plan(format!(
-                "lane `{}`: this build has no peer lanes (cargo feature `peers`)",
-                self.name
-            )));
-        }
-        let spec = self.clone();
-        let open = move |probed: bool| {
-            let spec = spec.clone();
-            move |setup: &Setup| open(&spec, setup, shape, db, probed)
-        };
-        let role = self.kind.role();
-        let mut lane = match self.builds {
-            Builds::Clean => Lane::new(role, &self.name, open(false)),
-            Builds::Probed => Lane::new(role, &self.name, open(true)).probed_only(),
-            Builds::Both => Lane::new(role, &self.name, open(false)).probed(Lane::new(role, &self.name, open(true))),
-        };
-        lane = lane.describe(self.to_string()).placement(self.placement).per_op(shape.rows_per_op());
-        if matches!(self.kind, LaneKind::Floor | LaneKind::Writer(_)) {
-            lane = lane.threads(&[WRITER_ROLE]);
-        }
-        if shape.callers() > 1 {
-            lane = lane.callers(shape.callers());
-        }
-        Ok(lane)
-    }
-}
-
-impl fmt::Display for LaneSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.kind {
-            LaneKind::Inline => write!(f, "inline (placement={})", self.placement),
-            LaneKind::Floor => write!(
-                f,
-                "floor writer (floor-wait={} client-wait={} placement={})",
-                self.waits.0, self.waits.1, self.placement
-            ),
-            LaneKind::Writer(knobs) => {
-                write!(f, "reference writer ({})", Knobs { placement: self.placement, ..*knobs })
-            }
-            LaneKind::Peer(peer) => {
-                write!(f, "peer {} (placement={}; {})", peer.version(), self.placement, peer.waits())
-            }
-        }
-    }
-}
 
 /// What runs a block's inputs: the code of one reference lane.
 pub(crate) trait Target: Send + Sync + 'static {
@@ -236,7 +36,7 @@ pub(crate) trait Target: Send + Sync + 'static {
 
 /// A reference lane opened on its database: its code, a second connection
 /// for resets and counts outside blocks, and the block's inputs.
-struct ShapeWorkload {
+pub(super) struct ShapeWorkload {
     target: Box<dyn Target>,
     shape: Shape,
     path: PathBuf,
@@ -281,7 +81,13 @@ impl Workload for ShapeWorkload {
 }
 
 /// Open one build of `spec` in `setup`'s directory.
-fn open(spec: &LaneSpec, setup: &Setup, shape: Shape, db: DbConfig, probed: bool) -> Result<ShapeWorkload, BoxError> {
+pub(super) fn open(
+    spec: &LaneSpec,
+    setup: &Setup,
+    shape: Shape,
+    db: DbConfig,
+    probed: bool,
+) -> Result<ShapeWorkload, BoxError> {
     let path = setup.path(&format!("{}.db", spec.name));
     let fail = |source| RunError::Database { path: path.clone(), source };
     let target: Box<dyn Target> = match (spec.kind, probed) {
