@@ -21,6 +21,11 @@ decompose *ARGS:
 merge *ARGS:
     cargo run --release -- merge {{ARGS}}
 
+# The example user program on the public harness: an inline baseline beside
+# a tracing-instrumented writer, clean and probed (`just example --quick`).
+example *ARGS:
+    cargo run --release -p traced-writer --features hopscope -- {{ARGS}}
+
 # The decomposition with published peers as lanes (tokio-rusqlite, async-sqlite, sqlx, deadpool).
 peers *ARGS:
     cargo run --release -- decompose --peers {{ARGS}}
