@@ -47,6 +47,10 @@ pub const DEFAULT_BLOCK_DEADLINE: Duration = Duration::from_secs(60);
 /// room to spare.
 pub const DEFAULT_MARKS_PER_OP: usize = 16;
 
+/// Most marks one thread's buffer holds (96 MiB): a block larger than this
+/// at `marks_per_op` drops the rest, counted, rather than allocating more.
+pub const MAX_BUFFER_MARKS: usize = 1 << 22;
+
 /// Most operations in one block: a block's marks live in memory.
 pub const MAX_OPS_PER_BLOCK: u64 = 10_000_000;
 
@@ -105,9 +109,11 @@ impl Plan {
         Ok(())
     }
 
-    /// Marks one thread's buffer holds: a block's worth.
+    /// Marks one thread's buffer holds: a block's worth, at most
+    /// [`MAX_BUFFER_MARKS`].
     pub(crate) fn marks_per_block(&self) -> usize {
-        usize::try_from(self.ops_per_block).unwrap_or(usize::MAX).saturating_mul(self.marks_per_op).max(1024)
+        let marks = usize::try_from(self.ops_per_block).unwrap_or(usize::MAX).saturating_mul(self.marks_per_op);
+        marks.clamp(1024, MAX_BUFFER_MARKS)
     }
 }
 
@@ -228,5 +234,7 @@ mod tests {
         assert!(Plan { ops_per_block: MAX_OPS_PER_BLOCK + 1, ..Plan::quick() }.check().is_err());
         assert!(Plan { samples: u32::MAX, passes: u32::MAX, ..Plan::quick() }.check().is_err());
         assert!(Plan { block_deadline: Duration::ZERO, ..Plan::quick() }.check().is_err());
+        let huge = Plan { ops_per_block: MAX_OPS_PER_BLOCK, marks_per_op: 1 << 16, ..Plan::quick() };
+        assert_eq!(huge.marks_per_block(), MAX_BUFFER_MARKS, "a thread's buffer is capped");
     }
 }
