@@ -20,9 +20,12 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let path = &args.trace;
-    let trace = Trace::read(path).with_context(|| format!("cannot analyze {}", path.display()))?;
-    let decomposition =
-        hopscope_analyze::decompose(&trace).with_context(|| format!("cannot analyze {}", path.display()))?;
+    // A trace cut short (a killed run) is analyzed from every complete
+    // block it holds, and the result says so.
+    let (trace, salvage) = Trace::salvage(path).with_context(|| format!("cannot analyze {}", path.display()))?;
+    let partial = salvage.as_ref().map(hopscope_analyze::Partial::from);
+    let decomposition = hopscope_analyze::decompose_partial(&trace, partial)
+        .with_context(|| format!("cannot analyze {}", path.display()))?;
     let dir = match &args.out {
         Some(out) => {
             std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;

@@ -53,7 +53,7 @@ pub fn lane_blocks(trace: &Trace) -> Vec<LaneBlocks> {
         let lane = &mut lanes[usize::from(block.lane)];
         let ns = block.end.since(block.start) as f64 * ns_per_tick;
         lane.us_per_op.insert((block.pass, block.sample), ns / block.op_count as f64 / NS_PER_US);
-        lane.ops += block.op_count;
+        lane.ops = lane.ops.saturating_add(block.op_count);
         for reading in &block.readings {
             if let Some(key) = trace.header.readings.get(usize::from(reading.key)) {
                 lane.cpu_ns_per_op.entry(key.clone()).or_default().push(reading.value as f64 / block.op_count as f64);

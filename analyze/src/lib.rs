@@ -31,5 +31,5 @@ pub use hopscope_probe::{ClockInfo, HostInfo, Role, Variant};
 
 pub use decomposition::{
     AnalyzeError, BOOTSTRAP_SEED, BlockFigure, CounterFigure, Decomposition, Derived, Drops, LaneResult,
-    ObserverEffect, ResultError, RunInfo, SCHEMA, decompose,
+    ObserverEffect, Partial, ResultError, RunInfo, SCHEMA, decompose, decompose_partial,
 };

@@ -57,6 +57,9 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         .or_else(|| d.lanes.keys().next())
         .map_or("unknown", String::as_str);
     writeln!(out, "# hopscope receipt: {title}\n")?;
+    if let Some(partial) = &d.partial {
+        writeln!(out, "**Partial result.** {}.\n", partial.warning())?;
+    }
     if let Some(h) = headline(d) {
         writeln!(out, "{h}\n")?;
     }

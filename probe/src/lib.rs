@@ -110,4 +110,4 @@ pub use host::HostInfo;
 pub use probe::{NoProbe, Probe, Recording};
 pub use role::{LaneInfo, Role, UnknownRole, Variant};
 pub use session::Session;
-pub use trace::{Block, Reading, Stream, Trace, TraceError, TraceHeader, TraceWriter};
+pub use trace::{Block, Reading, Salvage, Stream, Trace, TraceError, TraceHeader, TraceReader, TraceWriter};

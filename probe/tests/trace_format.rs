@@ -208,3 +208,122 @@ proptest! {
         }
     }
 }
+
+/// A record framed and checksummed as the format says, whatever it holds.
+fn record(tag: u8, payload: &[u8]) -> Vec<u8> {
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(&[tag]);
+    hasher.update(&(payload.len() as u32).to_le_bytes());
+    hasher.update(payload);
+    let mut out = vec![tag];
+    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(payload);
+    out.extend_from_slice(&hasher.finalize().to_le_bytes());
+    out
+}
+
+/// A block payload with no marks: `op_count`, and one stream per drop count.
+fn raw_block(op_count: u64, drops: &[u64]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&0u16.to_le_bytes()); // lane
+    out.extend_from_slice(&0u32.to_le_bytes()); // pass
+    out.extend_from_slice(&0u32.to_le_bytes()); // sample
+    out.extend_from_slice(&op_count.to_le_bytes());
+    out.extend_from_slice(&0u64.to_le_bytes()); // start
+    out.extend_from_slice(&0u64.to_le_bytes()); // end
+    out.extend_from_slice(&(drops.len() as u16).to_le_bytes());
+    for (thread, dropped) in drops.iter().enumerate() {
+        out.extend_from_slice(&(thread as u16).to_le_bytes());
+        out.extend_from_slice(&dropped.to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes()); // marks
+    }
+    out.extend_from_slice(&0u16.to_le_bytes()); // readings
+    out
+}
+
+/// A CRC-correct trace of these block payloads and an end record that sums
+/// them as a saturating writer would.
+fn crafted(blocks: &[Vec<u8>], end_dropped: u64) -> Vec<u8> {
+    let mut bytes = MAGIC.to_vec();
+    bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    bytes.extend_from_slice(&0u16.to_le_bytes());
+    bytes.extend(record(b'H', &serde_json::to_vec(&header()).expect("header json")));
+    for payload in blocks {
+        bytes.extend(record(b'B', payload));
+    }
+    let mut end = (blocks.len() as u64).to_le_bytes().to_vec();
+    end.extend_from_slice(&end_dropped.to_le_bytes());
+    bytes.extend(record(b'E', &end));
+    bytes
+}
+
+#[test]
+fn crafted_traces_whose_sums_overflow_are_refused_with_a_typed_error() {
+    let cases = [
+        ("two streams of one block dropping u64::MAX and 1", crafted(&[raw_block(1, &[u64::MAX, 1])], u64::MAX)),
+        ("two blocks of u64::MAX operations", crafted(&[raw_block(u64::MAX, &[]), raw_block(u64::MAX, &[])], 0)),
+        ("two blocks each dropping 2^63", crafted(&[raw_block(1, &[1 << 63]), raw_block(1, &[1 << 63])], u64::MAX)),
+    ];
+    for (what, bytes) in cases {
+        match Trace::from_bytes(&bytes) {
+            Err(TraceError::Corrupt { reason, .. }) => assert!(reason.contains("overflow"), "{what}: {reason}"),
+            other => panic!("{what}: not refused as corrupt: {other:?}"),
+        }
+    }
+    // One block of u64::MAX operations alone is a valid count.
+    assert!(Trace::from_bytes(&crafted(&[raw_block(u64::MAX, &[])], 0)).is_ok());
+}
+
+#[test]
+fn a_trace_cut_short_is_salvaged_block_by_block() {
+    let blocks: Vec<Block> = (0..5).map(|i| block(i % 3, u32::from(i))).collect();
+    let bytes = encode(header(), &blocks);
+    let dir = std::env::temp_dir().join(format!("hopscope-salvage-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    // Without its end record (a killed run): every block kept.
+    let end_record = 5 + 16 + 4;
+    let path = dir.join("no-end.hop");
+    std::fs::write(&path, &bytes[..bytes.len() - end_record]).expect("write");
+    assert!(matches!(Trace::read(&path), Err(TraceError::Truncated { .. })), "strict reading refuses it");
+    let (trace, salvage) = Trace::salvage(&path).expect("salvaged");
+    let salvage = salvage.expect("marked as salvaged");
+    assert_eq!(trace.blocks, blocks);
+    assert_eq!((salvage.blocks_kept, salvage.bytes_dropped), (5, 0));
+    assert!(salvage.reason.contains("truncated"), "{}", salvage.reason);
+    // Cut inside the fourth block: three kept, the rest counted as dropped.
+    let cut = bytes.len() - end_record - 2 * (bytes.len() - end_record - 1000) / 5;
+    std::fs::write(&path, &bytes[..cut]).expect("write");
+    let (trace, salvage) = Trace::salvage(&path).expect("salvaged");
+    let salvage = salvage.expect("partial");
+    assert_eq!(trace.blocks.len() as u64, salvage.blocks_kept);
+    assert!(salvage.blocks_kept < 5 && salvage.bytes_dropped > 0, "{salvage:?}");
+    assert_eq!(trace.blocks[..], blocks[..trace.blocks.len()]);
+    // A complete trace is not marked.
+    std::fs::write(&path, &bytes).expect("write");
+    assert!(Trace::salvage(&path).expect("complete").1.is_none());
+    // Nothing to salvage without a header.
+    std::fs::write(&path, &bytes[..20]).expect("write");
+    assert!(Trace::salvage(&path).is_err());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_file_that_is_not_a_trace_is_refused_from_its_first_bytes() {
+    // /dev/zero never ends: the reader stops at its first eight bytes.
+    let started = std::time::Instant::now();
+    match Trace::read(std::path::Path::new("/dev/zero")) {
+        Err(TraceError::BadMagic { found, .. }) => assert_eq!(found, [0; 8]),
+        other => panic!("not refused by its magic: {other:?}"),
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    // A record claiming more bytes than the file holds is refused without
+    // reading (or allocating) them.
+    let mut bytes = small_trace();
+    let at = 12 + 5 + serde_json::to_vec(&header()).expect("json").len() + 4;
+    bytes[at + 1..at + 5].copy_from_slice(&u32::MAX.to_le_bytes());
+    match Trace::from_bytes(&bytes) {
+        Err(TraceError::Corrupt { reason, .. }) => assert!(reason.contains("exceeds"), "{reason}"),
+        Err(TraceError::Truncated { .. }) => {}
+        other => panic!("{other:?}"),
+    }
+}

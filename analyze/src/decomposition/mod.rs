@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use hopscope_probe::{Role, Trace, Variant};
 
 pub use result::{
-    BlockFigure, CounterFigure, Decomposition, Derived, Drops, LaneResult, ObserverEffect, ResultError, RunInfo,
+    BlockFigure, CounterFigure, Decomposition, Derived, Drops, LaneResult, ObserverEffect, Partial, ResultError,
+    RunInfo,
 };
 
 use crate::join::{self, LaneOps};
@@ -115,8 +116,20 @@ pub fn decompose(trace: &Trace) -> Result<Decomposition, AnalyzeError> {
         ctx_switches_per_op: per_lane.ctx_switches,
         comparison,
         drops,
+        partial: None,
         warnings,
     })
+}
+
+/// [`decompose`] a trace that covers only part of its run, saying so: the
+/// result carries `partial`, and its first warning says what was left out.
+pub fn decompose_partial(trace: &Trace, partial: Option<Partial>) -> Result<Decomposition, AnalyzeError> {
+    let mut d = decompose(trace)?;
+    if let Some(partial) = partial {
+        d.warnings.insert(0, partial.warning());
+        d.partial = Some(partial);
+    }
+    Ok(d)
 }
 
 /// Every lane's result and its CPU and context-switch figures by role.

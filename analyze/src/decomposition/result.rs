@@ -51,6 +51,11 @@ pub struct Decomposition {
     pub comparison: Option<crate::comparison::Comparison>,
     /// Marks dropped and operations excluded.
     pub drops: Drops,
+    /// Set when the figures cover only part of the run: a trace salvaged
+    /// from a killed run, or a run stopped early (a signal, a lane's
+    /// failure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
     /// What a reader must know before trusting the figures.
     pub warnings: Vec<String>,
 }
@@ -163,6 +168,40 @@ pub struct ObserverEffect {
     pub delta_ci95: [f64; 2],
     /// `delta / clean`, percent.
     pub delta_pct: f64,
+}
+
+/// What a partial decomposition left out, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Partial {
+    /// Measured blocks the figures use.
+    pub blocks_kept: u64,
+    /// Bytes of the trace after the last block used (0 when the trace
+    /// itself is complete and the run stopped early).
+    pub bytes_dropped: u64,
+    /// Why the run or the trace ended early.
+    pub reason: String,
+}
+
+impl Partial {
+    /// The one-line warning a partial result carries.
+    pub fn warning(&self) -> String {
+        let bytes = if self.bytes_dropped > 0 {
+            format!(", {} trailing bytes unused", self.bytes_dropped)
+        } else {
+            String::new()
+        };
+        format!("partial: these figures cover the {} blocks measured before {}{bytes}", self.blocks_kept, self.reason)
+    }
+}
+
+impl From<&hopscope_probe::Salvage> for Partial {
+    fn from(s: &hopscope_probe::Salvage) -> Partial {
+        Partial {
+            blocks_kept: s.blocks_kept,
+            bytes_dropped: s.bytes_dropped,
+            reason: format!("the trace ended early ({})", s.reason),
+        }
+    }
 }
 
 /// Losses in the instrument.

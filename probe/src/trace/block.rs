@@ -50,9 +50,16 @@ pub struct Reading {
 }
 
 impl Block {
-    /// Marks dropped across all streams of this block.
+    /// Marks dropped across all streams of this block (saturating; a
+    /// block read from a trace cannot overflow it: the reader refuses one
+    /// that would).
     pub fn dropped(&self) -> u64 {
-        self.streams.iter().map(|s| s.dropped).sum()
+        self.checked_dropped().unwrap_or(u64::MAX)
+    }
+
+    /// Marks dropped across all streams, or `None` if the sum overflows.
+    pub fn checked_dropped(&self) -> Option<u64> {
+        self.streams.iter().try_fold(0u64, |sum, s| sum.checked_add(s.dropped))
     }
 
     /// Check that every index refers to something the header declares.

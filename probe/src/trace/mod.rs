@@ -30,7 +30,7 @@ mod write;
 pub use block::{Block, Reading, Stream};
 pub use error::TraceError;
 pub use header::TraceHeader;
-pub use read::Trace;
+pub use read::{MAX_BLOCK_BYTES, Salvage, Trace, TraceReader};
 pub use write::TraceWriter;
 
 /// The first eight bytes of every trace.

@@ -1,5 +1,16 @@
-//! Reading a trace: validate everything, return all of it or an error.
+//! Reading a trace: validate everything, block by block.
+//!
+//! [`TraceReader`] streams: it checks the magic and version from the first
+//! twelve bytes before reading anything else, refuses a record whose
+//! declared length exceeds what the file still holds (without allocating
+//! it), and decodes one block at a time, so memory stays one block (plus
+//! what the caller keeps). [`Trace::read`] collects every block of a
+//! complete trace; [`Trace::salvage`] keeps every complete, checksum-valid
+//! block of a trace that was cut short (a killed run) or damaged after its
+//! header, and says what it dropped.
 
+use std::fs::File;
+use std::io::{BufReader, ErrorKind, Read};
 use std::path::Path;
 
 use super::block::{self, Block};
@@ -7,6 +18,12 @@ use super::{
     END_PAYLOAD_BYTES, FORMAT_VERSION, FRAME_BYTES, MAGIC, MAX_HEADER_BYTES, PREAMBLE_BYTES, TAG_BLOCK, TAG_END,
     TAG_HEADER, TraceError, TraceHeader, record_crc,
 };
+
+/// Largest block record accepted: far above any real block (a block of a
+/// million operations with ten marks each is 200 MB), small enough that a
+/// corrupt length cannot make the reader allocate much on a stream of
+/// unknown size.
+pub const MAX_BLOCK_BYTES: u64 = 1 << 30;
 
 /// A whole trace in memory, validated: every block refers only to lanes,
 /// threads, hops and readings its header declares, and the end record's
@@ -19,72 +36,234 @@ pub struct Trace {
     pub blocks: Vec<Block>,
 }
 
+/// What [`Trace::salvage`] left out of a trace that was not complete.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Salvage {
+    /// Complete, checksum-valid blocks kept.
+    pub blocks_kept: u64,
+    /// Bytes after the last kept block that were not used.
+    pub bytes_dropped: u64,
+    /// Why reading stopped there (a missing end record, a cut or corrupt
+    /// record), with its byte offset.
+    pub reason: String,
+}
+
 impl Trace {
-    /// Read and validate the trace at `path`.
+    /// Read and validate the complete trace at `path`.
     pub fn read(path: &Path) -> Result<Trace, TraceError> {
-        let bytes = std::fs::read(path).map_err(|source| TraceError::Open { path: path.to_owned(), source })?;
-        Trace::from_bytes(&bytes)
+        let mut reader = TraceReader::open(path)?;
+        let mut blocks = Vec::new();
+        while let Some(block) = reader.next_block()? {
+            blocks.push(block);
+        }
+        Ok(Trace { header: reader.header, blocks })
+    }
+
+    /// Read the trace at `path`, keeping every complete, checksum-valid
+    /// block when the trace was cut short or damaged after its header: the
+    /// trace, and what was left out (`None` when the trace was complete).
+    /// A file whose preamble or header is unusable is still an error.
+    pub fn salvage(path: &Path) -> Result<(Trace, Option<Salvage>), TraceError> {
+        let mut reader = TraceReader::open(path)?;
+        let size = reader.size;
+        let mut blocks = Vec::new();
+        loop {
+            let at = reader.pos;
+            match reader.next_block() {
+                Ok(Some(block)) => blocks.push(block),
+                Ok(None) => return Ok((Trace { header: reader.header, blocks }, None)),
+                Err(err) => {
+                    let salvage = Salvage {
+                        blocks_kept: blocks.len() as u64,
+                        bytes_dropped: size.map_or(0, |s| s.saturating_sub(at)),
+                        reason: err.to_string(),
+                    };
+                    return Ok((Trace { header: reader.header, blocks }, Some(salvage)));
+                }
+            }
+        }
     }
 
     /// Parse and validate a trace held in memory.
     pub fn from_bytes(bytes: &[u8]) -> Result<Trace, TraceError> {
-        check_preamble(bytes)?;
-        let mut pos = PREAMBLE_BYTES;
+        let mut reader = TraceReader::new(bytes, Some(bytes.len() as u64))?;
+        let mut blocks = Vec::new();
+        while let Some(block) = reader.next_block()? {
+            blocks.push(block);
+        }
+        Ok(Trace { header: reader.header, blocks })
+    }
 
-        let (tag, payload, next) = record(bytes, pos)?;
+    /// Marks dropped across the whole trace (saturating; a trace read from
+    /// a file cannot overflow it: the reader refuses one that would).
+    pub fn dropped(&self) -> u64 {
+        self.blocks.iter().fold(0u64, |sum, b| sum.saturating_add(b.dropped()))
+    }
+}
+
+/// Reads a trace block by block from any byte stream.
+#[derive(Debug)]
+pub struct TraceReader<R: Read> {
+    input: R,
+    header: TraceHeader,
+    /// Bytes consumed so far.
+    pos: u64,
+    /// Total bytes, when known (a file): no record may claim more.
+    size: Option<u64>,
+    blocks: u64,
+    dropped: u64,
+    /// Operations of every block so far: a trace whose op counts overflow
+    /// is refused, so no sum an analysis takes of them can.
+    ops: u64,
+    done: bool,
+    scratch: Vec<u8>,
+}
+
+impl TraceReader<BufReader<File>> {
+    /// Open the trace at `path` and read its preamble and header.
+    pub fn open(path: &Path) -> Result<Self, TraceError> {
+        let file = File::open(path).map_err(|source| TraceError::Open { path: path.to_owned(), source })?;
+        let size = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+        TraceReader::new(BufReader::with_capacity(1 << 16, file), size)
+    }
+}
+
+impl<R: Read> TraceReader<R> {
+    /// Read the preamble and header from `input`, of `size` bytes if known.
+    pub fn new(mut input: R, size: Option<u64>) -> Result<Self, TraceError> {
+        let mut preamble = [0u8; PREAMBLE_BYTES];
+        let got = read_full(&mut input, &mut preamble)?;
+        check_preamble(&preamble[..got])?;
+        let at = PREAMBLE_BYTES as u64;
+        let mut scratch = Vec::new();
+        let (tag, pos) = read_record(&mut input, at, size, &mut scratch)?;
         if tag != TAG_HEADER {
-            return Err(corrupt(pos, format!("expected the header record, found tag {tag:#04x}")));
+            return Err(corrupt(at, format!("expected the header record, found tag {tag:#04x}")));
         }
-        if payload.len() > MAX_HEADER_BYTES {
-            return Err(corrupt(pos, format!("header of {} bytes exceeds {MAX_HEADER_BYTES}", payload.len())));
-        }
-        let header: TraceHeader = serde_json::from_slice(payload)
-            .map_err(|source| TraceError::Header { offset: (pos + 5) as u64, source })?;
+        let header: TraceHeader =
+            serde_json::from_slice(&scratch).map_err(|source| TraceError::Header { offset: at + 5, source })?;
         if header.hops.is_empty() {
-            return Err(corrupt(pos + 5, "header declares no hops".to_owned()));
+            return Err(corrupt(at + 5, "header declares no hops".to_owned()));
         }
         if !header.lane_info.is_empty() && header.lane_info.len() != header.lanes.len() {
             return Err(corrupt(
-                pos + 5,
+                at + 5,
                 format!("header declares {} lanes but roles for {}", header.lanes.len(), header.lane_info.len()),
             ));
         }
-        pos = next;
+        Ok(TraceReader { input, header, pos, size, blocks: 0, dropped: 0, ops: 0, done: false, scratch })
+    }
 
-        let mut blocks = Vec::new();
-        let mut dropped: u64 = 0;
-        loop {
-            let (tag, payload, next) = record(bytes, pos)?;
-            match tag {
-                TAG_BLOCK => {
-                    let block = block::decode(payload, (pos + 5) as u64)?;
-                    block.check(&header).map_err(|reason| corrupt(pos, reason))?;
-                    dropped = dropped.saturating_add(block.dropped());
-                    blocks.push(block);
-                }
-                TAG_END => {
-                    check_end(payload, pos, blocks.len() as u64, dropped)?;
-                    if next != bytes.len() {
-                        return Err(corrupt(next, format!("{} bytes after the end record", bytes.len() - next)));
-                    }
-                    return Ok(Trace { header, blocks });
-                }
-                TAG_HEADER => return Err(corrupt(pos, "a second header record".to_owned())),
-                other => return Err(corrupt(pos, format!("unknown record tag {other:#04x}"))),
+    /// The trace's header.
+    pub fn header(&self) -> &TraceHeader {
+        &self.header
+    }
+
+    /// The next block, or `None` after a valid end record (and nothing
+    /// after it). Every error names its byte offset.
+    pub fn next_block(&mut self) -> Result<Option<Block>, TraceError> {
+        if self.done {
+            return Ok(None);
+        }
+        let at = self.pos;
+        let (tag, next) = read_record(&mut self.input, at, self.size, &mut self.scratch)?;
+        self.pos = next;
+        match tag {
+            TAG_BLOCK => {
+                let block = block::decode(&self.scratch, at + 5)?;
+                block.check(&self.header).map_err(|reason| corrupt(at, reason))?;
+                let dropped = block.checked_dropped().ok_or_else(|| corrupt(at, "drop counts overflow".to_owned()))?;
+                self.dropped = self
+                    .dropped
+                    .checked_add(dropped)
+                    .ok_or_else(|| corrupt(at, "the trace's drop counts overflow".to_owned()))?;
+                self.ops = self
+                    .ops
+                    .checked_add(block.op_count)
+                    .ok_or_else(|| corrupt(at, "the trace's operation counts overflow".to_owned()))?;
+                self.blocks += 1;
+                Ok(Some(block))
             }
-            pos = next;
+            TAG_END => {
+                check_end(&self.scratch, at, self.blocks, self.dropped)?;
+                let mut extra = [0u8; 1];
+                if read_full(&mut self.input, &mut extra)? != 0 {
+                    return Err(corrupt(self.pos, "bytes after the end record".to_owned()));
+                }
+                self.done = true;
+                Ok(None)
+            }
+            TAG_HEADER => Err(corrupt(at, "a second header record".to_owned())),
+            other => Err(corrupt(at, format!("unknown record tag {other:#04x}"))),
         }
     }
+}
 
-    /// Marks dropped across the whole trace.
-    pub fn dropped(&self) -> u64 {
-        self.blocks.iter().map(Block::dropped).sum()
+/// Read the record at byte `at` of `input` (of `size` bytes, if known) into
+/// `scratch`, checking its length against the limits and the bytes left
+/// before reading it, and its CRC after; its tag and the next record's
+/// offset.
+fn read_record(
+    input: &mut impl Read,
+    at: u64,
+    size: Option<u64>,
+    scratch: &mut Vec<u8>,
+) -> Result<(u8, u64), TraceError> {
+    let mut frame = [0u8; 5];
+    let got = read_full(input, &mut frame)?;
+    if got < frame.len() {
+        let available = size.map_or(got as u64, |s| s.saturating_sub(at));
+        return Err(truncated(at, "record tag and length", 5, available));
     }
+    let tag = frame[0];
+    let len = u64::from(u32::from_le_bytes([frame[1], frame[2], frame[3], frame[4]]));
+    let limit = match tag {
+        TAG_HEADER => MAX_HEADER_BYTES as u64,
+        TAG_END => END_PAYLOAD_BYTES as u64,
+        _ => MAX_BLOCK_BYTES,
+    };
+    if len > limit {
+        return Err(corrupt(at, format!("{} of {len} bytes exceeds {limit}", record_name(tag))));
+    }
+    let needed = len + FRAME_BYTES as u64;
+    if let Some(size) = size {
+        let available = size.saturating_sub(at);
+        if needed > available {
+            return Err(truncated(at, record_name(tag), needed, available));
+        }
+    }
+    scratch.clear();
+    let read = input.take(len).read_to_end(scratch).map_err(TraceError::Io)? as u64;
+    let mut crc = [0u8; 4];
+    let crc_got = if read == len { read_full(input, &mut crc)? as u64 } else { 0 };
+    if read != len || crc_got < 4 {
+        return Err(truncated(at, record_name(tag), needed, 5 + read + crc_got));
+    }
+    let stored = u32::from_le_bytes(crc);
+    let computed = record_crc(tag, scratch);
+    if stored != computed {
+        return Err(TraceError::Checksum { offset: at, what: record_name(tag), stored, computed });
+    }
+    Ok((tag, at + needed))
+}
+
+/// Fill `buf` as far as the input allows; the bytes read.
+fn read_full(input: &mut impl Read, buf: &mut [u8]) -> Result<usize, TraceError> {
+    let mut got = 0;
+    while got < buf.len() {
+        match input.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(TraceError::Io(e)),
+        }
+    }
+    Ok(got)
 }
 
 fn check_preamble(bytes: &[u8]) -> Result<(), TraceError> {
     if bytes.len() < MAGIC.len() {
-        return Err(truncated(0, "magic", MAGIC.len(), bytes.len()));
+        return Err(truncated(0, "magic", MAGIC.len() as u64, bytes.len() as u64));
     }
     if bytes[..8] != MAGIC {
         let mut found = [0u8; 8];
@@ -92,7 +271,7 @@ fn check_preamble(bytes: &[u8]) -> Result<(), TraceError> {
         return Err(TraceError::BadMagic { found, expected: MAGIC });
     }
     if bytes.len() < PREAMBLE_BYTES {
-        return Err(truncated(8, "version and flags", PREAMBLE_BYTES - 8, bytes.len() - 8));
+        return Err(truncated(8, "version and flags", (PREAMBLE_BYTES - 8) as u64, (bytes.len() - 8) as u64));
     }
     let version = u16::from_le_bytes([bytes[8], bytes[9]]);
     if version != FORMAT_VERSION {
@@ -105,30 +284,7 @@ fn check_preamble(bytes: &[u8]) -> Result<(), TraceError> {
     Ok(())
 }
 
-/// Read the record framed at `pos`: its tag, its checksum-verified payload
-/// and the offset of the next record.
-fn record(bytes: &[u8], pos: usize) -> Result<(u8, &[u8], usize), TraceError> {
-    let available = bytes.len() - pos;
-    if available < 5 {
-        return Err(truncated(pos, "record tag and length", 5, available));
-    }
-    let tag = bytes[pos];
-    let len = u32::from_le_bytes([bytes[pos + 1], bytes[pos + 2], bytes[pos + 3], bytes[pos + 4]]) as usize;
-    let needed = len + FRAME_BYTES;
-    if needed > available {
-        return Err(truncated(pos, record_name(tag), needed, available));
-    }
-    let payload = &bytes[pos + 5..pos + 5 + len];
-    let crc_at = pos + 5 + len;
-    let stored = u32::from_le_bytes([bytes[crc_at], bytes[crc_at + 1], bytes[crc_at + 2], bytes[crc_at + 3]]);
-    let computed = record_crc(tag, payload);
-    if stored != computed {
-        return Err(TraceError::Checksum { offset: pos as u64, what: record_name(tag), stored, computed });
-    }
-    Ok((tag, payload, pos + needed))
-}
-
-fn check_end(payload: &[u8], pos: usize, blocks: u64, dropped: u64) -> Result<(), TraceError> {
+fn check_end(payload: &[u8], pos: u64, blocks: u64, dropped: u64) -> Result<(), TraceError> {
     if payload.len() != END_PAYLOAD_BYTES {
         return Err(corrupt(pos, format!("end record holds {} bytes, expected {END_PAYLOAD_BYTES}", payload.len())));
     }
@@ -158,10 +314,10 @@ fn record_name(tag: u8) -> &'static str {
     }
 }
 
-fn truncated(offset: usize, what: &'static str, needed: usize, available: usize) -> TraceError {
-    TraceError::Truncated { offset: offset as u64, what, needed: needed as u64, available: available as u64 }
+fn truncated(offset: u64, what: &'static str, needed: u64, available: u64) -> TraceError {
+    TraceError::Truncated { offset, what, needed, available }
 }
 
-fn corrupt(offset: usize, reason: String) -> TraceError {
-    TraceError::Corrupt { offset: offset as u64, reason }
+fn corrupt(offset: u64, reason: String) -> TraceError {
+    TraceError::Corrupt { offset, reason }
 }

@@ -68,12 +68,16 @@ impl<W: Write> TraceWriter<W> {
         {
             return Err(TraceError::Unwritable { reason: "too many marks or readings in one block".to_owned() });
         }
+        let total = block.checked_dropped().and_then(|d| self.dropped.checked_add(d));
+        let Some(total) = total else {
+            return Err(TraceError::Unwritable { reason: "the drop counts overflow".to_owned() });
+        };
         self.scratch.clear();
         block::encode(block, &mut self.scratch);
         debug_assert_eq!(self.scratch.len(), len);
         write_record(&mut self.out, TAG_BLOCK, &self.scratch)?;
         self.blocks += 1;
-        self.dropped += block.dropped();
+        self.dropped = total;
         Ok(())
     }
 

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use hopscope_analyze::experiment::Experiment;
-use hopscope_analyze::{AnalyzeError, Decomposition};
+use hopscope_analyze::{AnalyzeError, Decomposition, Partial};
 use hopscope_probe::{Trace, TraceError};
 use hopscope_reports::{ChartOptions, ReportError, Written};
 
@@ -225,11 +225,13 @@ impl Harness {
         self.say(&format!("measuring {} lanes into {}", trace_lanes(&self.lanes), dir.display()));
         let (mut outcome, trace) = self.measure(&plan, &self.lanes, dir, meta)?;
         if let Some(trace) = trace {
-            let mut d = hopscope_analyze::decompose(&trace)
+            let partial = outcome.stopped.as_ref().map(|line| Partial {
+                blocks_kept: trace.blocks.len() as u64,
+                bytes_dropped: 0,
+                reason: format!("the run stopped ({line})"),
+            });
+            let d = hopscope_analyze::decompose_partial(&trace, partial)
                 .map_err(|source| HarnessError::Analyze { path: outcome.trace.clone(), source })?;
-            if let Some(line) = &outcome.stopped {
-                d.warnings.insert(0, stopped_warning(line, trace.blocks.len()));
-            }
             outcome.written = hopscope_reports::write_decomposition(&outcome.dir, &d, self.charts)
                 .map_err(|source| HarnessError::Report { dir: outcome.dir.clone(), source })?;
             let at = 2.min(outcome.written.files.len());
@@ -305,7 +307,12 @@ impl Harness {
         if let Some(trace) = trace {
             let mut e = hopscope_analyze::experiment::judge(&trace, &spec.rule);
             if let Some(line) = &outcome.stopped {
-                e.warnings.insert(0, stopped_warning(line, trace.blocks.len()));
+                let partial = Partial {
+                    blocks_kept: trace.blocks.len() as u64,
+                    bytes_dropped: 0,
+                    reason: format!("the run stopped ({line})"),
+                };
+                e.warnings.insert(0, partial.warning());
             }
             outcome.written = hopscope_reports::write_experiment(&outcome.dir, &e)
                 .map_err(|source| HarnessError::Report { dir: outcome.dir.clone(), source })?;
@@ -374,10 +381,6 @@ fn stopped_or(result: Result<RunSummary, RunError>) -> Result<(RunSummary, Optio
 
 fn read(summary: &RunSummary) -> Result<Trace, HarnessError> {
     Trace::read(&summary.trace).map_err(|source| HarnessError::Trace { path: summary.trace.clone(), source })
-}
-
-fn stopped_warning(line: &str, blocks: usize) -> String {
-    format!("the run stopped early ({line}); these figures cover the {blocks} blocks measured before")
 }
 
 fn trace_lanes(lanes: &[Lane]) -> usize {
