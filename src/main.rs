@@ -57,13 +57,40 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // SIGINT / SIGTERM: a run stops after its block in progress, keeps its
+    // trace complete and says so; a second signal exits at once.
+    if let Err(err) = hopscope_harness::interrupt::install() {
+        eprintln!("hopscope: cannot handle signals: {err}");
+        return ExitCode::FAILURE;
+    }
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("hopscope: {err:#}");
-            ExitCode::FAILURE
+            eprintln!("hopscope: {}", one_line(&err));
+            let signal = err.chain().find_map(|cause| match cause.downcast_ref::<hopscope_harness::RunError>() {
+                Some(hopscope_harness::RunError::Interrupted { signal, .. }) => Some(*signal),
+                _ => None,
+            });
+            signal.map_or(ExitCode::FAILURE, |s| ExitCode::from(s.exit_status()))
         }
     }
+}
+
+/// An error and its causes in one line, each said once: a cause whose text
+/// its message already carries is not repeated.
+fn one_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(text.trim_end());
+    }
+    line.replace('\n', " ")
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {

@@ -94,15 +94,36 @@ fn bad_traces_fail_with_one_clear_line() {
     assert!(small_decompose(&dir).status.success());
     let good = std::fs::read(dir.join("trace.hop")).expect("trace");
 
-    assert!(analyze_fails("truncated", &good[..good.len() / 2]).contains("truncated"));
     let mut version = good.clone();
     version[8] = 99;
     assert!(analyze_fails("version", &version).contains("version 99"));
+    assert!(analyze_fails("magic", b"this is not a trace at all").contains("not a hopscope trace"));
+    assert!(analyze_fails("header cut", &good[..40]).contains("truncated"));
+
+    // Cut in half (a killed run) or damaged mid-way: every complete block
+    // before the damage is analyzed, and the result says it is partial.
     let mut corrupt = good.clone();
     let middle = corrupt.len() / 2;
     corrupt[middle] ^= 0x55;
-    assert!(analyze_fails("corrupt", &corrupt).contains("at byte"));
-    assert!(analyze_fails("magic", b"this is not a trace at all").contains("not a hopscope trace"));
+    for (name, bytes, why) in
+        [("truncated", &good[..good.len() / 2], "truncated"), ("corrupt", &corrupt[..], "at byte")]
+    {
+        let dir = temp_dir(name);
+        let path = dir.join("cut.hop");
+        std::fs::write(&path, bytes).expect("write");
+        let out = hopscope(&["analyze", path.to_str().expect("utf-8")]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.contains("warning: partial: these figures cover the "), "{name}: {stdout}");
+        let result: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).expect("result")).expect("json");
+        let kept = result["partial"]["blocks_kept"].as_u64().expect("partial.blocks_kept");
+        assert!(kept > 0, "{name}: no block kept");
+        assert!(result["partial"]["reason"].as_str().expect("reason").contains(why), "{name}: {result}");
+        let blocks: u64 =
+            result["lanes"].as_object().expect("lanes").values().map(|l| l["blocks"].as_u64().unwrap_or(0)).sum();
+        assert_eq!(blocks, kept, "{name}: the figures use exactly the kept blocks");
+    }
 
     let missing = temp_dir("missing").join("nope.hop");
     let out = hopscope(&["analyze", missing.to_str().expect("utf-8")]);
@@ -434,4 +455,22 @@ fn merge_runs_only_the_steps_asked_for_and_refuses_an_unknown_one() {
     let out = hopscope(&["merge", "--rows", "40", "--parts", "3", "--out", path]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--parts 3 does not split 160 changes evenly (try 2)"));
+}
+
+#[test]
+fn a_second_run_into_a_directory_in_use_is_refused_in_one_line() {
+    let dir = temp_dir("busy");
+    // Another run holds the directory (this test, through the same lock).
+    let held = hopscope_harness::rundir::lock(&dir).expect("lock");
+    std::fs::write(dir.join("trace.hop"), b"the other run's trace").expect("write");
+    let out = small_decompose(&dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    let pid = std::process::id().to_string();
+    assert!(stderr.contains("is in use by pid") && stderr.contains(&pid), "{stderr}");
+    assert_eq!(std::fs::read(dir.join("trace.hop")).expect("trace"), b"the other run's trace", "nothing touched");
+    // Released, the directory takes the run.
+    drop(held);
+    assert!(small_decompose(&dir).status.success());
 }

@@ -58,7 +58,7 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         .map_or("unknown", String::as_str);
     writeln!(out, "# hopscope receipt: {title}\n")?;
     if let Some(partial) = &d.partial {
-        writeln!(out, "**Partial result.** {}.\n", partial.warning())?;
+        writeln!(out, "**Partial result:** {}.\n", partial.sentence())?;
     }
     if let Some(h) = headline(d) {
         writeln!(out, "{h}\n")?;

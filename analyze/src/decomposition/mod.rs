@@ -121,10 +121,23 @@ pub fn decompose(trace: &Trace) -> Result<Decomposition, AnalyzeError> {
     })
 }
 
-/// [`decompose`] a trace that covers only part of its run, saying so: the
-/// result carries `partial`, and its first warning says what was left out.
+/// [`decompose`] a trace that may cover only part of its run, saying so:
+/// `partial` as the caller knows it (a salvaged trace, a run stopped early)
+/// or, failing that, when the trace holds fewer blocks than its run planned
+/// (`planned_blocks` in the header). The result then carries `partial`, and
+/// its first warning says what was left out.
 pub fn decompose_partial(trace: &Trace, partial: Option<Partial>) -> Result<Decomposition, AnalyzeError> {
     let mut d = decompose(trace)?;
+    let planned = trace.header.run.get("planned_blocks").and_then(|p| p.parse::<u64>().ok());
+    let held = trace.blocks.len() as u64;
+    let partial = partial.or_else(|| {
+        let planned = planned.filter(|p| *p > held)?;
+        Some(Partial {
+            blocks_kept: held,
+            bytes_dropped: 0,
+            reason: format!("the run ended after {held} of its {planned} planned blocks"),
+        })
+    });
     if let Some(partial) = partial {
         d.warnings.insert(0, partial.warning());
         d.partial = Some(partial);

@@ -183,14 +183,19 @@ pub struct Partial {
 }
 
 impl Partial {
-    /// The one-line warning a partial result carries.
-    pub fn warning(&self) -> String {
+    /// What the figures cover, in one sentence.
+    pub fn sentence(&self) -> String {
         let bytes = if self.bytes_dropped > 0 {
             format!(", {} trailing bytes unused", self.bytes_dropped)
         } else {
             String::new()
         };
-        format!("partial: these figures cover the {} blocks measured before {}{bytes}", self.blocks_kept, self.reason)
+        format!("these figures cover the {} blocks measured before {}{bytes}", self.blocks_kept, self.reason)
+    }
+
+    /// The one-line warning a partial result carries.
+    pub fn warning(&self) -> String {
+        format!("partial: {}", self.sentence())
     }
 }
 

@@ -18,6 +18,9 @@ pub enum TraceError {
     /// Writing failed.
     #[error("cannot write trace: {0}")]
     Io(#[from] std::io::Error),
+    /// Reading an opened trace failed (a directory, a device error).
+    #[error("cannot read trace: {0}")]
+    Read(std::io::Error),
     /// The file does not start with the hopscope magic bytes.
     #[error("not a hopscope trace: byte 0 holds {found:?}, expected {expected:?}")]
     BadMagic {

@@ -233,7 +233,7 @@ fn read_record(
         }
     }
     scratch.clear();
-    let read = input.take(len).read_to_end(scratch).map_err(TraceError::Io)? as u64;
+    let read = input.take(len).read_to_end(scratch).map_err(TraceError::Read)? as u64;
     let mut crc = [0u8; 4];
     let crc_got = if read == len { read_full(input, &mut crc)? as u64 } else { 0 };
     if read != len || crc_got < 4 {
@@ -255,7 +255,7 @@ fn read_full(input: &mut impl Read, buf: &mut [u8]) -> Result<usize, TraceError>
             Ok(0) => break,
             Ok(n) => got += n,
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(TraceError::Io(e)),
+            Err(e) => return Err(TraceError::Read(e)),
         }
     }
     Ok(got)

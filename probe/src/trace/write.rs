@@ -47,6 +47,7 @@ impl<W: Write> TraceWriter<W> {
         out.write_all(&FORMAT_VERSION.to_le_bytes())?;
         out.write_all(&0u16.to_le_bytes())?;
         write_record(&mut out, TAG_HEADER, &json)?;
+        out.flush()?;
         Ok(TraceWriter { out, header, blocks: 0, dropped: 0, scratch: Vec::new() })
     }
 
@@ -76,6 +77,9 @@ impl<W: Write> TraceWriter<W> {
         block::encode(block, &mut self.scratch);
         debug_assert_eq!(self.scratch.len(), len);
         write_record(&mut self.out, TAG_BLOCK, &self.scratch)?;
+        // Durable as written: a run killed later leaves every block before
+        // it in the file, for `Trace::salvage`.
+        self.out.flush()?;
         self.blocks += 1;
         self.dropped = total;
         Ok(())

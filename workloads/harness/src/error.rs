@@ -28,6 +28,23 @@ pub enum RunError {
     /// before the failure and is complete and readable.
     #[error("{0}")]
     Stopped(Box<Stopped>),
+    /// Another run holds the run directory.
+    #[error("run directory {} is in use by {holder}: give this run its own --out", dir.display())]
+    Busy {
+        /// The directory.
+        dir: PathBuf,
+        /// Who holds it (`pid N`).
+        holder: String,
+    },
+    /// A signal asked the run to stop; it finished the block in progress
+    /// and the trace, complete, holds every block measured before.
+    #[error("interrupted by {signal} after {} measured blocks", kept.blocks)]
+    Interrupted {
+        /// The signal.
+        signal: crate::interrupt::Signal,
+        /// The trace as kept.
+        kept: RunSummary,
+    },
     /// Writing the trace failed.
     #[error("cannot write the trace: {0}")]
     Trace(#[from] hopscope_probe::TraceError),

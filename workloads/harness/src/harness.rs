@@ -21,6 +21,7 @@ use hopscope_reports::{ChartOptions, ReportError, Written};
 
 use crate::args::RunArgs;
 use crate::error::RunError;
+use crate::interrupt::Signal;
 use crate::lane::Lane;
 use crate::plan::Plan;
 use crate::runner::{self, RunSummary};
@@ -79,14 +80,21 @@ pub struct Outcome {
     pub experiment: Option<Experiment>,
     /// Every file written.
     pub written: Written,
-    /// The lane failure that stopped the run early, in one line.
+    /// What stopped the run early (a lane's failure, a signal), in one line.
     pub stopped: Option<String>,
+    /// The signal that stopped the run, if one did.
+    pub signal: Option<Signal>,
 }
 
 impl Outcome {
-    /// Success, unless a lane stopped the run.
+    /// Success, unless the run stopped early: 128 + the signal after a
+    /// signal (130 for SIGINT), failure after a lane's failure.
     pub fn exit_code(&self) -> ExitCode {
-        if self.stopped.is_some() { ExitCode::FAILURE } else { ExitCode::SUCCESS }
+        match (&self.signal, &self.stopped) {
+            (Some(signal), _) => ExitCode::from(signal.exit_status()),
+            (None, Some(_)) => ExitCode::FAILURE,
+            (None, None) => ExitCode::SUCCESS,
+        }
     }
 }
 
@@ -206,7 +214,11 @@ impl Harness {
     }
 
     /// Measure, analyze, write the result files and print where they are.
+    /// SIGINT or SIGTERM stops the run after the block in progress, and
+    /// what was measured is analyzed and written as `partial`; a second
+    /// signal exits at once.
     pub fn run(mut self) -> Result<Outcome, HarnessError> {
+        crate::interrupt::install().map_err(|e| HarnessError::Usage(format!("cannot handle signals: {e}")))?;
         let base = self.plan.clone();
         let plan = match base {
             Some(base) => self.args.apply(base),
@@ -253,7 +265,7 @@ impl Harness {
         meta: BTreeMap<String, String>,
     ) -> Result<(Outcome, Option<Trace>), HarnessError> {
         let progress = self.progress.unwrap_or_else(rundir::show_progress);
-        let (summary, stopped) = stopped_or(runner::run(plan, lanes, &dir, meta, progress))?;
+        let (summary, stopped, signal) = stopped_or(runner::run(plan, lanes, &dir, meta, progress))?;
         let trace = if summary.blocks > 0 { Some(read(&summary)?) } else { None };
         let outcome = Outcome {
             dir,
@@ -262,6 +274,7 @@ impl Harness {
             experiment: None,
             written: Written::default(),
             stopped,
+            signal,
         };
         Ok((outcome, trace))
     }
@@ -367,13 +380,20 @@ impl Harness {
     }
 }
 
-/// A run's summary, or the kept part of a stopped run with its failure.
-fn stopped_or(result: Result<RunSummary, RunError>) -> Result<(RunSummary, Option<String>), HarnessError> {
+/// A run's summary, or the kept part of a run stopped early with what
+/// stopped it (and the signal, if one did).
+type Kept = (RunSummary, Option<String>, Option<Signal>);
+
+fn stopped_or(result: Result<RunSummary, RunError>) -> Result<Kept, HarnessError> {
     match result {
-        Ok(summary) => Ok((summary, None)),
+        Ok(summary) => Ok((summary, None, None)),
         Err(RunError::Stopped(stopped)) => {
             let line = stopped.to_string();
-            Ok((stopped.kept, Some(line)))
+            Ok((stopped.kept, Some(line), None))
+        }
+        Err(RunError::Interrupted { signal, kept }) => {
+            let line = format!("interrupted by {signal} after {} measured blocks", kept.blocks);
+            Ok((kept, Some(line), Some(signal)))
         }
         Err(other) => Err(other.into()),
     }

@@ -56,6 +56,7 @@ pub mod cpu;
 mod error;
 mod hand_in;
 mod harness;
+pub mod interrupt;
 mod lane;
 pub mod placement;
 mod plan;

@@ -2,7 +2,8 @@
 //! recorded in its trace.
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
+use std::fs::{File, OpenOptions};
+use std::io::{IsTerminal, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::RunError;
@@ -23,6 +24,7 @@ pub fn create(out: Option<&Path>, kind: &str) -> Result<PathBuf, RunError> {
     }
     let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
     let runs = PathBuf::from(RUNS_DIR);
+    sweep_stale(&runs);
     let dir = runs.join(format!("{kind}-{stamp}"));
     std::fs::create_dir_all(&dir).map_err(io(&dir))?;
     let latest = runs.join("latest");
@@ -33,6 +35,24 @@ pub fn create(out: Option<&Path>, kind: &str) -> Result<PathBuf, RunError> {
         let _ = std::os::unix::fs::symlink(dir.file_name().unwrap_or_default(), &latest);
     }
     Ok(dir)
+}
+
+/// Remove the lane databases a killed run left in its directory under
+/// `runs`: a run directory with a `lanes/` directory and no live run
+/// holding its lock. (A run that ends, however it ends short of SIGKILL,
+/// removes its own.)
+pub fn sweep_stale(runs: &Path) {
+    let Ok(entries) = std::fs::read_dir(runs) else { return };
+    for entry in entries.flatten() {
+        let dir = entry.path();
+        let lanes = dir.join(crate::runner::LANES_DIR);
+        if entry.file_type().is_ok_and(|t| t.is_dir()) && lanes.is_dir() && dir.join(LOCK_FILE).exists() {
+            // Holding the lock proves no run is using the directory.
+            if let Ok(_held) = lock(&dir) {
+                let _ = std::fs::remove_dir_all(&lanes);
+            }
+        }
+    }
 }
 
 /// Facts a receipt needs about how the run was started: the command line,
@@ -57,4 +77,57 @@ fn git(args: &[&str]) -> Option<String> {
 /// Draw a progress bar only for a person at a terminal.
 pub fn show_progress() -> bool {
     std::io::stderr().is_terminal()
+}
+
+/// The lock file in a run directory.
+pub const LOCK_FILE: &str = ".hopscope.lock";
+
+/// An advisory lock on a run directory, held while a run writes into it;
+/// released when dropped (or when the process dies, even killed).
+#[derive(Debug)]
+pub struct DirLock {
+    _file: File,
+}
+
+/// Lock `dir` for one run, or refuse in one line naming the run that holds
+/// it. Creates `dir` if needed.
+pub fn lock(dir: &Path) -> Result<DirLock, RunError> {
+    let io = |what: &'static str, path: &Path| {
+        let path = path.to_owned();
+        move |source| RunError::Io { what, path, source }
+    };
+    std::fs::create_dir_all(dir).map_err(io("cannot create run directory", dir))?;
+    let path = dir.join(LOCK_FILE);
+    let mut file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(io("cannot open the lock file", &path))?;
+    if !try_lock(&file) {
+        let mut holder = String::new();
+        let _ = file.read_to_string(&mut holder);
+        let holder = holder.trim();
+        return Err(RunError::Busy {
+            dir: dir.to_owned(),
+            holder: if holder.is_empty() { "another run".to_owned() } else { format!("pid {holder}") },
+        });
+    }
+    // Record who holds it, for the next run's refusal.
+    let _ = file.set_len(0).and_then(|()| file.rewind()).and_then(|()| write!(file, "{}", std::process::id()));
+    Ok(DirLock { _file: file })
+}
+
+#[cfg(unix)]
+fn try_lock(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock takes an open descriptor (the file outlives the call)
+    // and flags; a failure is only reported, never undefined behaviour.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}
+
+#[cfg(not(unix))]
+fn try_lock(_file: &File) -> bool {
+    true
 }

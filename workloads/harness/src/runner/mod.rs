@@ -37,6 +37,10 @@ use callers::Callers;
 /// Most trace lanes in one run (each declared lane runs as one or two).
 pub const MAX_TRACE_LANES: usize = 256;
 
+/// The directory under a run's directory that holds each lane's own
+/// directory ([`Setup::dir`]), removed when the run ends.
+pub const LANES_DIR: &str = "lanes";
+
 /// Most distinct thread roles in one run, over all lanes.
 pub const MAX_THREAD_ROLES: usize = 64;
 
@@ -54,7 +58,10 @@ pub struct RunSummary {
 }
 
 /// Run `lanes` under `plan`, writing `trace.hop` and one directory per trace
-/// lane (`lanes/<name>/`, handed to the lane as [`Setup::dir`]) under `dir`.
+/// lane (`lanes/<name>/`, handed to the lane as [`Setup::dir`], removed at
+/// the end) under `dir`, which no other run may use meanwhile (it is
+/// locked). A signal caught by [`crate::interrupt`] stops the run after the
+/// block in progress.
 /// `meta` is added to the trace header (command line, commit, ...); a
 /// progress bar is drawn on stderr when `progress`.
 pub fn run(
@@ -65,6 +72,9 @@ pub fn run(
     progress: bool,
 ) -> Result<RunSummary, RunError> {
     check(plan, lanes)?;
+    // One run per directory: a second run into it is refused before it
+    // touches any file.
+    let _lock = crate::rundir::lock(dir)?;
     // The thread that drives the run sits where the callers run, as the
     // caller of a program does, and gets its affinity back at the end. Left
     // to roam, it woke between blocks on the otherwise idle core, and every
@@ -106,15 +116,14 @@ pub fn run(
     let counters = if plan.perf_counters { counters::detect() } else { Vec::new() };
     let supported: Vec<Counter> = counters.iter().filter(|c| c.support.is_supported()).map(|c| c.counter).collect();
     let keys = ReadingKeys::new(reading_roles, supported);
+    let mut meta = meta;
+    meta.insert("planned_blocks".to_owned(), planned_blocks(plan, open.len()).to_string());
     let header = header(plan, lanes, &open, &threads, &keys, counters, meta);
     let trace_path = dir.join("trace.hop");
     let mut trace = TraceWriter::create(&trace_path, header)?;
 
     let lanes_n = open.len() as u64;
-    let rounds_blocks: u64 = (0..plan.passes)
-        .map(|p| (0..plan.samples).map(|s| plan.order.round(p, s, open.len()).len() as u64).sum::<u64>())
-        .sum();
-    let total = rounds_blocks + u64::from(plan.warmup_blocks) * lanes_n;
+    let total = planned_blocks(plan, open.len()) + u64::from(plan.warmup_blocks) * lanes_n;
     let bar = crate::progress::bar(progress, total);
     let mut blocks = Blocks {
         callers: &mut callers,
@@ -128,9 +137,14 @@ pub fn run(
     let mut written = 0u64;
     let mut dropped = 0u64;
     let mut failed: Option<(String, At, Failure)> = None;
+    let mut interrupted = None;
     'run: {
         for round in 0..plan.warmup_blocks {
             for lane in open.iter_mut() {
+                if let Some(signal) = crate::interrupt::requested() {
+                    interrupted = Some(signal);
+                    break 'run;
+                }
                 if let Err((at, failure)) = blocks.run(lane, BlockId::Warmup { round }) {
                     failed = Some((lane.name.clone(), at, failure));
                     break 'run;
@@ -141,6 +155,10 @@ pub fn run(
         for pass in 0..plan.passes {
             for sample in 0..plan.samples {
                 for index in plan.order.round(pass, sample, open.len()) {
+                    if let Some(signal) = crate::interrupt::requested() {
+                        interrupted = Some(signal);
+                        break 'run;
+                    }
                     let lane = &mut open[index];
                     let measured = match blocks.run(lane, BlockId::Measured { pass, sample }) {
                         Ok(block) => block,
@@ -167,11 +185,16 @@ pub fn run(
         ops: open.iter().map(|l| (l.name.clone(), l.ops)).collect(),
         dropped,
     };
+    // The lanes close (a lane still stuck in a call keeps its own
+    // reference) and their databases go: a run's results are its trace and
+    // files, not its lanes' scratch space.
+    drop(open);
+    let _ = std::fs::remove_dir_all(dir.join(LANES_DIR));
     if let Some((lane, at, failure)) = failed {
-        // A lane still stuck in a call keeps its own reference; the others
-        // close here, as after a complete run.
-        drop(open);
         return Err(RunError::Stopped(Box::new(Stopped { lane, at, failure, kept: summary })));
+    }
+    if let Some(signal) = interrupted {
+        return Err(RunError::Interrupted { signal, kept: summary });
     }
     Ok(summary)
 }
@@ -194,6 +217,12 @@ impl Drop for Placed {
             affinity.restore();
         }
     }
+}
+
+/// Measured blocks the plan runs with `lanes` trace lanes (recorded in the
+/// header, so an analysis knows a trace that ended early).
+fn planned_blocks(plan: &Plan, lanes: usize) -> u64 {
+    (0..plan.passes).map(|p| (0..plan.samples).map(|s| plan.order.round(p, s, lanes).len() as u64).sum::<u64>()).sum()
 }
 
 /// Refuse a plan or declaration the run cannot carry out, before anything
@@ -244,7 +273,7 @@ fn open_lanes(plan: &Plan, lanes: &[Lane], dir: &Path, threads: &[String]) -> Re
             })
             .collect();
         for (name, build) in lane.trace_lanes() {
-            let lane_dir = dir.join("lanes").join(&name);
+            let lane_dir = dir.join(LANES_DIR).join(&name);
             fresh_dir(&lane_dir)?;
             let context = Context {
                 #[cfg(feature = "tracing")]
