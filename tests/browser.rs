@@ -174,3 +174,75 @@ document.getElementById("verdict").textContent = `loaded X=${{by("X")}} s=${{by(
     );
     assert!(count("X") + count("s") == 40 * 7 && count("s") > 0, "{expected}");
 }
+
+/// Markup that must stay text: each tries to become an element.
+const HOSTILE: [&str; 3] =
+    ["<img src=x onerror=alert(1)>", "\"><script>alert(2)</script>", "</table><iframe src=javascript:alert(3)>"];
+
+/// The fixture's result.json with a hostile string in every field a trace
+/// or result controls: lane names, thread roles, slice names, warnings,
+/// the command line, the commit, the shape.
+fn hostile_result() -> serde_json::Value {
+    use serde_json::{Map, Value};
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/tests/fixtures/result.json"))
+            .expect("fixture");
+    let mut d: Value = serde_json::from_str(&text).expect("json");
+    let lanes: Vec<String> = d["lanes"].as_object().expect("lanes").keys().cloned().collect();
+    let name = |lane: &str| {
+        let i = lanes.iter().position(|l| l == lane).unwrap_or(0);
+        format!("{} {lane}", HOSTILE[i % HOSTILE.len()])
+    };
+    for key in ["lanes", "cpu_us_per_op", "ctx_switches_per_op"] {
+        let renamed: Map<String, Value> =
+            d[key].as_object().cloned().unwrap_or_default().into_iter().map(|(k, v)| (name(&k), v)).collect();
+        d[key] = Value::Object(renamed);
+    }
+    if let Some(roles) = d["derived"]["lanes"].as_object_mut() {
+        for lane in roles.values_mut() {
+            *lane = Value::String(name(lane.as_str().unwrap_or("")));
+        }
+    }
+    d["insitu_lane"] = Value::String(name(d["insitu_lane"].as_str().unwrap_or("")));
+    for (i, slice) in d["slices"].as_array_mut().expect("slices").iter_mut().enumerate() {
+        slice["name"] = Value::String(format!("{}→{}", HOSTILE[i % 3], HOSTILE[(i + 1) % 3]));
+    }
+    d["warnings"] = HOSTILE.iter().map(|h| Value::String(format!("lane {h} was noisy"))).collect();
+    for key in ["command", "commit", "shape"] {
+        d["run"]["meta"][key] = Value::String(HOSTILE.join(" "));
+    }
+    d
+}
+
+#[test]
+fn hostile_strings_stay_text_in_the_report_in_headless_chromium() {
+    let Some(browser) = chromium() else {
+        eprintln!("skipping: Chromium is not installed (apt-get install chromium); .ci/run installs it");
+        return;
+    };
+    let dir = temp_dir("hostile");
+    let json = serde_json::to_string_pretty(&hostile_result()).expect("json");
+    std::fs::write(dir.join("result.json"), json).expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_hopscope")).arg("report").arg(&dir).output().expect("hopscope runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let page = dir.join("report.html");
+    let dom = headless(&browser, &page, &["--dump-dom".to_owned()]);
+    assert!(dom.contains("<html"), "no DOM came back");
+    // The browser built no element from the data...
+    for tag in ["<img", "<script", "<iframe"] {
+        assert!(!dom.contains(tag), "{tag} became an element");
+    }
+    // ...and every string is there as text.
+    for hostile in HOSTILE {
+        let as_text = hostile.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+        assert!(dom.contains(&as_text), "`{hostile}` is not in the page as text");
+    }
+    let screenshot = dir.join("hostile.png");
+    headless(
+        &browser,
+        &page,
+        &[format!("--screenshot={}", screenshot.display()), "--window-size=1280,1600".to_owned()],
+    );
+    assert!(std::fs::read(&screenshot).expect("screenshot").starts_with(b"\x89PNG"));
+    eprintln!("screenshot: {}", screenshot.display());
+}

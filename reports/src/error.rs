@@ -25,6 +25,9 @@ pub enum ReportError {
         /// serde_json's error.
         source: serde_json::Error,
     },
+    /// The page template failed to render.
+    #[error("cannot render the page: {0}")]
+    Template(String),
     /// A file could not be written.
     #[error("cannot write {path}: {source}")]
     Io {

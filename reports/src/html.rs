@@ -1,5 +1,12 @@
 //! `report.html`: one self-contained page (inline SVG charts, inline CSS,
 //! no scripts, no network) built from the template in `templates/`.
+//!
+//! Every string a run, a trace or a `result.json` carries (lane, thread and
+//! hop names, warnings, the command line, a spec's name) may come from
+//! another machine, so none of it reaches the page as markup: the template
+//! engine (askama) escapes every value by default; the Markdown renderer
+//! turns raw HTML in its input into text; SVG charts escape their labels.
+//! Only that renderer's own output and the charts are inserted unescaped.
 
 use std::fmt::Write as _;
 
@@ -7,18 +14,33 @@ use std::collections::BTreeMap;
 
 use hopscope_analyze::experiment::{self, Experiment};
 use hopscope_analyze::{ClockInfo, Decomposition, HostInfo, receipt};
-use pulldown_cmark::{Options, Parser, html};
+use pulldown_cmark::{Event, Options, Parser, html};
 
 use crate::charts::{ChartKind, ChartOptions};
 use crate::error::ReportError;
 
-const TEMPLATE: &str = include_str!("../templates/report.html");
+/// The page template; askama escapes every field not marked `safe`.
+#[derive(askama::Template)]
+#[template(path = "report.html")]
+struct Page<'a> {
+    title: &'a str,
+    /// HTML from [`markdown`].
+    header: &'a str,
+    headline: &'a str,
+    warnings: &'a [String],
+    /// Inline SVG figures.
+    charts: &'a str,
+    /// HTML from [`markdown`].
+    receipt: &'a str,
+    version: &'a str,
+    schema: &'a str,
+}
 
-/// The parts of a page; every text part is Markdown or plain text, escaped
-/// on the way in.
+/// The parts of a page; every text part is Markdown or plain text.
 struct Parts<'a> {
     title: String,
-    header_md: String,
+    /// HTML from [`header`].
+    header_html: String,
     headline: String,
     warnings: &'a [String],
     charts: String,
@@ -33,15 +55,15 @@ pub fn page(d: &Decomposition, options: ChartOptions) -> Result<String, ReportEr
     for kind in ChartKind::ALL {
         charts.push_str(&figure(kind.file_stem(), kind.title(), &kind.render_svg(d, options)?));
     }
-    Ok(assemble(&Parts {
+    assemble(&Parts {
         title: format!("hopscope report: {}", meta("shape")),
-        header_md: header(&format!("hopscope: {}", meta("shape")), &d.host, &d.clock, &d.run.meta, &receipt::date(d)),
+        header_html: header(&format!("hopscope: {}", meta("shape")), &d.host, &d.clock, &d.run.meta, &receipt::date(d)),
         headline: receipt::headline(d).unwrap_or_else(|| "This run has no lane arithmetic to summarise.".to_owned()),
         warnings: &d.warnings,
         charts,
         body_md: receipt::markdown(d),
         schema: &d.schema,
-    }))
+    })
 }
 
 /// The page of an A/B experiment.
@@ -49,15 +71,15 @@ pub fn experiment_page(e: &Experiment) -> Result<String, ReportError> {
     let chart = figure("ab-deltas", crate::charts::ab::AB_TITLE, &crate::charts::ab_svg(e)?);
     let headline =
         format!("Verdict: {}. {}", e.outcome.verdict, e.outcome.reasons.first().cloned().unwrap_or_default());
-    Ok(assemble(&Parts {
+    assemble(&Parts {
         title: format!("hopscope A/B: {}", e.name),
-        header_md: header(&format!("hopscope A/B: {}", e.name), &e.host, &e.clock, &e.meta, ""),
+        header_html: header(&format!("hopscope A/B: {}", e.name), &e.host, &e.clock, &e.meta, ""),
         headline,
         warnings: &e.warnings,
         charts: chart,
         body_md: experiment::markdown(e),
         schema: &e.schema,
-    }))
+    })
 }
 
 /// The page of a merge measurement.
@@ -75,15 +97,15 @@ pub fn merge_page(r: &hopscope_analyze::merge::MergeResult) -> Result<String, Re
         ratio("again"),
         r.changes
     );
-    Ok(assemble(&Parts {
+    assemble(&Parts {
         title: "hopscope: changeset merge".to_owned(),
-        header_md: header("hopscope: changeset merge", &r.host, &r.clock, &r.meta, ""),
+        header_html: header("hopscope: changeset merge", &r.host, &r.clock, &r.meta, ""),
         headline,
         warnings: &[],
         charts,
         body_md: hopscope_analyze::merge::receipt(r),
         schema: &r.schema,
-    }))
+    })
 }
 
 fn figure(stem: &str, title: &str, svg: &str) -> String {
@@ -116,28 +138,31 @@ fn header(title: &str, host: &HostInfo, clock: &ClockInfo, meta: &BTreeMap<Strin
     markdown(&md)
 }
 
-fn assemble(parts: &Parts<'_>) -> String {
-    let warnings = if parts.warnings.is_empty() {
-        String::new()
-    } else {
-        let list: String = parts.warnings.iter().map(|w| format!("- {w}\n")).collect();
-        format!("<section class=\"warnings\">\n{}</section>", markdown(&format!("## Warnings\n\n{list}")))
+fn assemble(parts: &Parts<'_>) -> Result<String, ReportError> {
+    let receipt = markdown(&parts.body_md);
+    let page = Page {
+        title: &parts.title,
+        header: &parts.header_html,
+        headline: &parts.headline,
+        warnings: parts.warnings,
+        charts: &parts.charts,
+        receipt: &receipt,
+        version: env!("CARGO_PKG_VERSION"),
+        schema: parts.schema,
     };
-    TEMPLATE
-        .replace("{{title}}", &escape(&parts.title))
-        .replace("{{header}}", &parts.header_md)
-        .replace("{{headline}}", &escape(&parts.headline))
-        .replace("{{warnings}}", &warnings)
-        .replace("{{charts}}", &parts.charts)
-        .replace("{{receipt}}", &markdown(&parts.body_md))
-        .replace("{{version}}", env!("CARGO_PKG_VERSION"))
-        .replace("{{schema}}", &escape(parts.schema))
+    askama::Template::render(&page).map_err(|e| ReportError::Template(e.to_string()))
 }
 
-/// Markdown (with tables) to HTML; text is escaped by the renderer.
+/// Markdown (with tables) to HTML. Raw HTML in the input (a lane named
+/// `<img onerror=...>`, a type like `Vec<u8>`) is rendered as text, never
+/// passed through; everything else the renderer escapes itself.
 fn markdown(text: &str) -> String {
+    let events = Parser::new_ext(text, Options::ENABLE_TABLES).map(|event| match event {
+        Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
+        other => other,
+    });
     let mut out = String::new();
-    html::push_html(&mut out, Parser::new_ext(text, Options::ENABLE_TABLES));
+    html::push_html(&mut out, events);
     out
 }
 

@@ -88,3 +88,61 @@ fn a_run_with_nothing_to_draw_still_renders_with_notes() {
     let html = std::fs::read_to_string(rendered.html).expect("html");
     assert!(html.contains("no slices to draw") || html.contains("No probed lane"));
 }
+
+/// Strings from another machine, each trying to become markup.
+const HOSTILE: [&str; 5] = [
+    "<img src=x onerror=alert(1)>",
+    "\"><script>alert(2)</script>",
+    "</table><iframe src=javascript:alert(3)>",
+    "{{ title }} {% if true %}",
+    "Vec<u8>",
+];
+
+/// The fixture with a hostile string in every field a run, a trace or a
+/// result.json controls: lane names, thread roles, slice (hop) names,
+/// warnings, the command line, the commit, the shape.
+fn hostile() -> Decomposition {
+    let mut d = fixture();
+    let names: Vec<String> = d.lanes.keys().cloned().collect();
+    let rename = |i: usize| format!("{} {i}", HOSTILE[i % HOSTILE.len()]);
+    let mapping: std::collections::BTreeMap<String, String> =
+        names.iter().enumerate().map(|(i, n)| (n.clone(), rename(i))).collect();
+    let map = |name: &String| mapping.get(name).cloned().unwrap_or_else(|| name.clone());
+    d.lanes = std::mem::take(&mut d.lanes).into_iter().map(|(k, v)| (map(&k), v)).collect();
+    d.cpu_us_per_op = std::mem::take(&mut d.cpu_us_per_op)
+        .into_iter()
+        .map(|(k, roles)| (map(&k), roles.into_iter().map(|(r, v)| (format!("{r}{}", HOSTILE[0]), v)).collect()))
+        .collect();
+    d.ctx_switches_per_op = std::mem::take(&mut d.ctx_switches_per_op).into_iter().map(|(k, v)| (map(&k), v)).collect();
+    if let Some(derived) = &mut d.derived {
+        derived.lanes = derived.lanes.iter().map(|(role, lane)| (role.clone(), map(lane))).collect();
+    }
+    d.insitu_lane = d.insitu_lane.as_ref().map(map);
+    for (i, slice) in d.slices.iter_mut().enumerate() {
+        slice.name = format!("{}→{}", HOSTILE[i % HOSTILE.len()], HOSTILE[(i + 1) % HOSTILE.len()]);
+    }
+    d.warnings = HOSTILE.iter().map(|h| format!("lane `{h}` was noisy")).collect();
+    for key in ["command", "commit", "shape"] {
+        d.run.meta.insert(key.to_owned(), HOSTILE.join(" "));
+    }
+    d
+}
+
+#[test]
+fn hostile_strings_in_every_field_stay_text_in_the_page_and_its_charts() {
+    let html = hopscope_reports::page(&hostile(), ChartOptions::default()).expect("renders");
+    let lower = html.to_ascii_lowercase();
+    for tag in ["<img", "<script", "<iframe"] {
+        assert!(!lower.contains(tag), "{tag} reached the page as markup");
+    }
+    // A template tag in the data is not evaluated: it is there, literally.
+    assert!(html.contains("{{ title }} {% if true %}"), "a template tag in the data was evaluated");
+    // Each string is there, as text: escaped for HTML.
+    for text in ["Vec&#60;u8&#62;", "&#60;img src=x onerror=alert(1)&#62;"] {
+        assert!(html.contains(text), "`{text}` is not in the page as text");
+    }
+    let svg_text = ["Vec&lt;u8&gt;", "Vec&#60;u8&#62;"];
+    assert!(svg_text.iter().any(|t| html.contains(t)));
+    // The page's own markup is not escaped with it (the header is HTML).
+    assert!(html.contains("<header>\n<h1>") && !html.contains("&lt;h1&gt;"), "the header was escaped twice");
+}
