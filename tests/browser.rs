@@ -27,7 +27,11 @@ fn temp_dir(name: &str) -> PathBuf {
 
 /// Run Chromium headless on `page` with `extra` flags; returns stdout.
 fn headless(browser: &Path, page: &Path, extra: &[String]) -> String {
-    let profile = temp_dir(&format!("profile-{}", extra.len()));
+    // Its own profile per call: tests run in parallel, and two browsers on
+    // one profile refuse each other.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let profile = temp_dir(&format!("profile-{call}"));
     // Stdout goes to a file: a pipe nobody reads while we poll would fill
     // with the dumped DOM and block the browser.
     let stdout_path = profile.join("stdout.txt");
