@@ -51,6 +51,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         samples: args.samples,
         ops: args.ops,
     };
+    sweep.validate()?;
     let dir = rundir::create(args.out.as_deref(), "keep-warm")?;
     let rows = keep_warm::run(&sweep, &dir, &rundir::metadata(), rundir::show_progress(), |line| eprintln!("{line}"))?;
     let written = hopscope_reports::write_sweep(&dir, &rows)?;

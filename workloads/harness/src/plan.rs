@@ -51,8 +51,9 @@ pub const DEFAULT_MARKS_PER_OP: usize = 16;
 /// at `marks_per_op` drops the rest, counted, rather than allocating more.
 pub const MAX_BUFFER_MARKS: usize = 1 << 22;
 
-/// Most operations in one block: a block's marks live in memory.
-pub const MAX_OPS_PER_BLOCK: u64 = 10_000_000;
+/// Most operations in one block: a block's inputs and marks live in
+/// memory (a million single inserts are ~100 MB of inputs).
+pub const MAX_OPS_PER_BLOCK: u64 = 1_000_000;
 
 /// Most blocks per lane in a run (passes × samples + warm-up).
 pub const MAX_BLOCKS_PER_LANE: u64 = 1_000_000;
@@ -81,6 +82,11 @@ impl Plan {
     /// A short plan (seconds): 100 ops, 20 samples, 2 passes, 2 warm-ups.
     pub fn quick() -> Plan {
         Plan { ops_per_block: 100, samples: 20, passes: 2, warmup_blocks: 2, ..Plan::careful() }
+    }
+
+    /// Refuse sizes the run cannot carry out, before anything is created.
+    pub fn validate(&self) -> Result<(), crate::RunError> {
+        self.check().map_err(crate::RunError::Plan)
     }
 
     /// Refuse sizes the run cannot carry out.

@@ -17,3 +17,32 @@ pub fn bar(enabled: bool, total: u64) -> ProgressBar {
     bar.set_prefix("measuring");
     bar
 }
+
+/// Progress for a run without a terminal: a line on stderr every
+/// [`NOTE_EVERY`] of run time, so a long run is seen to be alive.
+#[derive(Debug)]
+pub struct Note {
+    on: bool,
+    total: u64,
+    started: std::time::Instant,
+    last: std::time::Instant,
+}
+
+/// How often a [`Note`] speaks.
+pub const NOTE_EVERY: std::time::Duration = std::time::Duration::from_secs(15);
+
+impl Note {
+    /// A note for a run of `total` blocks; silent unless `on`.
+    pub fn new(on: bool, total: u64) -> Note {
+        let now = std::time::Instant::now();
+        Note { on, total, started: now, last: now }
+    }
+
+    /// `done` blocks are measured; say so if a while has passed.
+    pub fn tick(&mut self, done: u64) {
+        if self.on && self.last.elapsed() >= NOTE_EVERY {
+            self.last = std::time::Instant::now();
+            eprintln!("measured {done} of {} blocks in {:.0} s", self.total, self.started.elapsed().as_secs_f64());
+        }
+    }
+}

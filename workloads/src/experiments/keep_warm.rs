@@ -93,6 +93,21 @@ impl KeepWarm {
         out
     }
 
+    /// Refuse a sweep that cannot run, before anything is created: its
+    /// plans' sizes, at least one placement, windows within
+    /// [`crate::knobs::MAX_WAIT_WINDOW_US`].
+    pub fn validate(&self) -> Result<(), HarnessError> {
+        if self.placements.is_empty() {
+            return Err(HarnessError::Usage("--placement: at least one placement".to_owned()));
+        }
+        if let Some(w) = self.windows.iter().find(|w| **w > crate::knobs::MAX_WAIT_WINDOW_US) {
+            let most = crate::knobs::MAX_WAIT_WINDOW_US;
+            return Err(HarnessError::Usage(format!("--windows: {w} µs is more than {most}")));
+        }
+        let plan = Plan { ops_per_block: self.ops, samples: self.samples, ..Plan::careful() };
+        plan.validate().map_err(HarnessError::Run)
+    }
+
     /// Every run of the sweep: `(name, placement, caller gap ns)`.
     fn runs(&self) -> Vec<(String, Placement, u64)> {
         let mut runs: Vec<(String, Placement, u64)> = self.placements.iter().map(|(n, p)| (n.clone(), *p, 0)).collect();

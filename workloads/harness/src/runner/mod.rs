@@ -111,6 +111,8 @@ pub fn run(
         })
         .collect();
 
+    // However the run ends, its lanes' scratch directories go with it.
+    let _scratch = Scratch(dir.join(LANES_DIR));
     let mut open = open_lanes(plan, lanes, dir, &threads)?;
 
     let counters = if plan.perf_counters { counters::detect() } else { Vec::new() };
@@ -120,11 +122,17 @@ pub fn run(
     meta.insert("planned_blocks".to_owned(), planned_blocks(plan, open.len()).to_string());
     let header = header(plan, lanes, &open, &threads, &keys, counters, meta);
     let trace_path = dir.join("trace.hop");
-    let mut trace = TraceWriter::create(&trace_path, header)?;
+    let mut trace = TraceWriter::create(&trace_path, header).inspect_err(|_| {
+        // Nothing half-written: a trace that could not even take its header.
+        let _ = std::fs::remove_file(&trace_path);
+    })?;
 
     let lanes_n = open.len() as u64;
     let total = planned_blocks(plan, open.len()) + u64::from(plan.warmup_blocks) * lanes_n;
     let bar = crate::progress::bar(progress, total);
+    // Without a terminal for the bar, a line now and then says the run is
+    // alive (a block of large blobs can take seconds).
+    let mut note = crate::progress::Note::new(!progress, planned_blocks(plan, open.len()));
     let mut blocks = Blocks {
         callers: &mut callers,
         keys: &keys,
@@ -173,6 +181,7 @@ pub fn run(
                     trace.write_block(&block)?;
                     written += 1;
                     bar.inc(1);
+                    note.tick(written);
                 }
             }
         }
@@ -186,10 +195,9 @@ pub fn run(
         dropped,
     };
     // The lanes close (a lane still stuck in a call keeps its own
-    // reference) and their databases go: a run's results are its trace and
-    // files, not its lanes' scratch space.
+    // reference); `_scratch` then removes their databases: a run's results
+    // are its trace and files, not its lanes' scratch space.
     drop(open);
-    let _ = std::fs::remove_dir_all(dir.join(LANES_DIR));
     if let Some((lane, at, failure)) = failed {
         return Err(RunError::Stopped(Box::new(Stopped { lane, at, failure, kept: summary })));
     }
@@ -197,6 +205,15 @@ pub fn run(
         return Err(RunError::Interrupted { signal, kept: summary });
     }
     Ok(summary)
+}
+
+/// A run's lane directories, removed when the run ends (however it ends).
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// The calling thread placed as a caller until this is dropped, when its
