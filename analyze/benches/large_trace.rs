@@ -1,0 +1,157 @@
+//! Memory and time on a large trace (`cargo bench -p hopscope-analyze
+//! --bench large_trace`): a trace of ~1 GB is generated (streamed, never
+//! whole in memory), then read block by block, exported as a timeline, and
+//! read whole; a file that is not a trace (`/dev/zero`, a 2 GB sparse file)
+//! is refused. Each phase prints its wall time and the peak of heap bytes
+//! it allocated (a counting allocator), next to the size of one block on
+//! disk and as timeline JSON. `HOPSCOPE_LARGE_TRACE_MB` changes the size.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use hopscope_analyze::chrome::ChromeWriter;
+use hopscope_probe::{Block, Hop, Mark, OpId, Stream, Ticks, Trace, TraceHeader, TraceReader, TraceWriter};
+
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller upholds `alloc`'s contract; passed through.
+        let ptr = unsafe { System.alloc(layout) };
+        if !ptr.is_null() {
+            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(live, Ordering::Relaxed);
+        }
+        ptr
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: `ptr` came from `alloc` with this `layout`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Operations per block; ten marks each, so a block is ~2 MB on disk.
+const OPS_PER_BLOCK: u64 = 10_000;
+
+/// Run `f`, printing its time and the heap it needed beyond what was live.
+fn phase<T>(name: &str, f: impl FnOnce() -> T) -> T {
+    let base = LIVE.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    let start = Instant::now();
+    let out = f();
+    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
+    println!(
+        "{name:<46} {:>9.2} s   peak heap {:>9.1} MiB",
+        start.elapsed().as_secs_f64(),
+        peak as f64 / (1 << 20) as f64
+    );
+    out
+}
+
+fn block(lane: u16, sample: u32) -> Block {
+    let first = u64::from(sample) * OPS_PER_BLOCK;
+    let mut caller = Vec::with_capacity(OPS_PER_BLOCK as usize * 6);
+    let mut writer = Vec::with_capacity(OPS_PER_BLOCK as usize * 4);
+    for i in 0..OPS_PER_BLOCK {
+        let (op, t) = (OpId(first + i), 1_000_000 + (first + i) * 20_000);
+        for (k, (hop, _, side)) in Hop::STANDARD.iter().enumerate() {
+            let mark = Mark::new(op, *hop, Ticks(t + k as u64 * 1_000));
+            match side {
+                hopscope_probe::Side::Caller => caller.push(mark),
+                hopscope_probe::Side::Writer => writer.push(mark),
+            }
+        }
+    }
+    Block {
+        lane,
+        pass: 0,
+        sample,
+        op_count: OPS_PER_BLOCK,
+        start: Ticks(1_000_000 + first * 20_000),
+        end: Ticks(1_000_000 + (first + OPS_PER_BLOCK) * 20_000),
+        streams: vec![Stream { thread: 0, dropped: 0, marks: caller }, Stream { thread: 1, dropped: 0, marks: writer }],
+        readings: Vec::new(),
+    }
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let mb: u64 = std::env::var("HOPSCOPE_LARGE_TRACE_MB").ok().and_then(|v| v.parse().ok()).unwrap_or(1024);
+    let dir = std::env::temp_dir().join(format!("hopscope-large-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("large.hop");
+    let header = TraceHeader::for_this_host(&["inline", "writer-probed"], &["caller", "writer"]);
+
+    // One block on disk and as timeline JSON, for scale.
+    let one = block(1, 0);
+    let mut one_json = Vec::new();
+    let mut w = ChromeWriter::start(&mut one_json, &header, 0).expect("json");
+    w.block(&one).expect("json");
+    w.finish(None).expect("json");
+    let mut one_disk = TraceWriter::new(Vec::new(), header.clone()).expect("header");
+    let header_bytes = one_disk.header().lanes.len();
+    one_disk.write_block(&one).expect("block");
+    let one_disk = one_disk.finish().expect("end").len() - header_bytes;
+    println!(
+        "one block: {OPS_PER_BLOCK} operations, ~{:.1} MiB on disk, {:.1} MiB as timeline JSON",
+        one_disk as f64 / (1 << 20) as f64,
+        one_json.len() as f64 / (1 << 20) as f64
+    );
+    drop((one, one_json));
+
+    let blocks = phase(&format!("write a {mb} MiB trace, block by block"), || {
+        let mut writer = TraceWriter::create(&path, header.clone()).expect("trace");
+        let mut written = 0u32;
+        while std::fs::metadata(&path).map_or(0, |m| m.len()) < mb << 20 {
+            writer.write_block(&block(1, written)).expect("block");
+            written += 1;
+        }
+        writer.finish().expect("end");
+        written
+    });
+    let size = std::fs::metadata(&path).expect("size").len();
+    println!("trace: {blocks} blocks, {:.0} MiB", size as f64 / (1 << 20) as f64);
+
+    phase("read it block by block (TraceReader)", || {
+        let mut reader = TraceReader::open(&path).expect("open");
+        let mut marks = 0usize;
+        while let Some(b) = reader.next_block().expect("block") {
+            marks += b.streams.iter().map(|s| s.marks.len()).sum::<usize>();
+        }
+        marks
+    });
+    phase("export it as a timeline, streaming (to a sink)", || {
+        let mut reader = TraceReader::open(&path).expect("open");
+        let mut writer = ChromeWriter::start(std::io::sink(), reader.header(), 0).expect("start");
+        while let Some(b) = reader.next_block().expect("block") {
+            writer.block(&b).expect("events");
+        }
+        writer.finish(None).expect("finish");
+    });
+    phase("read it whole (Trace::read, what analyze holds)", || Trace::read(&path).expect("trace").blocks.len());
+
+    phase("refuse /dev/zero", || Trace::read(Path::new("/dev/zero")).is_err());
+    let sparse = dir.join("sparse.hop");
+    let file = std::fs::File::create(&sparse).expect("sparse");
+    file.set_len(2 << 30).expect("2 GB sparse");
+    phase("refuse a 2 GB sparse file of zeros", || Trace::read(&sparse).is_err());
+    let mut cut = std::fs::File::create(dir.join("claims.hop")).expect("claims");
+    // A header record that claims 4 GB: refused from its length field.
+    cut.write_all(b"HOPSCOPE\x02\x00\x00\x00H\xff\xff\xff\xff").expect("write");
+    phase("refuse a record claiming 4 GB", || Trace::read(&dir.join("claims.hop")).is_err());
+    let _ = std::fs::remove_dir_all(&dir);
+}
