@@ -23,6 +23,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // A trace cut short (a killed run) is analyzed from every complete
     // block it holds, and the result says so.
     let (trace, salvage) = Trace::salvage(path).with_context(|| format!("cannot analyze {}", path.display()))?;
+    if let (true, Some(salvage)) = (trace.blocks.is_empty(), &salvage) {
+        anyhow::bail!("cannot analyze {}: no complete block before {}", path.display(), salvage.reason);
+    }
     let partial = salvage.as_ref().map(hopscope_analyze::Partial::from);
     let decomposition = hopscope_analyze::decompose_partial(&trace, partial)
         .with_context(|| format!("cannot analyze {}", path.display()))?;
