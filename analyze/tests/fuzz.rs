@@ -19,7 +19,8 @@
 //! ```
 //!
 //! (`FUZZ_SEED` picks another sequence.) An input that panics is written to
-//! `target/fuzz-failures/` and fails the run: copy it into
+//! `target/fuzz-failures/`, its panic message is printed (`FUZZ_BACKTRACE=1`
+//! adds the backtrace) and the run fails: copy it into
 //! `tests/fuzz-regressions/` once fixed. The full analyses (bootstrap CIs
 //! are their cost) run on one input in `ANALYZE_EVERY` (`FUZZ_ANALYZE_EVERY`
 //! to change); the reader, join and export on all.
@@ -28,6 +29,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Cursor;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -342,9 +344,19 @@ fn mutated_traces_never_panic_hang_or_balloon() {
             }
         }
     });
-    // Panics are caught and counted; their messages would drown the output.
+    // Panics are caught and counted; their messages would drown the output,
+    // so the hook keeps the last one to report with the failing file.
+    static LAST_PANIC: Mutex<String> = Mutex::new(String::new());
     let previous = panic::take_hook();
-    panic::set_hook(Box::new(|_| {}));
+    panic::set_hook(Box::new(|info| {
+        if let Ok(mut last) = LAST_PANIC.lock() {
+            *last = if std::env::var_os("FUZZ_BACKTRACE").is_some() {
+                format!("{info}\n{}", std::backtrace::Backtrace::force_capture())
+            } else {
+                info.to_string()
+            };
+        }
+    }));
 
     let mut panics = Vec::new();
     let (mut accepted, mut peak, mut peak_input, mut slowest) = (0u64, 0usize, 0usize, Duration::ZERO);
@@ -368,6 +380,8 @@ fn mutated_traces_never_panic_hang_or_balloon() {
                 let _ = std::fs::create_dir_all(&failures);
                 let path = failures.join(format!("{label}.hop"));
                 let _ = std::fs::write(&path, bytes);
+                let message = LAST_PANIC.lock().map(|m| m.clone()).unwrap_or_default();
+                eprintln!("fuzz: {} panicked: {message}", path.display());
                 panics.push(path);
             }
         }

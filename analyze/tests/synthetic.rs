@@ -291,6 +291,18 @@ fn the_receipt_carries_every_section() {
 }
 
 #[test]
+fn a_start_time_past_year_9999_is_shown_raw_not_a_panic() {
+    let mut d = decompose(&trace(false)).expect("decomposes");
+    assert_eq!(receipt::date(&d), "2023-11-14T22:13:20Z");
+    for ms in [253_402_300_799_000, 253_402_300_800_000, u64::MAX] {
+        d.run.created_unix_ms = ms;
+        let shown = receipt::date(&d);
+        assert!(shown.starts_with("9999-12-31") || shown.contains("past year 9999"), "{ms}: {shown}");
+        assert!(receipt::markdown(&d).contains(&shown));
+    }
+}
+
+#[test]
 fn result_json_round_trips_and_refuses_other_schemas() {
     let d = decompose(&trace(true)).expect("decomposes");
     let json = serde_json::to_string_pretty(&d).expect("json");
