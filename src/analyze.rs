@@ -4,7 +4,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use hopscope_probe::Trace;
 use hopscope_reports::ChartOptions;
 
 /// Flags of `hopscope analyze`.
@@ -20,15 +19,11 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let path = &args.trace;
-    // A trace cut short (a killed run) is analyzed from every complete
-    // block it holds, and the result says so.
-    let (trace, salvage) = Trace::salvage(path).with_context(|| format!("cannot analyze {}", path.display()))?;
-    if let (true, Some(salvage)) = (trace.blocks.is_empty(), &salvage) {
-        anyhow::bail!("cannot analyze {}: no complete block before {}", path.display(), salvage.reason);
-    }
-    let partial = salvage.as_ref().map(hopscope_analyze::Partial::from);
-    let decomposition = hopscope_analyze::decompose_partial(&trace, partial)
-        .with_context(|| format!("cannot analyze {}", path.display()))?;
+    // Streamed: one block in memory at a time. A trace cut short (a killed
+    // run) is analyzed from every complete block it holds, and the result
+    // says so.
+    let decomposition =
+        hopscope_analyze::decompose_file(path).with_context(|| format!("cannot analyze {}", path.display()))?;
     let dir = match &args.out {
         Some(out) => {
             std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;

@@ -1,7 +1,8 @@
 //! Memory and time on a large trace (`cargo bench -p hopscope-analyze
 //! --bench large_trace`): a trace of ~1 GB is generated (streamed, never
-//! whole in memory), then read block by block, exported as a timeline, and
-//! read whole; a file that is not a trace (`/dev/zero`, a 2 GB sparse file)
+//! whole in memory), then read block by block, exported as a timeline,
+//! decomposed streaming (as `hopscope analyze` does), read whole and
+//! decomposed held in memory; a file that is not a trace (`/dev/zero`, a 2 GB sparse file)
 //! is refused. Each phase prints its wall time and the peak of heap bytes
 //! it allocated (a counting allocator), next to the size of one block on
 //! disk and as timeline JSON. `HOPSCOPE_LARGE_TRACE_MB` changes the size.
@@ -142,7 +143,14 @@ fn main() {
         }
         writer.finish(None).expect("finish");
     });
-    phase("read it whole (Trace::read, what analyze holds)", || Trace::read(&path).expect("trace").blocks.len());
+    phase("read it whole (Trace::read)", || Trace::read(&path).expect("trace").blocks.len());
+    phase("decompose it, streaming (analyze)", || {
+        hopscope_analyze::decompose_file(&path).expect("decomposes").slices.len()
+    });
+    phase("decompose it held in memory", || {
+        let trace = Trace::read(&path).expect("trace");
+        hopscope_analyze::decompose(&trace).expect("decomposes").slices.len()
+    });
 
     phase("refuse /dev/zero", || Trace::read(Path::new("/dev/zero")).is_err());
     let sparse = dir.join("sparse.hop");

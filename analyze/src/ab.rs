@@ -312,7 +312,7 @@ pub fn pass_blocks(trace: &Trace) -> Vec<PassBlocks> {
     let op_medians: BTreeMap<usize, f64> = crate::join::join(trace)
         .iter()
         .flat_map(|ops| ops.blocks.iter())
-        .filter_map(|b| Samples::new(b.total_ns.clone()).ok().map(|s| (b.block, s.median() / 1_000.0)))
+        .filter_map(|b| Some((b.block, b.total_median_ns? / 1_000.0)))
         .collect();
     let mut passes: BTreeMap<u32, PassBlocks> = BTreeMap::new();
     let mut first_seen: BTreeMap<u32, u16> = BTreeMap::new();

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use hopscope_probe::Trace;
+use hopscope_probe::{Block, Trace, TraceHeader};
 use serde::{Deserialize, Serialize};
 
 use crate::stats::{BOOTSTRAP_RESAMPLES, Samples, Summary, bootstrap_ci95, median_of_unsorted};
@@ -34,9 +34,17 @@ pub struct LaneBlocks {
 
 /// Collect every lane's block figures.
 pub fn lane_blocks(trace: &Trace) -> Vec<LaneBlocks> {
-    let ns_per_tick = trace.header.clock.ns_per_tick;
-    let mut lanes: Vec<LaneBlocks> = trace
-        .header
+    let mut lanes = empty_lanes(&trace.header);
+    for block in &trace.blocks {
+        add_block(&mut lanes, &trace.header, block);
+    }
+    lanes
+}
+
+/// One empty [`LaneBlocks`] per lane `header` declares, to fill with
+/// [`add_block`] one block at a time.
+pub fn empty_lanes(header: &TraceHeader) -> Vec<LaneBlocks> {
+    header
         .lanes
         .iter()
         .map(|name| LaneBlocks {
@@ -45,22 +53,23 @@ pub fn lane_blocks(trace: &Trace) -> Vec<LaneBlocks> {
             ops: 0,
             cpu_ns_per_op: BTreeMap::new(),
         })
-        .collect();
-    for block in &trace.blocks {
-        if block.op_count == 0 {
-            continue;
-        }
-        let lane = &mut lanes[usize::from(block.lane)];
-        let ns = block.end.since(block.start) as f64 * ns_per_tick;
-        lane.us_per_op.insert((block.pass, block.sample), ns / block.op_count as f64 / NS_PER_US);
-        lane.ops = lane.ops.saturating_add(block.op_count);
-        for reading in &block.readings {
-            if let Some(key) = trace.header.readings.get(usize::from(reading.key)) {
-                lane.cpu_ns_per_op.entry(key.clone()).or_default().push(reading.value as f64 / block.op_count as f64);
-            }
+        .collect()
+}
+
+/// Add `block`'s figures to its lane.
+pub fn add_block(lanes: &mut [LaneBlocks], header: &TraceHeader, block: &Block) {
+    if block.op_count == 0 {
+        return;
+    }
+    let Some(lane) = lanes.get_mut(usize::from(block.lane)) else { return };
+    let ns = block.end.since(block.start) as f64 * header.clock.ns_per_tick;
+    lane.us_per_op.insert((block.pass, block.sample), ns / block.op_count as f64 / NS_PER_US);
+    lane.ops = lane.ops.saturating_add(block.op_count);
+    for reading in &block.readings {
+        if let Some(key) = header.readings.get(usize::from(reading.key)) {
+            lane.cpu_ns_per_op.entry(key.clone()).or_default().push(reading.value as f64 / block.op_count as f64);
         }
     }
-    lanes
 }
 
 /// A lane's headline figures.

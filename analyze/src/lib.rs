@@ -15,6 +15,7 @@ pub mod ab;
 pub mod chrome;
 pub mod comparison;
 mod decomposition;
+pub mod distribution;
 pub mod experiment;
 pub mod join;
 pub mod lanes;
@@ -23,6 +24,7 @@ pub mod receipt;
 pub mod resolution;
 pub mod roles;
 pub mod slices;
+pub mod source;
 pub mod stats;
 pub mod sweep;
 
@@ -31,5 +33,6 @@ pub use hopscope_probe::{ClockInfo, HostInfo, Role, Variant};
 
 pub use decomposition::{
     AnalyzeError, BOOTSTRAP_SEED, BlockFigure, CounterFigure, Decomposition, Derived, Drops, LaneResult,
-    ObserverEffect, Partial, ResultError, RunInfo, SCHEMA, decompose, decompose_partial,
+    ObserverEffect, Partial, ResultError, RunInfo, SCHEMA, decompose, decompose_file, decompose_partial,
+    decompose_source,
 };

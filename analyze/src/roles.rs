@@ -3,7 +3,7 @@
 //! trace header records (or, for traces written before roles, from
 //! hopscope's fixed lane names).
 
-use hopscope_probe::{LaneInfo, Role, Trace, Variant};
+use hopscope_probe::{LaneInfo, Role, TraceHeader, Variant};
 
 use crate::join::LaneOps;
 
@@ -16,12 +16,11 @@ pub struct Roles {
 }
 
 impl Roles {
-    /// The roles of `trace`'s lanes; `joined` (from [`crate::join::join`])
+    /// The roles of the lanes `header` declares; `joined` (from [`crate::join::join`])
     /// says which lanes carry marks, which decides the build of a lane that
     /// declares none.
-    pub fn of(trace: &Trace, joined: &[LaneOps]) -> Roles {
-        let lanes: Vec<LaneInfo> =
-            (0..trace.header.lanes.len()).filter_map(|i| trace.header.lane_info(i as u16)).collect();
+    pub fn of(header: &TraceHeader, joined: &[LaneOps]) -> Roles {
+        let lanes: Vec<LaneInfo> = (0..header.lanes.len()).filter_map(|i| header.lane_info(i as u16)).collect();
         let marked =
             (0..lanes.len()).map(|i| joined.iter().any(|o| usize::from(o.lane) == i && !o.hops.is_empty())).collect();
         Roles { lanes, marked }

@@ -23,14 +23,17 @@ pub struct SliceFigures {
     pub ci95: [f64; 2],
     /// MAD of the block medians.
     pub mad_us: f64,
-    /// Percentiles of the pooled per-operation durations.
+    /// 10th percentile of every operation's duration, pooled over blocks
+    /// (within [`crate::distribution::RELATIVE_ACCURACY`]).
     pub p10_us: f64,
     /// 90th percentile, pooled.
     pub p90_us: f64,
     /// 99th percentile, pooled.
     pub p99_us: f64,
-    /// Tukey outliers among pooled operations (counted, not removed).
-    pub outliers: usize,
+    /// Tukey outliers among pooled operations (counted, not removed; from
+    /// the pooled distribution, so an operation within its accuracy of a
+    /// fence may count either way).
+    pub outliers: u64,
     /// This slice's median as a share of the sum of slice medians.
     pub share: f64,
     /// Who the slice's cost belongs to.
@@ -62,13 +65,12 @@ pub fn slice_figures(ops: &LaneOps, seed: u64) -> Vec<SliceFigures> {
             let block_medians: Vec<f64> = ops
                 .blocks
                 .iter()
-                .filter_map(|b| Samples::new(b.slice_ns[s].clone()).ok())
-                .map(|samples| samples.median() / NS_PER_US)
+                .filter_map(|b| b.slice_median_ns.get(s).copied().flatten())
+                .map(|ns| ns / NS_PER_US)
                 .collect();
             let blocks = Samples::new(block_medians).ok()?;
-            let pooled =
-                Samples::new(ops.blocks.iter().flat_map(|b| b.slice_ns[s].iter().map(|ns| ns / NS_PER_US)).collect())
-                    .ok()?;
+            let pooled = ops.slice_ns.get(s).filter(|d| d.usable())?;
+            let pooled_us = |q: f64| pooled.quantile(q).map_or(f64::NAN, |ns| ns / NS_PER_US);
             let summary = blocks.summary(seed.wrapping_add(s as u64));
             Some(SliceFigures {
                 name: def.name.clone(),
@@ -76,10 +78,10 @@ pub fn slice_figures(ops: &LaneOps, seed: u64) -> Vec<SliceFigures> {
                 median_us: summary.median,
                 ci95: summary.ci95,
                 mad_us: summary.mad,
-                p10_us: pooled.quantile(0.10),
-                p90_us: pooled.quantile(0.90),
-                p99_us: pooled.quantile(0.99),
-                outliers: pooled.tukey_outliers(),
+                p10_us: pooled_us(0.10),
+                p90_us: pooled_us(0.90),
+                p99_us: pooled_us(0.99),
+                outliers: pooled.tukey_outliers().unwrap_or(0),
                 share: 0.0,
                 owner: owner(def.side, def.to),
                 library: owner(def.side, def.to) == Owner::Library,

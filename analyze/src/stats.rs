@@ -201,7 +201,7 @@ fn median_sorted(values: &[f64]) -> f64 {
     if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 }
 }
 
-fn quantile_sorted(values: &[f64], q: f64) -> f64 {
+pub(crate) fn quantile_sorted(values: &[f64], q: f64) -> f64 {
     let n = values.len();
     if n == 0 {
         return f64::NAN;

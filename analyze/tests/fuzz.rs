@@ -34,7 +34,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use hopscope_analyze::chrome::ChromeWriter;
-use hopscope_analyze::{ab, decompose_partial, experiment, join, lanes, merge, receipt, resolution, sweep};
+use hopscope_analyze::{
+    ab, decompose_file, decompose_partial, experiment, join, lanes, merge, receipt, resolution, sweep,
+};
 use hopscope_probe::{Trace, TraceReader};
 
 /// Counts live heap bytes and their peak, to state each input's memory.
@@ -286,10 +288,23 @@ fn target(bytes: &[u8], analyze: bool) -> bool {
         let _ = writer.finish(Some("fuzz"));
     }
     if analyze {
-        if let Ok(d) = decompose_partial(&trace, None) {
-            let _ = receipt::markdown(&d);
-            let _ = serde_json::to_string(&d);
-            let _ = sweep::rows("fuzz", &trace, &d);
+        let held = decompose_partial(&trace, None);
+        if let Ok(d) = &held {
+            let _ = receipt::markdown(d);
+            let _ = serde_json::to_string(d);
+            let _ = sweep::rows("fuzz", &trace, d);
+        }
+        // The streamed file gives the figures of the blocks held in memory.
+        let path = std::env::temp_dir().join(format!("hopscope-fuzz-{}.hop", std::process::id()));
+        if std::fs::write(&path, bytes).is_ok() {
+            let streamed = decompose_file(&path);
+            if let (Ok(held), Ok(streamed)) = (&held, &streamed) {
+                let figures = |d: &hopscope_analyze::Decomposition| {
+                    serde_json::to_string(&(&d.lanes, &d.slices, &d.derived, &d.drops)).unwrap_or_default()
+                };
+                assert_eq!(figures(held), figures(streamed), "streamed and held figures differ");
+            }
+            let _ = std::fs::remove_file(&path);
         }
         let e = experiment::judge(&trace, &resolution::detection_rule());
         let _ = experiment::markdown(&e);

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use hopscope_probe::Trace;
+use hopscope_probe::TraceHeader;
 use hopscope_probe::counters::Support;
 
 use super::result::{BlockFigure, CounterFigure, LaneResult};
@@ -13,13 +13,13 @@ use crate::lanes::{LaneBlocks, LaneFigures};
 /// The result of `lane` (its joined operations `ops`, its figures when it
 /// measured any), with every counter the trace's header lists.
 pub(super) fn lane_result(
-    trace: &Trace,
+    header: &TraceHeader,
     lane: &LaneBlocks,
     ops: &LaneOps,
     figures: Option<&LaneFigures>,
 ) -> LaneResult {
     let mut result = figures_of(lane, ops, figures);
-    for support in &trace.header.counters {
+    for support in &header.counters {
         let key = format!("{}_per_op", support.counter.name().replace('-', "_"));
         let figure = match &support.support {
             Support::Unsupported { .. } => Some(CounterFigure::Unsupported(support.support.to_string())),
@@ -37,9 +37,9 @@ pub(super) fn lane_result(
 }
 
 fn figures_of(lane: &LaneBlocks, ops: &LaneOps, figures: Option<&LaneFigures>) -> LaneResult {
-    let pooled: Vec<f64> = ops.blocks.iter().flat_map(|b| b.total_ns.iter().map(|ns| ns / 1_000.0)).collect();
-    let op_latency_quantiles_us = crate::stats::Samples::new(pooled)
-        .map(|s| (0..=100).map(|q| s.quantile(f64::from(q) / 100.0)).collect())
+    let pooled = Some(&ops.total_ns).filter(|d| d.usable());
+    let op_latency_quantiles_us = pooled
+        .map(|d| (0..=100).filter_map(|q| d.quantile(f64::from(q) / 100.0)).map(|ns| ns / 1_000.0).collect())
         .unwrap_or_default();
     LaneResult {
         ops: lane.ops,
@@ -61,11 +61,10 @@ fn figures_of(lane: &LaneBlocks, ops: &LaneOps, figures: Option<&LaneFigures>) -
 
 /// Mean CPU changes per op and the share of ops with any, over `ops`.
 fn cross_core(ops: &LaneOps) -> Option<(f64, f64)> {
-    let changes: Vec<u8> = ops.blocks.iter().flat_map(|b| b.cpu_changes.iter().copied()).collect();
-    if changes.is_empty() {
+    let c = ops.core_changes;
+    if c.ops == 0 {
         return None;
     }
-    let n = changes.len() as f64;
-    let hops = changes.iter().map(|c| f64::from(*c)).sum::<f64>() / n;
-    Some((hops, changes.iter().filter(|c| **c > 0).count() as f64 / n))
+    let n = c.ops as f64;
+    Some((c.changes as f64 / n, c.ops_changed as f64 / n))
 }

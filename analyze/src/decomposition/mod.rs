@@ -7,17 +7,18 @@ mod result;
 
 use std::collections::BTreeMap;
 
-use hopscope_probe::{Role, Trace, Variant};
+use hopscope_probe::{Block, Role, Trace, TraceHeader, Variant};
 
 pub use result::{
     BlockFigure, CounterFigure, Decomposition, Derived, Drops, LaneResult, ObserverEffect, Partial, ResultError,
     RunInfo,
 };
 
-use crate::join::{self, LaneOps};
+use crate::join::{HopScan, Join, LaneOps};
 use crate::lanes::{self, LaneBlocks};
 use crate::roles::Roles;
 use crate::slices::{self, CrossCheck, SliceFigures};
+use crate::source::{BlockSource, TraceFile};
 use crate::stats::BOOTSTRAP_RESAMPLES;
 
 /// Schema name and version written into every result.
@@ -28,25 +29,95 @@ pub const SCHEMA: &str = "hopscope.decomposition/1";
 pub const BOOTSTRAP_SEED: u64 = 0x0b5e_55ed_5eed_2840;
 
 /// Why a trace cannot be decomposed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum AnalyzeError {
     /// The trace holds no measured block at all.
     #[error("the trace holds no measured blocks")]
     NoBlocks,
+    /// A damaged or cut trace file has no complete block before the damage.
+    #[error("no complete block before {reason}")]
+    NothingSalvaged {
+        /// Where and why reading stopped.
+        reason: String,
+    },
+    /// The trace file cannot be opened, or its preamble or header is
+    /// unusable.
+    #[error(transparent)]
+    Trace(#[from] hopscope_probe::TraceError),
+    /// A trace file read once per pass changed between passes.
+    #[error("the trace {path} changed while it was analyzed: {why}")]
+    Changed {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What differed.
+        why: String,
+    },
 }
 
 /// Decompose `trace`. Pure: reads nothing but the trace, writes nothing.
 pub fn decompose(trace: &Trace) -> Result<Decomposition, AnalyzeError> {
-    if trace.blocks.is_empty() {
-        return Err(AnalyzeError::NoBlocks);
+    decompose_blocks(&mut { trace }).map(|(d, _)| d)
+}
+
+/// Decompose the trace file at `path`, streaming it (two reads, one block
+/// in memory at a time: memory grows with the number of blocks, not their
+/// size). A file cut short or damaged after its header is salvaged: the
+/// result covers every complete, checksum-valid block and is `partial`.
+pub fn decompose_file(path: &std::path::Path) -> Result<Decomposition, AnalyzeError> {
+    let mut file = TraceFile::open(path)?;
+    decompose_source(&mut file, None)
+}
+
+/// [`decompose_partial`] over any [`BlockSource`]; the source's own
+/// account of what it left out (a salvaged file) comes first.
+pub fn decompose_source(
+    source: &mut impl BlockSource,
+    partial: Option<Partial>,
+) -> Result<Decomposition, AnalyzeError> {
+    let (d, held) = decompose_blocks(source)?;
+    Ok(mark_partial(d, source.header(), held, source.partial().or(partial)))
+}
+
+/// What the first pass over the blocks gathers.
+struct Scanned {
+    blocks: u64,
+    dropped: u64,
+    lanes: Vec<LaneBlocks>,
+    hops: HopScan,
+}
+
+/// Read `source` twice (scan, then join) and decompose it; also returns
+/// how many blocks it held.
+fn decompose_blocks(source: &mut impl BlockSource) -> Result<(Decomposition, u64), AnalyzeError> {
+    let header = source.header().clone();
+    let mut scanned =
+        Scanned { blocks: 0, dropped: 0, lanes: lanes::empty_lanes(&header), hops: HopScan::new(&header) };
+    source.replay(&mut |_, block: &Block| {
+        scanned.blocks += 1;
+        scanned.dropped = scanned.dropped.saturating_add(block.dropped());
+        lanes::add_block(&mut scanned.lanes, &header, block);
+        scanned.hops.add(block);
+    })?;
+    if scanned.blocks == 0 {
+        return Err(match source.partial() {
+            Some(p) => AnalyzeError::NothingSalvaged { reason: p.reason },
+            None => AnalyzeError::NoBlocks,
+        });
     }
+    let mut join = Join::new(&header, &scanned.hops);
+    source.replay(&mut |index, block: &Block| join.add(index, block))?;
+    let joined = join.finish();
+    Ok((analyze(&header, &scanned, &joined), scanned.blocks))
+}
+
+/// Every figure of a decomposition, from the scanned and joined blocks.
+fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decomposition {
     let seed = BOOTSTRAP_SEED;
-    let blocks = lanes::lane_blocks(trace);
-    let joined = join::join(trace);
-    let roles = Roles::of(trace, &joined);
+    let blocks = &scanned.lanes;
+    let roles = Roles::of(header, joined);
     let mut warnings = Vec::new();
-    let per_lane = per_lane(trace, &blocks, &joined, seed, &mut warnings);
+    let per_lane = per_lane(header, blocks, joined, seed, &mut warnings);
 
     let measured = |lane: Option<usize>| lane.and_then(|i| blocks.get(i)).filter(|l| l.ops > 0);
     let baseline = measured(roles.prefer(Role::Baseline, Variant::Clean));
@@ -80,7 +151,7 @@ pub fn decompose(trace: &Trace) -> Result<Decomposition, AnalyzeError> {
             "no floor lane: the hop is not split into boundary and library, and nothing is cross-checked".to_owned(),
         );
     }
-    let insitu = insitu(trace, &joined, &roles, derived.as_ref(), seed, &mut warnings);
+    let insitu = insitu(header, joined, &roles, derived.as_ref(), seed, &mut warnings);
     let observer_effect = match (clean, probed) {
         (Some(c), Some(p)) => observer(c, p, seed),
         _ => {
@@ -91,20 +162,20 @@ pub fn decompose(trace: &Trace) -> Result<Decomposition, AnalyzeError> {
             None
         }
     };
-    let drops = drops(trace, &joined, &mut warnings);
-    let comparison = comparison(trace, &blocks, &roles, &per_lane, seed);
+    let drops = drops(header, scanned.dropped, joined, &mut warnings);
+    let comparison = comparison(header, blocks, &roles, &per_lane, seed);
 
-    Ok(Decomposition {
+    Decomposition {
         schema: SCHEMA.to_owned(),
         run: RunInfo {
-            created_unix_ms: trace.header.created_unix_ms,
-            meta: trace.header.run.clone(),
+            created_unix_ms: header.created_unix_ms,
+            meta: header.run.clone(),
             bootstrap_seed: seed,
             bootstrap_resamples: BOOTSTRAP_RESAMPLES,
         },
-        host: trace.header.host.clone(),
-        clock: trace.header.clock.clone(),
-        counters: trace.header.counters.clone(),
+        host: header.host.clone(),
+        clock: header.clock.clone(),
+        counters: header.counters.clone(),
         lanes: per_lane.results,
         derived,
         insitu_lane: insitu.lane,
@@ -118,7 +189,7 @@ pub fn decompose(trace: &Trace) -> Result<Decomposition, AnalyzeError> {
         drops,
         partial: None,
         warnings,
-    })
+    }
 }
 
 /// [`decompose`] a trace that may cover only part of its run, saying so:
@@ -127,9 +198,13 @@ pub fn decompose(trace: &Trace) -> Result<Decomposition, AnalyzeError> {
 /// (`planned_blocks` in the header). The result then carries `partial`, and
 /// its first warning says what was left out.
 pub fn decompose_partial(trace: &Trace, partial: Option<Partial>) -> Result<Decomposition, AnalyzeError> {
-    let mut d = decompose(trace)?;
-    let planned = trace.header.run.get("planned_blocks").and_then(|p| p.parse::<u64>().ok());
-    let held = trace.blocks.len() as u64;
+    decompose_source(&mut { trace }, partial)
+}
+
+/// Mark `d` partial as `partial` says or, failing that, when the trace
+/// held fewer blocks (`held`) than its run planned.
+fn mark_partial(mut d: Decomposition, header: &TraceHeader, held: u64, partial: Option<Partial>) -> Decomposition {
+    let planned = header.run.get("planned_blocks").and_then(|p| p.parse::<u64>().ok());
     let partial = partial.or_else(|| {
         let planned = planned.filter(|p| *p > held)?;
         Some(Partial {
@@ -142,7 +217,7 @@ pub fn decompose_partial(trace: &Trace, partial: Option<Partial>) -> Result<Deco
         d.warnings.insert(0, partial.warning());
         d.partial = Some(partial);
     }
-    Ok(d)
+    d
 }
 
 /// Every lane's result and its CPU and context-switch figures by role.
@@ -155,7 +230,7 @@ struct PerLane {
 /// Each lane's figures, warning about lanes that measured nothing or whose
 /// blocks spread beyond [`NOISY_SPREAD`].
 fn per_lane(
-    trace: &Trace,
+    header: &TraceHeader,
     blocks: &[LaneBlocks],
     joined: &[LaneOps],
     seed: u64,
@@ -181,7 +256,7 @@ fn per_lane(
                 }
             }
         }
-        out.results.insert(lane.name.clone(), lane::lane_result(trace, lane, ops, figures.as_ref()));
+        out.results.insert(lane.name.clone(), lane::lane_result(header, lane, ops, figures.as_ref()));
     }
     out
 }
@@ -199,7 +274,7 @@ struct InSitu {
 /// carries complete operations (a program's own capture); the probed floor
 /// gives the slices subtracted in the cross-check.
 fn insitu(
-    trace: &Trace,
+    header: &TraceHeader,
     joined: &[LaneOps],
     roles: &Roles,
     derived: Option<&Derived>,
@@ -230,7 +305,7 @@ fn insitu(
         warnings.push("the two instruments disagree about the library's cost beyond the stated tolerance".to_owned());
     }
     InSitu {
-        lane: sliced.map(|o| trace.header.lanes[usize::from(o.lane)].clone()),
+        lane: sliced.and_then(|o| header.lanes.get(usize::from(o.lane)).cloned()),
         slices,
         floor_slices: floor_slices.unwrap_or_default(),
         crosscheck,
@@ -239,10 +314,10 @@ fn insitu(
 
 /// What the instrument lost, warning about dropped marks and counters the
 /// host cannot count.
-fn drops(trace: &Trace, joined: &[LaneOps], warnings: &mut Vec<String>) -> Drops {
-    let name = |o: &LaneOps| trace.header.lanes[usize::from(o.lane)].clone();
+fn drops(header: &TraceHeader, dropped: u64, joined: &[LaneOps], warnings: &mut Vec<String>) -> Drops {
+    let name = |o: &LaneOps| header.lanes.get(usize::from(o.lane)).cloned().unwrap_or_default();
     let drops = Drops {
-        marks_dropped: trace.dropped(),
+        marks_dropped: dropped,
         incomplete_ops: joined.iter().map(|o| (name(o), o.incomplete)).collect(),
         complete_ops: joined.iter().map(|o| (name(o), o.complete)).collect(),
     };
@@ -251,7 +326,7 @@ fn drops(trace: &Trace, joined: &[LaneOps], warnings: &mut Vec<String>) -> Drops
             .push(format!("{} marks were dropped (buffers full); their operations are excluded", drops.marks_dropped));
     }
     let unsupported: Vec<&str> =
-        trace.header.counters.iter().filter(|c| !c.support.is_supported()).map(|c| c.counter.name()).collect();
+        header.counters.iter().filter(|c| !c.support.is_supported()).map(|c| c.counter.name()).collect();
     if !unsupported.is_empty() {
         warnings.push(format!("counters unsupported on this host: {}", unsupported.join(", ")));
     }
@@ -260,7 +335,7 @@ fn drops(trace: &Trace, joined: &[LaneOps], warnings: &mut Vec<String>) -> Drops
 
 /// The subject beside every peer lane, when there are any.
 fn comparison(
-    trace: &Trace,
+    header: &TraceHeader,
     blocks: &[LaneBlocks],
     roles: &Roles,
     per_lane: &PerLane,
@@ -275,9 +350,9 @@ fn comparison(
         summaries: &summaries,
         process_cpu_us: &process_cpu_us,
         ctx_switches: &ctx,
-        meta: &trace.header.run,
+        meta: &header.run,
     };
-    let shape = trace.header.run.get("shape").map_or("this shape", String::as_str);
+    let shape = header.run.get("shape").map_or("this shape", String::as_str);
     crate::comparison::compare(blocks, roles, &facts, shape, seed)
 }
 

@@ -65,21 +65,12 @@ impl Trace {
     /// A file whose preamble or header is unusable is still an error.
     pub fn salvage(path: &Path) -> Result<(Trace, Option<Salvage>), TraceError> {
         let mut reader = TraceReader::open(path)?;
-        let size = reader.size;
         let mut blocks = Vec::new();
         loop {
-            let at = reader.pos;
-            match reader.next_block() {
+            match reader.next_salvaged() {
                 Ok(Some(block)) => blocks.push(block),
                 Ok(None) => return Ok((Trace { header: reader.header, blocks }, None)),
-                Err(err) => {
-                    let salvage = Salvage {
-                        blocks_kept: blocks.len() as u64,
-                        bytes_dropped: size.map_or(0, |s| s.saturating_sub(at)),
-                        reason: err.to_string(),
-                    };
-                    return Ok((Trace { header: reader.header, blocks }, Some(salvage)));
-                }
+                Err(salvage) => return Ok((Trace { header: reader.header, blocks }, Some(salvage))),
             }
         }
     }
@@ -157,6 +148,19 @@ impl<R: Read> TraceReader<R> {
     /// The trace's header.
     pub fn header(&self) -> &TraceHeader {
         &self.header
+    }
+
+    /// The next block, or `None` after a valid end record. Where the trace
+    /// stops being readable (a run killed mid-block, a cut or damaged
+    /// record), the error is the account of a salvage: the blocks read so
+    /// far are kept, the bytes from here on are dropped, and why.
+    pub fn next_salvaged(&mut self) -> Result<Option<Block>, Salvage> {
+        let at = self.pos;
+        self.next_block().map_err(|err| Salvage {
+            blocks_kept: self.blocks,
+            bytes_dropped: self.size.map_or(0, |s| s.saturating_sub(at)),
+            reason: err.to_string(),
+        })
     }
 
     /// The next block, or `None` after a valid end record (and nothing

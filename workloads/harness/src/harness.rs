@@ -15,6 +15,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use hopscope_analyze::experiment::Experiment;
+use hopscope_analyze::source::TraceFile;
 use hopscope_analyze::{AnalyzeError, Decomposition, Partial};
 use hopscope_probe::{Trace, TraceError};
 use hopscope_reports::{ChartOptions, ReportError, Written};
@@ -235,14 +236,17 @@ impl Harness {
         meta.insert("harness".to_owned(), self.name.clone());
         let dir = rundir::create(self.args.out.as_deref(), &self.name)?;
         self.say(&format!("measuring {} lanes into {}", trace_lanes(&self.lanes), dir.display()));
-        let (mut outcome, trace) = self.measure(&plan, &self.lanes, dir, meta)?;
-        if let Some(trace) = trace {
+        let (mut outcome, blocks) = self.measure(&plan, &self.lanes, dir, meta)?;
+        if blocks > 0 {
             let partial = outcome.stopped.as_ref().map(|line| Partial {
-                blocks_kept: trace.blocks.len() as u64,
+                blocks_kept: blocks,
                 bytes_dropped: 0,
                 reason: format!("the run stopped ({line})"),
             });
-            let d = hopscope_analyze::decompose_partial(&trace, partial)
+            // Streamed from the file: a long run's trace is never held whole.
+            let mut file = TraceFile::open(&outcome.trace)
+                .map_err(|source| HarnessError::Trace { path: outcome.trace.clone(), source })?;
+            let d = hopscope_analyze::decompose_source(&mut file, partial)
                 .map_err(|source| HarnessError::Analyze { path: outcome.trace.clone(), source })?;
             outcome.written = hopscope_reports::write_decomposition(&outcome.dir, &d, self.charts)
                 .map_err(|source| HarnessError::Report { dir: outcome.dir.clone(), source })?;
@@ -255,18 +259,18 @@ impl Harness {
         Ok(outcome)
     }
 
-    /// Run `lanes` under `plan` into `dir`; the outcome so far, and the
-    /// trace read back when any block was measured.
+    /// Run `lanes` under `plan` into `dir`; the outcome so far, and how
+    /// many blocks were measured.
     fn measure(
         &self,
         plan: &Plan,
         lanes: &[Lane],
         dir: PathBuf,
         meta: BTreeMap<String, String>,
-    ) -> Result<(Outcome, Option<Trace>), HarnessError> {
+    ) -> Result<(Outcome, u64), HarnessError> {
         let progress = self.progress.unwrap_or_else(rundir::show_progress);
         let (summary, stopped, signal) = stopped_or(runner::run(plan, lanes, &dir, meta, progress))?;
-        let trace = if summary.blocks > 0 { Some(read(&summary)?) } else { None };
+        let blocks = summary.blocks;
         let outcome = Outcome {
             dir,
             trace: summary.trace,
@@ -276,7 +280,7 @@ impl Harness {
             stopped,
             signal,
         };
-        Ok((outcome, trace))
+        Ok((outcome, blocks))
     }
 
     /// An A/B run of the two declared lanes `spec` names.
@@ -316,8 +320,10 @@ impl Harness {
             dir.display(),
             &spec.sha256[..12.min(spec.sha256.len())]
         ));
-        let (mut outcome, trace) = self.measure(&plan, &lanes, dir, meta)?;
-        if let Some(trace) = trace {
+        let (mut outcome, blocks) = self.measure(&plan, &lanes, dir, meta)?;
+        if blocks > 0 {
+            let trace = Trace::read(&outcome.trace)
+                .map_err(|source| HarnessError::Trace { path: outcome.trace.clone(), source })?;
             let mut e = hopscope_analyze::experiment::judge(&trace, &spec.rule);
             if let Some(line) = &outcome.stopped {
                 let partial = Partial {
@@ -397,10 +403,6 @@ fn stopped_or(result: Result<RunSummary, RunError>) -> Result<Kept, HarnessError
         }
         Err(other) => Err(other.into()),
     }
-}
-
-fn read(summary: &RunSummary) -> Result<Trace, HarnessError> {
-    Trace::read(&summary.trace).map_err(|source| HarnessError::Trace { path: summary.trace.clone(), source })
 }
 
 fn trace_lanes(lanes: &[Lane]) -> usize {

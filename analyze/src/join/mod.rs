@@ -1,0 +1,243 @@
+//! Join: marks from every thread of a block → per-operation slices.
+//!
+//! For each lane, the hops it marks are found from the trace itself; an
+//! operation is *complete* when it has each of those hops exactly once.
+//! Incomplete operations (a mark dropped, a hop missing, a hop twice) are
+//! counted and excluded, never mixed into the figures. Slices are the
+//! intervals between consecutive hops in time order; a slice whose two marks
+//! are on different sides is a cross-thread slice.
+//!
+//! The join reads a trace twice, one block at a time, and never holds more
+//! than one block's operations: the first pass ([`HopScan`]) finds each
+//! lane's hops and their time order, the second ([`Join`]) reduces each
+//! block to its medians and adds every operation to the lane's pooled
+//! [`Distribution`]s. Memory is one block's table plus, per lane, a few
+//! numbers per block and a bounded sketch per slice.
+//!
+//! Cost: one hash lookup and one store per mark (FxHash on the op id), then
+//! one pass per complete operation.
+
+mod scan;
+mod table;
+
+use hopscope_probe::{Block, Hop, Mark, Side, Trace, TraceHeader};
+use serde::{Deserialize, Serialize};
+
+pub use scan::HopScan;
+use table::Table;
+
+use crate::distribution::Distribution;
+use crate::stats::median_of_unsorted;
+
+/// Which thread(s) a slice runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SliceSide {
+    /// Both marks on the caller thread.
+    Caller,
+    /// Both marks on the writer thread.
+    Writer,
+    /// From one thread to the other: a wake or transport cost.
+    Cross,
+}
+
+/// One slice of a lane's operations.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SliceDef {
+    /// `from→to`, e.g. `sent→woke`.
+    pub name: String,
+    /// The hop that opens the slice.
+    #[serde(skip)]
+    pub from: Hop,
+    /// The hop that closes the slice.
+    #[serde(skip)]
+    pub to: Hop,
+    /// Where it runs.
+    pub side: SliceSide,
+}
+
+/// One block's operations, reduced to what the analyses use of them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockOps {
+    /// Index of the block in the trace.
+    pub block: usize,
+    /// Pass of the block.
+    pub pass: u32,
+    /// Sample of the block.
+    pub sample: u32,
+    /// Complete operations in the block (at least one).
+    pub complete: u64,
+    /// Per slice (in [`LaneOps::slices`] order), the median duration of the
+    /// block's complete operations, ns; `None` if one is not a finite
+    /// number. Cross-thread slices may be slightly negative if the cores'
+    /// clocks disagree.
+    pub slice_median_ns: Vec<Option<f64>>,
+    /// The median first-to-last-mark duration, ns (`None` as above).
+    pub total_median_ns: Option<f64>,
+}
+
+/// How often operations' marks were taken on different CPUs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CoreChanges {
+    /// Complete operations with at least one mark that carries its CPU.
+    pub ops: u64,
+    /// CPU changes between consecutive CPU-sampled marks, over those ops.
+    pub changes: u64,
+    /// Those ops with at least one change.
+    pub ops_changed: u64,
+}
+
+/// Every operation of one lane, joined.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaneOps {
+    /// Lane index in the trace header.
+    pub lane: u16,
+    /// Hops this lane marks, in time order (empty for a clean lane).
+    pub hops: Vec<Hop>,
+    /// Consecutive hop pairs.
+    pub slices: Vec<SliceDef>,
+    /// Blocks of this lane with at least one complete operation.
+    pub blocks: Vec<BlockOps>,
+    /// Per slice, every complete operation's duration, ns.
+    pub slice_ns: Vec<Distribution>,
+    /// Every complete operation's first-to-last-mark duration, ns.
+    pub total_ns: Distribution,
+    /// CPU changes within operations.
+    pub core_changes: CoreChanges,
+    /// Operations with every hop exactly once.
+    pub complete: u64,
+    /// Operations excluded for a missing or repeated hop.
+    pub incomplete: u64,
+}
+
+/// Join the marks of every lane of `trace`, held in memory.
+pub fn join(trace: &Trace) -> Vec<LaneOps> {
+    let mut scan = HopScan::new(&trace.header);
+    for block in &trace.blocks {
+        scan.add(block);
+    }
+    let mut join = Join::new(&trace.header, &scan);
+    for (index, block) in trace.blocks.iter().enumerate() {
+        join.add(index, block);
+    }
+    join.finish()
+}
+
+/// The join's second pass, fed block by block after a [`HopScan`] of the
+/// same blocks.
+#[derive(Debug, Clone)]
+pub struct Join {
+    lanes: Vec<LaneOps>,
+    hop_count: usize,
+    ns_per_tick: f64,
+}
+
+impl Join {
+    /// Start the second pass of a trace with `header`, scanned by `scan`.
+    pub fn new(header: &TraceHeader, scan: &HopScan) -> Join {
+        let lanes = (0..header.lanes.len() as u16)
+            .map(|lane| {
+                let hops = scan.hops_in_time_order(lane);
+                let slices = slice_defs(header, &hops);
+                LaneOps {
+                    lane,
+                    slice_ns: vec![Distribution::new(); slices.len()],
+                    hops,
+                    slices,
+                    blocks: Vec::new(),
+                    total_ns: Distribution::new(),
+                    core_changes: CoreChanges::default(),
+                    complete: 0,
+                    incomplete: 0,
+                }
+            })
+            .collect();
+        Join { lanes, hop_count: header.hops.len(), ns_per_tick: header.clock.ns_per_tick }
+    }
+
+    /// Join block `index` of the trace.
+    pub fn add(&mut self, index: usize, block: &Block) {
+        let Some(out) = self.lanes.get_mut(usize::from(block.lane)) else { return };
+        if out.hops.len() < 2 {
+            return;
+        }
+        // The table's columns follow the hops in time order.
+        let table = Table::build(block, &out.hops, self.hop_count);
+        let mut slice_ns: Vec<Vec<f64>> = vec![Vec::with_capacity(table.rows); out.slices.len()];
+        let mut total_ns: Vec<f64> = Vec::with_capacity(table.rows);
+        for row in 0..table.rows {
+            let Some(ticks) = table.complete_row(row) else {
+                out.incomplete += 1;
+                continue;
+            };
+            out.complete += 1;
+            for (s, pair) in ticks.windows(2).enumerate() {
+                let ns = signed_ticks(pair[0], pair[1]) * self.ns_per_tick;
+                slice_ns[s].push(ns);
+            }
+            let total = signed_ticks(ticks[0], ticks[ticks.len() - 1]) * self.ns_per_tick;
+            total_ns.push(total);
+            let mut cpus = table.row_cpus(row).iter().copied().filter(|c| *c != Mark::UNKNOWN_CPU);
+            if let Some(mut previous) = cpus.next() {
+                let mut changes = 0u64;
+                for cpu in cpus {
+                    changes += u64::from(cpu != previous);
+                    previous = cpu;
+                }
+                out.core_changes.ops += 1;
+                out.core_changes.changes += changes;
+                out.core_changes.ops_changed += u64::from(changes > 0);
+            }
+        }
+        if total_ns.is_empty() {
+            return;
+        }
+        let slice_median_ns = slice_ns.iter_mut().zip(&mut out.slice_ns).map(|(v, d)| sorted_median(v, d)).collect();
+        let total_median_ns = sorted_median(&mut total_ns, &mut out.total_ns);
+        out.blocks.push(BlockOps {
+            block: index,
+            pass: block.pass,
+            sample: block.sample,
+            complete: total_ns.len() as u64,
+            slice_median_ns,
+            total_median_ns,
+        });
+    }
+
+    /// Every lane's joined operations.
+    pub fn finish(self) -> Vec<LaneOps> {
+        self.lanes
+    }
+}
+
+/// Sort `values`, pool them into `pooled`, and return their median when
+/// every one is finite.
+fn sorted_median(values: &mut [f64], pooled: &mut Distribution) -> Option<f64> {
+    let median = median_of_unsorted(values);
+    pooled.add_sorted(values);
+    (!values.is_empty() && values.iter().all(|v| v.is_finite())).then_some(median)
+}
+
+/// The slices between consecutive `hops`.
+fn slice_defs(header: &TraceHeader, hops: &[Hop]) -> Vec<SliceDef> {
+    hops.windows(2)
+        .map(|pair| {
+            let side = |h: Hop| header.hops.get(h).map_or(Side::Caller, |d| d.side);
+            let name = |h: Hop| header.hops.get(h).map_or_else(|| format!("hop{}", h.0), |d| d.name.clone());
+            SliceDef {
+                name: format!("{}→{}", name(pair[0]), name(pair[1])),
+                from: pair[0],
+                to: pair[1],
+                side: match (side(pair[0]), side(pair[1])) {
+                    (Side::Caller, Side::Caller) => SliceSide::Caller,
+                    (Side::Writer, Side::Writer) => SliceSide::Writer,
+                    _ => SliceSide::Cross,
+                },
+            }
+        })
+        .collect()
+}
+
+fn signed_ticks(from: u64, to: u64) -> f64 {
+    (i128::from(to) - i128::from(from)) as f64
+}
