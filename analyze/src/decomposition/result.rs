@@ -190,7 +190,11 @@ impl Partial {
         } else {
             String::new()
         };
-        format!("these figures cover the {} blocks measured before {}{bytes}", self.blocks_kept, self.reason)
+        let blocks = match self.blocks_kept {
+            1 => "the one block".to_owned(),
+            n => format!("the {n} blocks"),
+        };
+        format!("these figures cover {blocks} measured before {}{bytes}", self.reason)
     }
 
     /// The one-line warning a partial result carries.
