@@ -13,6 +13,8 @@ pub const RUNS_DIR: &str = "target/hopscope";
 
 /// Create the run directory: `out` if given, else a new timestamped one
 /// `target/hopscope/<kind>-<ms>`, with `target/hopscope/latest` pointing at it.
+/// An `out` another run holds is refused here, before the caller says it
+/// is about to measure into it (the runner locks it for the run itself).
 pub fn create(out: Option<&Path>, kind: &str) -> Result<PathBuf, RunError> {
     let io = |path: &Path| {
         let path = path.to_owned();
@@ -20,6 +22,7 @@ pub fn create(out: Option<&Path>, kind: &str) -> Result<PathBuf, RunError> {
     };
     if let Some(out) = out {
         std::fs::create_dir_all(out).map_err(io(out))?;
+        drop(lock(out)?);
         return Ok(out.to_owned());
     }
     let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
@@ -105,7 +108,10 @@ pub fn lock(dir: &Path) -> Result<DirLock, RunError> {
         .write(true)
         .open(&path)
         .map_err(io("cannot open the lock file", &path))?;
-    if !try_lock(&file) {
+    if let Err(err) = file.try_lock() {
+        if let std::fs::TryLockError::Error(source) = err {
+            return Err(RunError::Io { what: "cannot lock", path, source });
+        }
         let mut holder = String::new();
         let _ = file.read_to_string(&mut holder);
         let holder = holder.trim();
@@ -117,17 +123,4 @@ pub fn lock(dir: &Path) -> Result<DirLock, RunError> {
     // Record who holds it, for the next run's refusal.
     let _ = file.set_len(0).and_then(|()| file.rewind()).and_then(|()| write!(file, "{}", std::process::id()));
     Ok(DirLock { _file: file })
-}
-
-#[cfg(unix)]
-fn try_lock(file: &File) -> bool {
-    use std::os::fd::AsRawFd;
-    // SAFETY: flock takes an open descriptor (the file outlives the call)
-    // and flags; a failure is only reported, never undefined behaviour.
-    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
-}
-
-#[cfg(not(unix))]
-fn try_lock(_file: &File) -> bool {
-    true
 }
