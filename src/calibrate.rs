@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use hopscope_probe::calibrate::{CostPlan, Costs, measure_costs};
 use hopscope_probe::counters::{self, CounterSupport};
-use hopscope_probe::{ClockInfo, HostInfo};
+use hopscope_probe::{ClockInfo, HostInfo, SliceKind, SpanMachinery};
 use serde_json::json;
 
 /// Target from the probe's contract: a mark may cost at most this many bare
@@ -20,10 +20,20 @@ pub(crate) struct Args {
     /// Timed rounds per instrument (each a batch of 1000 calls).
     #[arg(long, default_value_t = CostPlan::default().rounds)]
     rounds: usize,
+    /// Empty span operations the span machinery is measured over.
+    #[arg(long, default_value_t = 20_000)]
+    span_samples: usize,
 }
+
+/// Most empty span operations `--span-samples` may ask for (about 2 µs each).
+const MAX_SPAN_SAMPLES: usize = 2_000_000;
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(args.rounds > 0, "--rounds must be at least 1");
+    anyhow::ensure!(
+        (100..=MAX_SPAN_SAMPLES).contains(&args.span_samples),
+        "--span-samples must be 100 to {MAX_SPAN_SAMPLES}"
+    );
     let clock = ClockInfo::measure();
     let host = HostInfo::detect();
     // The measurement runs on a fresh thread so its buffer is its own.
@@ -31,11 +41,18 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let costs = std::thread::spawn(move || measure_costs(plan))
         .join()
         .map_err(|_| anyhow::anyhow!("the calibration thread panicked"))?;
+    let samples = args.span_samples;
+    let spans = std::thread::spawn(move || hopscope_probe::spans::machinery::measure(samples))
+        .join()
+        .map_err(|_| anyhow::anyhow!("the span calibration thread panicked"))?;
     let counters = counters::detect();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&as_json(&clock, &host, &costs, &counters))?);
+        let mut out = as_json(&clock, &host, &costs, &counters);
+        out["span_machinery"] = json!(spans);
+        println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         print_table(&clock, &host, &costs, &counters);
+        print_spans(&spans);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -75,5 +92,23 @@ fn print_table(clock: &ClockInfo, host: &HostInfo, costs: &Costs, counters: &[Co
     println!("counters");
     for c in counters {
         println!("  {:<17} {}", c.counter.name(), c.support);
+    }
+}
+
+/// The span machinery next to bare marks: what a `tracing` span costs whole,
+/// and what it leaves inside each kind of slice.
+fn print_spans(m: &SpanMachinery) {
+    println!("tracing spans (Registry + HopLayer, medians of {} empty operations)", m.samples);
+    println!(
+        "  span life      {:>7.1} ns  create + enter + exit + close (bare Registry: {:.1} ns, HopLayer adds {:+.1} ns)",
+        m.span_life_ns,
+        m.registry_life_ns,
+        m.span_life_ns - m.registry_life_ns
+    );
+    println!("  inside a slice (what a slice between two edges holds besides your code):");
+    println!("    {:<36} {:>7.1} ns", "two probe marks (hop!)", m.bare_mark_ns);
+    for kind in [SliceKind::Inside, SliceKind::Between, SliceKind::Into, SliceKind::OutOf] {
+        let ns = m.share_ns(kind);
+        println!("    {:<36} {:>7.1} ns  ({:.1}× a hop! slice)", kind.describe(), ns, ns / m.bare_mark_ns);
     }
 }

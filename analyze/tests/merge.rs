@@ -49,6 +49,7 @@ fn trace(control_drift: f64) -> Trace {
             ("rounds".to_owned(), "1".to_owned()),
         ]),
         lane_info: Vec::new(),
+        span_machinery: None,
     };
     let mut blocks = Vec::new();
     let mut t = 0u64;

@@ -37,6 +37,7 @@ fn header() -> TraceHeader {
         run: BTreeMap::from([("shape".to_owned(), "single-insert".to_owned())]),
         // Legacy: no roles, so the analyzer reads them from the lane names.
         lane_info: Vec::new(),
+        span_machinery: None,
     }
 }
 

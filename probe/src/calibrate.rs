@@ -110,7 +110,7 @@ fn summarize(values: &mut [f64]) -> Cost {
     Cost { median_ns: median, mad_ns: self::median(&mut deviations), rounds: values.len() }
 }
 
-fn median(values: &mut [f64]) -> f64 {
+pub(crate) fn median(values: &mut [f64]) -> f64 {
     if values.is_empty() {
         return f64::NAN;
     }

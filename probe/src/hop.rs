@@ -100,6 +100,29 @@ pub struct HopDef {
     pub name: String,
     /// The thread the hop is marked on.
     pub side: Side,
+    /// The `tracing` span edge that marks this hop, when a span layer marks
+    /// it: how an analysis knows which span machinery runs inside a slice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<SpanEdge>,
+}
+
+/// Which edge of which span marks a hop.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SpanEdge {
+    /// The span's name (its callsite name; an `#[instrument]`ed function's name).
+    pub span: String,
+    /// Enter or exit.
+    pub edge: Edge,
+}
+
+/// The two edges of a span a hop can stand for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Edge {
+    /// The span's (first) enter.
+    Enter,
+    /// The span's (last) exit.
+    Exit,
 }
 
 /// The hops a trace may contain, indexed by [`Hop`]: the ten standard hops
@@ -117,7 +140,12 @@ impl Default for HopTable {
 impl HopTable {
     /// The ten standard hops of a write.
     pub fn standard() -> HopTable {
-        HopTable(Hop::STANDARD.iter().map(|(_, name, side)| HopDef { name: (*name).to_owned(), side: *side }).collect())
+        HopTable(
+            Hop::STANDARD
+                .iter()
+                .map(|(_, name, side)| HopDef { name: (*name).to_owned(), side: *side, span: None })
+                .collect(),
+        )
     }
 
     /// Declare an extra hop and get its id. Reuses the id if `name` exists.
@@ -125,8 +153,15 @@ impl HopTable {
         if let Some(hop) = self.find(name) {
             return hop;
         }
-        self.0.push(HopDef { name: name.to_owned(), side });
+        self.0.push(HopDef { name: name.to_owned(), side, span: None });
         Hop((self.0.len() - 1) as u16)
+    }
+
+    /// Say that `edge` marks `hop` (a hop outside the table is left alone).
+    pub fn mark_by(&mut self, hop: Hop, edge: SpanEdge) {
+        if let Some(def) = self.0.get_mut(usize::from(hop.0)) {
+            def.span = Some(edge);
+        }
     }
 
     /// The id of the hop called `name`, if declared.

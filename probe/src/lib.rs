@@ -88,10 +88,11 @@ mod role;
 mod session;
 pub mod trace;
 
+pub mod machinery;
 #[cfg(feature = "tracing")]
-mod layer;
+pub mod spans;
 #[cfg(feature = "tracing")]
-pub use layer::HopLayer;
+pub use spans::{Edges, HopLayer, SpanCapture};
 
 #[cfg(feature = "enabled")]
 mod enabled;
@@ -105,8 +106,9 @@ pub use disabled::ENABLED;
 
 pub use capture::Capture;
 pub use clock::{ClockInfo, ClockSource, Ticks};
-pub use hop::{Hop, HopDef, HopTable, Mark, OpId, Side};
+pub use hop::{Edge, Hop, HopDef, HopTable, Mark, OpId, Side, SpanEdge};
 pub use host::HostInfo;
+pub use machinery::{SliceKind, SpanMachinery};
 pub use probe::{NoProbe, Probe, Recording};
 pub use role::{LaneInfo, Role, UnknownRole, Variant};
 pub use session::Session;

@@ -8,6 +8,7 @@ use crate::clock::ClockInfo;
 use crate::counters::CounterSupport;
 use crate::hop::HopTable;
 use crate::host::HostInfo;
+use crate::machinery::SpanMachinery;
 use crate::role::LaneInfo;
 
 /// Declared once at the start of a trace. Blocks refer to lanes, threads,
@@ -39,6 +40,11 @@ pub struct TraceHeader {
     /// [`TraceHeader::lane_info`], which falls back to the lane names).
     #[serde(default)]
     pub lane_info: Vec<LaneInfo>,
+    /// The span machinery measured before the run, when `tracing` spans
+    /// mark some of its hops: what each kind of span-to-span slice holds
+    /// besides the code under study.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span_machinery: Option<SpanMachinery>,
 }
 
 impl TraceHeader {
@@ -59,6 +65,7 @@ impl TraceHeader {
             counters: Vec::new(),
             run: BTreeMap::new(),
             lane_info: Vec::new(),
+            span_machinery: None,
         }
     }
 

@@ -139,6 +139,12 @@ impl<S: Send + 'static> ClosureLane<S> {
     pub fn probed_by(self, dispatch: tracing::Dispatch) -> Lane {
         Lane::from(self).probed_by(dispatch)
     }
+
+    /// See [`Lane::probed_by_spans`].
+    #[cfg(feature = "tracing")]
+    pub fn probed_by_spans(self, layer: hopscope_probe::HopLayer) -> Lane {
+        Lane::from(self).probed_by_spans(layer)
+    }
 }
 
 impl<S: Send + 'static> From<ClosureLane<S>> for Lane {

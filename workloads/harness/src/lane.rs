@@ -40,6 +40,10 @@ pub(crate) struct Build {
     /// a `tracing` layer), or `None` for no dispatcher at all.
     #[cfg(feature = "tracing")]
     pub(crate) dispatch: Option<tracing::Dispatch>,
+    /// The span layer it runs under (lanes probed by
+    /// [`Lane::probed_by_spans`]).
+    #[cfg(feature = "tracing")]
+    pub(crate) spans: Option<crate::spans::SpanBuild>,
 }
 
 /// A lane to run: see the [module docs](self).
@@ -250,6 +254,39 @@ impl Lane {
         self
     }
 
+    /// Run the lane twice: clean (no span is even created) and probed by
+    /// `layer`, on every thread the lane's code uses, its own writer and a
+    /// runtime's workers included, with no code of yours on them: the
+    /// harness switches the layer on for the probed build's blocks and
+    /// drains its marks after each. The layer's hops (its span names, its
+    /// table) become the trace's, and the span machinery is measured before
+    /// the run so the receipt can state its share of each slice.
+    #[cfg(feature = "tracing")]
+    pub fn probed_by_spans(mut self, layer: hopscope_probe::HopLayer) -> Lane {
+        if let Some(problem) = layer.problem() {
+            self.problems.push(format!("span layer: {problem}"));
+            return self;
+        }
+        match self.builds.as_mut_slice() {
+            [clean] => {
+                clean.variant = Some(Variant::Clean);
+                clean.spans = Some(crate::spans::SpanBuild { layer: layer.clone(), probed: false });
+                let mut probed = clean.clone();
+                probed.variant = Some(Variant::Probed);
+                probed.spans = Some(crate::spans::SpanBuild { layer, probed: true });
+                self.builds.push(probed);
+            }
+            _ => self.problems.push("`probed_by_spans` is given to a lane with one build".into()),
+        }
+        self
+    }
+
+    /// The span layer of this lane's probed build, if it has one.
+    #[cfg(feature = "tracing")]
+    pub(crate) fn span_layer(&self) -> Option<&hopscope_probe::HopLayer> {
+        self.builds.iter().find_map(|b| b.spans.as_ref().map(|s| &s.layer))
+    }
+
     /// The dispatcher the clean build runs under (default: one that enables
     /// no span): e.g. the subscriber the program runs with in production.
     #[cfg(feature = "tracing")]
@@ -303,6 +340,8 @@ impl Build {
             variant,
             #[cfg(feature = "tracing")]
             dispatch: None,
+            #[cfg(feature = "tracing")]
+            spans: None,
         }
     }
 }

@@ -44,8 +44,10 @@
 //!
 //! # Feature flags
 //!
-//! - `tracing` (off by default): [`Lane::probed_by`] runs a lane clean and
-//!   under a `tracing` dispatcher that carries `HopLayer`.
+//! - `tracing` (off by default): [`Lane::probed_by_spans`] runs a lane clean
+//!   and probed by a `HopLayer` on every thread it uses, with nothing of
+//!   the user's on those threads; [`Lane::probed_by`] runs it under a
+//!   `tracing` dispatcher of the user's own.
 
 #![deny(missing_docs)]
 
@@ -64,6 +66,8 @@ pub mod progress;
 mod readings;
 pub mod rundir;
 pub mod runner;
+#[cfg(feature = "tracing")]
+mod spans;
 mod spec;
 pub mod summary;
 mod workload;
@@ -81,6 +85,8 @@ pub use plan::{
 };
 pub use readings::{CALLER_ROLE, PROCESS};
 pub use runner::RunSummary;
+#[cfg(feature = "tracing")]
+pub use spans::TRACED_ROLE;
 pub use spec::{ExperimentSpec, MAX_SPEC_BYTES, SpecError, sha256_hex};
 pub use workload::{BlockId, BlockInfo, BoxError, Op, Ops, Reported, Setup, ThreadInit, Workload};
 

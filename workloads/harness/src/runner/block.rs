@@ -32,6 +32,9 @@ pub(crate) struct OpenLane {
     pub(crate) per_op: Option<u64>,
     /// Operations measured so far (warm-up blocks not counted).
     pub(crate) ops: u64,
+    /// The span layer the lane runs under, if it is a span lane.
+    #[cfg(feature = "tracing")]
+    pub(crate) spans: Option<crate::spans::SpanLane>,
 }
 
 /// What a lane's code runs under on a caller thread: the variant's
@@ -40,14 +43,22 @@ pub(crate) struct OpenLane {
 pub(crate) struct Context {
     #[cfg(feature = "tracing")]
     pub(crate) dispatch: Option<tracing::Dispatch>,
+    /// The lane runs under the global span switch: its callers keep the
+    /// global default.
+    #[cfg(feature = "tracing")]
+    pub(crate) switched: bool,
 }
 
 impl Context {
     /// Run `f` with this context's dispatcher as the thread's default
-    /// (lanes without one run under no dispatcher at all).
+    /// (lanes without one run under no dispatcher at all, span lanes under
+    /// the global switch).
     pub(crate) fn enter<R>(&self, f: impl FnOnce() -> R) -> R {
         #[cfg(feature = "tracing")]
         {
+            if self.switched {
+                return f();
+            }
             let none = tracing::Dispatch::none();
             tracing::dispatcher::with_default(self.dispatch.as_ref().unwrap_or(&none), f)
         }
@@ -92,6 +103,9 @@ struct CallerRun {
     process: Option<(u64, u64)>,
     /// Caller 0: the lane's count after the block.
     counted: Option<u64>,
+    /// The caller thread that ran this share.
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+    thread_id: std::thread::ThreadId,
 }
 
 impl Blocks<'_> {
@@ -109,7 +123,15 @@ impl Blocks<'_> {
             skip: Arc::new(AtomicBool::new(false)),
         };
         let (stale, handed) = (around.stale.clone(), around.handed.clone());
+        #[cfg(feature = "tracing")]
+        match &lane.spans {
+            Some(spans) => spans.before_block(),
+            None => crate::spans::none_active(),
+        }
         let runs = self.run_callers(lane, &session, around).map_err(|f| (At::Block(id), f))?;
+        #[cfg(feature = "tracing")]
+        let caller_ids: std::collections::HashMap<std::thread::ThreadId, u16> =
+            runs.iter().enumerate().map(|(c, run)| (run.thread_id, self.caller_threads[c])).collect();
 
         let mut samples = BlockSamples::default();
         let (mut start, mut end, mut reported, mut callers) =
@@ -147,11 +169,17 @@ impl Blocks<'_> {
                 samples.roles.push((*reading, after.since(&before)));
             }
         }
+        #[allow(unused_mut)]
+        let mut streams = session.take();
+        #[cfg(feature = "tracing")]
+        if let Some(spans) = &mut lane.spans {
+            spans.after_block(&mut streams, &caller_ids);
+        }
         Ok(Block {
             op_count: info.ops,
             start,
             end,
-            streams: session.take(),
+            streams,
             readings: self.keys.readings(&samples),
             ..Block::default()
         })
@@ -246,7 +274,7 @@ fn caller(
             Err(f) => failed = Some(f),
         }
     }
-    CallerRun { failed, reported, start, end, sample, process, counted }
+    CallerRun { failed, reported, start, end, sample, process, counted, thread_id: std::thread::current().id() }
 }
 
 /// Have the lane's threads hand in to `hand_in`, a panic caught.

@@ -110,6 +110,8 @@ pub fn run(
             (threads.len() - 1) as u16
         })
         .collect();
+    #[cfg(feature = "tracing")]
+    crate::spans::declare_traced_role(lanes, &mut threads);
 
     // However the run ends, its lanes' scratch directories go with it.
     let _scratch = Scratch(dir.join(LANES_DIR));
@@ -251,6 +253,8 @@ fn check(plan: &Plan, lanes: &[Lane]) -> Result<(), RunError> {
     }
     let mut names: Vec<String> = Vec::new();
     let mut roles: Vec<&str> = Vec::new();
+    #[cfg(feature = "tracing")]
+    crate::spans::check_hops(plan, lanes).map_err(RunError::Plan)?;
     for lane in lanes {
         lane.check().map_err(RunError::Plan)?;
         for (name, _) in lane.trace_lanes() {
@@ -279,6 +283,8 @@ fn check(plan: &Plan, lanes: &[Lane]) -> Result<(), RunError> {
 /// caught and described. Not on a caller thread, and so without a deadline.
 fn open_lanes(plan: &Plan, lanes: &[Lane], dir: &Path, threads: &[String]) -> Result<Vec<OpenLane>, RunError> {
     let mut open = Vec::new();
+    #[cfg(feature = "tracing")]
+    let mut registered = Vec::new();
     for lane in lanes {
         let placement = lane.placement.unwrap_or(plan.placement);
         let roles: Vec<(String, u16, usize)> = lane
@@ -292,9 +298,13 @@ fn open_lanes(plan: &Plan, lanes: &[Lane], dir: &Path, threads: &[String]) -> Re
         for (name, build) in lane.trace_lanes() {
             let lane_dir = dir.join(LANES_DIR).join(&name);
             fresh_dir(&lane_dir)?;
+            #[cfg(feature = "tracing")]
+            let (spans, dispatch) = crate::spans::open_build(lane, build, threads, &mut registered);
             let context = Context {
                 #[cfg(feature = "tracing")]
-                dispatch: build.dispatch.clone(),
+                dispatch: dispatch.clone(),
+                #[cfg(feature = "tracing")]
+                switched: spans.as_ref().is_some_and(crate::spans::SpanLane::switched),
             };
             let setup = Setup {
                 dir: lane_dir,
@@ -305,7 +315,7 @@ fn open_lanes(plan: &Plan, lanes: &[Lane], dir: &Path, threads: &[String]) -> Re
                     capacity: plan.marks_per_block(),
                     placement,
                     #[cfg(feature = "tracing")]
-                    dispatch: build.dispatch.clone(),
+                    dispatch,
                 },
             };
             let (opener, ctx) = (build.opener.clone(), context.clone());
@@ -324,6 +334,8 @@ fn open_lanes(plan: &Plan, lanes: &[Lane], dir: &Path, threads: &[String]) -> Re
                 callers: lane.callers,
                 per_op: lane.per_op,
                 ops: 0,
+                #[cfg(feature = "tracing")]
+                spans,
             });
         }
     }
@@ -359,6 +371,8 @@ fn header(
     let thread_names: Vec<&str> = threads.iter().map(String::as_str).collect();
     let mut header = TraceHeader::for_this_host(&names, &thread_names);
     header.hops = plan.hops.clone();
+    #[cfg(feature = "tracing")]
+    crate::spans::declare_hops(plan, lanes, &mut header);
     header.counters = counters;
     header.readings = keys.names();
     header.run = meta;

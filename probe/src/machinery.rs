@@ -1,0 +1,121 @@
+//! What the `tracing` span machinery adds inside a slice.
+//!
+//! A slice between two marks made by span edges holds more than the user's
+//! code: the callbacks that took the marks run partly inside it, and so
+//! does whatever the subscriber does between them. From one span's exit to
+//! the next span's enter, the Registry closes the first span and creates
+//! the second; from a parent's enter to its child's enter, the child is
+//! created. The size of that share depends only on the two edges, so it is
+//! measured once, on empty spans, per [`SliceKind`] ([`SpanMachinery`]), and
+//! an analysis states it next to each same-thread slice whose both ends are
+//! span edges.
+
+use serde::{Deserialize, Serialize};
+
+use crate::hop::{Edge, HopDef};
+
+/// How a slice's two ends relate, when both are span edges on one thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SliceKind {
+    /// A span's enter to its own exit.
+    Inside,
+    /// One span's exit to another's enter: the first closes, the second is
+    /// created in between.
+    Between,
+    /// A span's enter to the enter of a span created inside it.
+    Into,
+    /// A span's exit to the exit of the span around it.
+    OutOf,
+}
+
+impl SliceKind {
+    /// The kind of the slice from `from` to `to`, or `None` when either end
+    /// is not a span edge or the pair is none of the four (a span re-entered,
+    /// an enter to another span's exit).
+    pub fn of(from: &HopDef, to: &HopDef) -> Option<SliceKind> {
+        let (from, to) = (from.span.as_ref()?, to.span.as_ref()?);
+        let same = from.span == to.span;
+        match (from.edge, to.edge, same) {
+            (Edge::Enter, Edge::Exit, true) => Some(SliceKind::Inside),
+            (Edge::Exit, Edge::Enter, false) => Some(SliceKind::Between),
+            (Edge::Enter, Edge::Enter, false) => Some(SliceKind::Into),
+            (Edge::Exit, Edge::Exit, false) => Some(SliceKind::OutOf),
+            _ => None,
+        }
+    }
+
+    /// A short description for a receipt.
+    pub fn describe(self) -> &'static str {
+        match self {
+            SliceKind::Inside => "enter → own exit",
+            SliceKind::Between => "exit, close, create → enter",
+            SliceKind::Into => "enter, create child → child's enter",
+            SliceKind::OutOf => "child's exit, close → exit",
+        }
+    }
+}
+
+/// The span machinery measured on empty spans in the run's own process
+/// (`Registry` + `HopLayer`, on one thread): median nanoseconds inside each
+/// kind of slice, and what a bare mark-to-mark slice holds for comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpanMachinery {
+    /// Median ns of an empty [`SliceKind::Inside`] slice.
+    pub inside_ns: f64,
+    /// Median ns of an empty [`SliceKind::Between`] slice.
+    pub between_ns: f64,
+    /// Median ns of an empty [`SliceKind::Into`] slice.
+    pub into_ns: f64,
+    /// Median ns of an empty [`SliceKind::OutOf`] slice.
+    pub out_of_ns: f64,
+    /// Median ns between two back-to-back probe marks: what `hop!` leaves
+    /// inside a slice.
+    pub bare_mark_ns: f64,
+    /// Median ns of one whole span life (create, enter, exit, close) through
+    /// `Registry` + `HopLayer`, amortised over a batch.
+    pub span_life_ns: f64,
+    /// The same life under a bare `Registry`: what any subscriber pays.
+    pub registry_life_ns: f64,
+    /// Empty operations each median is taken over.
+    pub samples: u64,
+}
+
+impl SpanMachinery {
+    /// The measured share inside a slice of `kind`, ns.
+    pub fn share_ns(&self, kind: SliceKind) -> f64 {
+        match kind {
+            SliceKind::Inside => self.inside_ns,
+            SliceKind::Between => self.between_ns,
+            SliceKind::Into => self.into_ns,
+            SliceKind::OutOf => self.out_of_ns,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hop::{Side, SpanEdge};
+
+    fn def(span: &str, edge: Edge) -> HopDef {
+        HopDef {
+            name: format!("{span}.{edge:?}"),
+            side: Side::Caller,
+            span: Some(SpanEdge { span: span.into(), edge }),
+        }
+    }
+
+    #[test]
+    fn slice_kinds_follow_the_two_edges() {
+        use Edge::{Enter, Exit};
+        assert_eq!(SliceKind::of(&def("a", Enter), &def("a", Exit)), Some(SliceKind::Inside));
+        assert_eq!(SliceKind::of(&def("a", Exit), &def("b", Enter)), Some(SliceKind::Between));
+        assert_eq!(SliceKind::of(&def("a", Enter), &def("b", Enter)), Some(SliceKind::Into));
+        assert_eq!(SliceKind::of(&def("b", Exit), &def("a", Exit)), Some(SliceKind::OutOf));
+        assert_eq!(SliceKind::of(&def("a", Exit), &def("a", Enter)), None, "a span re-entered");
+        assert_eq!(SliceKind::of(&def("a", Enter), &def("b", Exit)), None);
+        let plain = HopDef { name: "sent".into(), side: Side::Caller, span: None };
+        assert_eq!(SliceKind::of(&plain, &def("a", Enter)), None, "a hop! mark is not a span edge");
+    }
+}

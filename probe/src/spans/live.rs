@@ -1,0 +1,172 @@
+//! Live watched spans: what each one marks and what it has seen so far, in a
+//! fixed table of atomics.
+//!
+//! The layer must find a span's binding on every enter and exit, on whatever
+//! thread polls it. Keeping it in the span's extensions costs an allocation
+//! per span and a registry lookup per callback; this table is allocated once
+//! with the layer and is read with plain atomic loads. A span's slot is
+//! claimed when it is created (compare-and-swap of an empty key) and freed
+//! when it closes; a span that finds no free slot among its probes is not
+//! bound, and the layer counts it. Registry span ids carry a generation, so
+//! a slot never answers for a later span that reuses an id.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+/// Slots in a table: live watched spans at once (per subscriber).
+pub(crate) const SLOTS: usize = 4_096;
+
+/// Slots a span may try, from its home slot on.
+const PROBES: usize = 16;
+
+/// One live span. Its own cache line: a slot is written by the thread that
+/// polls the span, and a neighbour's by another.
+#[repr(align(64))]
+#[derive(Debug, Default)]
+pub(crate) struct Slot {
+    /// The span's id, 0 while the slot is free.
+    key: AtomicU64,
+    /// The index of the watch that bound it.
+    pub(crate) watch: AtomicU32,
+    /// Times it has been entered.
+    pub(crate) enters: AtomicU32,
+    /// Whether `op` holds its operation id yet.
+    pub(crate) has_op: AtomicBool,
+    pub(crate) op: AtomicU64,
+    /// Ticks of its first enter, 0 before it.
+    pub(crate) first_enter: AtomicU64,
+    /// Ticks of its latest exit, 0 before it.
+    pub(crate) last_exit: AtomicU64,
+}
+
+impl Slot {
+    /// The operation id, once known.
+    pub(crate) fn op(&self) -> Option<u64> {
+        self.has_op.load(Ordering::Acquire).then(|| self.op.load(Ordering::Relaxed))
+    }
+
+    /// Set the operation id (a later `record` replaces an earlier one).
+    pub(crate) fn set_op(&self, op: u64) {
+        self.op.store(op, Ordering::Relaxed);
+        self.has_op.store(true, Ordering::Release);
+    }
+
+    /// Note an enter at `ticks`: keeps the first one.
+    pub(crate) fn entered(&self, ticks: u64) {
+        // Load first: only the first enter pays for a read-modify-write.
+        if self.first_enter.load(Ordering::Relaxed) == 0 {
+            let _ = self.first_enter.compare_exchange(0, ticks.max(1), Ordering::Relaxed, Ordering::Relaxed);
+        }
+        // Not a read-modify-write: two threads entering one span at the same
+        // instant may count one enter; the count is a statistic, never a mark.
+        self.enters.store(self.enters.load(Ordering::Relaxed).saturating_add(1), Ordering::Relaxed);
+    }
+
+    /// Note an exit at `ticks`: keeps the latest one.
+    pub(crate) fn exited(&self, ticks: u64) {
+        self.last_exit.store(ticks.max(1), Ordering::Relaxed);
+    }
+}
+
+/// The table of one subscriber's live watched spans.
+#[derive(Debug)]
+pub(crate) struct LiveSpans {
+    slots: Box<[Slot]>,
+}
+
+impl Default for LiveSpans {
+    fn default() -> Self {
+        LiveSpans { slots: (0..SLOTS).map(|_| Slot::default()).collect() }
+    }
+}
+
+/// Where span `id` starts probing: a Fibonacci hash, so ids that differ in
+/// their high (generation) bits only still spread.
+fn home(id: u64) -> usize {
+    (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize % SLOTS
+}
+
+fn probes(id: u64) -> impl Iterator<Item = usize> {
+    let start = home(id);
+    (0..PROBES).map(move |i| (start + i) % SLOTS)
+}
+
+impl LiveSpans {
+    /// Claim a slot for span `id` bound by watch `watch`, its op id if
+    /// known. `None` when every probed slot is taken.
+    pub(crate) fn insert(&self, id: u64, watch: u32, op: Option<u64>) -> Option<&Slot> {
+        let slot = probes(id).map(|i| &self.slots[i]).find(|slot| {
+            slot.key.load(Ordering::Relaxed) == 0
+                && slot.key.compare_exchange(0, id, Ordering::Acquire, Ordering::Relaxed).is_ok()
+        })?;
+        slot.watch.store(watch, Ordering::Relaxed);
+        slot.enters.store(0, Ordering::Relaxed);
+        slot.first_enter.store(0, Ordering::Relaxed);
+        slot.last_exit.store(0, Ordering::Relaxed);
+        match op {
+            Some(op) => slot.set_op(op),
+            None => slot.has_op.store(false, Ordering::Release),
+        }
+        Some(slot)
+    }
+
+    /// The slot of span `id`, if it is bound.
+    #[inline]
+    pub(crate) fn find(&self, id: u64) -> Option<&Slot> {
+        probes(id).map(|i| &self.slots[i]).find(|slot| slot.key.load(Ordering::Acquire) == id)
+    }
+
+    /// Free `slot` (its span closed). Everything read from it must be read
+    /// before this.
+    pub(crate) fn remove(&self, slot: &Slot) {
+        slot.key.store(0, Ordering::Release);
+    }
+
+    /// Ids of the spans bound now: how the end of a block waits for spans
+    /// still closing on other threads.
+    pub(crate) fn bound(&self) -> impl Iterator<Item = u64> + '_ {
+        self.slots.iter().map(|s| s.key.load(Ordering::Acquire)).filter(|&k| k != 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slot_keeps_first_enter_last_exit_and_a_late_op() {
+        let live = LiveSpans::default();
+        let slot = live.insert(42, 3, None).expect("room");
+        assert_eq!(slot.op(), None);
+        slot.entered(10);
+        slot.exited(11);
+        slot.entered(20);
+        slot.exited(21);
+        slot.set_op(7);
+        let found = live.find(42).expect("bound");
+        assert_eq!(found.first_enter.load(Ordering::Relaxed), 10);
+        assert_eq!(found.last_exit.load(Ordering::Relaxed), 21);
+        assert_eq!(found.enters.load(Ordering::Relaxed), 2);
+        assert_eq!((found.op(), found.watch.load(Ordering::Relaxed)), (Some(7), 3));
+        live.remove(found);
+        assert!(live.find(42).is_none());
+        assert_eq!(live.bound().count(), 0);
+    }
+
+    #[test]
+    fn colliding_ids_probe_on_and_a_full_neighbourhood_refuses() {
+        let live = LiveSpans::default();
+        // Ids with one home slot: the same low 24 bits after the hash are
+        // hard to build, so fill the table until an insert is refused.
+        let mut ids = Vec::new();
+        for id in 1..=(SLOTS as u64 * 4) {
+            match live.insert(id, 0, Some(id)) {
+                Some(_) => ids.push(id),
+                None => break,
+            }
+        }
+        assert!(ids.len() >= SLOTS / 2, "only {} spans fit before a refusal", ids.len());
+        for id in &ids {
+            assert_eq!(live.find(*id).and_then(Slot::op), Some(*id), "span {id} finds its own slot");
+        }
+    }
+}

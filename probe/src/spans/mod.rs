@@ -1,0 +1,461 @@
+//! `tracing` spans as hop marks (feature `tracing`).
+//!
+//! Code instrumented with `tracing` gets hopscope's decomposition without
+//! touching the probe API. Name the spans to watch and the side they run on
+//! ([`HopLayer::caller`], [`HopLayer::writer`]); each becomes two hops, its
+//! enter and its exit, named after it (`execute.enter`, `execute.exit`), or
+//! map spans onto hops of your own table ([`HopLayer::span`]). The operation
+//! id comes from a span field (`op` by default), given when the span is
+//! created or recorded later with `Span::record`; spans on the caller and
+//! the writer thread that carry the same id join into one operation.
+//!
+//! **One call.** [`HopLayer::capture`] returns the layer and a guard that
+//! writes a `.hop` trace when dropped; the harness takes a layer as it is
+//! ([`HopLayer::collector`] is how it drains marks at block ends). No thread
+//! has to attach a buffer or hand its marks in: a thread's first mark gives
+//! it a ring of its own ([`Collector`]), drained from outside.
+//!
+//! **Async.** A future's span is entered on every poll. By default
+//! ([`Edges::FirstEnterLastExit`]) a span marks its first enter and its last
+//! exit, whatever thread polled it, so an operation carries each hop once.
+//! Both ticks are kept in the span's slot and handed over when it closes.
+//!
+//! **Cost.** Nothing is allocated per span: a span's binding lives in a
+//! fixed table of atomics ([`live`]), and whether a span is watched is
+//! decided once per callsite ([`callsites`]), not per span. What the span
+//! machinery itself adds inside a slice (the Registry creating and closing
+//! spans, this layer's callbacks) is measured by [`machinery`].
+
+mod callsites;
+mod capture;
+mod collector;
+mod live;
+pub mod machinery;
+mod switch;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Metadata, Subscriber};
+use tracing_subscriber::Layer;
+use tracing_subscriber::layer::Context;
+
+pub use capture::{BLOCKS, MAX_HELD_MARKS, SpanCapture};
+pub use collector::{Collector, DEFAULT_RING_MARKS, Drained, MAX_RING_MARKS, ThreadMarks};
+pub use switch::LayerSwitch;
+
+use crate::clock::{self, Ticks};
+use crate::hop::{Edge, Hop, HopTable, Mark, OpId, Side, SpanEdge};
+use callsites::{Callsites, UNWATCHED};
+use live::LiveSpans;
+
+/// Spans a layer may watch: each brings up to two hops, and hop ids are 16 bits.
+pub const MAX_WATCHES: usize = 256;
+
+/// Which enters and exits of a watched span become marks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Edges {
+    /// The first enter and the last exit (handed over when the span
+    /// closes): one mark per hop per operation, however often a future is
+    /// polled.
+    #[default]
+    FirstEnterLastExit,
+    /// Every enter and every exit, marked as it happens: for synchronous
+    /// code that wants its marks before the span closes. A span entered
+    /// twice then gives its operation its hops twice, and the analyzer
+    /// reports the operation incomplete.
+    EveryEnter,
+}
+
+/// Which hops a watched span's enter and exit stand for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Watch {
+    span: String,
+    on_enter: Option<Hop>,
+    on_exit: Option<Hop>,
+}
+
+/// What a layer's watched spans did, per watch, since the layer was built.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct WatchCounts {
+    closed: AtomicU64,
+    enters: AtomicU64,
+    without_op: AtomicU64,
+}
+
+/// Counts shared by a layer's clones.
+#[derive(Debug)]
+struct Counts {
+    watches: Box<[WatchCounts]>,
+    /// Spans created while every probed slot of the live table was taken.
+    unbound: AtomicU64,
+}
+
+/// How one watched span behaved, for a report: whether a future's span was
+/// polled more than once is `enters / closed`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpanCounts {
+    /// The span's name.
+    pub span: String,
+    /// Spans of that name closed with an operation id.
+    pub closed: u64,
+    /// Their enters, in all.
+    pub enters: u64,
+    /// Spans of that name that closed without ever getting an operation id
+    /// (they mark nothing).
+    pub without_op: u64,
+}
+
+/// The layer: add it to a `tracing_subscriber::Registry`.
+#[derive(Debug, Clone)]
+pub struct HopLayer {
+    watches: Vec<Watch>,
+    hops: HopTable,
+    op_field: &'static str,
+    edges: Edges,
+    collector: Collector,
+    live: Arc<LiveSpans>,
+    /// Every binding table this layer's clones use (one per subscriber it
+    /// was added to), for [`HopLayer::settle`].
+    tables: Arc<Mutex<Vec<Arc<LiveSpans>>>>,
+    callsites: Arc<Callsites>,
+    counts: Arc<Counts>,
+    problem: Option<String>,
+}
+
+impl Default for HopLayer {
+    fn default() -> Self {
+        HopLayer::new()
+    }
+}
+
+impl HopLayer {
+    /// A layer watching no span yet, the op id taken from the field `op`,
+    /// the ten standard hops in its table, each marking thread given a ring
+    /// of [`DEFAULT_RING_MARKS`].
+    pub fn new() -> HopLayer {
+        let live = Arc::new(LiveSpans::default());
+        HopLayer {
+            tables: Arc::new(Mutex::new(vec![live.clone()])),
+            watches: Vec::new(),
+            hops: HopTable::standard(),
+            op_field: "op",
+            edges: Edges::default(),
+            collector: Collector::new(DEFAULT_RING_MARKS),
+            live,
+            callsites: Arc::default(),
+            counts: Arc::new(Counts {
+                watches: (0..MAX_WATCHES).map(|_| WatchCounts::default()).collect(),
+                unbound: AtomicU64::new(0),
+            }),
+            problem: None,
+        }
+    }
+
+    /// Watch spans called `span` on the calling side: hops `<span>.enter`
+    /// and `<span>.exit`.
+    pub fn caller(self, span: &str) -> HopLayer {
+        self.named(span, Side::Caller)
+    }
+
+    /// Watch spans called `span` on the writer's side: hops `<span>.enter`
+    /// and `<span>.exit`.
+    pub fn writer(self, span: &str) -> HopLayer {
+        self.named(span, Side::Writer)
+    }
+
+    fn named(mut self, span: &str, side: Side) -> HopLayer {
+        let enter = self.hops.add(&format!("{span}.enter"), side);
+        let exit = self.hops.add(&format!("{span}.exit"), side);
+        self.watch(span, Some(enter), Some(exit))
+    }
+
+    /// Mark `on_enter` when a span called `span` is entered and, if given,
+    /// `on_exit` when it is exited: for spans standing for the standard hops
+    /// ([`Hop::WOKE`], ...) or hops added to [`HopLayer::hops_mut`].
+    pub fn span(self, span: &str, on_enter: Hop, on_exit: Option<Hop>) -> HopLayer {
+        self.watch(span, Some(on_enter), on_exit)
+    }
+
+    /// Mark only `on_exit` when a span called `span` is exited: for a span
+    /// whose start is already marked by the exit of the one before it.
+    pub fn span_exit(self, span: &str, on_exit: Hop) -> HopLayer {
+        self.watch(span, None, Some(on_exit))
+    }
+
+    fn watch(mut self, span: &str, on_enter: Option<Hop>, on_exit: Option<Hop>) -> HopLayer {
+        if self.watches.len() >= MAX_WATCHES {
+            self.problem.get_or_insert_with(|| format!("more than {MAX_WATCHES} watched spans"));
+            return self;
+        }
+        if let Some(hop) = [on_enter, on_exit].into_iter().flatten().find(|h| self.hops.get(*h).is_none()) {
+            self.problem.get_or_insert_with(|| format!("span `{span}` marks hop {} outside the hop table", hop.0));
+            return self;
+        }
+        for (hop, edge) in [(on_enter, Edge::Enter), (on_exit, Edge::Exit)] {
+            if let Some(hop) = hop {
+                self.hops.mark_by(hop, SpanEdge { span: span.to_owned(), edge });
+            }
+        }
+        self.watches.retain(|w| w.span != span);
+        self.watches.push(Watch { span: span.to_owned(), on_enter, on_exit });
+        // Answers cached for the old watches no longer hold.
+        self.callsites = Arc::default();
+        self
+    }
+
+    /// The hop table, to add hops of your own for [`HopLayer::span`].
+    pub fn hops_mut(&mut self) -> &mut HopTable {
+        &mut self.hops
+    }
+
+    /// The hops this layer marks (the standard ten, then its own), with the
+    /// span edge that marks each: what a trace header declares.
+    pub fn hops(&self) -> &HopTable {
+        &self.hops
+    }
+
+    /// Take the operation id from the field `field` (an integer) instead of `op`.
+    pub fn op_field(mut self, field: &'static str) -> HopLayer {
+        self.op_field = field;
+        self
+    }
+
+    /// Which enters and exits mark (default [`Edges::FirstEnterLastExit`]).
+    pub fn edges(mut self, edges: Edges) -> HopLayer {
+        self.edges = edges;
+        self
+    }
+
+    /// Give each marking thread a ring of `marks` marks (1 to
+    /// [`MAX_RING_MARKS`]) instead of [`DEFAULT_RING_MARKS`]; marks beyond
+    /// it between two drains are dropped and counted.
+    pub fn ring_marks(mut self, marks: usize) -> HopLayer {
+        if !(1..=MAX_RING_MARKS).contains(&marks) {
+            self.problem.get_or_insert_with(|| format!("a ring of {marks} marks (1 to {MAX_RING_MARKS})"));
+            return self;
+        }
+        self.collector = Collector::new(marks);
+        self
+    }
+
+    /// What is wrong with this layer's declaration, if anything (a hop
+    /// outside the table, too many spans, a bad ring size): the capture and
+    /// the harness refuse such a layer with this line.
+    pub fn problem(&self) -> Option<&str> {
+        self.problem.as_deref()
+    }
+
+    /// Where this layer's marks gather: drain it at block ends.
+    pub fn collector(&self) -> &Collector {
+        &self.collector
+    }
+
+    /// Each watched span's closes, enters and spans without an op id so far.
+    pub fn counts(&self) -> Vec<SpanCounts> {
+        self.watches
+            .iter()
+            .zip(self.counts.watches.iter())
+            .map(|(w, c)| SpanCounts {
+                span: w.span.clone(),
+                closed: c.closed.load(Ordering::Relaxed),
+                enters: c.enters.load(Ordering::Relaxed),
+                without_op: c.without_op.load(Ordering::Relaxed),
+            })
+            .collect()
+    }
+
+    /// Watched spans that could not be bound (more live at once than the
+    /// table holds); their marks are lost and counted here.
+    pub fn unbound(&self) -> u64 {
+        self.counts.unbound.load(Ordering::Relaxed)
+    }
+
+    /// Wait up to `within` for watched spans still open to close (a writer
+    /// thread closes its last span just after the caller has its reply), so
+    /// a drain at a block end takes every mark of the block. Spans listed in
+    /// `long_lived` are not waited for; those still open at the deadline are
+    /// added to it, so a span that lives across blocks costs one wait.
+    pub fn settle(&self, within: std::time::Duration, long_lived: &mut Vec<u64>) {
+        let deadline = std::time::Instant::now() + within;
+        let tables = self.tables.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        loop {
+            let open: Vec<u64> = tables.iter().flat_map(|t| t.bound()).filter(|id| !long_lived.contains(id)).collect();
+            if open.is_empty() {
+                return;
+            }
+            if std::time::Instant::now() >= deadline {
+                long_lived.extend(open);
+                return;
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    /// The index of the watch a span callsite belongs to, by its name.
+    fn watch_named(&self, name: &str) -> u32 {
+        self.watches.iter().position(|w| w.span == name).map_or(UNWATCHED, |i| i as u32)
+    }
+
+    /// The index of the watch a span callsite belongs to, decided once per
+    /// callsite.
+    #[inline]
+    fn watch_index(&self, metadata: &Metadata<'_>) -> Option<u32> {
+        let index = self.callsites.watch(metadata, |name| self.watch_named(name));
+        ((index as usize) < self.watches.len()).then_some(index)
+    }
+
+    /// Whether spans of this callsite are watched.
+    fn watches(&self, metadata: &Metadata<'_>) -> bool {
+        self.watch_index(metadata).is_some()
+    }
+
+    fn new_span(&self, attrs: &Attributes<'_>, id: &Id) {
+        let Some(index) = self.watch_index(attrs.metadata()) else { return };
+        let mut visitor = OpVisitor { field: self.op_field, op: None };
+        attrs.record(&mut visitor);
+        if self.live.insert(id.into_u64(), index, visitor.op).is_none() {
+            self.counts.unbound.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn record(&self, id: &Id, values: &Record<'_>) {
+        let Some(slot) = self.live.find(id.into_u64()) else { return };
+        let mut visitor = OpVisitor { field: self.op_field, op: None };
+        values.record(&mut visitor);
+        if let Some(op) = visitor.op {
+            slot.set_op(op);
+        }
+    }
+
+    #[inline]
+    fn enter(&self, id: &Id) {
+        let ticks = clock::now();
+        let Some(slot) = self.live.find(id.into_u64()) else { return };
+        slot.entered(ticks.0);
+        if self.edges == Edges::EveryEnter {
+            self.mark_now(slot, ticks, |w| w.on_enter);
+        }
+    }
+
+    #[inline]
+    fn exit(&self, id: &Id) {
+        let ticks = clock::now();
+        let Some(slot) = self.live.find(id.into_u64()) else { return };
+        slot.exited(ticks.0);
+        if self.edges == Edges::EveryEnter {
+            self.mark_now(slot, ticks, |w| w.on_exit);
+        }
+    }
+
+    fn mark_now(&self, slot: &live::Slot, ticks: Ticks, hop: impl Fn(&Watch) -> Option<Hop>) {
+        let watch = self.watches.get(slot.watch.load(Ordering::Relaxed) as usize);
+        if let (Some(op), Some(hop)) = (slot.op(), watch.and_then(hop)) {
+            self.collector.push(Mark::new(OpId(op), hop, ticks));
+        }
+    }
+
+    /// Hand over a closing span's marks and free its slot; false when the
+    /// span was not bound here.
+    fn close(&self, id: &Id) -> bool {
+        let Some(slot) = self.live.find(id.into_u64()) else { return false };
+        self.hand_over(slot);
+        // Freed only after its marks are in the collector: a drain that
+        // waited for this span to close ([`HopLayer::settle`]) finds them.
+        self.live.remove(slot);
+        true
+    }
+
+    /// A closing span's marks (first enter, last exit) to the collector,
+    /// and its counts.
+    fn hand_over(&self, slot: &live::Slot) {
+        let index = slot.watch.load(Ordering::Relaxed) as usize;
+        let (Some(watch), Some(counts)) = (self.watches.get(index), self.counts.watches.get(index)) else { return };
+        let Some(op) = slot.op() else {
+            counts.without_op.fetch_add(1, Ordering::Relaxed);
+            return;
+        };
+        counts.closed.fetch_add(1, Ordering::Relaxed);
+        counts.enters.fetch_add(u64::from(slot.enters.load(Ordering::Relaxed)), Ordering::Relaxed);
+        if self.edges == Edges::FirstEnterLastExit {
+            let (first, last) = (slot.first_enter.load(Ordering::Relaxed), slot.last_exit.load(Ordering::Relaxed));
+            // Enter before exit: a thread's marks stay in time order.
+            if let (Some(hop), true) = (watch.on_enter, first != 0) {
+                self.collector.push(Mark::new(OpId(op), hop, Ticks(first)));
+            }
+            if let (Some(hop), true) = (watch.on_exit, last != 0) {
+                self.collector.push(Mark::new(OpId(op), hop, Ticks(last)));
+            }
+        }
+    }
+
+    /// A fresh binding table and callsite cache: a layer added to a second
+    /// subscriber (whose span ids collide with the first's) keeps its spans
+    /// apart. The collector stays shared.
+    fn reset_tables(&mut self) {
+        self.live = Arc::default();
+        self.tables.lock().unwrap_or_else(PoisonError::into_inner).push(self.live.clone());
+        self.callsites = Arc::default();
+    }
+}
+
+/// Reads the op id field of a span's attributes or record.
+struct OpVisitor {
+    field: &'static str,
+    op: Option<u64>,
+}
+
+impl Visit for OpVisitor {
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        if field.name() == self.field {
+            self.op = Some(value);
+        }
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        if field.name() == self.field {
+            self.op = u64::try_from(value).ok();
+        }
+    }
+
+    fn record_debug(&mut self, _field: &Field, _value: &dyn std::fmt::Debug) {}
+}
+
+impl<S: Subscriber> Layer<S> for HopLayer {
+    fn on_layer(&mut self, _subscriber: &mut S) {
+        self.reset_tables();
+    }
+
+    fn register_callsite(&self, metadata: &'static Metadata<'static>) -> tracing::subscriber::Interest {
+        if metadata.is_span() {
+            self.callsites.remember(metadata, self.watch_named(metadata.name()));
+        }
+        tracing::subscriber::Interest::always()
+    }
+
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, _ctx: Context<'_, S>) {
+        self.new_span(attrs, id);
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, _ctx: Context<'_, S>) {
+        self.record(id, values);
+    }
+
+    fn on_enter(&self, id: &Id, _ctx: Context<'_, S>) {
+        self.enter(id);
+    }
+
+    fn on_exit(&self, id: &Id, _ctx: Context<'_, S>) {
+        self.exit(id);
+    }
+
+    fn on_close(&self, id: Id, _ctx: Context<'_, S>) {
+        let _ = self.close(&id);
+    }
+}
+
+#[cfg(test)]
+mod tests;

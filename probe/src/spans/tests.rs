@@ -1,0 +1,220 @@
+use tracing_subscriber::layer::SubscriberExt;
+
+use super::*;
+
+fn hops(drained: &Drained, thread: &str) -> Vec<(OpId, Hop)> {
+    drained.threads.iter().filter(|t| t.name == thread).flat_map(|t| t.marks.iter().map(|m| (m.op, m.hop))).collect()
+}
+
+#[test]
+fn watched_spans_on_two_threads_join_into_one_operation_without_any_hand_in() {
+    let layer = HopLayer::new()
+        .span("send", Hop::BUILT, Some(Hop::SENT))
+        .span("serve", Hop::WOKE, Some(Hop::REPLIED))
+        .span_exit("wait", Hop::RECEIVED);
+    let dispatch = tracing::Dispatch::new(tracing_subscriber::registry().with(layer.clone()));
+    let run = |name: &str, f: fn()| {
+        let dispatch = dispatch.clone();
+        std::thread::Builder::new()
+            .name(name.to_owned())
+            .spawn(move || tracing::dispatcher::with_default(&dispatch, f))
+            .expect("spawn")
+            .join()
+            .expect("thread");
+    };
+    run("caller", || {
+        tracing::info_span!("send", op = 7u64).in_scope(|| {});
+        tracing::info_span!("unwatched", op = 7u64).in_scope(|| {});
+        tracing::info_span!("send").in_scope(|| {});
+        tracing::info_span!("wait", op = 7u64).in_scope(|| {});
+    });
+    run("writer", || tracing::info_span!("serve", op = 7i64).in_scope(|| {}));
+    let drained = layer.collector().drain();
+    assert_eq!(
+        hops(&drained, "caller"),
+        [(OpId(7), Hop::BUILT), (OpId(7), Hop::SENT), (OpId(7), Hop::RECEIVED)],
+        "unwatched and op-less spans mark nothing; an exit-only span marks its exit"
+    );
+    assert_eq!(hops(&drained, "writer"), [(OpId(7), Hop::WOKE), (OpId(7), Hop::REPLIED)]);
+    let send = layer.counts().into_iter().find(|c| c.span == "send").expect("send counted");
+    assert_eq!((send.closed, send.enters, send.without_op), (1, 1, 1));
+}
+
+#[test]
+fn named_spans_become_hops_of_their_own_with_their_side_and_edge() {
+    let layer = HopLayer::new().caller("write").writer("execute");
+    let table = layer.hops();
+    let enter = table.find("execute.enter").expect("declared");
+    let def = table.get(enter).expect("def");
+    assert_eq!(def.side, Side::Writer);
+    assert_eq!(def.span, Some(SpanEdge { span: "execute".into(), edge: Edge::Enter }));
+    assert_eq!(table.get(table.find("write.exit").expect("declared")).map(|d| d.side), Some(Side::Caller));
+    assert_eq!(table.len(), 14, "the standard ten, then two per span");
+}
+
+#[test]
+fn an_op_id_recorded_after_creation_still_binds_the_span() {
+    let layer = HopLayer::new().caller("late");
+    let dispatch = tracing::Dispatch::new(tracing_subscriber::registry().with(layer.clone()));
+    tracing::dispatcher::with_default(&dispatch, || {
+        let span = tracing::info_span!("late", op = tracing::field::Empty);
+        span.in_scope(|| {
+            tracing::Span::current().record("op", 42u64);
+        });
+    });
+    let ops: Vec<u64> = layer.collector().drain().threads.iter().flat_map(|t| &t.marks).map(|m| m.op.0).collect();
+    assert_eq!(ops, [42, 42], "enter and exit, both carrying the late id");
+}
+
+#[test]
+fn a_span_entered_on_every_poll_marks_its_first_enter_and_last_exit_across_threads() {
+    let layer = HopLayer::new().caller("poll");
+    let dispatch = tracing::Dispatch::new(tracing_subscriber::registry().with(layer.clone()));
+    let span = tracing::dispatcher::with_default(&dispatch, || tracing::info_span!("poll", op = 5u64));
+    // Three polls, the second on another thread, as a future that moves.
+    let poll = |span: &tracing::Span| span.in_scope(|| std::hint::black_box(()));
+    tracing::dispatcher::with_default(&dispatch, || poll(&span));
+    let moved = span.clone();
+    let other = dispatch.clone();
+    std::thread::spawn(move || tracing::dispatcher::with_default(&other, || poll(&moved))).join().expect("thread");
+    tracing::dispatcher::with_default(&dispatch, || {
+        poll(&span);
+        drop(span);
+    });
+    let drained = layer.collector().drain();
+    let marks: Vec<Mark> = drained.threads.iter().flat_map(|t| t.marks.clone()).collect();
+    assert_eq!(marks.len(), 2, "one enter and one exit for three polls: {marks:?}");
+    let enter = layer.hops().find("poll.enter").expect("hop");
+    assert_eq!(marks[0].hop, enter);
+    assert!(marks[0].ticks < marks[1].ticks);
+    let counts = layer.counts();
+    assert_eq!((counts[0].closed, counts[0].enters), (1, 3), "the polls are counted");
+}
+
+#[test]
+fn every_enter_mode_marks_each_poll() {
+    let layer = HopLayer::new().caller("poll").edges(Edges::EveryEnter);
+    let dispatch = tracing::Dispatch::new(tracing_subscriber::registry().with(layer.clone()));
+    tracing::dispatcher::with_default(&dispatch, || {
+        let span = tracing::info_span!("poll", op = 1u64);
+        span.in_scope(|| {});
+        span.in_scope(|| {});
+    });
+    assert_eq!(layer.collector().drain().marks(), 4);
+}
+
+#[test]
+fn two_subscribers_sharing_a_layer_keep_their_spans_apart() {
+    // Two registries hand out the same ids: each gets its own binding table.
+    let layer = HopLayer::new().span("send", Hop::BUILT, Some(Hop::SENT));
+    let first = tracing::Dispatch::new(tracing_subscriber::registry().with(layer.clone()));
+    let second = tracing::Dispatch::new(tracing_subscriber::registry().with(layer.clone()));
+    let a = tracing::dispatcher::with_default(&first, || tracing::info_span!("send", op = 1u64));
+    let b = tracing::dispatcher::with_default(&second, || tracing::info_span!("send", op = 2u64));
+    assert_eq!(a.id(), b.id(), "the test needs colliding ids");
+    tracing::dispatcher::with_default(&first, || a.in_scope(|| {}));
+    tracing::dispatcher::with_default(&second, || b.in_scope(|| {}));
+    tracing::dispatcher::with_default(&first, || drop(a));
+    tracing::dispatcher::with_default(&second, || drop(b));
+    let mut ops: Vec<u64> = layer.collector().drain().threads.iter().flat_map(|t| &t.marks).map(|m| m.op.0).collect();
+    ops.sort_unstable();
+    assert_eq!(ops, [1, 1, 2, 2]);
+}
+
+#[test]
+fn a_bad_declaration_is_a_problem_not_a_panic() {
+    assert!(HopLayer::new().span("x", Hop(900), None).problem().is_some_and(|p| p.contains("outside the hop table")));
+    assert!(HopLayer::new().ring_marks(0).problem().is_some());
+    let mut many = HopLayer::new();
+    for i in 0..=MAX_WATCHES {
+        many = many.caller(&format!("s{i}"));
+    }
+    assert!(many.problem().is_some_and(|p| p.contains("watched spans")));
+    assert!(HopLayer::new().caller("fine").problem().is_none());
+}
+
+#[test]
+fn the_switch_creates_no_span_while_no_layer_is_active_and_marks_through_the_active_one() {
+    let layer = HopLayer::new().caller("work");
+    let switch = LayerSwitch::new();
+    let index = switch.add(&layer);
+    let dispatch = tracing::Dispatch::new(tracing_subscriber::registry().with(switch.clone()));
+    let run = || {
+        tracing::dispatcher::with_default(&dispatch, || {
+            let span = tracing::info_span!("work", op = 3u64);
+            let created = !span.is_disabled();
+            span.in_scope(|| {});
+            created
+        })
+    };
+    assert!(!run(), "clean: the span is not even created");
+    switch.activate(Some(index));
+    assert!(run(), "probed: the span is created and marks");
+    switch.activate(None);
+    assert_eq!(layer.collector().drain().marks(), 2);
+}
+
+#[test]
+fn a_span_closed_after_the_switch_moved_on_still_frees_its_slot() {
+    let layer = HopLayer::new().caller("work");
+    let switch = LayerSwitch::new();
+    let index = switch.add(&layer);
+    let dispatch = tracing::Dispatch::new(tracing_subscriber::registry().with(switch.clone()));
+    switch.activate(Some(index));
+    let span = tracing::dispatcher::with_default(&dispatch, || tracing::info_span!("work", op = 9u64));
+    span.in_scope(|| {});
+    switch.activate(None);
+    tracing::dispatcher::with_default(&dispatch, || drop(span));
+    let active = switch.active_layer();
+    assert!(active.is_none());
+    assert_eq!(layer.collector().drain().marks(), 2, "its marks are handed over at close");
+}
+
+#[test]
+fn the_machinery_measurement_states_every_kind() {
+    let m = std::thread::spawn(|| machinery::measure(300)).join().expect("thread");
+    for (what, ns) in [
+        ("inside", m.inside_ns),
+        ("between", m.between_ns),
+        ("into", m.into_ns),
+        ("out of", m.out_of_ns),
+        ("bare mark", m.bare_mark_ns),
+        ("span life", m.span_life_ns),
+        ("registry life", m.registry_life_ns),
+    ] {
+        assert!(ns.is_finite() && ns > 0.0, "{what}: {ns}");
+    }
+    assert!(m.samples >= 300, "every empty operation joined: {}", m.samples);
+}
+
+#[test]
+fn settle_waits_for_a_span_closing_on_another_thread() {
+    let layer = HopLayer::new().writer("reply");
+    let dispatch = tracing::Dispatch::new(tracing_subscriber::registry().with(layer.clone()));
+    let entered = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let writer = {
+        let (dispatch, entered) = (dispatch.clone(), entered.clone());
+        std::thread::spawn(move || {
+            tracing::dispatcher::with_default(&dispatch, || {
+                let span = tracing::info_span!("reply", op = 1u64).entered();
+                entered.wait();
+                std::thread::sleep(std::time::Duration::from_millis(30));
+                drop(span);
+            });
+        })
+    };
+    entered.wait();
+    let mut long_lived = Vec::new();
+    layer.settle(std::time::Duration::from_secs(5), &mut long_lived);
+    assert!(long_lived.is_empty());
+    assert_eq!(layer.collector().drain().marks(), 2, "the span closed before the drain");
+    writer.join().expect("writer");
+    // A span that outlives the wait is remembered and not waited for again.
+    let held = tracing::dispatcher::with_default(&dispatch, || tracing::info_span!("reply", op = 2u64));
+    layer.settle(std::time::Duration::from_millis(5), &mut long_lived);
+    assert_eq!(long_lived.len(), 1);
+    let start = std::time::Instant::now();
+    layer.settle(std::time::Duration::from_secs(5), &mut long_lived);
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+    drop(held);
+}

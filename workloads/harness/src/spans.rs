@@ -1,0 +1,241 @@
+//! Span lanes: a lane probed by a [`HopLayer`] (feature `tracing`).
+//!
+//! The lane's code runs unchanged on every thread it uses, its own writer
+//! thread and a runtime's workers included: the harness installs one global
+//! subscriber with a [`LayerSwitch`] and, before each block, activates the
+//! probed build's layer or none (clean build, and every other lane). After
+//! a block it waits for the lane's watched spans to close and drains the
+//! layer's collector: the lane's threads run no code to hand marks in.
+//! Marks made on the harness's caller threads go to their caller roles;
+//! marks from any other thread go to the lane's first declared thread role,
+//! or to [`TRACED_ROLE`].
+//!
+//! When the program already has a global subscriber of its own, the switch
+//! cannot be installed: the probed build then runs under a `Registry` with
+//! the layer as the thread default of the callers and of the threads given
+//! to `on_thread`, and a warning says so once.
+
+use std::collections::HashMap;
+use std::sync::Once;
+use std::thread::ThreadId;
+use std::time::Duration;
+
+use hopscope_probe::spans::LayerSwitch;
+use hopscope_probe::trace::Stream;
+use hopscope_probe::{HopLayer, HopTable, TraceHeader};
+
+use crate::lane::{Build, Lane};
+use crate::plan::Plan;
+
+/// The thread role of a span lane's marks made off the harness's callers,
+/// when the lane declares no role of its own.
+pub const TRACED_ROLE: &str = "traced";
+
+/// How long the end of a block waits for watched spans still closing (a
+/// writer closes its reply span just after the caller has its reply).
+const SETTLE: Duration = Duration::from_millis(100);
+
+/// A build's span layer, as declared.
+#[derive(Clone)]
+pub(crate) struct SpanBuild {
+    pub(crate) layer: HopLayer,
+    /// Whether this build is the probed one (the clean one activates none).
+    pub(crate) probed: bool,
+}
+
+/// A span build, opened: where its marks go and how it is switched on.
+#[derive(Clone)]
+pub(crate) struct SpanLane {
+    pub(crate) layer: HopLayer,
+    /// The global switch and this lane's number in it; `None` when the
+    /// program had its own global subscriber.
+    switched: Option<(&'static LayerSwitch, usize)>,
+    probed: bool,
+    /// The trace thread index of marks made off the callers.
+    pub(crate) other_role: u16,
+    /// Spans seen open across a block end (not waited for again).
+    long_lived: Vec<u64>,
+}
+
+impl SpanLane {
+    /// Open `build`: register its layer with the global switch (installed
+    /// on first use) or, failing that, give it a dispatcher of its own.
+    /// `registered` holds the switch numbers of layers already added (the
+    /// clean and probed builds of a lane share one).
+    pub(crate) fn open(
+        build: &SpanBuild,
+        other_role: u16,
+        registered: &mut Vec<(HopLayer, usize)>,
+    ) -> (SpanLane, Option<tracing::Dispatch>) {
+        let switched = LayerSwitch::global().map(|switch| {
+            let same = |l: &HopLayer| l.collector().same(build.layer.collector());
+            let index = match registered.iter().find(|(l, _)| same(l)) {
+                Some((_, index)) => *index,
+                None => {
+                    let index = switch.add(&build.layer);
+                    registered.push((build.layer.clone(), index));
+                    index
+                }
+            };
+            (switch, index)
+        });
+        let dispatch = match (switched, build.probed) {
+            (Some(_), _) => None,
+            (None, probed) => {
+                static WARNED: Once = Once::new();
+                WARNED.call_once(|| {
+                    eprintln!(
+                        "hopscope: the program already set a global tracing subscriber: span lanes mark only on \
+                         the harness's callers and on threads given to on_thread"
+                    );
+                });
+                Some(if probed {
+                    use tracing_subscriber::layer::SubscriberExt;
+                    tracing::Dispatch::new(tracing_subscriber::registry().with(build.layer.clone()))
+                } else {
+                    tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default())
+                })
+            }
+        };
+        let lane =
+            SpanLane { layer: build.layer.clone(), switched, probed: build.probed, other_role, long_lived: Vec::new() };
+        (lane, dispatch)
+    }
+
+    /// Whether the lane runs under the global switch (its callers must not
+    /// set a thread default over it).
+    pub(crate) fn switched(&self) -> bool {
+        self.switched.is_some()
+    }
+
+    /// Before a block: switch this build's layer on (probed) or off
+    /// (clean), and discard marks made outside any block.
+    pub(crate) fn before_block(&self) {
+        if let Some((switch, index)) = self.switched {
+            switch.activate(self.probed.then_some(index));
+        }
+        let _ = self.layer.collector().drain();
+    }
+
+    /// After a block: wait for the lane's spans to close, and add every
+    /// mark made since [`SpanLane::before_block`] to `streams`, the
+    /// callers' marks under their roles (`callers`: thread id → trace
+    /// thread index).
+    pub(crate) fn after_block(&mut self, streams: &mut Vec<Stream>, callers: &HashMap<ThreadId, u16>) {
+        self.layer.settle(SETTLE, &mut self.long_lived);
+        let drained = self.layer.collector().drain();
+        for t in drained.threads {
+            let thread = callers.get(&t.thread).copied().unwrap_or(self.other_role);
+            add(streams, thread, t.marks, t.dropped);
+        }
+        if drained.dropped_elsewhere > 0 {
+            add(streams, self.other_role, Vec::new(), drained.dropped_elsewhere);
+        }
+        streams.sort_by_key(|s| s.thread);
+    }
+}
+
+/// Open `build` of `lane` if it is a span build: its span lane, and the
+/// dispatcher its threads run under (the build's own, or the fallback when
+/// the switch could not be installed).
+pub(crate) fn open_build(
+    lane: &Lane,
+    build: &Build,
+    threads: &[String],
+    registered: &mut Vec<(HopLayer, usize)>,
+) -> (Option<SpanLane>, Option<tracing::Dispatch>) {
+    let role = lane.threads.first().map_or(TRACED_ROLE, String::as_str);
+    let other_role = threads.iter().position(|t| t == role).unwrap_or(0) as u16;
+    let Some(spans) = &build.spans else {
+        // A dispatcher of the user's own: if a HopLayer is in it, its
+        // collector is drained like a span lane's (marks only on the
+        // threads that run under that dispatcher).
+        let layer = build.dispatch.as_ref().and_then(|d| d.downcast_ref::<HopLayer>()).cloned();
+        let lane =
+            layer.map(|layer| SpanLane { layer, switched: None, probed: true, other_role, long_lived: Vec::new() });
+        return (lane, build.dispatch.clone());
+    };
+    let (span_lane, fallback) = SpanLane::open(spans, other_role, registered);
+    (Some(span_lane), fallback.or_else(|| build.dispatch.clone()))
+}
+
+/// Add [`TRACED_ROLE`] to the run's thread roles when a span lane declares
+/// no role of its own.
+pub(crate) fn declare_traced_role(lanes: &[Lane], threads: &mut Vec<String>) {
+    let needed = lanes.iter().any(|l| l.span_layer().is_some() && l.threads.is_empty());
+    if needed && !threads.iter().any(|t| t == TRACED_ROLE) {
+        threads.push(TRACED_ROLE.to_owned());
+    }
+}
+
+/// Refuse span lanes whose hop tables cannot share one trace: every table
+/// (the plan's and each layer's) must be a prefix of the longest.
+pub(crate) fn check_hops(plan: &Plan, lanes: &[Lane]) -> Result<(), String> {
+    let longest = trace_hops(plan, lanes);
+    let prefix =
+        |t: &HopTable| t.iter().zip(longest.iter()).all(|((_, a), (_, b))| a.name == b.name && a.side == b.side);
+    if !prefix(&plan.hops) {
+        return Err("the plan's hops and a span layer's hops differ: declare the same hops in the same order".into());
+    }
+    for lane in lanes {
+        if let Some(layer) = lane.span_layer()
+            && !prefix(layer.hops())
+        {
+            return Err(format!(
+                "lane `{}`: its span layer's hops differ from another lane's: give both layers the same spans in \
+                 the same order",
+                lane.name()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The hop table of a run: the longest of the plan's and the span layers'
+/// (each a prefix of it, [`check_hops`]), with every layer's span edges.
+fn trace_hops(plan: &Plan, lanes: &[Lane]) -> HopTable {
+    let mut hops = plan.hops.clone();
+    for layer in lanes.iter().filter_map(Lane::span_layer) {
+        if layer.hops().len() > hops.len() {
+            hops = layer.hops().clone();
+        }
+    }
+    for layer in lanes.iter().filter_map(Lane::span_layer) {
+        for (hop, def) in layer.hops().iter() {
+            if let Some(edge) = &def.span {
+                hops.mark_by(hop, edge.clone());
+            }
+        }
+    }
+    hops
+}
+
+/// Declare the run's hops in `header` and, when a lane is probed by spans,
+/// measure the span machinery into it (on this thread, before any block).
+pub(crate) fn declare_hops(plan: &Plan, lanes: &[Lane], header: &mut TraceHeader) {
+    header.hops = trace_hops(plan, lanes);
+    if lanes.iter().any(|l| l.span_layer().is_some()) {
+        header.span_machinery = Some(hopscope_probe::spans::machinery::measure(MACHINERY_SAMPLES));
+    }
+}
+
+/// Empty span operations the machinery is measured over before a run
+/// (about 40 ms).
+const MACHINERY_SAMPLES: usize = 20_000;
+
+/// Switch every span layer off: before a block of a lane without one.
+pub(crate) fn none_active() {
+    if let Some(switch) = LayerSwitch::installed() {
+        switch.activate(None);
+    }
+}
+
+fn add(streams: &mut Vec<Stream>, thread: u16, mut marks: Vec<hopscope_probe::Mark>, dropped: u64) {
+    match streams.iter_mut().find(|s| s.thread == thread) {
+        Some(stream) => {
+            stream.marks.append(&mut marks);
+            stream.dropped = stream.dropped.saturating_add(dropped);
+        }
+        None => streams.push(Stream { thread, dropped, marks }),
+    }
+}
