@@ -119,8 +119,10 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     if !d.slices.is_empty() {
         let lane = d.insitu_lane.as_deref().unwrap_or("?");
         writeln!(out, "## Slices of `{lane}` (µs per operation, median of block medians)\n")?;
-        writeln!(out, "| slice | side | owner | median | 95% CI | p90 | p99 | share |")?;
-        writeln!(out, "|---|---|---|---:|---:|---:|---:|---:|")?;
+        let spans = d.slices.iter().any(|s| s.machinery_us.is_some());
+        let (extra_head, extra_rule) = if spans { (" span machinery | net of it |", "---:|---:|") } else { ("", "") };
+        writeln!(out, "| slice | side | owner | median | 95% CI | p90 | p99 | share |{extra_head}")?;
+        writeln!(out, "|---|---|---|---:|---:|---:|---:|---:|{extra_rule}")?;
         for s in &d.slices {
             let side = match s.side {
                 SliceSide::Caller => "caller",
@@ -128,9 +130,14 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
                 SliceSide::Cross => "cross-thread",
             };
             let owner = owner_name(s.owner);
+            let extra = match (spans, s.machinery_us) {
+                (false, _) => String::new(),
+                (true, Some(m)) => format!(" {m:.3} | {:.3} |", s.median_us - m),
+                (true, None) => " — | — |".to_owned(),
+            };
             writeln!(
                 out,
-                "| {} | {side} | {owner} | {:.3} | {:.3}–{:.3} | {:.3} | {:.3} | {:.1}% |",
+                "| {} | {side} | {owner} | {:.3} | {:.3}–{:.3} | {:.3} | {:.3} | {:.1}% |{extra}",
                 s.name,
                 s.median_us,
                 s.ci95[0],
@@ -139,6 +146,9 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
                 s.p99_us,
                 s.share * 100.0
             )?;
+        }
+        if let (true, Some(m)) = (spans, &d.span_machinery) {
+            render_machinery(m, out)?;
         }
         writeln!(out)?;
     }
@@ -409,4 +419,26 @@ fn owner_name(owner: Owner) -> &'static str {
 
 fn yes_no(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
+}
+
+/// What the span machinery is, under a slice table that states its share.
+fn render_machinery(m: &hopscope_probe::SpanMachinery, out: &mut String) -> std::fmt::Result {
+    writeln!(
+        out,
+        "\n*Span machinery* is what a slice between two `tracing` span edges on one thread holds besides your code: \
+         the layer's callbacks and, between spans, the Registry closing one span and creating the next. It was \
+         measured in this process before the run, on {} empty operations: one span's whole life (create, enter, \
+         exit, close) took {:.1} ns through Registry + HopLayer ({:.1} ns under a bare Registry); inside a slice, \
+         enter → own exit {:.1} ns, exit → next span's enter {:.1} ns, enter → child's enter {:.1} ns, child's exit \
+         → exit {:.1} ns, against {:.1} ns between two `hop!` marks. *Net of it* subtracts that median; \
+         cross-thread slices state none (each side's share runs concurrently with the other's).",
+        m.samples,
+        m.span_life_ns,
+        m.registry_life_ns,
+        m.inside_ns,
+        m.between_ns,
+        m.into_ns,
+        m.out_of_ns,
+        m.bare_mark_ns
+    )
 }

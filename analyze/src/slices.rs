@@ -1,7 +1,7 @@
 //! Slice figures of a probed lane, and the cross-check of its library-owned
 //! slices against the lane arithmetic.
 
-use hopscope_probe::Hop;
+use hopscope_probe::{Hop, SliceKind, TraceHeader};
 use serde::{Deserialize, Serialize};
 
 use crate::join::{LaneOps, SliceSide};
@@ -40,6 +40,15 @@ pub struct SliceFigures {
     pub owner: Owner,
     /// Shorthand for `owner == Owner::Library`.
     pub library: bool,
+    /// What the `tracing` span machinery holds inside this slice, µs (from
+    /// the run's own measurement on empty spans), when both its ends are
+    /// span edges on one thread; `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machinery_us: Option<f64>,
+    /// How the slice's two span edges relate, when [`Self::machinery_us`]
+    /// is stated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span_kind: Option<SliceKind>,
 }
 
 /// Who pays for a slice.
@@ -85,6 +94,8 @@ pub fn slice_figures(ops: &LaneOps, seed: u64) -> Vec<SliceFigures> {
                 share: 0.0,
                 owner: owner(def.side, def.to),
                 library: owner(def.side, def.to) == Owner::Library,
+                machinery_us: None,
+                span_kind: None,
             })
         })
         .collect();
@@ -95,6 +106,26 @@ pub fn slice_figures(ops: &LaneOps, seed: u64) -> Vec<SliceFigures> {
         }
     }
     out
+}
+
+/// State, for every same-thread slice of `ops` whose both ends are span
+/// edges, the span machinery inside it, from `header`'s measurement.
+pub fn state_machinery(figures: &mut [SliceFigures], ops: &LaneOps, header: &TraceHeader) {
+    let Some(machinery) = &header.span_machinery else { return };
+    for figure in figures {
+        let Some(def) = ops.slices.iter().find(|d| d.name == figure.name) else { continue };
+        if def.side == SliceSide::Cross {
+            continue;
+        }
+        let kind = match (header.hops.get(def.from), header.hops.get(def.to)) {
+            (Some(from), Some(to)) => SliceKind::of(from, to),
+            _ => None,
+        };
+        if let Some(kind) = kind {
+            figure.span_kind = Some(kind);
+            figure.machinery_us = Some(machinery.share_ns(kind) / NS_PER_US);
+        }
+    }
 }
 
 /// Classify a slice by its side and the hop that closes it.

@@ -186,6 +186,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         cpu_us_per_op: per_lane.cpu,
         ctx_switches_per_op: per_lane.ctx_switches,
         comparison,
+        span_machinery: header.span_machinery.clone(),
         drops,
         partial: None,
         warnings,
@@ -290,7 +291,13 @@ fn insitu(
                 && roles.info(usize::from(o.lane)).is_some_and(|i| !matches!(i.role, Role::Baseline | Role::Floor))
         })
     });
-    let slices = sliced.map(|o| slices::slice_figures(o, seed)).unwrap_or_default();
+    let slices = sliced
+        .map(|o| {
+            let mut figures = slices::slice_figures(o, seed);
+            slices::state_machinery(&mut figures, o, header);
+            figures
+        })
+        .unwrap_or_default();
     let floor_slices = complete(roles.find(Role::Floor, Variant::Probed)).map(|o| slices::slice_figures(o, seed));
     if subject.is_some() && floor_slices.is_none() && derived.is_some_and(|d| d.library_us.is_some()) {
         warnings.push(

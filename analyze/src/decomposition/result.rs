@@ -49,6 +49,12 @@ pub struct Decomposition {
     /// the run has any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comparison: Option<crate::comparison::Comparison>,
+    /// The `tracing` span machinery measured before the run, when spans
+    /// mark some hops: what each kind of span-to-span slice holds besides
+    /// the code under study (slices state their share in
+    /// [`SliceFigures::machinery_us`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span_machinery: Option<hopscope_probe::SpanMachinery>,
     /// Marks dropped and operations excluded.
     pub drops: Drops,
     /// Set when the figures cover only part of the run: a trace salvaged

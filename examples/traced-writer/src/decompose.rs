@@ -1,6 +1,8 @@
 //! The writer under hopscope's harness: an inline baseline (the same insert
 //! on the calling thread, same pragmas) beside the traced writer, clean (no
-//! subscriber) and probed (its spans turned into hop marks by `HopLayer`).
+//! span created) and probed (its spans turned into hop marks by `HopLayer`,
+//! on the caller and on the writer thread alike: the harness drains both,
+//! nothing here runs on the writer thread for it).
 //! The harness alternates them, checks every block's rows, and writes
 //! `result.json`, the receipt, the report and charts with hop, the observer
 //! effect and the slices.
@@ -13,7 +15,6 @@ use std::path::{Path, PathBuf};
 use hopscope_harness::{BoxError, Harness, Lane};
 use hopscope_probe::{Hop, HopLayer};
 use rusqlite::Connection;
-use tracing_subscriber::layer::SubscriberExt;
 
 use crate::{Writer, insert_on, note, open_db};
 
@@ -45,7 +46,6 @@ fn empty(db: &Path) -> Result<(), BoxError> {
 
 /// `harness` with the inline baseline and the traced writer declared.
 pub fn lanes(harness: Harness) -> Harness {
-    let probed = tracing::Dispatch::new(tracing_subscriber::registry().with(layer()));
     let inline = Lane::baseline(
         "inline",
         |s| Ok::<_, BoxError>(open_db(&s.path("notes.db"))?),
@@ -62,12 +62,9 @@ pub fn lanes(harness: Harness) -> Harness {
         },
         |t: &mut Traced, op| t.writer.insert(op.index() as i64, note(op.index())).map(drop),
     )
-    // The writer thread: the harness prepares it (mark buffer, core, this
-    // build's dispatcher) and has it hand its marks in around every block.
-    .on_thread("writer", |t, job| t.writer.on_writer_thread(job))
     .reset(|t| empty(&t.db))
     .count(|t| rows(&t.db))
     .describe("crossbeam channel to a rusqlite thread, one-shot replies, tracing spans")
-    .probed_by(probed);
+    .probed_by_spans(layer());
     harness.lane(inline).lane(traced)
 }

@@ -44,17 +44,12 @@ impl std::fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// What travels to the writer thread.
-enum Message {
-    Insert {
-        op: u64,
-        k: i64,
-        body: String,
-        reply: Sender<Result<i64, Error>>,
-    },
-    /// Run a closure on the writer thread (how a program hands it work such
-    /// as draining its trace buffer).
-    Run(Box<dyn FnOnce() + Send>),
+/// What travels to the writer thread: one insert and where its result goes.
+struct Message {
+    op: u64,
+    k: i64,
+    body: String,
+    reply: Sender<Result<i64, Error>>,
 }
 
 /// A handle to the writer thread; dropping it lets the thread finish.
@@ -84,21 +79,9 @@ impl Writer {
         let tx = self.tx.as_ref().ok_or(Error::Stopped)?;
         let (reply, result) = crossbeam_channel::bounded(1);
         tracing::info_span!("send", op)
-            .in_scope(|| tx.send(Message::Insert { op, k, body, reply }))
+            .in_scope(|| tx.send(Message { op, k, body, reply }))
             .map_err(|_| Error::Stopped)?;
         tracing::info_span!("wait", op).in_scope(|| result.recv()).map_err(|_| Error::Stopped)?
-    }
-
-    /// Run `f` on the writer thread and wait for it.
-    pub fn on_writer_thread(&self, f: impl FnOnce() + Send + 'static) -> Result<(), Error> {
-        let (done, finished) = crossbeam_channel::bounded(1);
-        let tx = self.tx.as_ref().ok_or(Error::Stopped)?;
-        let run = move || {
-            f();
-            let _ = done.send(());
-        };
-        tx.send(Message::Run(Box::new(run))).map_err(|_| Error::Stopped)?;
-        finished.recv().map_err(|_| Error::Stopped)
     }
 }
 
@@ -138,16 +121,11 @@ pub fn insert_on(conn: &Connection, k: i64, body: &str) -> Result<i64, Error> {
 }
 
 fn serve(conn: &Connection, rx: &Receiver<Message>) {
-    for message in rx {
-        match message {
-            Message::Insert { op, k, body, reply } => {
-                let result = tracing::info_span!("execute", op).in_scope(|| insert_on(conn, k, &body));
-                tracing::info_span!("reply", op).in_scope(|| {
-                    let _ = reply.send(result);
-                });
-            }
-            Message::Run(f) => f(),
-        }
+    for Message { op, k, body, reply } in rx {
+        let result = tracing::info_span!("execute", op).in_scope(|| insert_on(conn, k, &body));
+        tracing::info_span!("reply", op).in_scope(|| {
+            let _ = reply.send(result);
+        });
     }
 }
 

@@ -1,8 +1,9 @@
 //! Measuring the span machinery ([`SpanMachinery`]) on this host, in this
 //! process: empty spans through a private `Registry` + [`HopLayer`].
 //!
-//! Each empty operation opens an outer span, an inner one inside it, closes
-//! both, and opens a next one after them, all carrying the operation's id:
+//! Each empty operation (inside a span of its own) opens an outer span, an
+//! inner one inside it, closes both, and opens a next one after them, all
+//! carrying the operation's id:
 //! the four marked slices (outer enter → inner enter, inner enter → inner
 //! exit, inner exit → outer exit, outer exit → next enter) hold nothing but
 //! machinery, one of each [`SliceKind`](crate::machinery::SliceKind). Two
@@ -16,13 +17,14 @@ use std::time::Instant;
 use tracing::Dispatch;
 use tracing_subscriber::layer::SubscriberExt;
 
-use super::HopLayer;
+use super::{HopLayer, LayerSwitch};
 use crate::calibrate::median;
 use crate::clock::ClockInfo;
 use crate::hop::{Hop, OpId};
 use crate::local;
 use crate::machinery::SpanMachinery;
 
+const OPERATION: &str = "hopscope_calibrate_operation";
 const OUTER: &str = "hopscope_calibrate_outer";
 const INNER: &str = "hopscope_calibrate_inner";
 const NEXT: &str = "hopscope_calibrate_next";
@@ -31,27 +33,47 @@ const NEXT: &str = "hopscope_calibrate_next";
 const BATCH: usize = 256;
 
 /// Measure the span machinery over `samples` empty operations (at least
-/// 100) on the calling thread. Takes about 2 µs per sample on a 2-vCPU VM.
+/// 100) on the calling thread, through a private `Registry` + [`HopLayer`].
+/// Takes about 2 µs per sample on a 2-vCPU VM.
 pub fn measure(samples: usize) -> SpanMachinery {
+    let layer = calibration_layer(samples);
+    let marked = Dispatch::new(tracing_subscriber::registry().with(layer.clone()));
+    measure_with(samples, &layer, &|f| tracing::dispatcher::with_default(&marked, f))
+}
+
+/// [`measure`], through `switch`, which must be the process's global
+/// default subscriber ([`LayerSwitch::global`]): the stack a harness's span
+/// lanes run under. The calling thread must have no default of its own.
+pub fn measure_through(switch: &LayerSwitch, samples: usize) -> SpanMachinery {
+    let layer = calibration_layer(samples);
+    let index = switch.add(&layer);
+    let previous = switch.active_index();
+    let m = measure_with(samples, &layer, &|f| {
+        switch.activate(Some(index));
+        f();
+        switch.activate(previous);
+    });
+    let _ = layer.collector().drain();
+    m
+}
+
+fn calibration_layer(samples: usize) -> HopLayer {
+    HopLayer::new().caller(OPERATION).caller(OUTER).caller(INNER).caller(NEXT).ring_marks(samples.max(100) * 8 + 64)
+}
+
+/// The measurement, with `run` running a closure under the stack measured.
+fn measure_with(samples: usize, layer: &HopLayer, run: &dyn Fn(&mut dyn FnMut())) -> SpanMachinery {
     let samples = samples.max(100);
     let info = ClockInfo::measure();
-    let layer = HopLayer::new().caller(OUTER).caller(INNER).caller(NEXT).ring_marks(samples * 6 + 64);
-    let hops: Vec<Hop> = ["outer", "inner", "next"]
+    let hops: Vec<Hop> = [OUTER, INNER, NEXT]
         .iter()
-        .flat_map(|s| {
-            let name = format!("hopscope_calibrate_{s}");
-            [format!("{name}.enter"), format!("{name}.exit")]
-        })
+        .flat_map(|name| [format!("{name}.enter"), format!("{name}.exit")])
         .map(|n| layer.hops().find(&n).unwrap_or(Hop(u16::MAX)))
         .collect();
-    let marked = Dispatch::new(tracing_subscriber::registry().with(layer.clone()));
-    let registry = Dispatch::new(tracing_subscriber::registry());
-    let ticks = tracing::dispatcher::with_default(&marked, || {
-        empty_operations(samples / 10, 0);
-        let _ = layer.collector().drain();
-        empty_operations(samples, 1 << 32);
-        layer.collector().drain()
-    });
+    run(&mut || empty_operations(samples / 10, 0));
+    let _ = layer.collector().drain();
+    run(&mut || empty_operations(samples, 1 << 32));
+    let ticks = layer.collector().drain();
     // op -> the six edges' ticks, in hop order (outer, inner, next; enter, exit)
     let mut edges: std::collections::HashMap<u64, [u64; 6]> = std::collections::HashMap::new();
     for mark in ticks.threads.iter().flat_map(|t| &t.marks) {
@@ -65,23 +87,28 @@ pub fn measure(samples: usize) -> SpanMachinery {
         median(&mut ns)
     };
     let (outer_in, outer_out, inner_in, inner_out, next_in) = (0, 1, 2, 3, 4);
+    let registry = Dispatch::new(tracing_subscriber::registry());
+    let (span_life_ns, registry_life_ns) =
+        lives(run, &|f| tracing::dispatcher::with_default(&registry, f), samples, layer.collector());
     SpanMachinery {
         inside_ns: kind(inner_in, inner_out),
         between_ns: kind(outer_out, next_in),
         into_ns: kind(outer_in, inner_in),
         out_of_ns: kind(inner_out, outer_out),
         bare_mark_ns: bare_mark_ns(&info, samples),
-        span_life_ns: f64::NAN,
-        registry_life_ns: f64::NAN,
+        span_life_ns,
+        registry_life_ns,
         samples: complete.len() as u64,
     }
-    .with_lives(&marked, &registry, samples, layer.collector())
 }
 
-/// `count` empty operations, ids from `first`.
+/// `count` empty operations, ids from `first`. Each runs inside a span of
+/// its own, as a program's steps run inside an operation's span: creating
+/// and closing a span with a parent also touches the parent.
 fn empty_operations(count: usize, first: u64) {
     for i in 0..count as u64 {
         let op = first + i;
+        let _operation = tracing::info_span!(OPERATION, op).entered();
         let outer = tracing::info_span!(OUTER, op).entered();
         {
             let _inner = tracing::info_span!(INNER, op).entered();
@@ -112,40 +139,37 @@ fn bare_mark_ns(info: &ClockInfo, samples: usize) -> f64 {
     median(&mut ns)
 }
 
-impl SpanMachinery {
-    /// Fill in the whole-life figures: batches of empty spans through
-    /// `marked` and `registry`, alternating, median ns per life.
-    fn with_lives(
-        mut self,
-        marked: &Dispatch,
-        registry: &Dispatch,
-        samples: usize,
-        collector: &super::Collector,
-    ) -> SpanMachinery {
-        let rounds = (samples / BATCH).clamp(10, 400);
-        let (mut through_layer, mut bare) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
-        let time = |dispatch: &Dispatch, round: usize| {
-            tracing::dispatcher::with_default(dispatch, || {
-                let start = Instant::now();
-                for i in 0..BATCH as u64 {
-                    tracing::info_span!(OUTER, op = (round as u64) << 20 | i).in_scope(|| black_box(()));
-                }
-                start.elapsed().as_nanos() as f64 / BATCH as f64
-            })
-        };
-        for round in 0..rounds {
-            if round % 2 == 0 {
-                through_layer.push(time(marked, round));
-                bare.push(time(registry, round));
-            } else {
-                bare.push(time(registry, round));
-                through_layer.push(time(marked, round));
+/// Median ns of one span's whole life under `marked` and under `bare`, in
+/// alternating batches.
+fn lives(
+    marked: &dyn Fn(&mut dyn FnMut()),
+    bare: &dyn Fn(&mut dyn FnMut()),
+    samples: usize,
+    collector: &super::Collector,
+) -> (f64, f64) {
+    let rounds = (samples / BATCH).clamp(10, 400);
+    let (mut through_layer, mut registry) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+    let time = |run: &dyn Fn(&mut dyn FnMut()), round: usize| {
+        let mut ns = 0.0;
+        run(&mut || {
+            let start = Instant::now();
+            for i in 0..BATCH as u64 {
+                tracing::info_span!(OPERATION, op = ((round as u64) << 20) | i).in_scope(|| black_box(()));
             }
-            // The marks of the timed lives are not wanted.
-            let _ = collector.drain();
+            ns = start.elapsed().as_nanos() as f64 / BATCH as f64;
+        });
+        ns
+    };
+    for round in 0..rounds {
+        if round % 2 == 0 {
+            through_layer.push(time(marked, round));
+            registry.push(time(bare, round));
+        } else {
+            registry.push(time(bare, round));
+            through_layer.push(time(marked, round));
         }
-        self.span_life_ns = median(&mut through_layer);
-        self.registry_life_ns = median(&mut bare);
-        self
+        // The marks of the timed lives are not wanted.
+        let _ = collector.drain();
     }
+    (median(&mut through_layer), median(&mut registry))
 }

@@ -85,6 +85,13 @@ impl LayerSwitch {
         self.state.active.store(ptr, Ordering::Release);
     }
 
+    /// The number of the active layer, if any.
+    pub fn active_index(&self) -> Option<usize> {
+        let ptr = self.state.active.load(Ordering::Acquire);
+        let layers = self.state.layers.lock().unwrap_or_else(PoisonError::into_inner);
+        layers.iter().position(|l| std::ptr::eq(Arc::as_ptr(l), ptr))
+    }
+
     /// The active layer copy, if any.
     pub fn active_layer(&self) -> Option<Arc<HopLayer>> {
         let ptr = self.state.active.load(Ordering::Acquire);

@@ -215,7 +215,13 @@ fn trace_hops(plan: &Plan, lanes: &[Lane]) -> HopTable {
 pub(crate) fn declare_hops(plan: &Plan, lanes: &[Lane], header: &mut TraceHeader) {
     header.hops = trace_hops(plan, lanes);
     if lanes.iter().any(|l| l.span_layer().is_some()) {
-        header.span_machinery = Some(hopscope_probe::spans::machinery::measure(MACHINERY_SAMPLES));
+        // Through the stack the lanes run under: the global switch when it
+        // is installed, a Registry with the layer otherwise.
+        use hopscope_probe::spans::machinery;
+        header.span_machinery = Some(match LayerSwitch::installed() {
+            Some(switch) => machinery::measure_through(switch, MACHINERY_SAMPLES),
+            None => machinery::measure(MACHINERY_SAMPLES),
+        });
     }
 }
 
