@@ -13,7 +13,8 @@
 //! # }
 //! ```
 //!
-//! A background thread drains the layer's [`Collector`] every few
+//! Setting up measures the span machinery (about 40 ms), so the trace's
+//! receipt can state its share of each slice. A background thread drains the layer's [`Collector`] every few
 //! milliseconds, so no marking thread's ring fills up however long the
 //! program runs, and the marks are held until the guard finishes. Then each
 //! operation goes, whole, into one of up to [`BLOCKS`] blocks, by the time
@@ -29,6 +30,7 @@ use std::time::Duration;
 
 use super::{Collector, HopLayer};
 use crate::hop::Mark;
+use crate::machinery::SpanMachinery;
 use crate::role::{LaneInfo, Role};
 use crate::trace::{Block, Stream, TraceError, TraceHeader, TraceWriter};
 
@@ -42,6 +44,9 @@ pub const MAX_HELD_MARKS: usize = 1 << 24;
 /// How often the background thread drains the rings.
 const DRAIN_EVERY: Duration = Duration::from_millis(20);
 
+/// Empty span operations the machinery is measured over at set-up.
+const MACHINERY_SAMPLES: usize = 20_000;
+
 /// How long finishing waits for spans still open on other threads.
 const SETTLE: Duration = Duration::from_millis(200);
 
@@ -53,6 +58,7 @@ pub struct SpanCapture {
     held: Arc<Mutex<Held>>,
     stop: Arc<AtomicBool>,
     drainer: Option<JoinHandle<()>>,
+    machinery: Option<SpanMachinery>,
     finished: bool,
 }
 
@@ -97,6 +103,9 @@ impl HopLayer {
         }
         // Fail now, not when the program is done.
         std::fs::File::create(&path)?;
+        // Before the program's subscriber exists, on this thread: what the
+        // span machinery holds inside each kind of slice (~40 ms).
+        let machinery = super::machinery::measure(MACHINERY_SAMPLES);
         let held = Arc::new(Mutex::new(Held::default()));
         let stop = Arc::new(AtomicBool::new(false));
         let drainer = {
@@ -108,7 +117,15 @@ impl HopLayer {
                 }
             })?
         };
-        let capture = SpanCapture { path, layer: self.clone(), held, stop, drainer: Some(drainer), finished: false };
+        let capture = SpanCapture {
+            path,
+            layer: self.clone(),
+            held,
+            stop,
+            drainer: Some(drainer),
+            machinery: Some(machinery),
+            finished: false,
+        };
         Ok((self, capture))
     }
 }
@@ -139,6 +156,7 @@ impl SpanCapture {
         let lane = "capture";
         let mut header = TraceHeader::for_this_host(&[lane], &role_refs);
         header.hops = self.layer.hops().clone();
+        header.span_machinery = self.machinery.take();
         header.lane_info = vec![LaneInfo { role: Role::Subject, variant: None, code: lane.to_owned() }];
         header.run.insert("command".to_owned(), std::env::args().collect::<Vec<_>>().join(" "));
         header.run.insert("capture".to_owned(), "hopscope_probe::HopLayer::capture".to_owned());

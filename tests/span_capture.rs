@@ -1,0 +1,77 @@
+//! The one-call span capture, as a user runs it: `HopLayer::capture` gives a
+//! layer and a guard; a program whose caller and writer threads carry spans
+//! (the writer thread spawned by the program, never touched by hopscope)
+//! runs; finishing writes a trace that `hopscope analyze` decomposes into
+//! the spans' own slices, every operation joined, with the span machinery
+//! stated. A capture that cannot write its file, or a bad layer, is refused
+//! at set-up.
+
+use std::process::Command;
+
+use hopscope_probe::{HopLayer, Trace, TraceError};
+use tracing_subscriber::layer::SubscriberExt;
+
+const OPS: u64 = 2_000;
+
+#[test]
+fn a_captured_program_is_decomposed_into_its_spans_slices() {
+    let dir = std::env::temp_dir().join(format!("hopscope-span-capture-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("app.hop");
+    let (layer, capture) = HopLayer::new().caller("write").writer("execute").capture(&path).expect("capture");
+    let dispatch = tracing::Dispatch::new(tracing_subscriber::registry().with(layer));
+    // The program's own writer thread, running under the program's
+    // subscriber as `init()` would make it.
+    let (tx, rx) = crossbeam_channel::unbounded::<(u64, crossbeam_channel::Sender<()>)>();
+    let writer = {
+        let dispatch = dispatch.clone();
+        std::thread::spawn(move || {
+            tracing::dispatcher::with_default(&dispatch, || {
+                for (op, reply) in rx {
+                    tracing::info_span!("execute", op).in_scope(|| std::hint::black_box(op * 3));
+                    let _ = reply.send(());
+                }
+            });
+        })
+    };
+    tracing::dispatcher::with_default(&dispatch, || {
+        for op in 0..OPS {
+            let _write = tracing::info_span!("write", op).entered();
+            let (reply, done) = crossbeam_channel::bounded(1);
+            tx.send((op, reply)).expect("send");
+            done.recv().expect("reply");
+        }
+    });
+    drop(tx);
+    writer.join().expect("writer");
+    let written = capture.finish().expect("finish");
+    assert_eq!(written, path);
+
+    let trace = Trace::read(&path).expect("the trace reads back");
+    assert!(trace.header.span_machinery.is_some());
+    assert_eq!(trace.blocks.iter().map(|b| b.op_count).sum::<u64>(), OPS, "every operation in one block");
+    assert_eq!(trace.header.threads.len(), 2, "two marking threads: {:?}", trace.header.threads);
+
+    let out = Command::new(env!("CARGO_BIN_EXE_hopscope")).arg("analyze").arg(&path).output().expect("analyze runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let result = std::fs::read(dir.join("result.json")).expect("result.json beside the trace");
+    let result: serde_json::Value = serde_json::from_slice(&result).expect("json");
+    assert_eq!(result["drops"]["complete_ops"]["capture"], OPS);
+    assert_eq!(result["drops"]["incomplete_ops"]["capture"], 0);
+    let slices: Vec<&str> =
+        result["slices"].as_array().expect("slices").iter().filter_map(|s| s["name"].as_str()).collect();
+    assert_eq!(slices, ["write.enter→execute.enter", "execute.enter→execute.exit", "execute.exit→write.exit"]);
+    let inside = &result["slices"][1];
+    assert_eq!(inside["span_kind"], "inside");
+    assert!(inside["machinery_us"].as_f64().is_some_and(|m| m > 0.0));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_capture_it_cannot_write_or_a_bad_layer_is_refused_at_set_up() {
+    let missing = std::env::temp_dir().join("hopscope-no-such-dir").join("deeper").join("app.hop");
+    assert!(matches!(HopLayer::new().caller("write").capture(&missing), Err(TraceError::Io(_))));
+    let bad = HopLayer::new().ring_marks(0).capture(std::env::temp_dir().join("hopscope-bad-layer.hop"));
+    assert!(matches!(bad, Err(TraceError::Unwritable { reason }) if reason.contains("ring")));
+}
