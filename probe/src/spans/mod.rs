@@ -51,6 +51,9 @@ use crate::hop::{Edge, Hop, HopTable, Mark, OpId, Side, SpanEdge};
 use callsites::{Callsites, UNWATCHED};
 use live::LiveSpans;
 
+/// Watched spans a subscriber can hold open at once (its binding table).
+pub const MAX_LIVE_SPANS: usize = live::SLOTS;
+
 /// Spans a layer may watch: each brings up to two hops, and hop ids are 16 bits.
 pub const MAX_WATCHES: usize = 256;
 

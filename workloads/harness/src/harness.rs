@@ -253,6 +253,13 @@ impl Harness {
             let at = 2.min(outcome.written.files.len());
             outcome.written.files.insert(at, ("trace".to_owned(), outcome.trace.clone()));
             self.say(&summary::decomposition(&d));
+            #[cfg(feature = "tracing")]
+            {
+                let polls = crate::spans::polls(&self.lanes);
+                if !polls.is_empty() {
+                    self.say(&polls);
+                }
+            }
             outcome.decomposition = Some(d);
         }
         self.finish(&outcome);

@@ -245,3 +245,36 @@ fn add(streams: &mut Vec<Stream>, thread: u16, mut marks: Vec<hopscope_probe::Ma
         None => streams.push(Stream { thread, dropped, marks }),
     }
 }
+
+/// How often each watched span of each span lane was entered per span over
+/// the run (a future's span once per poll), and spans that never got an
+/// operation id: one line per lane, or nothing without span lanes.
+pub(crate) fn polls(lanes: &[Lane]) -> String {
+    let mut out = String::new();
+    for lane in lanes {
+        let Some(layer) = lane.span_layer() else { continue };
+        let spans: Vec<String> = layer
+            .counts()
+            .iter()
+            .filter(|c| c.closed > 0 || c.without_op > 0)
+            .map(|c| {
+                let per = if c.closed == 0 { 0.0 } else { c.enters as f64 / c.closed as f64 };
+                let lost =
+                    if c.without_op > 0 { format!(", {} without an op id", c.without_op) } else { String::new() };
+                format!("{} entered {per:.2}× per span over {} spans{lost}", c.span, c.closed)
+            })
+            .collect();
+        if !spans.is_empty() {
+            out.push_str(&format!("spans of {}: {}\n", lane.name(), spans.join(" · ")));
+        }
+        if layer.unbound() > 0 {
+            out.push_str(&format!(
+                "warning: {} spans of {} found no free slot and marked nothing (more than {} watched spans open at once)\n",
+                layer.unbound(),
+                lane.name(),
+                hopscope_probe::spans::MAX_LIVE_SPANS
+            ));
+        }
+    }
+    out
+}
