@@ -23,6 +23,12 @@
 //! quietest tenth of the run, chosen by the reference variants alone (bare
 //! marks + bare Registry), never by the layer's own figure.
 //!
+//! A second part times whole span lives (create, enter, exit, close: what
+//! an operation's span costs, and what lies inside a slice between two
+//! spans), interleaved the same way: a bare `Registry`, `HopLayer` (which
+//! hands the span's two marks to its collector at close), and then
+//! `tracing-chrome` after them.
+//!
 //! Run with `cargo bench -p hopscope-probe --features tracing --bench layer`
 //! (`-- --quick` for a short run).
 
@@ -81,8 +87,8 @@ fn main() {
 
     let registry = Dispatch::new(tracing_subscriber::registry());
     let noop = Dispatch::new(tracing_subscriber::registry().with(NoopLayer));
-    let layered =
-        Dispatch::new(tracing_subscriber::registry().with(HopLayer::new().span("send", Hop::BUILT, Some(Hop::SENT))));
+    let hop_layer = HopLayer::new().span("send", Hop::BUILT, Some(Hop::SENT));
+    let layered = Dispatch::new(tracing_subscriber::registry().with(hop_layer.clone()));
     // One span per subscriber, created under it and kept for the whole run,
     // as a long-lived span entered once per operation would be.
     let span_of = |d: &Dispatch| tracing::dispatcher::with_default(d, || tracing::info_span!("send", op = 7u64));
@@ -144,6 +150,50 @@ fn main() {
     let span = span_of(&chrome);
     let chrome_ns: Vec<f64> = (0..rounds / 3).map(|_| span_chunk(&chrome, &span)).collect();
     drop(span);
+    drop(guard);
+    let _ = std::fs::remove_file(path);
+    println!("after the interleaved part");
+    print_row("tracing_chrome", &chrome_ns);
+
+    lives(rounds, &registry, &layered, &hop_layer);
+}
+
+/// ns per span life (create + enter + exit + close) of one chunk under
+/// `dispatch`; `collector` (the layer's) is drained after it, untimed.
+fn life_chunk(dispatch: &Dispatch, collector: Option<&hopscope_probe::spans::Collector>) -> f64 {
+    let ns = tracing::dispatcher::with_default(dispatch, || {
+        chunk(|| {
+            tracing::info_span!("send", op = 7u64).in_scope(|| black_box(()));
+        })
+    });
+    if let Some(collector) = collector {
+        black_box(collector.drain());
+    }
+    ns
+}
+
+/// The second part: whole span lives, a bare Registry and HopLayer
+/// interleaved, then tracing-chrome.
+fn lives(rounds: usize, registry: &Dispatch, layered: &Dispatch, layer: &HopLayer) {
+    let rounds = rounds / 3;
+    let (mut bare, mut marked) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+    for round in 0..rounds {
+        if round % 2 == 0 {
+            bare.push(life_chunk(registry, None));
+            marked.push(life_chunk(layered, Some(layer.collector())));
+        } else {
+            marked.push(life_chunk(layered, Some(layer.collector())));
+            bare.push(life_chunk(registry, None));
+        }
+    }
+    println!("span life (create + enter + exit + close), {rounds} rounds of {CHUNK} per variant, interleaved");
+    print_row("registry_only", &bare);
+    print_row("hop_layer", &marked);
+    print_row("hop_layer − registry_only (paired)", &(0..rounds).map(|i| marked[i] - bare[i]).collect::<Vec<_>>());
+    let path = std::env::temp_dir().join(format!("hopscope-bench-chrome-life-{}.json", std::process::id()));
+    let (chrome_layer, guard) = tracing_chrome::ChromeLayerBuilder::new().file(&path).build();
+    let chrome = Dispatch::new(tracing_subscriber::registry().with(chrome_layer));
+    let chrome_ns: Vec<f64> = (0..rounds).map(|_| life_chunk(&chrome, None)).collect();
     drop(guard);
     let _ = std::fs::remove_file(path);
     println!("after the interleaved part");

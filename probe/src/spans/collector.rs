@@ -132,6 +132,13 @@ impl Collector {
     /// the thread's first mark; never blocks, never grows a ring.
     #[inline]
     pub fn push(&self, mark: Mark) {
+        self.push_all(&[mark]);
+    }
+
+    /// [`Collector::push`] several marks with one look-up of the thread's
+    /// ring (a closing span hands over its enter and its exit together).
+    #[inline]
+    pub fn push_all(&self, marks: &[Mark]) {
         let pushed = WRITERS.try_with(|writers| {
             // A failed borrow is a push re-entering itself on this thread
             // (a signal handler, a registration that marks).
@@ -143,13 +150,15 @@ impl Collector {
                     None => return false,
                 },
             };
-            if writer.ring.push(mark).is_err() {
-                writer.info.dropped.fetch_add(1, Ordering::Relaxed);
+            for mark in marks {
+                if writer.ring.push(*mark).is_err() {
+                    writer.info.dropped.fetch_add(1, Ordering::Relaxed);
+                }
             }
             true
         });
         if pushed != Ok(true) {
-            self.inner.dropped_elsewhere.fetch_add(1, Ordering::Relaxed);
+            self.inner.dropped_elsewhere.fetch_add(marks.len() as u64, Ordering::Relaxed);
         }
     }
 

@@ -52,9 +52,11 @@ impl Slot {
 
     /// Note an enter at `ticks`: keeps the first one.
     pub(crate) fn entered(&self, ticks: u64) {
-        // Load first: only the first enter pays for a read-modify-write.
+        // A load and a store, no read-modify-write: a span is entered by
+        // one thread at a time in practice (a future by its poller); two
+        // threads entering it at the same instant leave one of their ticks.
         if self.first_enter.load(Ordering::Relaxed) == 0 {
-            let _ = self.first_enter.compare_exchange(0, ticks.max(1), Ordering::Relaxed, Ordering::Relaxed);
+            self.first_enter.store(ticks.max(1), Ordering::Relaxed);
         }
         // Not a read-modify-write: two threads entering one span at the same
         // instant may count one enter; the count is a statistic, never a mark.

@@ -386,11 +386,12 @@ impl HopLayer {
         if self.edges == Edges::FirstEnterLastExit {
             let (first, last) = (slot.first_enter.load(Ordering::Relaxed), slot.last_exit.load(Ordering::Relaxed));
             // Enter before exit: a thread's marks stay in time order.
-            if let (Some(hop), true) = (watch.on_enter, first != 0) {
-                self.collector.push(Mark::new(OpId(op), hop, Ticks(first)));
-            }
-            if let (Some(hop), true) = (watch.on_exit, last != 0) {
-                self.collector.push(Mark::new(OpId(op), hop, Ticks(last)));
+            let enter = watch.on_enter.filter(|_| first != 0).map(|hop| Mark::new(OpId(op), hop, Ticks(first)));
+            let exit = watch.on_exit.filter(|_| last != 0).map(|hop| Mark::new(OpId(op), hop, Ticks(last)));
+            match (enter, exit) {
+                (Some(enter), Some(exit)) => self.collector.push_all(&[enter, exit]),
+                (Some(mark), None) | (None, Some(mark)) => self.collector.push(mark),
+                (None, None) => {}
             }
         }
     }
