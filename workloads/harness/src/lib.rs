@@ -86,7 +86,7 @@ pub use plan::{
 pub use readings::{CALLER_ROLE, PROCESS};
 pub use runner::RunSummary;
 #[cfg(feature = "tracing")]
-pub use spans::TRACED_ROLE;
+pub use spans::{MAX_TRACED_THREADS, TRACED_ROLE};
 pub use spec::{ExperimentSpec, MAX_SPEC_BYTES, SpecError, sha256_hex};
 pub use workload::{BlockId, BlockInfo, BoxError, Op, Ops, Reported, Setup, ThreadInit, Workload};
 

@@ -7,8 +7,11 @@
 //! a block it waits for the lane's watched spans to close and drains the
 //! layer's collector: the lane's threads run no code to hand marks in.
 //! Marks made on the harness's caller threads go to their caller roles;
-//! marks from any other thread go to the lane's first declared thread role,
-//! or to [`TRACED_ROLE`].
+//! marks from any other thread go to the lane's first declared thread role
+//! or, for a lane that declares none, to roles `traced-1`, `traced-2`, ...
+//! one per thread in the order threads first mark (up to
+//! [`MAX_TRACED_THREADS`]; later threads share the last), so a timeline
+//! shows a runtime's workers and a connection thread on tracks of their own.
 //!
 //! When the program already has a global subscriber of its own, the switch
 //! cannot be installed: the probed build then runs under a `Registry` with
@@ -27,9 +30,12 @@ use hopscope_probe::{HopLayer, HopTable, TraceHeader};
 use crate::lane::{Build, Lane};
 use crate::plan::Plan;
 
-/// The thread role of a span lane's marks made off the harness's callers,
-/// when the lane declares no role of its own.
+/// The thread roles of a span lane's marks made off the harness's callers,
+/// when the lane declares no role of its own: `traced-1`, `traced-2`, ...
 pub const TRACED_ROLE: &str = "traced";
+
+/// Threads off the callers that get a `traced-N` role of their own.
+pub const MAX_TRACED_THREADS: usize = 8;
 
 /// How long the end of a block waits for watched spans still closing (a
 /// writer closes its reply span just after the caller has its reply).
@@ -51,8 +57,11 @@ pub(crate) struct SpanLane {
     /// program had its own global subscriber.
     switched: Option<(&'static LayerSwitch, usize)>,
     probed: bool,
-    /// The trace thread index of marks made off the callers.
-    pub(crate) other_role: u16,
+    /// The trace thread indices for marks made off the callers, handed out
+    /// one per thread in order (the last one shared).
+    pub(crate) other_roles: Vec<u16>,
+    /// Which of them each thread got.
+    assigned: HashMap<ThreadId, u16>,
     /// Spans seen open across a block end (not waited for again).
     long_lived: Vec<u64>,
 }
@@ -64,7 +73,7 @@ impl SpanLane {
     /// clean and probed builds of a lane share one).
     pub(crate) fn open(
         build: &SpanBuild,
-        other_role: u16,
+        other_roles: Vec<u16>,
         registered: &mut Vec<(HopLayer, usize)>,
     ) -> (SpanLane, Option<tracing::Dispatch>) {
         let switched = LayerSwitch::global().map(|switch| {
@@ -97,8 +106,14 @@ impl SpanLane {
                 })
             }
         };
-        let lane =
-            SpanLane { layer: build.layer.clone(), switched, probed: build.probed, other_role, long_lived: Vec::new() };
+        let lane = SpanLane {
+            layer: build.layer.clone(),
+            switched,
+            probed: build.probed,
+            other_roles,
+            assigned: HashMap::new(),
+            long_lived: Vec::new(),
+        };
         (lane, dispatch)
     }
 
@@ -125,11 +140,15 @@ impl SpanLane {
         self.layer.settle(SETTLE, &mut self.long_lived);
         let drained = self.layer.collector().drain();
         for t in drained.threads {
-            let thread = callers.get(&t.thread).copied().unwrap_or(self.other_role);
+            let thread = match callers.get(&t.thread) {
+                Some(caller) => *caller,
+                None => self.role_of(t.thread),
+            };
             add(streams, thread, t.marks, t.dropped);
         }
         if drained.dropped_elsewhere > 0 {
-            add(streams, self.other_role, Vec::new(), drained.dropped_elsewhere);
+            let thread = self.other_roles.first().copied().unwrap_or(0);
+            add(streams, thread, Vec::new(), drained.dropped_elsewhere);
         }
         streams.sort_by_key(|s| s.thread);
     }
@@ -144,27 +163,45 @@ pub(crate) fn open_build(
     threads: &[String],
     registered: &mut Vec<(HopLayer, usize)>,
 ) -> (Option<SpanLane>, Option<tracing::Dispatch>) {
-    let role = lane.threads.first().map_or(TRACED_ROLE, String::as_str);
-    let other_role = threads.iter().position(|t| t == role).unwrap_or(0) as u16;
+    let index = |role: &str| threads.iter().position(|t| t == role).map(|i| i as u16);
+    let other_roles: Vec<u16> = match lane.threads.first() {
+        Some(role) => index(role).into_iter().collect(),
+        None => traced_roles().filter_map(|r| index(&r)).collect(),
+    };
     let Some(spans) = &build.spans else {
         // A dispatcher of the user's own: if a HopLayer is in it, its
         // collector is drained like a span lane's (marks only on the
         // threads that run under that dispatcher).
         let layer = build.dispatch.as_ref().and_then(|d| d.downcast_ref::<HopLayer>()).cloned();
-        let lane =
-            layer.map(|layer| SpanLane { layer, switched: None, probed: true, other_role, long_lived: Vec::new() });
+        let lane = layer.map(|layer| SpanLane {
+            layer,
+            switched: None,
+            probed: true,
+            other_roles,
+            assigned: HashMap::new(),
+            long_lived: Vec::new(),
+        });
         return (lane, build.dispatch.clone());
     };
-    let (span_lane, fallback) = SpanLane::open(spans, other_role, registered);
+    let (span_lane, fallback) = SpanLane::open(spans, other_roles, registered);
     (Some(span_lane), fallback.or_else(|| build.dispatch.clone()))
 }
 
-/// Add [`TRACED_ROLE`] to the run's thread roles when a span lane declares
-/// no role of its own.
+/// `traced-1` ... `traced-N`.
+fn traced_roles() -> impl Iterator<Item = String> {
+    (1..=MAX_TRACED_THREADS).map(|n| format!("{TRACED_ROLE}-{n}"))
+}
+
+/// Add the `traced-N` roles to the run's thread roles when a span lane
+/// declares no role of its own.
 pub(crate) fn declare_traced_role(lanes: &[Lane], threads: &mut Vec<String>) {
     let needed = lanes.iter().any(|l| l.span_layer().is_some() && l.threads.is_empty());
-    if needed && !threads.iter().any(|t| t == TRACED_ROLE) {
-        threads.push(TRACED_ROLE.to_owned());
+    if needed {
+        for role in traced_roles() {
+            if !threads.contains(&role) {
+                threads.push(role);
+            }
+        }
     }
 }
 
@@ -228,6 +265,16 @@ pub(crate) fn declare_hops(plan: &Plan, lanes: &[Lane], header: &mut TraceHeader
 /// Empty span operations the machinery is measured over before a run
 /// (about 40 ms).
 const MACHINERY_SAMPLES: usize = 20_000;
+
+impl SpanLane {
+    /// The trace thread index of a thread off the callers: its own, given
+    /// the first time it marks.
+    fn role_of(&mut self, thread: ThreadId) -> u16 {
+        let next = self.assigned.len().min(self.other_roles.len().saturating_sub(1));
+        let fallback = self.other_roles.get(next).copied().unwrap_or(0);
+        *self.assigned.entry(thread).or_insert(fallback)
+    }
+}
 
 /// Switch every span layer off: before a block of a lane without one.
 pub(crate) fn none_active() {

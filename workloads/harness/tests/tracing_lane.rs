@@ -70,7 +70,17 @@ fn a_span_lane_marks_threads_it_never_touched_and_names_slices_after_the_spans()
     let names: Vec<&str> = d.slices.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["write.enter→serve.enter", "serve.enter→serve.exit", "serve.exit→write.exit"]);
     let trace = hopscope_probe::Trace::read(&outcome.trace).expect("trace");
-    assert!(trace.header.threads.iter().any(|t| t == TRACED_ROLE), "{:?}", trace.header.threads);
+    // The writer thread's marks: on a traced role of their own.
+    let traced: Vec<u16> = trace
+        .blocks
+        .iter()
+        .filter(|b| b.lane == 2)
+        .flat_map(|b| &b.streams)
+        .filter(|s| trace.header.threads[usize::from(s.thread)].starts_with(TRACED_ROLE))
+        .map(|s| s.thread)
+        .collect();
+    assert!(!traced.is_empty() && traced.iter().all(|t| *t == traced[0]), "one thread, one role: {traced:?}");
+    assert_eq!(trace.header.threads[usize::from(traced[0])], format!("{TRACED_ROLE}-1"));
     assert!(trace.header.span_machinery.is_some(), "the machinery is measured for a span lane");
     let _ = std::fs::remove_dir_all(&dir);
 }
