@@ -1,0 +1,180 @@
+//! The layer's callbacks: binding a span when it is created, noting its
+//! enters and exits, and handing its marks over when it closes.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError};
+
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Metadata, Subscriber};
+use tracing_subscriber::Layer;
+use tracing_subscriber::layer::Context;
+
+use super::callsites::UNWATCHED;
+use super::{Edges, HopLayer, Watch, live};
+use crate::clock::{self, Ticks};
+use crate::hop::{Hop, Mark, OpId};
+
+impl HopLayer {
+    /// The index of the watch a span callsite belongs to, by its name.
+    pub(super) fn watch_named(&self, name: &str) -> u32 {
+        self.watches.iter().position(|w| w.span == name).map_or(UNWATCHED, |i| i as u32)
+    }
+
+    /// The index of the watch a span callsite belongs to, decided once per
+    /// callsite.
+    #[inline]
+    pub(super) fn watch_index(&self, metadata: &Metadata<'_>) -> Option<u32> {
+        let index = self.callsites.watch(metadata, |name| self.watch_named(name));
+        ((index as usize) < self.watches.len()).then_some(index)
+    }
+
+    /// Whether spans of this callsite are watched.
+    pub(super) fn watches(&self, metadata: &Metadata<'_>) -> bool {
+        self.watch_index(metadata).is_some()
+    }
+
+    pub(super) fn new_span(&self, attrs: &Attributes<'_>, id: &Id) {
+        let Some(index) = self.watch_index(attrs.metadata()) else { return };
+        let mut visitor = OpVisitor { field: self.op_field, op: None };
+        attrs.record(&mut visitor);
+        if self.live.insert(id.into_u64(), index, visitor.op).is_none() {
+            self.counts.unbound.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    pub(super) fn record(&self, id: &Id, values: &Record<'_>) {
+        let Some(slot) = self.live.find(id.into_u64()) else { return };
+        let mut visitor = OpVisitor { field: self.op_field, op: None };
+        values.record(&mut visitor);
+        if let Some(op) = visitor.op {
+            slot.set_op(op);
+        }
+    }
+
+    #[inline]
+    pub(super) fn enter(&self, id: &Id) {
+        let ticks = clock::now();
+        let Some(slot) = self.live.find(id.into_u64()) else { return };
+        slot.entered(ticks.0);
+        if self.edges == Edges::EveryEnter {
+            self.mark_now(slot, ticks, |w| w.on_enter);
+        }
+    }
+
+    #[inline]
+    pub(super) fn exit(&self, id: &Id) {
+        let ticks = clock::now();
+        let Some(slot) = self.live.find(id.into_u64()) else { return };
+        slot.exited(ticks.0);
+        if self.edges == Edges::EveryEnter {
+            self.mark_now(slot, ticks, |w| w.on_exit);
+        }
+    }
+
+    pub(super) fn mark_now(&self, slot: &live::Slot, ticks: Ticks, hop: impl Fn(&Watch) -> Option<Hop>) {
+        let watch = self.watches.get(slot.watch.load(Ordering::Relaxed) as usize);
+        if let (Some(op), Some(hop)) = (slot.op(), watch.and_then(hop)) {
+            self.collector.push(Mark::new(OpId(op), hop, ticks));
+        }
+    }
+
+    /// Hand over a closing span's marks and free its slot; false when the
+    /// span was not bound here.
+    pub(super) fn close(&self, id: &Id) -> bool {
+        let Some(slot) = self.live.find(id.into_u64()) else { return false };
+        self.hand_over(slot);
+        // Freed only after its marks are in the collector: a drain that
+        // waited for this span to close ([`HopLayer::settle`]) finds them.
+        self.live.remove(slot);
+        true
+    }
+
+    /// A closing span's marks (first enter, last exit) to the collector,
+    /// and its counts.
+    pub(super) fn hand_over(&self, slot: &live::Slot) {
+        let index = slot.watch.load(Ordering::Relaxed) as usize;
+        let (Some(watch), Some(counts)) = (self.watches.get(index), self.counts.watches.get(index)) else { return };
+        let Some(op) = slot.op() else {
+            counts.without_op.fetch_add(1, Ordering::Relaxed);
+            return;
+        };
+        counts.closed.fetch_add(1, Ordering::Relaxed);
+        counts.enters.fetch_add(u64::from(slot.enters.load(Ordering::Relaxed)), Ordering::Relaxed);
+        if self.edges == Edges::FirstEnterLastExit {
+            let (first, last) = (slot.first_enter.load(Ordering::Relaxed), slot.last_exit.load(Ordering::Relaxed));
+            // Enter before exit: a thread's marks stay in time order.
+            let enter = watch.on_enter.filter(|_| first != 0).map(|hop| Mark::new(OpId(op), hop, Ticks(first)));
+            let exit = watch.on_exit.filter(|_| last != 0).map(|hop| Mark::new(OpId(op), hop, Ticks(last)));
+            match (enter, exit) {
+                (Some(enter), Some(exit)) => self.collector.push_all(&[enter, exit]),
+                (Some(mark), None) | (None, Some(mark)) => self.collector.push(mark),
+                (None, None) => {}
+            }
+        }
+    }
+
+    /// A fresh binding table and callsite cache: a layer added to a second
+    /// subscriber (whose span ids collide with the first's) keeps its spans
+    /// apart. The collector stays shared.
+    pub(super) fn reset_tables(&mut self) {
+        self.live = Arc::default();
+        self.tables.lock().unwrap_or_else(PoisonError::into_inner).push(self.live.clone());
+        self.callsites = Arc::default();
+    }
+}
+
+/// Reads the op id field of a span's attributes or record.
+struct OpVisitor {
+    field: &'static str,
+    op: Option<u64>,
+}
+
+impl Visit for OpVisitor {
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        if field.name() == self.field {
+            self.op = Some(value);
+        }
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        if field.name() == self.field {
+            self.op = u64::try_from(value).ok();
+        }
+    }
+
+    fn record_debug(&mut self, _field: &Field, _value: &dyn std::fmt::Debug) {}
+}
+
+impl<S: Subscriber> Layer<S> for HopLayer {
+    fn on_layer(&mut self, _subscriber: &mut S) {
+        self.reset_tables();
+    }
+
+    fn register_callsite(&self, metadata: &'static Metadata<'static>) -> tracing::subscriber::Interest {
+        if metadata.is_span() {
+            self.callsites.remember(metadata, self.watch_named(metadata.name()));
+        }
+        tracing::subscriber::Interest::always()
+    }
+
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, _ctx: Context<'_, S>) {
+        self.new_span(attrs, id);
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, _ctx: Context<'_, S>) {
+        self.record(id, values);
+    }
+
+    fn on_enter(&self, id: &Id, _ctx: Context<'_, S>) {
+        self.enter(id);
+    }
+
+    fn on_exit(&self, id: &Id, _ctx: Context<'_, S>) {
+        self.exit(id);
+    }
+
+    fn on_close(&self, id: Id, _ctx: Context<'_, S>) {
+        let _ = self.close(&id);
+    }
+}
