@@ -1,6 +1,7 @@
 use tracing_subscriber::layer::SubscriberExt;
 
 use super::*;
+use crate::hop::{Mark, OpId};
 
 fn hops(drained: &Drained, thread: &str) -> Vec<(OpId, Hop)> {
     drained.threads.iter().filter(|t| t.name == thread).flat_map(|t| t.marks.iter().map(|m| (m.op, m.hop))).collect()
