@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use hopscope_probe::{Block, Trace, TraceHeader};
+use hopscope_probe::{Block, SliceKind, SpanMachinery, Trace, TraceHeader};
 use serde::{Deserialize, Serialize};
 
 use crate::stats::{BOOTSTRAP_RESAMPLES, Samples, Summary, bootstrap_ci95, median_of_unsorted};
@@ -30,6 +30,9 @@ pub struct LaneBlocks {
     /// Per-op value of each reading (CPU ns, counter counts), per block, by
     /// reading key.
     pub cpu_ns_per_op: BTreeMap<String, Vec<f64>>,
+    /// The span machinery measured after each block (ns, not per op), by
+    /// slice kind: runs with span lanes record it for their probed builds.
+    pub span_machinery_ns: BTreeMap<SliceKind, Vec<f64>>,
 }
 
 /// Collect every lane's block figures.
@@ -52,6 +55,7 @@ pub fn empty_lanes(header: &TraceHeader) -> Vec<LaneBlocks> {
             us_per_op: BTreeMap::new(),
             ops: 0,
             cpu_ns_per_op: BTreeMap::new(),
+            span_machinery_ns: BTreeMap::new(),
         })
         .collect()
 }
@@ -66,10 +70,28 @@ pub fn add_block(lanes: &mut [LaneBlocks], header: &TraceHeader, block: &Block) 
     lane.us_per_op.insert((block.pass, block.sample), ns / block.op_count as f64 / NS_PER_US);
     lane.ops = lane.ops.saturating_add(block.op_count);
     for reading in &block.readings {
-        if let Some(key) = header.readings.get(usize::from(reading.key)) {
-            lane.cpu_ns_per_op.entry(key.clone()).or_default().push(reading.value as f64 / block.op_count as f64);
+        let Some(key) = header.readings.get(usize::from(reading.key)) else { continue };
+        match SliceKind::of_reading_key(key) {
+            Some(kind) => lane.span_machinery_ns.entry(kind).or_default().push(reading.value as f64 / 1_000.0),
+            None => {
+                lane.cpu_ns_per_op.entry(key.clone()).or_default().push(reading.value as f64 / block.op_count as f64)
+            }
         }
     }
+}
+
+/// The span machinery stated beside `lane`'s slices: the run's measurement
+/// before it (`header`), each kind replaced by the median of the
+/// measurements taken after the lane's blocks when the run took them, so
+/// the figure follows the host through the run as the blocks did.
+pub fn span_machinery(header: &TraceHeader, lane: &LaneBlocks) -> Option<SpanMachinery> {
+    let mut machinery = header.span_machinery.clone()?;
+    for (kind, values) in &lane.span_machinery_ns {
+        if let Ok(samples) = Samples::new(values.clone()) {
+            machinery = machinery.with_share(*kind, samples.median());
+        }
+    }
+    Some(machinery)
 }
 
 /// A lane's headline figures.
@@ -159,6 +181,7 @@ mod tests {
             us_per_op: figures.iter().copied().collect(),
             ops: 0,
             cpu_ns_per_op: BTreeMap::new(),
+            span_machinery_ns: BTreeMap::new(),
         }
     }
 

@@ -1,7 +1,7 @@
 //! Slice figures of a probed lane, and the cross-check of its library-owned
 //! slices against the lane arithmetic.
 
-use hopscope_probe::{Hop, SliceKind, TraceHeader};
+use hopscope_probe::{Hop, SliceKind, SpanMachinery, TraceHeader};
 use serde::{Deserialize, Serialize};
 
 use crate::join::{LaneOps, SliceSide};
@@ -109,9 +109,8 @@ pub fn slice_figures(ops: &LaneOps, seed: u64) -> Vec<SliceFigures> {
 }
 
 /// State, for every same-thread slice of `ops` whose both ends are span
-/// edges, the span machinery inside it, from `header`'s measurement.
-pub fn state_machinery(figures: &mut [SliceFigures], ops: &LaneOps, header: &TraceHeader) {
-    let Some(machinery) = &header.span_machinery else { return };
+/// edges, the span machinery inside it, from `machinery`.
+pub fn state_machinery(figures: &mut [SliceFigures], ops: &LaneOps, header: &TraceHeader, machinery: &SpanMachinery) {
     for figure in figures {
         let Some(def) = ops.slices.iter().find(|d| d.name == figure.name) else { continue };
         if def.side == SliceSide::Cross {

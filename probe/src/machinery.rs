@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::hop::{Edge, HopDef};
 
 /// How a slice's two ends relate, when both are span edges on one thread.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SliceKind {
     /// A span's enter to its own exit.
@@ -30,6 +30,9 @@ pub enum SliceKind {
 }
 
 impl SliceKind {
+    /// The four kinds, in the order figures of all four are listed.
+    pub const ALL: [SliceKind; 4] = [SliceKind::Inside, SliceKind::Between, SliceKind::Into, SliceKind::OutOf];
+
     /// The kind of the slice from `from` to `to`, or `None` when either end
     /// is not a span edge or the pair is none of the four (a span re-entered,
     /// an enter to another span's exit).
@@ -43,6 +46,22 @@ impl SliceKind {
             (Edge::Exit, Edge::Exit, false) => Some(SliceKind::OutOf),
             _ => None,
         }
+    }
+
+    /// The name of the per-block reading that carries this kind's median, in
+    /// picoseconds, when a run measures the machinery between its blocks.
+    pub fn reading_key(self) -> &'static str {
+        match self {
+            SliceKind::Inside => "span.inside_ps",
+            SliceKind::Between => "span.between_ps",
+            SliceKind::Into => "span.into_ps",
+            SliceKind::OutOf => "span.out_of_ps",
+        }
+    }
+
+    /// The kind whose reading is called `key`.
+    pub fn of_reading_key(key: &str) -> Option<SliceKind> {
+        SliceKind::ALL.into_iter().find(|k| k.reading_key() == key)
     }
 
     /// A short description for a receipt.
@@ -82,6 +101,17 @@ pub struct SpanMachinery {
 }
 
 impl SpanMachinery {
+    /// This measurement with `kind`'s figure replaced by `ns`.
+    pub fn with_share(mut self, kind: SliceKind, ns: f64) -> SpanMachinery {
+        match kind {
+            SliceKind::Inside => self.inside_ns = ns,
+            SliceKind::Between => self.between_ns = ns,
+            SliceKind::Into => self.into_ns = ns,
+            SliceKind::OutOf => self.out_of_ns = ns,
+        }
+        self
+    }
+
     /// The measured share inside a slice of `kind`, ns.
     pub fn share_ns(&self, kind: SliceKind) -> f64 {
         match kind {

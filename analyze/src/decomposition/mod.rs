@@ -151,7 +151,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
             "no floor lane: the hop is not split into boundary and library, and nothing is cross-checked".to_owned(),
         );
     }
-    let insitu = insitu(header, joined, &roles, derived.as_ref(), seed, &mut warnings);
+    let insitu = insitu(header, blocks, joined, &roles, derived.as_ref(), seed, &mut warnings);
     let observer_effect = match (clean, probed) {
         (Some(c), Some(p)) => observer(c, p, seed),
         _ => {
@@ -186,7 +186,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         cpu_us_per_op: per_lane.cpu,
         ctx_switches_per_op: per_lane.ctx_switches,
         comparison,
-        span_machinery: header.span_machinery.clone(),
+        span_machinery: insitu.machinery.or_else(|| header.span_machinery.clone()),
         drops,
         partial: None,
         warnings,
@@ -265,6 +265,8 @@ fn per_lane(
 /// The in-situ instrument: the sliced lane, its slices, the probed floor's,
 /// and their cross-check against the lane arithmetic.
 struct InSitu {
+    /// The span machinery stated beside the slices (the sliced lane's).
+    machinery: Option<hopscope_probe::SpanMachinery>,
     lane: Option<String>,
     slices: Vec<SliceFigures>,
     floor_slices: Vec<SliceFigures>,
@@ -274,8 +276,10 @@ struct InSitu {
 /// Slice the subject's probed build, or else the first other lane that
 /// carries complete operations (a program's own capture); the probed floor
 /// gives the slices subtracted in the cross-check.
+#[allow(clippy::too_many_arguments)]
 fn insitu(
     header: &TraceHeader,
+    blocks: &[crate::lanes::LaneBlocks],
     joined: &[LaneOps],
     roles: &Roles,
     derived: Option<&Derived>,
@@ -291,10 +295,14 @@ fn insitu(
                 && roles.info(usize::from(o.lane)).is_some_and(|i| !matches!(i.role, Role::Baseline | Role::Floor))
         })
     });
+    let machinery =
+        sliced.and_then(|o| blocks.get(usize::from(o.lane))).and_then(|l| crate::lanes::span_machinery(header, l));
     let slices = sliced
         .map(|o| {
             let mut figures = slices::slice_figures(o, seed);
-            slices::state_machinery(&mut figures, o, header);
+            if let Some(m) = &machinery {
+                slices::state_machinery(&mut figures, o, header, m);
+            }
             figures
         })
         .unwrap_or_default();
@@ -312,6 +320,7 @@ fn insitu(
         warnings.push("the two instruments disagree about the library's cost beyond the stated tolerance".to_owned());
     }
     InSitu {
+        machinery,
         lane: sliced.and_then(|o| header.lanes.get(usize::from(o.lane)).cloned()),
         slices,
         floor_slices: floor_slices.unwrap_or_default(),

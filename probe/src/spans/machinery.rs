@@ -32,73 +32,143 @@ const NEXT: &str = "hopscope_calibrate_next";
 /// Span lives per timed batch.
 const BATCH: usize = 256;
 
+/// Empty operations run between two drains of the calibration layer's ring
+/// (8 marks each: the ring holds two batches).
+const OPS_PER_DRAIN: usize = 4_096;
+
 /// Measure the span machinery over `samples` empty operations (at least
 /// 100) on the calling thread, through a private `Registry` + [`HopLayer`].
 /// Takes about 2 µs per sample on a 2-vCPU VM.
 pub fn measure(samples: usize) -> SpanMachinery {
-    let layer = calibration_layer(samples);
-    let marked = Dispatch::new(tracing_subscriber::registry().with(layer.clone()));
-    measure_with(samples, &layer, &|f| tracing::dispatcher::with_default(&marked, f))
+    Calibrator::private().measure(samples)
 }
 
 /// [`measure`], through `switch`, which must be the process's global
 /// default subscriber ([`LayerSwitch::global`]): the stack a harness's span
 /// lanes run under. The calling thread must have no default of its own.
-pub fn measure_through(switch: &LayerSwitch, samples: usize) -> SpanMachinery {
-    let layer = calibration_layer(samples);
-    let index = switch.add(&layer);
-    let previous = switch.active_index();
-    let m = measure_with(samples, &layer, &|f| {
-        switch.activate(Some(index));
-        f();
-        switch.activate(previous);
-    });
-    let _ = layer.collector().drain();
-    m
+pub fn measure_through(switch: &'static LayerSwitch, samples: usize) -> SpanMachinery {
+    Calibrator::through(switch).measure(samples)
 }
 
-fn calibration_layer(samples: usize) -> HopLayer {
-    HopLayer::new().caller(OPERATION).caller(OUTER).caller(INNER).caller(NEXT).ring_marks(samples.max(100) * 8 + 64)
+/// Where empty span operations run: a private subscriber, or the global
+/// switch with the calibration layer registered once.
+#[derive(Clone)]
+enum Stack {
+    Private(Dispatch),
+    Switched(&'static LayerSwitch, usize),
 }
 
-/// The measurement, with `run` running a closure under the stack measured.
-fn measure_with(samples: usize, layer: &HopLayer, run: &dyn Fn(&mut dyn FnMut())) -> SpanMachinery {
-    let samples = samples.max(100);
-    let info = ClockInfo::measure();
-    let hops: Vec<Hop> = [OUTER, INNER, NEXT]
-        .iter()
-        .flat_map(|name| [format!("{name}.enter"), format!("{name}.exit")])
-        .map(|n| layer.hops().find(&n).unwrap_or(Hop(u16::MAX)))
-        .collect();
-    run(&mut || empty_operations(samples / 10, 0));
-    let _ = layer.collector().drain();
-    run(&mut || empty_operations(samples, 1 << 32));
-    let ticks = layer.collector().drain();
-    // op -> the six edges' ticks, in hop order (outer, inner, next; enter, exit)
-    let mut edges: std::collections::HashMap<u64, [u64; 6]> = std::collections::HashMap::new();
-    for mark in ticks.threads.iter().flat_map(|t| &t.marks) {
-        if let Some(i) = hops.iter().position(|h| *h == mark.hop) {
-            edges.entry(mark.op.0).or_insert([0; 6])[i] = mark.ticks.0;
+/// A calibration layer and the stack it runs under, kept to measure the
+/// machinery again and again (between the blocks of a run, so host drift
+/// reaches the calibration as it reaches the blocks) without registering a
+/// layer each time.
+#[derive(Clone)]
+pub struct Calibrator {
+    layer: HopLayer,
+    stack: Stack,
+}
+
+impl std::fmt::Debug for Calibrator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Calibrator").field("switched", &matches!(self.stack, Stack::Switched(..))).finish()
+    }
+}
+
+/// The four kinds' medians, ns, in the order of [`SliceKind::ALL`].
+pub type KindMedians = [f64; 4];
+
+impl Calibrator {
+    fn layer() -> HopLayer {
+        HopLayer::new().caller(OPERATION).caller(OUTER).caller(INNER).caller(NEXT).ring_marks(OPS_PER_DRAIN * 16)
+    }
+
+    /// Through a private `Registry` + [`HopLayer`], on the calling thread.
+    pub fn private() -> Calibrator {
+        let layer = Calibrator::layer();
+        let dispatch = Dispatch::new(tracing_subscriber::registry().with(layer.clone()));
+        Calibrator { layer, stack: Stack::Private(dispatch) }
+    }
+
+    /// Through `switch`, the process's global default subscriber (see
+    /// [`measure_through`]).
+    pub fn through(switch: &'static LayerSwitch) -> Calibrator {
+        let layer = Calibrator::layer();
+        let index = switch.add(&layer);
+        Calibrator { layer, stack: Stack::Switched(switch, index) }
+    }
+
+    /// Run `f` under the calibrated stack.
+    fn run(&self, f: &mut dyn FnMut()) {
+        match &self.stack {
+            Stack::Private(dispatch) => tracing::dispatcher::with_default(dispatch, f),
+            Stack::Switched(switch, index) => {
+                let previous = switch.active_index();
+                switch.activate(Some(*index));
+                f();
+                switch.activate(previous);
+            }
         }
     }
-    let complete: Vec<[u64; 6]> = edges.into_values().filter(|e| e.iter().all(|t| *t != 0)).collect();
-    let kind = |from: usize, to: usize| {
-        let mut ns: Vec<f64> = complete.iter().map(|e| info.to_ns(e[to].saturating_sub(e[from]))).collect();
-        median(&mut ns)
-    };
-    let (outer_in, outer_out, inner_in, inner_out, next_in) = (0, 1, 2, 3, 4);
-    let registry = Dispatch::new(tracing_subscriber::registry());
-    let (span_life_ns, registry_life_ns) =
-        lives(run, &|f| tracing::dispatcher::with_default(&registry, f), samples, layer.collector());
-    SpanMachinery {
-        inside_ns: kind(inner_in, inner_out),
-        between_ns: kind(outer_out, next_in),
-        into_ns: kind(outer_in, inner_in),
-        out_of_ns: kind(inner_out, outer_out),
-        bare_mark_ns: bare_mark_ns(&info, samples),
-        span_life_ns,
-        registry_life_ns,
-        samples: complete.len() as u64,
+
+    /// The medians of the four kinds over `samples` empty operations (at
+    /// least 10), and how many operations joined.
+    pub fn kinds(&self, samples: usize) -> (KindMedians, u64) {
+        let samples = samples.max(10);
+        let info = ClockInfo::measure();
+        let hops: Vec<Hop> = [OUTER, INNER, NEXT]
+            .iter()
+            .flat_map(|name| [format!("{name}.enter"), format!("{name}.exit")])
+            .map(|n| self.layer.hops().find(&n).unwrap_or(Hop(u16::MAX)))
+            .collect();
+        let _ = self.layer.collector().drain();
+        // op -> the six edges' ticks, in hop order (outer, inner, next; enter, exit)
+        let mut edges: std::collections::HashMap<u64, [u64; 6]> = std::collections::HashMap::new();
+        let mut done = 0;
+        while done < samples {
+            let batch = (samples - done).min(OPS_PER_DRAIN);
+            self.run(&mut || empty_operations(batch, (1 << 32) + done as u64));
+            for mark in self.layer.collector().drain().threads.iter().flat_map(|t| &t.marks) {
+                if let Some(i) = hops.iter().position(|h| *h == mark.hop) {
+                    edges.entry(mark.op.0).or_insert([0; 6])[i] = mark.ticks.0;
+                }
+            }
+            done += batch;
+        }
+        let complete: Vec<[u64; 6]> = edges.into_values().filter(|e| e.iter().all(|t| *t != 0)).collect();
+        let kind = |from: usize, to: usize| {
+            let mut ns: Vec<f64> = complete.iter().map(|e| info.to_ns(e[to].saturating_sub(e[from]))).collect();
+            median(&mut ns)
+        };
+        let (outer_in, outer_out, inner_in, inner_out, next_in) = (0, 1, 2, 3, 4);
+        let medians =
+            [kind(inner_in, inner_out), kind(outer_out, next_in), kind(outer_in, inner_in), kind(inner_out, outer_out)];
+        (medians, complete.len() as u64)
+    }
+
+    /// The whole measurement: a warm-up, the four kinds over `samples`
+    /// empty operations (at least 100), a bare mark pair and whole span
+    /// lives.
+    pub fn measure(&self, samples: usize) -> SpanMachinery {
+        let samples = samples.max(100);
+        let _ = self.kinds(samples / 10);
+        let ([inside_ns, between_ns, into_ns, out_of_ns], joined) = self.kinds(samples);
+        let registry = Dispatch::new(tracing_subscriber::registry());
+        let (span_life_ns, registry_life_ns) = lives(
+            &|f| self.run(f),
+            &|f| tracing::dispatcher::with_default(&registry, f),
+            samples,
+            self.layer.collector(),
+        );
+        SpanMachinery {
+            inside_ns,
+            between_ns,
+            into_ns,
+            out_of_ns,
+            bare_mark_ns: bare_mark_ns(&ClockInfo::measure(), samples),
+            span_life_ns,
+            registry_life_ns,
+            samples: joined,
+        }
     }
 }
 

@@ -2,7 +2,8 @@
 //! (the caller, each of a lane's own threads) and of the process, and the
 //! perf-event counters a run recorded, each under a key the trace header
 //! names (`<role>.cpu_ns`, `<role>.ctx_switches`, `process.cpu_ns`,
-//! `<role>.<counter>`).
+//! `<role>.<counter>`), and, in runs with span lanes, the span machinery
+//! measured after each probed block (`span.<kind>_ps`).
 
 use hopscope_probe::Reading;
 use hopscope_probe::counters::Counter;
@@ -22,6 +23,8 @@ pub(crate) struct ReadingKeys {
     /// Thread roles with readings: the caller first, then lanes' own roles.
     roles: Vec<String>,
     counters: Vec<Counter>,
+    /// Whether the span machinery keys follow the others.
+    span_machinery: bool,
 }
 
 /// One block's samples, by thread role index (into the roles given to
@@ -31,12 +34,21 @@ pub(crate) struct BlockSamples {
     pub(crate) roles: Vec<(usize, ThreadSample)>,
     pub(crate) process_cpu_ns: u64,
     pub(crate) process_ctx_switches: u64,
+    /// The span machinery measured after the block, ps per slice kind in
+    /// [`hopscope_probe::SliceKind::ALL`] order (probed span lanes).
+    pub(crate) span_ps: Option<[u64; 4]>,
 }
 
 impl ReadingKeys {
     /// Keys for `roles` (the caller's first) and `counters`.
     pub(crate) fn new(roles: Vec<String>, counters: Vec<Counter>) -> ReadingKeys {
-        ReadingKeys { roles, counters }
+        ReadingKeys { roles, counters, span_machinery: false }
+    }
+
+    /// Also declare the span machinery keys (a run with span lanes).
+    pub(crate) fn with_span_machinery(mut self, on: bool) -> ReadingKeys {
+        self.span_machinery = on;
+        self
     }
 
     /// The names the header declares, in key order.
@@ -52,6 +64,9 @@ impl ReadingKeys {
         names.push(format!("{PROCESS}.ctx_switches"));
         for role in &self.roles {
             names.extend(self.counters.iter().map(|c| format!("{role}.{}", c.name())));
+        }
+        if self.span_machinery {
+            names.extend(hopscope_probe::SliceKind::ALL.iter().map(|k| k.reading_key().to_owned()));
         }
         names
     }
@@ -81,6 +96,10 @@ impl ReadingKeys {
                 }
             }
         }
+        if let (true, Some(ps)) = (self.span_machinery, samples.span_ps) {
+            let base = counters_base + roles * self.counters.len();
+            readings.extend(ps.iter().enumerate().map(|(i, value)| Reading { key: key(base + i), value: *value }));
+        }
         readings.sort_by_key(|r| r.key);
         readings
     }
@@ -108,6 +127,7 @@ mod tests {
             ],
             process_cpu_ns: 40,
             process_ctx_switches: 4,
+            span_ps: None,
         };
         let named: Vec<(String, u64)> =
             keys.readings(&samples).iter().map(|r| (names[usize::from(r.key)].clone(), r.value)).collect();

@@ -24,6 +24,7 @@ use std::thread::ThreadId;
 use std::time::Duration;
 
 use hopscope_probe::spans::LayerSwitch;
+use hopscope_probe::spans::machinery::Calibrator;
 use hopscope_probe::trace::Stream;
 use hopscope_probe::{HopLayer, HopTable, TraceHeader};
 
@@ -64,6 +65,9 @@ pub(crate) struct SpanLane {
     assigned: HashMap<ThreadId, u16>,
     /// Spans seen open across a block end (not waited for again).
     long_lived: Vec<u64>,
+    /// Measures the span machinery after each probed block, through the
+    /// stack the block ran under (`None` for the clean build).
+    calibrator: Option<Calibrator>,
 }
 
 impl SpanLane {
@@ -106,6 +110,10 @@ impl SpanLane {
                 })
             }
         };
+        let calibrator = build.probed.then(|| match switched {
+            Some((switch, _)) => Calibrator::through(switch),
+            None => Calibrator::private(),
+        });
         let lane = SpanLane {
             layer: build.layer.clone(),
             switched,
@@ -113,6 +121,7 @@ impl SpanLane {
             other_roles,
             assigned: HashMap::new(),
             long_lived: Vec::new(),
+            calibrator,
         };
         (lane, dispatch)
     }
@@ -135,8 +144,14 @@ impl SpanLane {
     /// After a block: wait for the lane's spans to close, and add every
     /// mark made since [`SpanLane::before_block`] to `streams`, the
     /// callers' marks under their roles (`callers`: thread id → trace
-    /// thread index).
-    pub(crate) fn after_block(&mut self, streams: &mut Vec<Stream>, callers: &HashMap<ThreadId, u16>) {
+    /// thread index). A probed build then measures the span machinery
+    /// again, so the figure stated beside its slices follows the host
+    /// through the run: ps per slice kind, in [`hopscope_probe::SliceKind::ALL`] order.
+    pub(crate) fn after_block(
+        &mut self,
+        streams: &mut Vec<Stream>,
+        callers: &HashMap<ThreadId, u16>,
+    ) -> Option<[u64; 4]> {
         self.layer.settle(SETTLE, &mut self.long_lived);
         let drained = self.layer.collector().drain();
         for t in drained.threads {
@@ -151,6 +166,8 @@ impl SpanLane {
             add(streams, thread, Vec::new(), drained.dropped_elsewhere);
         }
         streams.sort_by_key(|s| s.thread);
+        let (medians, joined) = self.calibrator.as_ref()?.kinds(CALIBRATION_OPS);
+        (joined > 0).then(|| medians.map(|ns| (ns * 1_000.0).round().max(0.0) as u64))
     }
 }
 
@@ -180,6 +197,8 @@ pub(crate) fn open_build(
             other_roles,
             assigned: HashMap::new(),
             long_lived: Vec::new(),
+            // Its own stack is not the harness's to calibrate between blocks.
+            calibrator: None,
         });
         return (lane, build.dispatch.clone());
     };
@@ -261,6 +280,10 @@ pub(crate) fn declare_hops(plan: &Plan, lanes: &[Lane], header: &mut TraceHeader
         });
     }
 }
+
+/// Empty span operations the machinery is measured over after each probed
+/// block (about 0.2 ms).
+const CALIBRATION_OPS: usize = 400;
 
 /// Empty span operations the machinery is measured over before a run
 /// (about 40 ms).

@@ -91,6 +91,26 @@ impl Drop for Writer {
     }
 }
 
+/// How long `busy(ns)` really spins, ns: it stops at the first clock read
+/// past `ns`, so it overshoots by up to one read. The median of bracketed
+/// runs less the median of an empty bracket.
+fn spun_ns(ns: u64) -> f64 {
+    let median = |mut v: Vec<u64>| {
+        v.sort_unstable();
+        v[v.len() / 2] as f64 * ns_per_tick()
+    };
+    let bracket = |f: &dyn Fn()| {
+        (0..2_001)
+            .map(|_| {
+                let start = clock::now();
+                f();
+                clock::now().since(start)
+            })
+            .collect::<Vec<_>>()
+    };
+    median(bracket(&|| busy(ns))) - median(bracket(&|| {}))
+}
+
 #[test]
 fn busy_waits_between_span_edges_come_out_as_their_slices_net_of_the_machinery() {
     ns_per_tick();
@@ -137,9 +157,12 @@ fn busy_waits_between_span_edges_come_out_as_their_slices_net_of_the_machinery()
         let machinery = slice.machinery_us.expect("a same-thread span slice states its machinery");
         let truth = ns as f64 / 1_000.0;
         let (raw, net) = (slice.median_us - truth, slice.median_us - machinery - truth);
+        let spun = spun_ns(ns) / 1_000.0;
         eprintln!(
-            "{name:<28} busy {truth:>6.3} µs · measured {:>6.3} · raw off {raw:+.3} · machinery {machinery:.3} · net off {net:+.3}",
-            slice.median_us
+            "{name:<28} busy {truth:>6.3} µs (spins {spun:.3}) · measured {:>6.3} · raw off {raw:+.3} · machinery \
+             {machinery:.3} · net off {net:+.3} (vs the spin {:+.3})",
+            slice.median_us,
+            slice.median_us - machinery - spun
         );
         assert!(
             net.abs() <= TOLERANCE_US,

@@ -119,7 +119,11 @@ pub fn run(
 
     let counters = if plan.perf_counters { counters::detect() } else { Vec::new() };
     let supported: Vec<Counter> = counters.iter().filter(|c| c.support.is_supported()).map(|c| c.counter).collect();
-    let keys = ReadingKeys::new(reading_roles, supported);
+    #[cfg(feature = "tracing")]
+    let span_lanes = lanes.iter().any(|l| l.span_layer().is_some());
+    #[cfg(not(feature = "tracing"))]
+    let span_lanes = false;
+    let keys = ReadingKeys::new(reading_roles, supported).with_span_machinery(span_lanes);
     let mut meta = meta;
     meta.insert("planned_blocks".to_owned(), planned_blocks(plan, open.len()).to_string());
     let header = header(plan, lanes, &open, &threads, &keys, counters, meta);
