@@ -1,7 +1,7 @@
 //! Slice figures of a probed lane, and the cross-check of its library-owned
 //! slices against the lane arithmetic.
 
-use hopscope_probe::{Hop, SliceKind, SpanMachinery, TraceHeader};
+use hopscope_probe::{Edge, Hop, SliceKind, SpanMachinery, TraceHeader};
 use serde::{Deserialize, Serialize};
 
 use crate::join::{LaneOps, SliceSide};
@@ -111,20 +111,45 @@ pub fn slice_figures(ops: &LaneOps, seed: u64) -> Vec<SliceFigures> {
 /// State, for every same-thread slice of `ops` whose both ends are span
 /// edges, the span machinery inside it, from `machinery`.
 pub fn state_machinery(figures: &mut [SliceFigures], ops: &LaneOps, header: &TraceHeader, machinery: &SpanMachinery) {
+    let order: Vec<Hop> =
+        ops.slices.first().map(|d| d.from).into_iter().chain(ops.slices.iter().map(|d| d.to)).collect();
     for figure in figures {
         let Some(def) = ops.slices.iter().find(|d| d.name == figure.name) else { continue };
         if def.side == SliceSide::Cross {
             continue;
         }
-        let kind = match (header.hops.get(def.from), header.hops.get(def.to)) {
-            (Some(from), Some(to)) => SliceKind::of(from, to),
-            _ => None,
-        };
-        if let Some(kind) = kind {
+        if let Some(kind) = kind_in_order(header, &order, def.from, def.to) {
             figure.span_kind = Some(kind);
             figure.machinery_us = Some(machinery.share_ns(kind) / NS_PER_US);
         }
     }
+}
+
+/// The kind of the slice `from → to`, checked against the lane's hop order
+/// `order`: an enter to another span's enter is `into` only if the first
+/// span's exit is marked after it (the second span lives inside the first),
+/// an exit to another span's exit is `out_of` only if the second span's
+/// enter is marked before the first's. Where the edges that would show the
+/// nesting are not hops (an exit-only span), no kind is stated: the slice
+/// may hold a whole span's life the four kinds do not describe.
+fn kind_in_order(header: &TraceHeader, order: &[Hop], from: Hop, to: Hop) -> Option<SliceKind> {
+    let (from_def, to_def) = (header.hops.get(from)?, header.hops.get(to)?);
+    let kind = SliceKind::of(from_def, to_def)?;
+    let position = |span: &str, edge: Edge| {
+        order.iter().position(|h| {
+            header.hops.get(*h).and_then(|d| d.span.as_ref()).is_some_and(|e| e.span == span && e.edge == edge)
+        })
+    };
+    let at = |hop: Hop| order.iter().position(|h| *h == hop);
+    let (from_span, to_span) = (&from_def.span.as_ref()?.span, &to_def.span.as_ref()?.span);
+    let nested = match kind {
+        SliceKind::Into => position(from_span, Edge::Exit).zip(at(to)).is_some_and(|(exit, child)| exit > child),
+        SliceKind::OutOf => position(to_span, Edge::Enter)
+            .zip(position(from_span, Edge::Enter))
+            .is_some_and(|(outer, inner)| outer < inner),
+        SliceKind::Inside | SliceKind::Between => true,
+    };
+    nested.then_some(kind)
 }
 
 /// Classify a slice by its side and the hop that closes it.
@@ -246,5 +271,48 @@ pub fn cross_check(
         agree: within(insitu),
         slices: writer_slices.iter().map(|s| s.name.clone()).collect(),
         floor_slices: floor_slices.iter().map(|s| s.name.clone()).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hopscope_probe::{HopTable, Side, SpanEdge};
+
+    use super::*;
+
+    /// A header whose hops are `write` (enter, exit), `step` (enter, exit)
+    /// and `after` (exit only), all on the caller.
+    fn header() -> (TraceHeader, [Hop; 5]) {
+        let mut hops = HopTable::standard();
+        let mut hop = |span: &str, edge: Edge| {
+            let h = hops.add(&format!("{span}.{edge:?}"), Side::Caller);
+            hops.mark_by(h, SpanEdge { span: span.into(), edge });
+            h
+        };
+        let ids = [
+            hop("write", Edge::Enter),
+            hop("step", Edge::Enter),
+            hop("step", Edge::Exit),
+            hop("after", Edge::Exit),
+            hop("write", Edge::Exit),
+        ];
+        let mut header = TraceHeader::for_this_host(&["lane"], &["caller"]);
+        header.hops = hops;
+        (header, ids)
+    }
+
+    #[test]
+    fn span_slice_kinds_need_the_nesting_to_show_in_the_hop_order() {
+        let (header, [write_in, step_in, step_out, after_out, write_out]) = header();
+        let order = [write_in, step_in, step_out, after_out, write_out];
+        let kind = |from, to| kind_in_order(&header, &order, from, to);
+        assert_eq!(kind(write_in, step_in), Some(SliceKind::Into), "write exits after step enters");
+        assert_eq!(kind(step_in, step_out), Some(SliceKind::Inside));
+        assert_eq!(kind(step_out, after_out), None, "after's enter is not a hop: its whole life may lie between");
+        assert_eq!(kind(after_out, write_out), None, "after's enter is not a hop: nesting unknown");
+        // write's exit before step's enter: step is not inside write.
+        let flat = [write_in, write_out, step_in, step_out];
+        assert_eq!(kind_in_order(&header, &flat, write_in, step_in), None);
+        assert_eq!(kind_in_order(&header, &flat, write_out, step_in), Some(SliceKind::Between));
     }
 }
