@@ -66,6 +66,7 @@ fn as_json(clock: &ClockInfo, host: &HostInfo, costs: &Costs, counters: &[Counte
         "mark_to_clock_ratio": costs.mark_to_clock_ratio,
         "mark_to_clock_target": MAX_MARK_TO_CLOCK_RATIO,
         "clock_source": clock.source.to_string(),
+        "clock_grain_ns": clock.grain_ns(),
         "clock": clock,
         "spread": { "clock_read_mad_ns": costs.clock_read.mad_ns, "mark_mad_ns": costs.mark.mad_ns, "rounds": costs.mark.rounds },
         "counters": counters,
@@ -83,6 +84,13 @@ fn print_table(clock: &ClockInfo, host: &HostInfo, costs: &Costs, counters: &[Co
         if clock.invariant_tsc { "yes" } else { "no" },
         clock.kernel_clocksource
     );
+    match clock.grain_ticks {
+        Some(g) => println!(
+            "clock grain   {:>6.2} ns  ({g} ticks: no two reads differ by less; a slice within two grains is not resolved)",
+            clock.to_ns(g)
+        ),
+        None => println!("clock grain   not measured"),
+    }
     let c = &costs.clock_read;
     let m = &costs.mark;
     println!("clock read    {:>6.2} ns  (median of {} rounds × 1000, MAD {:.2} ns)", c.median_ns, c.rounds, c.mad_ns);

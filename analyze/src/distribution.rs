@@ -49,6 +49,9 @@ pub struct Distribution {
     /// A NaN or infinite value was offered: like [`crate::stats::Samples`],
     /// such a set has no quantiles.
     not_finite: bool,
+    /// Sum of the finite values, for the mean: the one figure finer than
+    /// the clock's grain a set of quantised durations can give.
+    sum: f64,
 }
 
 impl std::fmt::Debug for Distribution {
@@ -81,7 +84,7 @@ impl Distribution {
     /// An empty distribution.
     pub fn new() -> Distribution {
         let config = Config::new(RELATIVE_ACCURACY, MAX_BINS, SMALLEST);
-        Distribution { exact: Vec::new(), sketch: None, config, not_finite: false }
+        Distribution { exact: Vec::new(), sketch: None, config, not_finite: false, sum: 0.0 }
     }
 
     /// Add one value.
@@ -96,6 +99,7 @@ impl Distribution {
         if sorted.iter().any(|v| !v.is_finite()) {
             self.not_finite = true;
         }
+        self.sum += sorted.iter().filter(|v| v.is_finite()).sum::<f64>();
         let finite = |v: &&f64| v.is_finite();
         if let Some(sketch) = &mut self.sketch {
             let values: Vec<f64> = sorted.iter().filter(finite).copied().collect();
@@ -114,6 +118,13 @@ impl Distribution {
             self.exact = Vec::new();
             self.sketch = Some(sketch);
         }
+    }
+
+    /// The mean of the finite values (exact, whatever the count), or `None`
+    /// when there are none.
+    pub fn mean(&self) -> Option<f64> {
+        let n = self.len();
+        (n > 0).then(|| self.sum / n as f64)
     }
 
     /// Values added (finite ones).

@@ -118,6 +118,7 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
 
     if !d.slices.is_empty() {
         let lane = d.insitu_lane.as_deref().unwrap_or("?");
+        let grain_ns = d.clock.grain_ns();
         writeln!(out, "## Slices of `{lane}` (µs per operation, median of block medians)\n")?;
         let spans = d.slices.iter().any(|s| s.machinery_us.is_some());
         let (extra_head, extra_rule) = if spans { (" span machinery | net of it |", "---:|---:|") } else { ("", "") };
@@ -132,16 +133,18 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
             let owner = owner_name(s.owner);
             let extra = match (spans, s.machinery_us) {
                 (false, _) => String::new(),
-                (true, Some(m)) => format!(" {m:.3} | {:.3} |", s.median_us - m),
+                (true, Some(m)) if !s.within_two_grains => format!(" {m:.3} | {:.3} |", s.median_us - m),
+                (true, Some(m)) => format!(" {m:.3} | — |"),
                 (true, None) => " — | — |".to_owned(),
             };
+            // A median the clock cannot resolve has no CI worth printing.
+            let ci =
+                if s.within_two_grains { "—".to_owned() } else { format!("{:.3}–{:.3}", s.ci95[0], s.ci95[1]) };
             writeln!(
                 out,
-                "| {} | {side} | {owner} | {:.3} | {:.3}–{:.3} | {:.3} | {:.3} | {:.1}% |{extra}",
+                "| {} | {side} | {owner} | {} | {ci} | {:.3} | {:.3} | {:.1}% |{extra}",
                 s.name,
-                s.median_us,
-                s.ci95[0],
-                s.ci95[1],
+                crate::slices::median_text(s, grain_ns),
                 s.p90_us,
                 s.p99_us,
                 s.share * 100.0
@@ -149,6 +152,14 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         }
         if let (true, Some(m)) = (spans, &d.span_machinery) {
             render_machinery(m, out)?;
+        }
+        if let (true, Some(grain)) = (d.slices.iter().any(|s| s.within_two_grains), grain_ns) {
+            writeln!(
+                out,
+                "\nThe clock advances in steps of {grain:.1} ns (its *grain*, measured before the run): a median within \
+                 two grains is not a measurement and reads `≤ 2 grains`; the mean beside it is over every operation, \
+                 each a whole number of grains, and is the finest figure the trace supports."
+            )?;
         }
         writeln!(out)?;
     }

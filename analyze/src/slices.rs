@@ -49,6 +49,16 @@ pub struct SliceFigures {
     /// is stated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span_kind: Option<SliceKind>,
+    /// Mean duration of every operation, pooled, µs: the only figure of a
+    /// slice finer than the clock's grain (a mean over many quantised
+    /// durations).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_us: Option<f64>,
+    /// The median lies within two grains of the clock
+    /// ([`hopscope_probe::ClockInfo::grain_ns`]): shown as `≤ 2 grains`,
+    /// never as a figure the clock cannot resolve.
+    #[serde(default)]
+    pub within_two_grains: bool,
 }
 
 /// Who pays for a slice.
@@ -96,6 +106,8 @@ pub fn slice_figures(ops: &LaneOps, seed: u64) -> Vec<SliceFigures> {
                 library: owner(def.side, def.to) == Owner::Library,
                 machinery_us: None,
                 span_kind: None,
+                mean_us: pooled.mean().map(|ns| ns / NS_PER_US),
+                within_two_grains: false,
             })
         })
         .collect();
@@ -106,6 +118,27 @@ pub fn slice_figures(ops: &LaneOps, seed: u64) -> Vec<SliceFigures> {
         }
     }
     out
+}
+
+/// Flag every slice whose median lies within two grains of a clock whose
+/// grain is `grain_ns` (nothing when the grain is unknown).
+pub fn mark_grain(figures: &mut [SliceFigures], grain_ns: Option<f64>) {
+    let Some(grain_ns) = grain_ns else { return };
+    for figure in figures {
+        figure.within_two_grains = figure.median_us.abs() * NS_PER_US <= 2.0 * grain_ns + 1e-9;
+    }
+}
+
+/// How a slice's median reads in a table: the figure in µs, or, within two
+/// grains of the clock, `≤ 2 grains (~N ns)` with the mean that can be said.
+pub fn median_text(figure: &SliceFigures, grain_ns: Option<f64>) -> String {
+    match (figure.within_two_grains, grain_ns) {
+        (true, Some(grain)) => {
+            let mean = figure.mean_us.map_or(String::new(), |m| format!("; mean {:.1} ns", m * NS_PER_US));
+            format!("≤ 2 grains (~{:.0} ns{mean})", 2.0 * grain)
+        }
+        _ => format!("{:.3}", figure.median_us),
+    }
 }
 
 /// State, for every same-thread slice of `ops` whose both ends are span

@@ -391,3 +391,34 @@ fn roles_not_names_decide_which_lane_is_which() {
     assert!(derived.boundary_us.is_none() && derived.library_us.is_none() && d.crosscheck.is_none());
     assert!(d.warnings.iter().any(|w| w.contains("no floor lane")), "{:?}", d.warnings);
 }
+
+#[test]
+fn slices_within_two_grains_of_a_10_ns_clock_are_not_printed_as_figures() {
+    // The same trace read with a clock of 0.2 ns per tick that advances in
+    // steps of 50 ticks: a 10 ns grain. Every duration is a multiple of it;
+    // enter→locked is 2 grains, received→done 1.
+    let mut t = trace(false);
+    t.header.clock.ns_per_tick = 0.2;
+    t.header.clock.grain_ticks = Some(50);
+    let d = decompose(&t).expect("decomposes");
+    let within: Vec<&str> = d.slices.iter().filter(|s| s.within_two_grains).map(|s| s.name.as_str()).collect();
+    assert_eq!(within, ["enter→locked", "received→done"]);
+    let done = d.slices.iter().find(|s| s.name == "received→done").expect("slice");
+    assert!(close(done.mean_us.expect("mean") * 1_000.0, 10.0), "the mean is still given: {:?}", done.mean_us);
+    let md = receipt::markdown(&d);
+    assert!(md.contains("| received→done | caller | library | ≤ 2 grains (~20 ns; mean 10.0 ns) | — |"), "{md}");
+    assert!(md.contains("steps of 10.0 ns"), "the receipt says what a grain is");
+    // No slice row prints a median finer than two grains.
+    let slices = md.split("## Slices of").nth(1).and_then(|rest| rest.split("\n## ").next()).expect("slice table");
+    for row in slices.lines().filter(|l| l.starts_with("| ") && l.contains('→')) {
+        let median = row.split(" | ").nth(3).expect("median cell");
+        if let Ok(us) = median.parse::<f64>() {
+            assert!(us * 1_000.0 > 20.0, "{row}");
+        } else {
+            assert!(median.starts_with("≤ 2 grains"), "{row}");
+        }
+    }
+    // Without a measured grain nothing changes.
+    let plain = decompose(&trace(false)).expect("decomposes");
+    assert!(plain.slices.iter().all(|s| !s.within_two_grains));
+}

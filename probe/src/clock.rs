@@ -120,6 +120,11 @@ pub struct ClockInfo {
     /// The kernel's current clocksource (`tsc`, `kvm-clock`, `hpet`, ...), or
     /// `unknown` where the host does not expose it.
     pub kernel_clocksource: String,
+    /// The smallest step the clock advances by, in ticks ([`grain_ticks`]):
+    /// no difference of two reads is finer. Absent in traces written before
+    /// it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grain_ticks: Option<u64>,
 }
 
 /// Span of raw ticks over which the scale factor is read: large enough that
@@ -137,6 +142,7 @@ impl ClockInfo {
             ns_per_tick,
             invariant_tsc: host::cpu_has_flag("constant_tsc") && host::cpu_has_flag("nonstop_tsc"),
             kernel_clocksource: host::kernel_clocksource(),
+            grain_ticks: Some(grain_ticks(clock, GRAIN_READS)),
         }
     }
 
@@ -144,6 +150,48 @@ impl ClockInfo {
     pub fn to_ns(&self, ticks: u64) -> f64 {
         ticks as f64 * self.ns_per_tick
     }
+
+    /// The clock's grain in nanoseconds, when measured.
+    pub fn grain_ns(&self) -> Option<f64> {
+        self.grain_ticks.map(|g| self.to_ns(g))
+    }
+}
+
+/// Back-to-back reads the grain is taken from (about 0.2 ms).
+const GRAIN_READS: usize = 20_000;
+
+/// The smallest step `clock` advances by, in ticks: the greatest common
+/// divisor of the differences between back-to-back reads that occur at
+/// least once per thousand reads (rare odd differences, an interrupt or a
+/// migration, do not count). Not the smallest difference seen: on a host
+/// whose counter steps by 1 that is the cost of a read (20-odd ticks);
+/// there the divisor is 1. On a VM whose TSC steps by 26 ticks every
+/// difference is a multiple of 26.
+pub fn grain_ticks(clock: &quanta::Clock, reads: usize) -> u64 {
+    let mut previous = clock.raw();
+    let mut counts: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+    for _ in 0..reads.max(2) {
+        let now = clock.raw();
+        if now > previous {
+            *counts.entry(now - previous).or_default() += 1;
+        }
+        previous = now;
+    }
+    grain_of(&counts, reads)
+}
+
+/// [`grain_ticks`] from a histogram of differences over `reads` reads.
+fn grain_of(counts: &std::collections::HashMap<u64, usize>, reads: usize) -> u64 {
+    let floor = (reads / 1_000).max(2);
+    let gcd = |mut a: u64, mut b: u64| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    let common = counts.iter().filter(|(_, n)| **n >= floor).map(|(d, _)| *d).fold(0, gcd);
+    // Too few reads to call any difference common: the smallest seen.
+    if common == 0 { counts.keys().copied().min().unwrap_or(1) } else { common }
 }
 
 /// Decide whether quanta reads the TSC: bracket one quanta read between two
@@ -176,6 +224,33 @@ pub fn read_tsc() -> u64 {
     #[allow(unused_unsafe)]
     unsafe {
         std::arch::x86_64::_rdtsc()
+    }
+}
+
+#[cfg(test)]
+mod grain_tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    #[test]
+    fn the_grain_is_the_common_step_not_the_read_cost() {
+        // A VM's TSC: differences of 26, 52, 78 ticks, and one stray 5.
+        let vm: HashMap<u64, usize> = [(26, 6_000), (52, 3_000), (78, 990), (5, 1)].into();
+        assert_eq!(grain_of(&vm, 10_000), 26);
+        // Bare metal: every difference from 20 to 24 ticks, the cost of a read.
+        let metal: HashMap<u64, usize> = (20..25).map(|d| (d, 2_000)).collect();
+        assert_eq!(grain_of(&metal, 10_000), 1);
+        // Nanoseconds from the OS clock in steps of 10.
+        let coarse: HashMap<u64, usize> = [(30, 5_000), (40, 5_000)].into();
+        assert_eq!(grain_of(&coarse, 10_000), 10);
+    }
+
+    #[test]
+    fn this_hosts_grain_is_measured() {
+        let grain = grain_ticks(clock(), 5_000);
+        assert!(grain >= 1);
+        assert!(ClockInfo::measure().grain_ns().is_some_and(|ns| ns > 0.0));
     }
 }
 

@@ -303,10 +303,15 @@ fn insitu(
             if let Some(m) = &machinery {
                 slices::state_machinery(&mut figures, o, header, m);
             }
+            slices::mark_grain(&mut figures, header.clock.grain_ns());
             figures
         })
         .unwrap_or_default();
-    let floor_slices = complete(roles.find(Role::Floor, Variant::Probed)).map(|o| slices::slice_figures(o, seed));
+    let floor_slices = complete(roles.find(Role::Floor, Variant::Probed)).map(|o| {
+        let mut figures = slices::slice_figures(o, seed);
+        slices::mark_grain(&mut figures, header.clock.grain_ns());
+        figures
+    });
     if subject.is_some() && floor_slices.is_none() && derived.is_some_and(|d| d.library_us.is_some()) {
         warnings.push(
             "no probed floor lane: the in-situ library figure includes the channel sends any writer pays".to_owned(),

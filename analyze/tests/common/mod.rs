@@ -17,5 +17,11 @@ pub(crate) fn host() -> HostInfo {
 
 /// A TSC clock at 1 ns per tick.
 pub(crate) fn ns_clock() -> ClockInfo {
-    ClockInfo { source: ClockSource::Tsc, ns_per_tick: 1.0, invariant_tsc: true, kernel_clocksource: "tsc".into() }
+    ClockInfo {
+        source: ClockSource::Tsc,
+        ns_per_tick: 1.0,
+        invariant_tsc: true,
+        kernel_clocksource: "tsc".into(),
+        grain_ticks: None,
+    }
 }

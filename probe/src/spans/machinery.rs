@@ -66,6 +66,8 @@ enum Stack {
 pub struct Calibrator {
     layer: HopLayer,
     stack: Stack,
+    /// Read once: measuring the clock takes longer than a calibration.
+    info: ClockInfo,
 }
 
 impl std::fmt::Debug for Calibrator {
@@ -86,7 +88,7 @@ impl Calibrator {
     pub fn private() -> Calibrator {
         let layer = Calibrator::layer();
         let dispatch = Dispatch::new(tracing_subscriber::registry().with(layer.clone()));
-        Calibrator { layer, stack: Stack::Private(dispatch) }
+        Calibrator { layer, stack: Stack::Private(dispatch), info: ClockInfo::measure() }
     }
 
     /// Through `switch`, the process's global default subscriber (see
@@ -94,7 +96,7 @@ impl Calibrator {
     pub fn through(switch: &'static LayerSwitch) -> Calibrator {
         let layer = Calibrator::layer();
         let index = switch.add(&layer);
-        Calibrator { layer, stack: Stack::Switched(switch, index) }
+        Calibrator { layer, stack: Stack::Switched(switch, index), info: ClockInfo::measure() }
     }
 
     /// Run `f` under the calibrated stack.
@@ -114,7 +116,7 @@ impl Calibrator {
     /// least 10), and how many operations joined.
     pub fn kinds(&self, samples: usize) -> (KindMedians, u64) {
         let samples = samples.max(10);
-        let info = ClockInfo::measure();
+        let info = &self.info;
         let hops: Vec<Hop> = [OUTER, INNER, NEXT]
             .iter()
             .flat_map(|name| [format!("{name}.enter"), format!("{name}.exit")])
@@ -164,7 +166,7 @@ impl Calibrator {
             between_ns,
             into_ns,
             out_of_ns,
-            bare_mark_ns: bare_mark_ns(&ClockInfo::measure(), samples),
+            bare_mark_ns: bare_mark_ns(&self.info, samples),
             span_life_ns,
             registry_life_ns,
             samples: joined,

@@ -58,7 +58,11 @@ where
     }))?;
     chart.draw_series(bars.iter().enumerate().map(|(i, (_, x1, slice))| {
         Text::new(
-            format!(" {:.2} µs", slice.median_us),
+            if slice.within_two_grains {
+                " ≤ 2 clock grains".to_owned()
+            } else {
+                format!(" {:.2} µs", slice.median_us)
+            },
             (*x1, SegmentValue::CenterOf(row(i))),
             TextStyle::from(font(LEGEND_PX, w)).pos(Pos::new(HPos::Left, VPos::Center)),
         )

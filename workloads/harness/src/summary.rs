@@ -36,6 +36,11 @@ fn write(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         let lane = d.insitu_lane.as_deref().unwrap_or("?");
         writeln!(out, "\nslices of {lane} (µs per op, median of block medians, 95% CI, share)")?;
         for s in &d.slices {
+            if s.within_two_grains {
+                let median = hopscope_analyze::slices::median_text(s, d.clock.grain_ns());
+                writeln!(out, "  {:<22} {median} {:>5.1}%", s.name, s.share * 100.0)?;
+                continue;
+            }
             writeln!(
                 out,
                 "  {:<22} {:>10.3} {:>10.3} – {:<8.3} {:>5.1}%",
