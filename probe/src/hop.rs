@@ -54,6 +54,39 @@ impl Hop {
     pub const RECEIVED: Hop = Hop(8);
     /// Caller: the write call returns.
     pub const DONE: Hop = Hop(9);
+    /// Writer: the writer is done with the operation (reply sent, request
+    /// dropped, bookkeeping finished) and is about to wait for the next
+    /// one. Closes the writer's cycle: `replied→idle` is the writer's work
+    /// after the reply, which on a shared core delays the caller's wake.
+    pub const IDLE: Hop = Hop(10);
+    /// Caller: the call's result has been used and dropped, and the caller
+    /// is about to start its next operation. Closes the caller's cycle:
+    /// `done→returned` holds what runs after the call returns (destructors).
+    pub const RETURNED: Hop = Hop(11);
+
+    /// The hops that close each thread's cycle, numbered after
+    /// [`Hop::STANDARD`]: an operation's marks then cover all of its
+    /// threads' per-operation work, not only `enter…done`.
+    pub const CLOSING: [(Hop, &'static str, Side); 2] =
+        [(Hop::IDLE, "idle", Side::Writer), (Hop::RETURNED, "returned", Side::Caller)];
+
+    /// Where each hop of [`Hop::STANDARD`] and [`Hop::CLOSING`] falls in an
+    /// operation, in documented order: `idle` sits after `replied`, and
+    /// `returned` is last.
+    pub const DOCUMENTED_ORDER: [Hop; 12] = [
+        Hop::ENTER,
+        Hop::LOCKED,
+        Hop::BUILT,
+        Hop::SENT,
+        Hop::WOKE,
+        Hop::EXECUTED,
+        Hop::HARVESTED,
+        Hop::REPLIED,
+        Hop::IDLE,
+        Hop::RECEIVED,
+        Hop::DONE,
+        Hop::RETURNED,
+    ];
 
     /// The standard hops of one write, in the order an operation passes them.
     pub const STANDARD: [(Hop, &'static str, Side); 10] = [
@@ -126,7 +159,7 @@ pub enum Edge {
 }
 
 /// The hops a trace may contain, indexed by [`Hop`]: the ten standard hops
-/// first, then any a workload adds.
+/// and the two closing ones first, then any a workload adds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct HopTable(Vec<HopDef>);
@@ -138,11 +171,13 @@ impl Default for HopTable {
 }
 
 impl HopTable {
-    /// The ten standard hops of a write.
+    /// The ten standard hops of a write and the two that close its
+    /// threads' cycles.
     pub fn standard() -> HopTable {
         HopTable(
             Hop::STANDARD
                 .iter()
+                .chain(&Hop::CLOSING)
                 .map(|(_, name, side)| HopDef { name: (*name).to_owned(), side: *side, span: None })
                 .collect(),
         )
@@ -197,8 +232,8 @@ mod tests {
     #[test]
     fn standard_table_matches_the_constants() {
         let table = HopTable::standard();
-        assert_eq!(table.len(), 10);
-        for (hop, name, side) in Hop::STANDARD {
+        assert_eq!(table.len(), 12);
+        for (hop, name, side) in Hop::STANDARD.into_iter().chain(Hop::CLOSING) {
             let def = table.get(hop).expect("standard hop present");
             assert_eq!(def.name, name);
             assert_eq!(def.side, side);
@@ -211,8 +246,8 @@ mod tests {
         let mut table = HopTable::standard();
         let a = table.add("resolve_key", Side::Writer);
         let b = table.add("resolve_key", Side::Writer);
-        assert_eq!(a, Hop(10));
+        assert_eq!(a, Hop(12));
         assert_eq!(a, b);
-        assert_eq!(table.len(), 11);
+        assert_eq!(table.len(), 13);
     }
 }

@@ -131,6 +131,20 @@ pub fn next_op() -> OpId {
     OpId((tag << OP_SEQUENCE_BITS) | seq)
 }
 
+/// The id [`next_op`] last handed out on this thread, if it handed out one:
+/// lets code around a call that allocated its own op id mark the same
+/// operation (e.g. [`crate::Hop::RETURNED`] after the call's result is
+/// dropped). Reads two thread-locals; no shared state.
+#[inline]
+pub fn last_op() -> Option<OpId> {
+    let tag = THREAD_TAG.with(Cell::get);
+    if tag == 0 {
+        return None;
+    }
+    let seq = NEXT_OP.with(|next| next.get().wrapping_sub(1) & ((1 << OP_SEQUENCE_BITS) - 1));
+    Some(OpId((tag << OP_SEQUENCE_BITS) | seq))
+}
+
 /// Read the clock; the timestamp half of [`record`] for callers that store
 /// marks themselves.
 #[inline]
@@ -180,6 +194,20 @@ mod tests {
 
     fn on_fresh_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
         std::thread::spawn(f).join().expect("test thread")
+    }
+
+    #[test]
+    fn last_op_is_the_id_next_op_just_handed_out_on_this_thread() {
+        std::thread::spawn(|| {
+            assert_eq!(last_op(), None, "a fresh thread has handed out nothing");
+            let a = next_op();
+            assert_eq!(last_op(), Some(a));
+            let b = next_op();
+            assert_eq!(last_op(), Some(b));
+            assert_ne!(a, b);
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]

@@ -176,6 +176,8 @@ fn serve<P: Probe>(conn: &Connection, sql: &'static str, rx: &Receiver<FloorMess
                 if let Some(reply) = clients.get(client as usize) {
                     reply.send(changes);
                 }
+                drop(params);
+                probe.mark(op, Hop::IDLE);
             }
             FloorMessage::HandIn { hand_in, done } => {
                 hand_in.collect(crate::WRITER_ROLE);

@@ -92,13 +92,20 @@ impl FromStr for InjectedDelay {
     fn from_str(text: &str) -> Result<InjectedDelay, ParseError> {
         let (hop, ns) =
             text.split_once(':').ok_or_else(|| ParseError::new("delay", text, "HOP:NS, e.g. executed:500"))?;
-        let before = hopscope_probe::HopTable::standard().find(hop).filter(|h| h.0 > 0).ok_or_else(|| {
-            ParseError::new(
-                "delay hop",
-                hop,
-                "locked, built, sent, woke, executed, harvested, replied, received or done",
-            )
-        })?;
+        // Every hop the reference writer marks after the operation began
+        // and before its caller moved on: each one waits before its mark
+        // on every shape (`enter` has no slice before it, `returned` is
+        // marked outside the writer).
+        let before = hopscope_probe::HopTable::standard()
+            .find(hop)
+            .filter(|h| *h != Hop::ENTER && *h != Hop::RETURNED)
+            .ok_or_else(|| {
+                ParseError::new(
+                    "delay hop",
+                    hop,
+                    "locked, built, sent, woke, executed, harvested, replied, idle, received or done",
+                )
+            })?;
         match ns.parse::<u64>() {
             Ok(ns) if ns <= MAX_DELAY_NS => Ok(InjectedDelay { before, ns }),
             _ => Err(ParseError::new("delay", ns, format!("nanoseconds, 0 to {MAX_DELAY_NS}"))),

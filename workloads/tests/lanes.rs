@@ -1,7 +1,8 @@
 //! The reference lanes on the harness: every lane runs every shape with
-//! its rows checked after each block, and the trace's probed writer
-//! operations carry all ten hops, joined across the caller and writer
-//! threads.
+//! its rows checked after each block, the trace's probed writer
+//! operations carry all ten hops and the two that close each thread's
+//! cycle, joined across the caller and writer threads, and an injected
+//! delay lands where it says on every shape.
 
 use std::collections::BTreeMap;
 
@@ -66,7 +67,7 @@ fn every_lane_runs_every_shape_with_rows_checked() {
 }
 
 #[test]
-fn lanes_rotate_and_probed_writer_ops_carry_all_ten_hops() {
+fn lanes_rotate_and_probed_writer_ops_carry_every_standard_and_closing_hop() {
     let trace = run(&lanes(&["inline", "floor", "writer", "writer-probed"], Shape::SingleInsert), "hops");
     let probed = trace.header.lane("writer-probed").expect("lane declared");
     let clean = trace.header.lane("writer").expect("lane declared");
@@ -91,7 +92,8 @@ fn lanes_rotate_and_probed_writer_ops_carry_all_ten_hops() {
         for (op, hops) in &by_op {
             let mut seen: Vec<Hop> = hops.iter().map(|(_, h)| *h).collect();
             seen.sort();
-            let standard: Vec<Hop> = Hop::STANDARD.iter().map(|(h, _, _)| *h).collect();
+            let mut standard: Vec<Hop> = Hop::DOCUMENTED_ORDER.to_vec();
+            standard.sort();
             assert_eq!(seen, standard, "op {op} has hops {seen:?}");
             // Caller hops on the caller thread, writer hops on the writer thread.
             for (thread, hop) in hops {
@@ -105,5 +107,69 @@ fn lanes_rotate_and_probed_writer_ops_carry_all_ten_hops() {
             assert!(stream.marks.windows(2).all(|w| w[0].ticks <= w[1].ticks));
         }
         assert!(block.readings.len() >= 3, "caller, writer and process CPU, then counters");
+    }
+}
+
+/// Per probed op of `lane` in `trace`, the ticks of each hop it marked.
+fn op_ticks(trace: &Trace, lane: &str) -> Vec<BTreeMap<Hop, u64>> {
+    let lane = trace.header.lane(lane).expect("lane declared");
+    let mut ops: BTreeMap<(usize, u64), BTreeMap<Hop, u64>> = BTreeMap::new();
+    for (b, block) in trace.blocks.iter().enumerate().filter(|(_, b)| b.lane == lane) {
+        for mark in block.streams.iter().flat_map(|s| &s.marks) {
+            ops.entry((b, mark.op.0)).or_default().insert(mark.hop, mark.ticks.0);
+        }
+    }
+    ops.into_values().collect()
+}
+
+#[test]
+fn the_probed_floor_closes_both_cycles_too() {
+    let trace = run(&lanes(&["inline", "floor-probed"], Shape::SingleInsert), "floor-hops");
+    let expected = [
+        Hop::ENTER,
+        Hop::SENT,
+        Hop::WOKE,
+        Hop::EXECUTED,
+        Hop::REPLIED,
+        Hop::IDLE,
+        Hop::RECEIVED,
+        Hop::DONE,
+        Hop::RETURNED,
+    ];
+    let ops = op_ticks(&trace, "floor-probed");
+    assert!(!ops.is_empty());
+    for op in &ops {
+        let mut hops: Vec<Hop> = op.keys().copied().collect();
+        let mut want = expected.to_vec();
+        hops.sort();
+        want.sort();
+        assert_eq!(hops, want);
+        assert!(op[&Hop::IDLE] >= op[&Hop::REPLIED] && op[&Hop::RETURNED] >= op[&Hop::DONE]);
+    }
+}
+
+#[test]
+fn an_injected_delay_is_honoured_on_the_batch_shape() {
+    let knobs = |delay: &str| Knobs { delay: Some(delay.parse().expect("delay")), ..Knobs::default() };
+    let ns_per_tick = |t: &Trace| t.header.clock.ns_per_tick;
+    for (hop, before) in [("executed", Hop::WOKE), ("harvested", Hop::EXECUTED), ("idle", Hop::REPLIED)] {
+        let lanes: Vec<Lane> = LaneSpec::standard(&["writer-probed"], knobs(&format!("{hop}:50000")))
+            .expect("lanes")
+            .iter()
+            .map(|spec| spec.lane(Shape::Batch { size: 4 }, DbConfig::default()).expect("lane"))
+            .collect();
+        let trace = run(&lanes, &format!("batch-delay-{hop}"));
+        let at = trace.header.hops.find(hop).expect("hop");
+        let ops = op_ticks(&trace, "writer-probed");
+        assert!(!ops.is_empty());
+        for op in &ops {
+            let ns = (op[&at] - op[&before]) as f64 * ns_per_tick(&trace);
+            assert!(ns >= 49_000.0, "{before:?}→{hop}: {ns:.0} ns with 50 µs injected");
+        }
+    }
+    // A hop the writer cannot delay is refused in one line.
+    for hop in ["enter", "returned", "nowhere"] {
+        let err = format!("{hop}:100").parse::<hopscope_workloads::knobs::InjectedDelay>().expect_err("refused");
+        assert!(err.to_string().contains("delay hop"), "{err}");
     }
 }

@@ -131,7 +131,7 @@ impl Default for HopLayer {
 
 impl HopLayer {
     /// A layer watching no span yet, the op id taken from the field `op`,
-    /// the ten standard hops in its table, each marking thread given a ring
+    /// the standard and closing hops in its table, each marking thread given a ring
     /// of [`DEFAULT_RING_MARKS`].
     pub fn new() -> HopLayer {
         let live = Arc::new(LiveSpans::default());

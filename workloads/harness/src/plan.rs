@@ -34,7 +34,7 @@ pub struct Plan {
     /// Marks each marking thread can hold per operation (its buffer is this
     /// × the block's operations); beyond it marks are dropped and counted.
     pub marks_per_op: usize,
-    /// The hops the lanes mark: the ten standard hops, then any a run adds
+    /// The hops the lanes mark: the standard and closing hops, then any a run adds
     /// (`HopTable::add`), recorded in the trace header.
     pub hops: HopTable,
 }
@@ -43,7 +43,7 @@ pub struct Plan {
 /// block takes milliseconds), short enough that a hung lane is noticed.
 pub const DEFAULT_BLOCK_DEADLINE: Duration = Duration::from_secs(60);
 
-/// Marks per operation per thread by default: the ten standard hops with
+/// Marks per operation per thread by default: the twelve standard and closing hops with
 /// room to spare.
 pub const DEFAULT_MARKS_PER_OP: usize = 16;
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use hopscope_harness::{BlockInfo, BoxError, HandIn, Ops, Placement, Setup, Workload};
-use hopscope_probe::{NoProbe, Probe, Recording};
+use hopscope_probe::{Hop, NoProbe, Probe, Recording, local};
 use rusqlite::Connection;
 
 use super::{LaneKind, LaneSpec};
@@ -182,6 +182,7 @@ struct FloorLane<P: Probe> {
     clients: Vec<FloorClient<P>>,
     floor: Floor<P>,
     handover: Option<BlobHandover>,
+    probe: P,
 }
 
 impl<P: Probe> FloorLane<P> {
@@ -201,7 +202,7 @@ impl<P: Probe> FloorLane<P> {
             Shape::BlobInsert { handover, .. } => Some(handover),
             _ => None,
         };
-        Ok(FloorLane { clients, floor, handover })
+        Ok(FloorLane { clients, floor, handover, probe })
     }
 }
 
@@ -217,12 +218,24 @@ impl<P: Probe> Target for FloorLane<P> {
                 copy_shared_blobs(&mut params);
             }
             changes += client.execute(params)?;
+            returned(self.probe);
         }
         Ok(changes)
     }
 
     fn hand_in(&self, hand_in: &HandIn) -> Result<(), WriteError> {
         self.floor.hand_in(hand_in)
+    }
+}
+
+/// Close the caller's cycle: mark `returned` for the operation the call
+/// just made, once its result has been used and dropped.
+#[inline]
+fn returned<P: Probe>(probe: P) {
+    if P::RECORDS
+        && let Some(op) = local::last_op()
+    {
+        probe.mark(op, Hop::RETURNED);
     }
 }
 
@@ -237,6 +250,7 @@ fn copy_shared_blobs(params: &mut [Value]) {
 
 struct WriterLane<P: Probe> {
     writer: Writer<P>,
+    probe: P,
     sql: &'static str,
     copy_blobs: bool,
 }
@@ -244,7 +258,7 @@ struct WriterLane<P: Probe> {
 impl<P: Probe> WriterLane<P> {
     fn open(path: &Path, db: DbConfig, shape: Shape, knobs: Knobs, probe: P) -> rusqlite::Result<Self> {
         let copy_blobs = matches!(shape, Shape::BlobInsert { handover: BlobHandover::Copy, .. });
-        Ok(WriterLane { writer: Writer::open(path, db, knobs, probe)?, sql: shape.sql(), copy_blobs })
+        Ok(WriterLane { writer: Writer::open(path, db, knobs, probe)?, probe, sql: shape.sql(), copy_blobs })
     }
 }
 
@@ -271,6 +285,7 @@ impl<P: Probe> Target for WriterLane<P> {
                     self.writer.batch(statements)?.iter().map(|o| o.changes).sum()
                 }
             };
+            returned(self.probe);
         }
         Ok(changes)
     }

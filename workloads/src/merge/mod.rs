@@ -33,7 +33,7 @@ pub use replica::{Replica, Snapshot};
 
 use rusqlite::types::Value as SqlValue;
 
-/// The marks inside a merged change, declared after the ten standard hops
+/// The marks inside a merged change, declared after the standard and closing hops
 /// (see [`hops::table`]). Slices: `start→key` resolves the row's key,
 /// `key→site` the site's ordinal, `site→compare` reads the clock (and, on a
 /// tie, the local value), `compare→apply` writes the value, `apply→clock`
@@ -44,17 +44,17 @@ pub mod hops {
     /// Names, in order, of the merge marks.
     pub const NAMES: [&str; 6] = ["start", "key", "site", "compare", "apply", "clock"];
     /// The change is in hand.
-    pub const START: Hop = Hop(10);
+    pub const START: Hop = Hop(12);
     /// Its row's key is resolved.
-    pub const KEY: Hop = Hop(11);
+    pub const KEY: Hop = Hop(13);
     /// Its site's ordinal is resolved.
-    pub const SITE: Hop = Hop(12);
+    pub const SITE: Hop = Hop(14);
     /// The clocks are compared.
-    pub const COMPARE: Hop = Hop(13);
+    pub const COMPARE: Hop = Hop(15);
     /// The value is applied (winning changes).
-    pub const APPLY: Hop = Hop(14);
+    pub const APPLY: Hop = Hop(16);
     /// The winning clock is recorded.
-    pub const CLOCK: Hop = Hop(15);
+    pub const CLOCK: Hop = Hop(17);
 
     /// The standard hops plus these, with the ids above.
     pub fn table() -> HopTable {

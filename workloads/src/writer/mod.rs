@@ -216,6 +216,7 @@ impl<P: Probe> Writer<P> {
         self.delay.before(Hop::RECEIVED);
         probe.mark_on_cpu(op, Hop::RECEIVED);
         // Completion: the reply is the call's result as it stands.
+        self.delay.before(Hop::DONE);
         probe.mark(op, Hop::DONE);
         reply
     }

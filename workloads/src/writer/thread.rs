@@ -2,7 +2,8 @@
 //!
 //! Per request: mark `woke` when it is in hand, execute with a cached
 //! prepared statement (`executed`), collect the changed tables (`harvested`),
-//! send the reply (`replied`). Each request runs under `catch_unwind`: a panic
+//! send the reply (`replied`), drop the request and go back to waiting
+//! (`idle`). Each request runs under `catch_unwind`: a panic
 //! answers that request with the panic message, fails everything queued
 //! behind it, and stops the thread, so no caller waits forever.
 
@@ -143,6 +144,7 @@ impl<P: Probe> WriterThread<P> {
 
     fn serve_write(&mut self, mut request: Request) -> Result<(), String> {
         let op = request.op;
+        self.delay.before(Hop::WOKE);
         self.probe.mark_on_cpu(op, Hop::WOKE);
         // The reply sender stays outside `catch_unwind`, so a panic can still
         // be answered with its message.
@@ -155,6 +157,12 @@ impl<P: Probe> WriterThread<P> {
         self.delay.before(Hop::REPLIED);
         self.probe.mark(op, Hop::REPLIED);
         self.answer(&request.reply, oneshot, reply);
+        // The request's destructor is this operation's work too: the mark
+        // that closes the writer's cycle comes after it, just before the
+        // wait for the next request.
+        drop(request);
+        self.delay.before(Hop::IDLE);
+        self.probe.mark(op, Hop::IDLE);
         poisoned.map_or(Ok(()), Err)
     }
 
@@ -174,7 +182,11 @@ impl<P: Probe> WriterThread<P> {
             }
             Work::Batch(statements) => {
                 let result = self.batch(statements);
+                // An injected delay is honoured on every shape: a batch's
+                // `executed` and `harvested` marks wait like a single's.
+                self.delay.before(Hop::EXECUTED);
                 self.probe.mark(op, Hop::EXECUTED);
+                self.delay.before(Hop::HARVESTED);
                 self.probe.mark(op, Hop::HARVESTED);
                 result.map(Done::Batch)
             }
