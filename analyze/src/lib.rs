@@ -3,7 +3,8 @@
 //! [`decompose`] turns a [`hopscope_probe::Trace`] into a [`Decomposition`]:
 //! marks joined into per-operation slices ([`join`]), lane figures and
 //! paired lane differences ([`lanes`]), slice figures and the cross-check of
-//! two instruments ([`slices`]), the observer effect, CPU per operation and
+//! two instruments ([`slices`]) with the full accounting of `writer − floor`
+//! ([`accounting`]), the observer effect, CPU per operation and
 //! drop accounting. [`receipt`] renders it as Markdown. Everything here is a
 //! function of the trace: no workload is run, no file is written, nothing is
 //! printed, and bad data yields an error or an absent figure, never a panic
@@ -12,6 +13,7 @@
 #![deny(missing_docs)]
 
 pub mod ab;
+pub mod accounting;
 pub mod chrome;
 pub mod comparison;
 mod decomposition;

@@ -4,6 +4,7 @@
 use hopscope_probe::{Edge, Hop, SliceKind, SpanMachinery, TraceHeader};
 use serde::{Deserialize, Serialize};
 
+use crate::accounting::Accounting;
 use crate::join::{LaneOps, SliceSide};
 use crate::stats::Samples;
 
@@ -54,6 +55,10 @@ pub struct SliceFigures {
     /// durations).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_us: Option<f64>,
+    /// Whether the slice is a step of the operation's path (path slices add
+    /// up to its time); a tail beside the path is not.
+    #[serde(default = "on_path_by_default")]
+    pub on_path: bool,
     /// The median lies within two grains of the clock
     /// ([`hopscope_probe::ClockInfo::grain_ns`]): shown as `≤ 2 grains`,
     /// never as a figure the clock cannot resolve.
@@ -72,6 +77,24 @@ pub enum Owner {
     /// The thread boundary: a slice that starts on one thread and ends on
     /// the other (a wake or a transport).
     Boundary,
+    /// A thread's closing work after its last step of the operation: the
+    /// writer's `replied→idle` (the reply's and request's drop, its
+    /// bookkeeping) and the caller's `done→returned` (the result's drop).
+    Tail,
+}
+
+/// A short name for `owner`, as tables print it.
+pub fn owner_label(owner: Owner) -> &'static str {
+    match owner {
+        Owner::Library => "library",
+        Owner::Sqlite => "SQLite",
+        Owner::Boundary => "boundary",
+        Owner::Tail => "tail",
+    }
+}
+
+fn on_path_by_default() -> bool {
+    true
 }
 
 /// Figures of every slice of `ops`; empty if it has no complete operation.
@@ -102,16 +125,17 @@ pub fn slice_figures(ops: &LaneOps, seed: u64) -> Vec<SliceFigures> {
                 p99_us: pooled_us(0.99),
                 outliers: pooled.tukey_outliers().unwrap_or(0),
                 share: 0.0,
-                owner: owner(def.side, def.to),
-                library: owner(def.side, def.to) == Owner::Library,
+                owner: owner(def),
+                library: owner(def) == Owner::Library,
                 machinery_us: None,
                 span_kind: None,
                 mean_us: pooled.mean().map(|ns| ns / NS_PER_US),
+                on_path: def.on_path,
                 within_two_grains: false,
             })
         })
         .collect();
-    let total: f64 = out.iter().map(|s| s.median_us).sum();
+    let total: f64 = out.iter().filter(|s| s.on_path).map(|s| s.median_us).sum();
     if total > 0.0 {
         for s in &mut out {
             s.share = s.median_us / total;
@@ -144,14 +168,13 @@ pub fn median_text(figure: &SliceFigures, grain_ns: Option<f64>) -> String {
 /// State, for every same-thread slice of `ops` whose both ends are span
 /// edges, the span machinery inside it, from `machinery`.
 pub fn state_machinery(figures: &mut [SliceFigures], ops: &LaneOps, header: &TraceHeader, machinery: &SpanMachinery) {
-    let order: Vec<Hop> =
-        ops.slices.first().map(|d| d.from).into_iter().chain(ops.slices.iter().map(|d| d.to)).collect();
+    let order = &ops.hops[..ops.path_len];
     for figure in figures {
         let Some(def) = ops.slices.iter().find(|d| d.name == figure.name) else { continue };
         if def.side == SliceSide::Cross {
             continue;
         }
-        if let Some(kind) = kind_in_order(header, &order, def.from, def.to) {
+        if let Some(kind) = kind_in_order(header, order, def.from, def.to) {
             figure.span_kind = Some(kind);
             figure.machinery_us = Some(machinery.share_ns(kind) / NS_PER_US);
         }
@@ -185,11 +208,14 @@ fn kind_in_order(header: &TraceHeader, order: &[Hop], from: Hop, to: Hop) -> Opt
     nested.then_some(kind)
 }
 
-/// Classify a slice by its side and the hop that closes it.
-fn owner(side: SliceSide, to: Hop) -> Owner {
-    if to == Hop::EXECUTED {
+/// Classify a slice by its side and the hops that open and close it.
+pub fn owner(def: &crate::join::SliceDef) -> Owner {
+    let closing = |hop: Hop, name: &str| def.to == hop && def.name.ends_with(&format!("→{name}"));
+    if def.to == Hop::EXECUTED {
         Owner::Sqlite
-    } else if side == SliceSide::Cross {
+    } else if def.side != SliceSide::Cross && (closing(Hop::IDLE, "idle") || closing(Hop::RETURNED, "returned")) {
+        Owner::Tail
+    } else if def.side == SliceSide::Cross {
         Owner::Boundary
     } else {
         Owner::Library
@@ -198,11 +224,12 @@ fn owner(side: SliceSide, to: Hop) -> Owner {
 
 /// Two instruments on one question: how much does the library itself cost?
 ///
-/// The in-situ instrument sums the writer's same-thread slices other than
-/// SQLite's execute, and subtracts the same sum for the probed floor (whose
-/// same-thread slices are its bare channel sends), so what a writer thread
-/// pays anyway is not charged to the library. The lanes instrument is
-/// `writer − floor` from block wall times.
+/// The lanes instrument is `writer − floor` from block wall times. The
+/// in-situ instrument is the full [`Accounting`]: writer − floor over every
+/// slice of both probed builds' closed cycles, by owner, net of the extra
+/// marks. Without a probed floor only the writer's library-owned slices can
+/// be summed. Either way the two agree when they lie within a fixed
+/// [`CROSSCHECK_TOLERANCE_US`] of each other.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CrossCheck {
     /// Sum of the writer's library-owned slice medians, µs.
@@ -210,98 +237,59 @@ pub struct CrossCheck {
     /// Sum of the floor's same-thread, non-execute slice medians, µs (0
     /// when the run has no probed floor).
     pub insitu_floor_us: f64,
-    /// `insitu_writer − insitu_floor`, µs.
+    /// `insitu_writer − insitu_floor`, µs: the library's direct cost.
     pub insitu_library_us: f64,
     /// `writer − floor` from the lanes, µs.
     pub lanes_library_us: f64,
     /// The lanes figure's bootstrap 95% CI, µs.
     pub lanes_library_ci95: [f64; 2],
-    /// `insitu_library − lanes_library`, µs.
+    /// The in-situ figure compared (the accounting's net total, or without
+    /// it the library slices) minus the lanes', µs.
     pub difference_us: f64,
-    /// Margin added on each side of the lanes' CI, µs.
+    /// The fixed bar: the instruments agree within this many µs.
     pub tolerance_us: f64,
-    /// Whether the in-situ figure lies inside the lanes' 95% CI widened by
-    /// the tolerance: the precise instrument falls within the uncertainty
-    /// of the coarse one.
+    /// Whether `|difference| ≤ tolerance`.
     pub agree: bool,
-    /// Writer minus floor per slice owner, µs: where the lanes' figure goes
-    /// according to the marks. Absent without a probed floor.
-    pub by_owner_us: Option<OwnerDeltas>,
-    /// Σ all writer slices − Σ all floor slices, µs: the in-situ
-    /// instrument's whole `writer − floor`, including the slices the
-    /// library does not own.
-    pub insitu_total_us: Option<f64>,
-    /// Whether `insitu_total_us` lies in the lanes' widened CI.
-    pub total_agree: Option<bool>,
+    /// The full accounting (absent without a probed floor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accounting: Option<Accounting>,
     /// The writer slices summed.
     pub slices: Vec<String>,
     /// The floor slices subtracted.
     pub floor_slices: Vec<String>,
 }
 
-/// Writer slices minus floor slices, summed per owner, µs.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct OwnerDeltas {
-    /// Library-owned slices.
-    pub library: f64,
-    /// The execute slice.
-    pub sqlite: f64,
-    /// Cross-thread slices.
-    pub boundary: f64,
-}
+/// The instruments agree when they lie within this many µs of each other
+/// (exp284's two instruments landed 0.23 µs apart; this run's accounting
+/// closes its cycles, so it is held to less).
+pub const CROSSCHECK_TOLERANCE_US: f64 = crate::accounting::ACCOUNTING_TOLERANCE_US;
 
-impl OwnerDeltas {
-    /// The three deltas with their owners, in display order.
-    pub fn iter(&self) -> [(Owner, f64); 3] {
-        [(Owner::Library, self.library), (Owner::Sqlite, self.sqlite), (Owner::Boundary, self.boundary)]
-    }
-
-    /// Their sum: the in-situ instrument's whole `writer − floor`.
-    pub fn total(&self) -> f64 {
-        self.library + self.sqlite + self.boundary
-    }
-}
-
-/// Margin on each side of the lanes' CI within which the in-situ figure
-/// still agrees: the resolution at which two instruments on different
-/// principles can be told apart (exp284 landed 0.23 µs apart).
-pub const CROSSCHECK_TOLERANCE_US: f64 = 0.25;
-
-/// Compare the writer's library slices (less the floor's) with the lanes'
-/// `writer − floor`.
+/// Compare the in-situ instrument with the lanes' `writer − floor`: the
+/// full `accounting` when there is one, else the writer's library slices
+/// (less the probed floor's, when it has some).
 pub fn cross_check(
     writer: &[SliceFigures],
     floor: Option<&[SliceFigures]>,
     lanes_library: &crate::lanes::Difference,
+    accounting: Option<Accounting>,
 ) -> CrossCheck {
-    let writer_slices: Vec<&SliceFigures> = writer.iter().filter(|s| s.library).collect();
-    let floor_slices: Vec<&SliceFigures> = floor.unwrap_or_default().iter().filter(|s| s.library).collect();
+    let writer_slices: Vec<&SliceFigures> = writer.iter().filter(|s| s.library && s.on_path).collect();
+    let floor_slices: Vec<&SliceFigures> =
+        floor.unwrap_or_default().iter().filter(|s| s.library && s.on_path).collect();
     let insitu_writer: f64 = writer_slices.iter().map(|s| s.median_us).sum();
     let insitu_floor: f64 = floor_slices.iter().map(|s| s.median_us).sum();
     let insitu = insitu_writer - insitu_floor;
-    let [lo, hi] = lanes_library.ci95;
-    let within = |v: f64| v >= lo - CROSSCHECK_TOLERANCE_US && v <= hi + CROSSCHECK_TOLERANCE_US;
-    let owner_sum = |slices: &[SliceFigures], owner: Owner| -> f64 {
-        slices.iter().filter(|s| s.owner == owner).map(|s| s.median_us).sum()
-    };
-    let by_owner_us = floor.map(|floor| OwnerDeltas {
-        library: owner_sum(writer, Owner::Library) - owner_sum(floor, Owner::Library),
-        sqlite: owner_sum(writer, Owner::Sqlite) - owner_sum(floor, Owner::Sqlite),
-        boundary: owner_sum(writer, Owner::Boundary) - owner_sum(floor, Owner::Boundary),
-    });
-    let insitu_total = by_owner_us.map(|d| d.total());
+    let difference = accounting.as_ref().map_or(insitu - lanes_library.median, |a| a.difference_us);
     CrossCheck {
-        by_owner_us,
-        insitu_total_us: insitu_total,
-        total_agree: insitu_total.map(within),
         insitu_writer_us: insitu_writer,
         insitu_floor_us: insitu_floor,
         insitu_library_us: insitu,
         lanes_library_us: lanes_library.median,
         lanes_library_ci95: lanes_library.ci95,
-        difference_us: insitu - lanes_library.median,
+        difference_us: difference,
         tolerance_us: CROSSCHECK_TOLERANCE_US,
-        agree: within(insitu),
+        agree: difference.abs() <= CROSSCHECK_TOLERANCE_US,
+        accounting,
         slices: writer_slices.iter().map(|s| s.name.clone()).collect(),
         floor_slices: floor_slices.iter().map(|s| s.name.clone()).collect(),
     }

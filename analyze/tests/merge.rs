@@ -50,6 +50,7 @@ fn trace(control_drift: f64) -> Trace {
         ]),
         lane_info: Vec::new(),
         span_machinery: None,
+        mark_ns: None,
     };
     let mut blocks = Vec::new();
     let mut t = 0u64;

@@ -63,6 +63,8 @@ pub fn lane_color(index: usize) -> RGBColor {
 pub const LIBRARY_COLOR: RGBColor = RGBColor(213, 94, 0);
 /// The slice that is SQLite's own work.
 pub const SQLITE_COLOR: RGBColor = RGBColor(0, 114, 178);
+/// A thread's closing work (`replied→idle`, `done→returned`).
+pub const TAIL_COLOR: RGBColor = RGBColor(204, 121, 167);
 /// Cross-thread slices: the boundary.
 pub const BOUNDARY_COLOR: RGBColor = RGBColor(120, 120, 120);
 /// Grid and reference lines.

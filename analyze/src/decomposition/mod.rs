@@ -307,7 +307,8 @@ fn insitu(
             figures
         })
         .unwrap_or_default();
-    let floor_slices = complete(roles.find(Role::Floor, Variant::Probed)).map(|o| {
+    let probed_floor = complete(roles.find(Role::Floor, Variant::Probed));
+    let floor_slices = probed_floor.map(|o| {
         let mut figures = slices::slice_figures(o, seed);
         slices::mark_grain(&mut figures, header.clock.grain_ns());
         figures
@@ -318,11 +319,19 @@ fn insitu(
         );
     }
     let crosscheck = match (derived.and_then(|d| d.library_us.as_ref()), slices.is_empty()) {
-        (Some(library), false) => Some(slices::cross_check(&slices, floor_slices.as_deref(), library)),
+        (Some(library), false) => {
+            let accounting = subject
+                .zip(probed_floor)
+                .and_then(|(w, f)| crate::accounting::account(w, f, library, header.mark_ns, seed.wrapping_add(40)));
+            Some(slices::cross_check(&slices, floor_slices.as_deref(), library, accounting))
+        }
         _ => None,
     };
     if crosscheck.as_ref().is_some_and(|c| !c.agree) {
-        warnings.push("the two instruments disagree about the library's cost beyond the stated tolerance".to_owned());
+        warnings.push(format!(
+            "the two instruments disagree about the library's cost by more than the fixed {:.1} µs",
+            slices::CROSSCHECK_TOLERANCE_US
+        ));
     }
     InSitu {
         machinery,

@@ -4,8 +4,11 @@
 //! operation is *complete* when it has each of those hops exactly once.
 //! Incomplete operations (a mark dropped, a hop missing, a hop twice) are
 //! counted and excluded, never mixed into the figures. Slices are the
-//! intervals between consecutive hops in time order; a slice whose two marks
-//! are on different sides is a cross-thread slice.
+//! intervals between consecutive hops of the operation's *path* in time
+//! order (they add up to the operation's time on the caller's path); a
+//! slice whose two marks are on different sides is a cross-thread slice. A
+//! *tail* is a slice off the path: a thread's closing work that runs beside
+//! the other thread (see [`LaneHops`]).
 //!
 //! The join reads a trace twice, one block at a time, and never holds more
 //! than one block's operations: the first pass ([`HopScan`]) finds each
@@ -23,7 +26,7 @@ mod table;
 use hopscope_probe::{Block, Hop, Mark, Side, Trace, TraceHeader};
 use serde::{Deserialize, Serialize};
 
-pub use scan::HopScan;
+pub use scan::{HopScan, LaneHops};
 use table::Table;
 
 use crate::distribution::Distribution;
@@ -54,6 +57,12 @@ pub struct SliceDef {
     pub to: Hop,
     /// Where it runs.
     pub side: SliceSide,
+    /// Whether the slice is a step of the operation's path (the path's
+    /// slices add up to its time) rather than a tail beside it.
+    pub on_path: bool,
+    /// Table columns of `from` and `to`.
+    #[serde(skip)]
+    columns: (usize, usize),
 }
 
 /// One block's operations, reduced to what the analyses use of them.
@@ -74,6 +83,12 @@ pub struct BlockOps {
     pub slice_median_ns: Vec<Option<f64>>,
     /// The median first-to-last-mark duration, ns (`None` as above).
     pub total_median_ns: Option<f64>,
+    /// Per slice, the mean duration of the block's complete operations,
+    /// ns: means add up (the path's slice means sum to the mean path time),
+    /// as a lane's wall time per operation does.
+    pub slice_mean_ns: Vec<Option<f64>>,
+    /// The mean path time (first to last mark on the path), ns.
+    pub total_mean_ns: Option<f64>,
 }
 
 /// How often operations' marks were taken on different CPUs.
@@ -92,9 +107,12 @@ pub struct CoreChanges {
 pub struct LaneOps {
     /// Lane index in the trace header.
     pub lane: u16,
-    /// Hops this lane marks, in time order (empty for a clean lane).
+    /// Hops this lane marks: its path in time order, then any that only
+    /// end a tail (empty for a clean lane).
     pub hops: Vec<Hop>,
-    /// Consecutive hop pairs.
+    /// How many of [`Self::hops`] are on the path.
+    pub path_len: usize,
+    /// Consecutive pairs of the path, then the tails.
     pub slices: Vec<SliceDef>,
     /// Blocks of this lane with at least one complete operation.
     pub blocks: Vec<BlockOps>,
@@ -137,12 +155,20 @@ impl Join {
     pub fn new(header: &TraceHeader, scan: &HopScan) -> Join {
         let lanes = (0..header.lanes.len() as u16)
             .map(|lane| {
-                let hops = scan.hops_in_time_order(lane);
-                let slices = slice_defs(header, &hops);
+                let lane_hops = scan.lane_hops(lane);
+                let path_len = lane_hops.path.len();
+                let mut hops = lane_hops.path.clone();
+                for (_, to) in &lane_hops.tails {
+                    if !hops.contains(to) {
+                        hops.push(*to);
+                    }
+                }
+                let slices = slice_defs(header, &lane_hops, &hops);
                 LaneOps {
                     lane,
                     slice_ns: vec![Distribution::new(); slices.len()],
                     hops,
+                    path_len,
                     slices,
                     blocks: Vec::new(),
                     total_ns: Distribution::new(),
@@ -158,7 +184,7 @@ impl Join {
     /// Join block `index` of the trace.
     pub fn add(&mut self, index: usize, block: &Block) {
         let Some(out) = self.lanes.get_mut(usize::from(block.lane)) else { return };
-        if out.hops.len() < 2 {
+        if out.path_len < 2 {
             return;
         }
         // The table's columns follow the hops in time order.
@@ -171,11 +197,11 @@ impl Join {
                 continue;
             };
             out.complete += 1;
-            for (s, pair) in ticks.windows(2).enumerate() {
-                let ns = signed_ticks(pair[0], pair[1]) * self.ns_per_tick;
-                slice_ns[s].push(ns);
+            for (s, def) in out.slices.iter().enumerate() {
+                let (from, to) = def.columns;
+                slice_ns[s].push(signed_ticks(ticks[from], ticks[to]) * self.ns_per_tick);
             }
-            let total = signed_ticks(ticks[0], ticks[ticks.len() - 1]) * self.ns_per_tick;
+            let total = signed_ticks(ticks[0], ticks[out.path_len - 1]) * self.ns_per_tick;
             total_ns.push(total);
             let mut cpus = table.row_cpus(row).iter().copied().filter(|c| *c != Mark::UNKNOWN_CPU);
             if let Some(mut previous) = cpus.next() {
@@ -192,6 +218,8 @@ impl Join {
         if total_ns.is_empty() {
             return;
         }
+        let slice_mean_ns = slice_ns.iter().map(|v| finite_mean(v)).collect();
+        let total_mean_ns = finite_mean(&total_ns);
         let slice_median_ns = slice_ns.iter_mut().zip(&mut out.slice_ns).map(|(v, d)| sorted_median(v, d)).collect();
         let total_median_ns = sorted_median(&mut total_ns, &mut out.total_ns);
         out.blocks.push(BlockOps {
@@ -201,6 +229,8 @@ impl Join {
             complete: total_ns.len() as u64,
             slice_median_ns,
             total_median_ns,
+            slice_mean_ns,
+            total_mean_ns,
         });
     }
 
@@ -218,24 +248,34 @@ fn sorted_median(values: &mut [f64], pooled: &mut Distribution) -> Option<f64> {
     (!values.is_empty() && values.iter().all(|v| v.is_finite())).then_some(median)
 }
 
-/// The slices between consecutive `hops`.
-fn slice_defs(header: &TraceHeader, hops: &[Hop]) -> Vec<SliceDef> {
-    hops.windows(2)
-        .map(|pair| {
-            let side = |h: Hop| header.hops.get(h).map_or(Side::Caller, |d| d.side);
-            let name = |h: Hop| header.hops.get(h).map_or_else(|| format!("hop{}", h.0), |d| d.name.clone());
-            SliceDef {
-                name: format!("{}→{}", name(pair[0]), name(pair[1])),
-                from: pair[0],
-                to: pair[1],
-                side: match (side(pair[0]), side(pair[1])) {
-                    (Side::Caller, Side::Caller) => SliceSide::Caller,
-                    (Side::Writer, Side::Writer) => SliceSide::Writer,
-                    _ => SliceSide::Cross,
-                },
-            }
-        })
-        .collect()
+/// The mean of `values` when every one is finite.
+fn finite_mean(values: &[f64]) -> Option<f64> {
+    let sum: f64 = values.iter().sum();
+    (!values.is_empty() && sum.is_finite()).then(|| sum / values.len() as f64)
+}
+
+/// The slices of a lane: consecutive pairs of its path, then its tails;
+/// `hops` gives the table's columns.
+fn slice_defs(header: &TraceHeader, lane: &LaneHops, hops: &[Hop]) -> Vec<SliceDef> {
+    let column = |h: Hop| hops.iter().position(|x| *x == h).unwrap_or(0);
+    let define = |from: Hop, to: Hop, on_path: bool| {
+        let side = |h: Hop| header.hops.get(h).map_or(Side::Caller, |d| d.side);
+        let name = |h: Hop| header.hops.get(h).map_or_else(|| format!("hop{}", h.0), |d| d.name.clone());
+        SliceDef {
+            name: format!("{}→{}", name(from), name(to)),
+            from,
+            to,
+            side: match (side(from), side(to)) {
+                (Side::Caller, Side::Caller) => SliceSide::Caller,
+                (Side::Writer, Side::Writer) => SliceSide::Writer,
+                _ => SliceSide::Cross,
+            },
+            on_path,
+            columns: (column(from), column(to)),
+        }
+    };
+    let path = lane.path.windows(2).map(|pair| define(pair[0], pair[1], true));
+    path.chain(lane.tails.iter().map(|(from, to)| define(*from, *to, false))).collect()
 }
 
 fn signed_ticks(from: u64, to: u64) -> f64 {

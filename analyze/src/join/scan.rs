@@ -8,7 +8,7 @@
 //! and, at the end, uses those of the lane's whole set: the same
 //! operations, in the same order, as a join holding every block would use.
 
-use hopscope_probe::{Block, Hop, TraceHeader};
+use hopscope_probe::{Block, Hop, Side, TraceHeader};
 use rustc_hash::FxHashMap;
 
 use super::table::Table;
@@ -32,10 +32,23 @@ struct LaneScan {
     orders: FxHashMap<Vec<Hop>, OrderSums>,
 }
 
+/// `hop`'s place in [`Hop::DOCUMENTED_ORDER`], if it is a standard or
+/// closing hop declared under its own name.
+fn documented_position(hop: Hop, name: &str) -> Option<usize> {
+    let named = Hop::STANDARD.iter().chain(&Hop::CLOSING).any(|(h, n, _)| *h == hop && *n == name);
+    named.then(|| Hop::DOCUMENTED_ORDER.iter().position(|h| *h == hop)).flatten()
+}
+
 /// The first pass of a join, fed block by block.
 #[derive(Debug, Clone)]
 pub struct HopScan {
     hop_count: usize,
+    /// Per hop id, its place in [`Hop::DOCUMENTED_ORDER`] when the trace
+    /// declares it under its documented name (a trace from before the
+    /// closing hops may use their ids for hops of its own).
+    documented: Vec<Option<usize>>,
+    /// Per hop id, whether the writer marks it.
+    writer_side: Vec<bool>,
     lanes: Vec<LaneScan>,
     /// Per hop id, whether the current block marks it (reused).
     in_block: Vec<bool>,
@@ -46,7 +59,15 @@ impl HopScan {
     pub fn new(header: &TraceHeader) -> HopScan {
         let hop_count = header.hops.len();
         let lane = LaneScan { present: vec![false; hop_count], orders: FxHashMap::default() };
-        HopScan { hop_count, lanes: vec![lane; header.lanes.len()], in_block: vec![false; hop_count] }
+        let documented = header.hops.iter().map(|(hop, def)| documented_position(hop, &def.name)).collect();
+        let writer_side = header.hops.iter().map(|(_, def)| def.side == Side::Writer).collect();
+        HopScan {
+            hop_count,
+            documented,
+            writer_side,
+            lanes: vec![lane; header.lanes.len()],
+            in_block: vec![false; hop_count],
+        }
     }
 
     /// Scan one block.
@@ -85,34 +106,78 @@ impl HopScan {
         }
     }
 
-    /// Lane `lane`'s hops in time order (empty when it marks fewer than
-    /// two).
-    pub fn hops_in_time_order(&self, lane: u16) -> Vec<Hop> {
-        let Some(scan) = self.lanes.get(usize::from(lane)) else { return Vec::new() };
+    /// Lane `lane`'s hops: the path in time order, and the tails off it
+    /// (empty when it marks fewer than two).
+    pub fn lane_hops(&self, lane: u16) -> LaneHops {
+        let Some(scan) = self.lanes.get(usize::from(lane)) else { return LaneHops::default() };
         let hops: Vec<Hop> = (0..self.hop_count).filter(|&h| scan.present[h]).map(|h| Hop(h as u16)).collect();
         if hops.len() < 2 {
-            return Vec::new();
+            return LaneHops::default();
         }
         let zeros = vec![0.0; hops.len()];
         let sums = scan.orders.get(&hops).map_or(&zeros, |o| &o.sums);
-        time_order(sums, &hops).into_iter().map(|c| hops[c]).collect()
+        let documented: Vec<Option<usize>> = hops.iter().map(|h| self.documented[usize::from(h.0)]).collect();
+        let order = time_order(sums, &documented);
+        split_tail(order.into_iter().map(|c| (hops[c], sums[c], documented[c])).collect(), &self.writer_side)
+    }
+
+    /// Lane `lane`'s hops on its path, in time order.
+    pub fn hops_in_time_order(&self, lane: u16) -> Vec<Hop> {
+        self.lane_hops(lane).path
     }
 }
 
-/// Column order: the standard hops keep their documented order (so every
+/// A lane's hops as the join uses them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LaneHops {
+    /// The hops on the caller's path, in time order: consecutive pairs are
+    /// slices that add up to the operation's time.
+    pub path: Vec<Hop>,
+    /// Slices off the path, `(from, to)`: a thread's closing work that runs
+    /// beside the other thread's (the writer's `replied→idle` when the
+    /// caller is already running by the time the writer goes idle).
+    pub tails: Vec<(Hop, Hop)>,
+}
+
+/// Take the writer's `idle` off the path when it comes, on average, after
+/// the caller's `received`: the writer then finishes its cycle beside the
+/// caller, and `replied→idle` is a tail, not a step of the path. On a
+/// shared core it comes before, and `idle→received` is the switch to the
+/// caller.
+fn split_tail(ordered: Vec<(Hop, f64, Option<usize>)>, writer_side: &[bool]) -> LaneHops {
+    let idle_position = Hop::DOCUMENTED_ORDER.iter().position(|h| *h == Hop::IDLE);
+    let received_position = Hop::DOCUMENTED_ORDER.iter().position(|h| *h == Hop::RECEIVED);
+    let find = |position: Option<usize>| ordered.iter().position(|(_, _, d)| d.is_some() && *d == position);
+    let (Some(idle), Some(received)) = (find(idle_position), find(received_position)) else {
+        return LaneHops { path: ordered.iter().map(|(h, _, _)| *h).collect(), tails: Vec::new() };
+    };
+    if ordered[idle].1 <= ordered[received].1 {
+        return LaneHops { path: ordered.iter().map(|(h, _, _)| *h).collect(), tails: Vec::new() };
+    }
+    let idle_hop = ordered[idle].0;
+    let path: Vec<Hop> = ordered.iter().map(|(h, _, _)| *h).filter(|h| *h != idle_hop).collect();
+    // The tail starts at the writer's last mark before it on the path.
+    let from =
+        ordered[..idle].iter().rev().find(|(h, _, _)| writer_side.get(usize::from(h.0)).copied().unwrap_or(false));
+    let tails = from.map(|(h, _, _)| vec![(*h, idle_hop)]).unwrap_or_default();
+    LaneHops { path, tails }
+}
+
+/// Column order: the documented hops keep their documented order (so every
 /// receipt lists the same slices, even when a mark like `replied`, taken
 /// after a send returns, lands after the caller has already woken); extra
 /// hops a workload declares are placed by their mean offset from each
-/// complete op's earliest mark (`sums`, per column of `hops`).
-fn time_order(sums: &[f64], hops: &[Hop]) -> Vec<usize> {
-    let columns = hops.len();
-    let standard = |c: usize| usize::from(hops[c].0) < Hop::STANDARD.len();
-    let mut order: Vec<usize> = (0..columns).filter(|&c| standard(c)).collect();
-    let mut extras: Vec<usize> = (0..columns).filter(|&c| !standard(c)).collect();
+/// complete op's earliest mark (`sums`, per column). `documented` gives,
+/// per column, the hop's place in [`Hop::DOCUMENTED_ORDER`].
+fn time_order(sums: &[f64], documented: &[Option<usize>]) -> Vec<usize> {
+    let columns = sums.len();
+    let mut order: Vec<usize> = (0..columns).filter(|&c| documented[c].is_some()).collect();
+    order.sort_by_key(|&c| documented[c]);
+    let mut extras: Vec<usize> = (0..columns).filter(|&c| documented[c].is_none()).collect();
     extras.sort_by(|&a, &b| sums[a].total_cmp(&sums[b]).then(a.cmp(&b)));
     for extra in extras {
-        // Before the first standard hop that comes later on average.
-        let at = order.iter().position(|&c| standard(c) && sums[c] > sums[extra]).unwrap_or(order.len());
+        // Before the first documented hop that comes later on average.
+        let at = order.iter().position(|&c| documented[c].is_some() && sums[c] > sums[extra]).unwrap_or(order.len());
         order.insert(at, extra);
     }
     order

@@ -50,7 +50,7 @@ fn named_spans_become_hops_of_their_own_with_their_side_and_edge() {
     assert_eq!(def.side, Side::Writer);
     assert_eq!(def.span, Some(SpanEdge { span: "execute".into(), edge: Edge::Enter }));
     assert_eq!(table.get(table.find("write.exit").expect("declared")).map(|d| d.side), Some(Side::Caller));
-    assert_eq!(table.len(), 14, "the standard ten, then two per span");
+    assert_eq!(table.len(), 16, "the standard ten, the two closing ones, then two per span");
 }
 
 #[test]

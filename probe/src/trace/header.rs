@@ -45,6 +45,11 @@ pub struct TraceHeader {
     /// besides the code under study.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span_machinery: Option<SpanMachinery>,
+    /// What one probe mark costs on this host, ns (median of short timed
+    /// batches at the run's start): lets the analysis price the marks one
+    /// lane takes more than another. Absent in older traces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mark_ns: Option<f64>,
 }
 
 impl TraceHeader {
@@ -58,6 +63,7 @@ impl TraceHeader {
             created_unix_ms,
             host: HostInfo::detect(),
             clock: ClockInfo::measure(),
+            mark_ns: None,
             hops: HopTable::standard(),
             lanes: lanes.iter().map(|s| (*s).to_owned()).collect(),
             threads: threads.iter().map(|s| (*s).to_owned()).collect(),

@@ -25,9 +25,20 @@ where
     let mut bars = Vec::with_capacity(d.slices.len());
     let mut end = 0.0;
     for slice in &d.slices {
-        let start = end;
-        end += slice.median_us.max(0.0);
-        bars.push((start, end, slice));
+        if slice.on_path {
+            let start = end;
+            end += slice.median_us.max(0.0);
+            bars.push((start, end, slice));
+        } else {
+            // A tail beside the path starts where its first hop was marked
+            // and does not push the path on: the caller already runs.
+            let from = slice.name.split('→').next().unwrap_or_default();
+            let start = bars
+                .iter()
+                .find(|(_, _, s)| s.on_path && s.name.rsplit('→').next() == Some(from))
+                .map_or(end, |(_, x1, _)| *x1);
+            bars.push((start, start + slice.median_us.max(0.0), slice));
+        }
     }
     let names = lane_names(d);
     let references: Vec<(&str, f64, RGBColor)> = [Role::Baseline, Role::Floor, Role::Subject]
@@ -39,8 +50,12 @@ where
             Some((lane, median, style::lane_color(index)))
         })
         .collect();
-    let x_max = references.iter().map(|r| r.1).fold(end, f64::max) * 1.15;
-    let labels: Vec<String> = d.slices.iter().map(|s| s.name.clone()).collect();
+    let x_max = references.iter().map(|r| r.1).chain(bars.iter().map(|b| b.1)).fold(end, f64::max) * 1.15;
+    let labels: Vec<String> = d
+        .slices
+        .iter()
+        .map(|s| if s.on_path { s.name.clone() } else { format!("{} (beside the path)", s.name) })
+        .collect();
 
     // Name the lane sliced: hopscope's probed writer, or a program's own.
     let caption = format!("Where one write goes: slices of {}", d.insitu_lane.as_deref().unwrap_or("the probed lane"));
@@ -67,7 +82,11 @@ where
             TextStyle::from(font(LEGEND_PX, w)).pos(Pos::new(HPos::Left, VPos::Center)),
         )
     }))?;
-    for owner in [Owner::Library, Owner::Sqlite, Owner::Boundary] {
+    let owners: Vec<Owner> = [Owner::Library, Owner::Tail, Owner::Sqlite, Owner::Boundary]
+        .into_iter()
+        .filter(|o| d.slices.iter().any(|s| s.owner == *o))
+        .collect();
+    for owner in owners {
         let color = owner_color(owner);
         let size = px(10.0, w) as i32;
         chart
@@ -94,6 +113,7 @@ fn owner_color(owner: Owner) -> RGBColor {
         Owner::Library => style::LIBRARY_COLOR,
         Owner::Sqlite => style::SQLITE_COLOR,
         Owner::Boundary => style::BOUNDARY_COLOR,
+        Owner::Tail => style::TAIL_COLOR,
     }
 }
 
@@ -102,5 +122,6 @@ fn owner_label(owner: Owner) -> &'static str {
         Owner::Library => "library (writer's own work)",
         Owner::Sqlite => "SQLite (execute)",
         Owner::Boundary => "thread boundary (wake, transport)",
+        Owner::Tail => "tails (a thread's closing work)",
     }
 }

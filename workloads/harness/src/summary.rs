@@ -53,11 +53,29 @@ fn write(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         }
     }
     if let Some(c) = &d.crosscheck {
+        let (what, figure) = match &c.accounting {
+            Some(a) => ("accounting", a.net_us),
+            None => ("library slices", c.insitu_library_us),
+        };
         writeln!(
             out,
-            "cross-check          in-situ {:.3} µs vs lanes {:.3} µs (CI {:.3} – {:.3}) → agree: {}",
-            c.insitu_library_us, c.lanes_library_us, c.lanes_library_ci95[0], c.lanes_library_ci95[1], c.agree
+            "cross-check          {what} {figure:.3} µs vs lanes {:.3} µs (CI {:.3} – {:.3}): {:+.3} µs apart → \
+             within {:.1} µs: {}",
+            c.lanes_library_us,
+            c.lanes_library_ci95[0],
+            c.lanes_library_ci95[1],
+            c.difference_us,
+            c.tolerance_us,
+            c.agree
         )?;
+        if let Some(a) = &c.accounting {
+            let owners: Vec<String> = a
+                .by_owner
+                .iter()
+                .map(|o| format!("{} {:+.3}", hopscope_analyze::slices::owner_label(o.owner), o.delta.median_us))
+                .collect();
+            writeln!(out, "  by owner           {} (µs, writer − floor)", owners.join(", "))?;
+        }
     }
     if let Some(o) = &d.observer_effect {
         writeln!(

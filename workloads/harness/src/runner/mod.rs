@@ -360,6 +360,15 @@ fn fresh_dir(dir: &Path) -> Result<(), RunError> {
     })
 }
 
+/// One probe mark's cost on this host, ns, timed on a thread of its own
+/// (timing attaches a mark buffer, which must not be the driving
+/// thread's): ~70,000 marks, a millisecond or two.
+fn mark_ns() -> Option<f64> {
+    let plan = hopscope_probe::calibrate::CostPlan { batch: 1_000, rounds: 31, warmup_rounds: 4 };
+    let costs = std::thread::scope(|s| s.spawn(|| hopscope_probe::calibrate::measure_costs(plan)).join()).ok()?;
+    costs.mark.median_ns.is_finite().then_some(costs.mark.median_ns)
+}
+
 /// The trace header of a run: lanes with their roles, thread roles,
 /// readings, counters, `meta` and every plan setting.
 fn header(
@@ -375,6 +384,7 @@ fn header(
     let thread_names: Vec<&str> = threads.iter().map(String::as_str).collect();
     let mut header = TraceHeader::for_this_host(&names, &thread_names);
     header.hops = plan.hops.clone();
+    header.mark_ns = mark_ns();
     #[cfg(feature = "tracing")]
     crate::spans::declare_hops(plan, lanes, &mut header);
     header.counters = counters;

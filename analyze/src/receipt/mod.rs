@@ -11,6 +11,8 @@ use crate::join::SliceSide;
 use crate::lanes::Difference;
 use crate::slices::Owner;
 
+mod crosscheck;
+
 /// Render `d` as Markdown.
 pub fn markdown(d: &Decomposition) -> String {
     let mut out = String::new();
@@ -24,22 +26,22 @@ pub fn headline(d: &Decomposition) -> Option<String> {
     let derived = d.derived.as_ref()?;
     let mut sentence = match (&derived.boundary_us, &derived.library_us) {
         (Some(boundary), Some(library)) => format!(
-            "Of the {:.2} µs hop, {:.2} µs is the thread boundary and {:.2} µs is the writer's own work",
-            derived.hop_us.median, boundary.median, library.median
+            "Of the {} hop, {} is the thread boundary and {} is the writer's own work",
+            crosscheck::difference(&derived.hop_us),
+            crosscheck::difference(boundary),
+            crosscheck::difference(library)
         ),
         _ => format!(
-            "The hop (subject − baseline) is {:.2} µs (95% CI {:.2}…{:.2}); without a floor lane it is not split \
-             into boundary and library",
-            derived.hop_us.median, derived.hop_us.ci95[0], derived.hop_us.ci95[1]
+            "The hop (subject − baseline) is {}; without a floor lane it is not split into boundary and library",
+            crosscheck::difference(&derived.hop_us)
         ),
     };
     if let Some(c) = &d.crosscheck {
-        let verdict = if c.agree { "agree" } else { "disagree" };
-        let _ = write!(
-            sentence,
-            "; the two instruments {verdict} (in-situ library slices {:.2} µs against the lanes' {:.2}…{:.2} µs)",
-            c.insitu_library_us, c.lanes_library_ci95[0], c.lanes_library_ci95[1]
-        );
+        sentence.push_str(&crosscheck::headline_clause(c));
+    }
+    // A trailing "zero," clause before the end of the sentence.
+    if sentence.ends_with(',') {
+        sentence.pop();
     }
     sentence.push('.');
     Some(sentence)
@@ -165,42 +167,7 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     }
 
     if let Some(c) = &d.crosscheck {
-        writeln!(out, "## Cross-check: two instruments on the library's cost\n")?;
-        writeln!(out, "| instrument | µs per op |")?;
-        writeln!(out, "|---|---:|")?;
-        writeln!(out, "| in-situ: writer's library slices ({}) | {:.3} |", c.slices.join(", "), c.insitu_writer_us)?;
-        if !c.floor_slices.is_empty() {
-            writeln!(
-                out,
-                "| in-situ: less the floor's own slices ({}) | {:.3} |",
-                c.floor_slices.join(", "),
-                c.insitu_floor_us
-            )?;
-        }
-        writeln!(out, "| **in-situ library** | **{:.3}** |", c.insitu_library_us)?;
-        writeln!(
-            out,
-            "| **lanes: writer − floor** | **{:.3}** (95% CI {:.3}…{:.3}) |",
-            c.lanes_library_us, c.lanes_library_ci95[0], c.lanes_library_ci95[1]
-        )?;
-        writeln!(out, "| difference | {:+.3} |", c.difference_us)?;
-        writeln!(
-            out,
-            "\nThe instruments agree when the in-situ figure lies inside the lanes' 95% CI widened by {:.2} µs on each side: **agree: {}**\n",
-            c.tolerance_us, c.agree
-        )?;
-        if let (Some(deltas), Some(total), Some(total_agree)) = (c.by_owner_us, c.insitu_total_us, c.total_agree) {
-            writeln!(
-                out,
-                "Where `writer − floor` goes according to the marks (writer slices − floor slices, by owner):\n"
-            )?;
-            writeln!(out, "| owner | Δ µs per op |")?;
-            writeln!(out, "|---|---:|")?;
-            for (owner, delta) in deltas.iter() {
-                writeln!(out, "| {} | {delta:+.3} |", owner_name(owner))?;
-            }
-            writeln!(out, "| all slices | {total:+.3} (inside the lanes' widened CI: {total_agree}) |\n")?;
-        }
+        crosscheck::render(c, out)?;
     }
 
     writeln!(out, "## Observer effect\n")?;
@@ -421,11 +388,7 @@ fn row(out: &mut String, name: &str, definition: &str, d: &Difference) -> std::f
 }
 
 fn owner_name(owner: Owner) -> &'static str {
-    match owner {
-        Owner::Library => "library",
-        Owner::Sqlite => "SQLite",
-        Owner::Boundary => "boundary",
-    }
+    crate::slices::owner_label(owner)
 }
 
 fn yes_no(b: bool) -> &'static str {

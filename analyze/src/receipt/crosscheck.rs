@@ -1,0 +1,152 @@
+//! The receipt's cross-check section and the headline's figures: the lanes
+//! against the full accounting, with every figure's CI.
+
+use std::fmt::Write as _;
+
+use crate::accounting::{Accounting, Figure};
+use crate::lanes::Difference;
+use crate::slices::{CrossCheck, Owner};
+
+/// `median µs (95% CI lo…hi)`, or, when the CI covers zero, that and "not
+/// distinguishable from zero".
+pub(super) fn with_ci(median: f64, ci95: [f64; 2]) -> String {
+    let figure = format!("{median:.2} µs (95% CI {:.2}…{:.2})", ci95[0], ci95[1]);
+    if ci95[0] <= 0.0 && ci95[1] >= 0.0 { format!("{figure}, not distinguishable from zero,") } else { figure }
+}
+
+/// [`with_ci`] of a lane difference.
+pub(super) fn difference(d: &Difference) -> String {
+    with_ci(d.median, d.ci95)
+}
+
+/// The headline's clause on the cross-check.
+pub(super) fn headline_clause(c: &CrossCheck) -> String {
+    let verdict = if c.agree { "agree" } else { "disagree" };
+    match &c.accounting {
+        Some(a) => format!(
+            "; the marks account for {:.2} µs of it ({:+.2} µs from the lanes' figure: the two instruments {verdict} \
+             within the fixed {:.1} µs)",
+            a.net_us, a.difference_us, c.tolerance_us
+        ),
+        None => format!(
+            "; the two instruments {verdict} within the fixed {:.1} µs (in-situ library slices {:.2} µs, {:+.2} µs \
+             from the lanes')",
+            c.tolerance_us, c.insitu_library_us, c.difference_us
+        ),
+    }
+}
+
+/// The section `## Cross-check`.
+pub(super) fn render(c: &CrossCheck, out: &mut String) -> std::fmt::Result {
+    writeln!(out, "## Cross-check: two instruments on the library's cost\n")?;
+    match &c.accounting {
+        Some(a) => render_accounting(c, a, out)?,
+        None => render_slices_only(c, out)?,
+    }
+    Ok(())
+}
+
+fn owner_row(owner: Owner) -> &'static str {
+    match owner {
+        Owner::Library => "library, direct",
+        Owner::Tail => "tails (closing work)",
+        Owner::Sqlite => "SQLite",
+        Owner::Boundary => "boundary (wakes)",
+    }
+}
+
+fn cell(f: &Figure) -> String {
+    format!("{:+.3} | {:+.3}…{:+.3}", f.median_us, f.ci95[0], f.ci95[1])
+}
+
+fn render_accounting(c: &CrossCheck, a: &Accounting, out: &mut String) -> std::fmt::Result {
+    writeln!(
+        out,
+        "Where `writer − floor` goes according to the marks. Both probed builds close each thread's cycle (`idle`, \
+         `returned`), so their path slices add up to each operation's whole time on the caller's path; per round, \
+         the writer's slice means minus the floor's, summed by owner (median over {} rounds, 95% CI).\n",
+        a.rounds
+    )?;
+    writeln!(out, "| owner | writer slices | Δ µs per op | 95% CI |")?;
+    writeln!(out, "|---|---|---:|---:|")?;
+    for o in &a.by_owner {
+        let slices = if o.slices.is_empty() { "—".to_owned() } else { o.slices.join(", ") };
+        writeln!(out, "| {} | {slices} | {} |", owner_row(o.owner), cell(&o.delta))?;
+    }
+    writeln!(out, "| **every slice** | | **{}** |", cell(&a.total))?;
+    writeln!(out, "| less the writer's {} extra marks | | {:+.3} | |", a.extra_marks, -a.marks_us)?;
+    writeln!(out, "| **accounting: the library** | | **{:+.3}** | |", a.net_us)?;
+    writeln!(
+        out,
+        "| **lanes: writer − floor** (clean builds) | | **{:+.3}** | {:+.3}…{:+.3} |",
+        a.lanes_library_us, a.lanes_library_ci95[0], a.lanes_library_ci95[1]
+    )?;
+    writeln!(out, "| difference | | {:+.3} | |", a.difference_us)?;
+    writeln!(
+        out,
+        "\nThe accounting closes when it lies within a fixed {:.2} µs of the lanes' figure: **closes: {}** \
+         (difference {:+.3} µs).",
+        a.tolerance_us,
+        if a.closes { "yes" } else { "no" },
+        a.difference_us
+    )?;
+    let i = &a.indirect;
+    if i.covers_zero() {
+        writeln!(
+            out,
+            "\nNo indirect cost is distinguishable from zero: writer − floor in the slices the library does not own \
+             (SQLite's execute and the wakes) is {:+.3} µs (95% CI {:+.3}…{:+.3}).",
+            i.median_us, i.ci95[0], i.ci95[1]
+        )?;
+    } else {
+        writeln!(
+            out,
+            "\nThe library's **indirect cost**: {:+.3} µs (95% CI {:+.3}…{:+.3}) of writer − floor sits in slices it \
+             does not own (SQLite's execute and the wakes): the writer's larger footprint slows work that is not its \
+             own code.",
+            i.median_us, i.ci95[0], i.ci95[1]
+        )?;
+    }
+    if let Some(off) = &a.off_path {
+        writeln!(
+            out,
+            "\nBeside the path, not in the total: the writer's tail runs while the caller already has its reply \
+             (writer − floor {:+.3} µs, 95% CI {:+.3}…{:+.3}).",
+            off.median_us, off.ci95[0], off.ci95[1]
+        )?;
+    }
+    writeln!(
+        out,
+        "\nThe library's own slices alone (writer's {} less the floor's {}): {:+.3} µs.\n",
+        c.slices.join(", "),
+        if c.floor_slices.is_empty() { "none".to_owned() } else { c.floor_slices.join(", ") },
+        c.insitu_library_us
+    )
+}
+
+fn render_slices_only(c: &CrossCheck, out: &mut String) -> std::fmt::Result {
+    writeln!(out, "| instrument | µs per op |")?;
+    writeln!(out, "|---|---:|")?;
+    writeln!(out, "| in-situ: writer's library slices ({}) | {:.3} |", c.slices.join(", "), c.insitu_writer_us)?;
+    if !c.floor_slices.is_empty() {
+        writeln!(
+            out,
+            "| in-situ: less the floor's own slices ({}) | {:.3} |",
+            c.floor_slices.join(", "),
+            c.insitu_floor_us
+        )?;
+    }
+    writeln!(out, "| **in-situ library** | **{:.3}** |", c.insitu_library_us)?;
+    writeln!(
+        out,
+        "| **lanes: writer − floor** | **{:.3}** (95% CI {:.3}…{:.3}) |",
+        c.lanes_library_us, c.lanes_library_ci95[0], c.lanes_library_ci95[1]
+    )?;
+    writeln!(out, "| difference | {:+.3} |", c.difference_us)?;
+    writeln!(
+        out,
+        "\nWithout a probed floor only the library's own slices can be summed (the wakes and SQLite's slice are not \
+         accounted). The instruments agree when they lie within a fixed {:.2} µs: **agree: {}**\n",
+        c.tolerance_us, c.agree
+    )
+}
