@@ -81,6 +81,13 @@ pub struct Accounting {
     /// from the writer's larger footprint (caches, branch predictors)
     /// rather than its own code.
     pub indirect: Figure,
+    /// The same blocks' wall clock: the probed writer's lane time minus the
+    /// probed floor's, paired by round. The marks cover these very
+    /// operations, so `total` should match it closely when each thread's
+    /// cycle is closed; a gap to the clean lanes' figure is then the two
+    /// builds' observer effects differing, not the marks missing work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probed_lanes: Option<Difference>,
     /// Slices off the path (a tail the writer runs beside the caller):
     /// writer − floor, not part of `total`. Absent when every tail is on
     /// the path.
@@ -106,13 +113,15 @@ fn owner_key(owner: Owner) -> u8 {
 }
 
 /// The full accounting of the probed `writer` against the probed `floor`,
-/// compared with the lanes' `library` (clean builds). `mark_ns` is the
+/// compared with the lanes' `library` (clean builds) and with the probed
+/// builds' own lane difference, `probed_lanes`. `mark_ns` is the
 /// run's mark cost; `None` when a lane has no complete round or either
 /// lacks a mean path time.
 pub fn account(
     writer: &LaneOps,
     floor: &LaneOps,
     lanes_library: &Difference,
+    probed_lanes: Option<Difference>,
     mark_ns: Option<f64>,
     seed: u64,
 ) -> Option<Accounting> {
@@ -168,6 +177,7 @@ pub fn account(
         tolerance_us: ACCOUNTING_TOLERANCE_US,
         closes: difference_us.abs() <= ACCOUNTING_TOLERANCE_US,
         indirect,
+        probed_lanes,
         off_path,
         rounds: pairs.len(),
     })

@@ -320,9 +320,14 @@ fn insitu(
     }
     let crosscheck = match (derived.and_then(|d| d.library_us.as_ref()), slices.is_empty()) {
         (Some(library), false) => {
-            let accounting = subject
-                .zip(probed_floor)
-                .and_then(|(w, f)| crate::accounting::account(w, f, library, header.mark_ns, seed.wrapping_add(40)));
+            let lane_blocks = |o: &LaneOps| blocks.get(usize::from(o.lane));
+            let probed_lanes = subject
+                .and_then(lane_blocks)
+                .zip(probed_floor.and_then(lane_blocks))
+                .and_then(|(w, f)| crate::lanes::difference(w, f, seed.wrapping_add(39)));
+            let accounting = subject.zip(probed_floor).and_then(|(w, f)| {
+                crate::accounting::account(w, f, library, probed_lanes, header.mark_ns, seed.wrapping_add(40))
+            });
             Some(slices::cross_check(&slices, floor_slices.as_deref(), library, accounting))
         }
         _ => None,

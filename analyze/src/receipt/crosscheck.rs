@@ -73,7 +73,11 @@ fn render_accounting(c: &CrossCheck, a: &Accounting, out: &mut String) -> std::f
         let slices = if o.slices.is_empty() { "—".to_owned() } else { o.slices.join(", ") };
         writeln!(out, "| {} | {slices} | {} |", owner_row(o.owner), cell(&o.delta))?;
     }
-    writeln!(out, "| **every slice** | | **{}** |", cell(&a.total))?;
+    writeln!(
+        out,
+        "| **every slice** | | **{:+.3}** | {:+.3}…{:+.3} |",
+        a.total.median_us, a.total.ci95[0], a.total.ci95[1]
+    )?;
     writeln!(out, "| less the writer's {} extra marks | | {:+.3} | |", a.extra_marks, -a.marks_us)?;
     writeln!(out, "| **accounting: the library** | | **{:+.3}** | |", a.net_us)?;
     writeln!(
@@ -90,6 +94,20 @@ fn render_accounting(c: &CrossCheck, a: &Accounting, out: &mut String) -> std::f
         if a.closes { "yes" } else { "no" },
         a.difference_us
     )?;
+    if let Some(p) = &a.probed_lanes {
+        writeln!(
+            out,
+            "\nOn the very operations the marks cover, the probed builds' lanes differ by {:+.3} µs (95% CI \
+             {:+.3}…{:+.3}), and the slices add up to that within {:+.3} µs. What separates the accounting from the \
+             clean lanes' figure beyond that is the two builds' observer effects differing ({:+.3} µs), not work the \
+             marks miss.",
+            p.median,
+            p.ci95[0],
+            p.ci95[1],
+            a.total.median_us - p.median,
+            p.median - a.lanes_library_us
+        )?;
+    }
     let i = &a.indirect;
     if i.covers_zero() {
         writeln!(
