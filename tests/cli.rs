@@ -483,3 +483,34 @@ fn a_second_run_into_a_directory_in_use_is_refused_in_one_line() {
     drop(held);
     assert!(small_decompose(&dir).status.success());
 }
+
+/// Run hopscope confined to CPU 0, as a restricted cpuset would (`None`
+/// where `taskset` is missing).
+fn on_cpu_zero(args: &[&str]) -> Option<Output> {
+    let out =
+        Command::new("taskset").arg("-c").arg("0").arg(env!("CARGO_BIN_EXE_hopscope")).args(args).output().ok()?;
+    // taskset itself failing (no such CPU, not permitted) is not our test.
+    (out.status.code() != Some(127)).then_some(out)
+}
+
+#[test]
+fn a_placement_the_cpuset_cannot_give_is_refused_before_anything_is_written() {
+    let dir = std::env::temp_dir().join(format!("hopscope-cli-{}-cpuset", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let args = ["decompose", "--quick", "--placement", "different-cores", "--out", dir.to_str().expect("utf-8")];
+    let Some(out) = on_cpu_zero(&args) else {
+        eprintln!("taskset is not installed: skipped");
+        return;
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("different-cores needs two CPUs") && stderr.contains("[0]"), "{stderr}");
+    assert!(!dir.exists(), "a refused run made its directory");
+    // Same-core pins inside the allowed set and runs.
+    let ok = temp_dir("cpuset-same");
+    let out = on_cpu_zero(&["decompose", "--quick", "--out", ok.to_str().expect("utf-8")]).expect("taskset ran before");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("refused") && !stdout.contains("did not run where"), "{stdout}");
+}

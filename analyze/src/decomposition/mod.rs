@@ -257,9 +257,34 @@ fn per_lane(
                 }
             }
         }
-        out.results.insert(lane.name.clone(), lane::lane_result(header, lane, ops, figures.as_ref()));
+        let result = lane::lane_result(header, lane, ops, figures.as_ref());
+        if let Some(warning) = placement_missed(header, &lane.name, &result) {
+            warnings.push(warning);
+        }
+        out.results.insert(lane.name.clone(), result);
     }
     out
+}
+
+/// A warning when a probed lane's marks show its threads ran elsewhere than
+/// its recorded placement asked: a `same-core` lane whose writes' marks were
+/// taken on different CPUs (more than 5% of them), or a `different-cores`
+/// lane whose writes mostly stayed on one.
+fn placement_missed(header: &TraceHeader, lane: &str, result: &LaneResult) -> Option<String> {
+    let placement = header.run.get(&format!("lane.{lane}.placement"))?;
+    let crossing = result.ops_crossing_cores?;
+    let missed = match placement.as_str() {
+        "same-core" => crossing > 0.05,
+        "different-cores" => crossing < 0.5,
+        _ => false,
+    };
+    missed.then(|| {
+        format!(
+            "lane `{lane}` asked for {placement}, but {:.0}% of its writes were marked on more than one CPU: its \
+             threads did not run where the placement says",
+            crossing * 100.0
+        )
+    })
 }
 
 /// The in-situ instrument: the sliced lane, its slices, the probed floor's,

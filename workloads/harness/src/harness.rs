@@ -85,6 +85,9 @@ pub struct Outcome {
     pub stopped: Option<String>,
     /// The signal that stopped the run, if one did.
     pub signal: Option<Signal>,
+    /// Pins the kernel refused during the run (see
+    /// [`crate::placement::pin_failures`]).
+    pub pin_failures: u64,
 }
 
 impl Outcome {
@@ -227,6 +230,12 @@ impl Harness {
         }
         .map_err(|e| HarnessError::Usage(e.to_string()))?;
         self.select_lanes()?;
+        // A placement this process's CPUs cannot give is refused before a
+        // directory is made or a line printed.
+        let placements = std::iter::once(plan.placement).chain(self.lanes.iter().filter_map(|l| l.placement));
+        if let Some(why) = placements.filter_map(crate::placement::unachievable).next() {
+            return Err(HarnessError::Usage(why));
+        }
         if let Some(spec) = self.args.ab.clone() {
             let meta = std::mem::take(&mut self.meta);
             return self.run_ab(&spec, meta);
@@ -246,8 +255,15 @@ impl Harness {
             // Streamed from the file: a long run's trace is never held whole.
             let mut file = TraceFile::open(&outcome.trace)
                 .map_err(|source| HarnessError::Trace { path: outcome.trace.clone(), source })?;
-            let d = hopscope_analyze::decompose_source(&mut file, partial)
+            let mut d = hopscope_analyze::decompose_source(&mut file, partial)
                 .map_err(|source| HarnessError::Analyze { path: outcome.trace.clone(), source })?;
+            if outcome.pin_failures > 0 {
+                d.warnings.push(format!(
+                    "the kernel refused {} of the run's thread pins: some threads may not have run where the \
+                     placement says (see each lane's cross-core figures)",
+                    outcome.pin_failures
+                ));
+            }
             outcome.written = hopscope_reports::write_decomposition(&outcome.dir, &d, self.charts)
                 .map_err(|source| HarnessError::Report { dir: outcome.dir.clone(), source })?;
             let at = 2.min(outcome.written.files.len());
@@ -286,6 +302,7 @@ impl Harness {
             written: Written::default(),
             stopped,
             signal,
+            pin_failures: summary.pin_failures,
         };
         Ok((outcome, blocks))
     }

@@ -100,28 +100,79 @@ pub fn online_cpus() -> usize {
     usize::try_from(n).unwrap_or(1).max(1)
 }
 
-/// Pin the calling thread to CPU `index` (modulo the CPUs online).
-/// Returns whether it worked (it may not in a restricted cpuset). Counts
-/// from the machine's CPUs, not the caller's affinity: a thread spawned by a
-/// pinned thread inherits its mask, and must still reach every core.
+/// The CPUs this process may run on, in ascending order: the affinity the
+/// first caller of any placement function had (the process's cpuset,
+/// before a run pins anything), falling back to every CPU online where it
+/// cannot be read. Pinning picks from these, so a restricted cpuset (a
+/// container, `taskset`) is honoured rather than silently escaped from.
+pub fn allowed_cpus() -> &'static [usize] {
+    static ALLOWED: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+    ALLOWED.get_or_init(|| {
+        let read = Affinity::current().map(|a| a.cpus()).unwrap_or_default();
+        if read.is_empty() { (0..online_cpus()).collect() } else { read }
+    })
+}
+
+/// Pins asked for that the kernel refused, over the process's life.
+static PIN_FAILURES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many pins the kernel refused so far (a run compares this before and
+/// after, and warns when it grew).
+pub fn pin_failures() -> u64 {
+    PIN_FAILURES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+fn count(pinned: bool) -> bool {
+    if !pinned {
+        PIN_FAILURES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    pinned
+}
+
+/// Why `placement` cannot be had in this process, if it cannot: two
+/// different cores need two CPUs the process may use.
+pub fn unachievable(placement: Placement) -> Option<String> {
+    let allowed = allowed_cpus();
+    (placement == Placement::DifferentCores && allowed.len() < 2).then(|| {
+        format!(
+            "placement different-cores needs two CPUs, and this process may use only {:?} (its CPU affinity); use \
+             --placement same-core or unpinned, or widen the cpuset",
+            allowed
+        )
+    })
+}
+
+/// The CPU the `index`-th pinned core means: the `index`-th CPU the process
+/// may use (modulo their number).
+pub fn cpu_for(index: usize) -> usize {
+    let allowed = allowed_cpus();
+    allowed[index % allowed.len()]
+}
+
+/// Pin the calling thread to the `index`-th CPU the process may use
+/// ([`allowed_cpus`]). Returns whether the kernel agreed; a refusal is
+/// counted ([`pin_failures`]). Counts from the process's set, not the
+/// caller's affinity: a thread spawned by a pinned thread inherits its
+/// mask, and must still reach every allowed core.
 pub fn pin_current(index: usize) -> bool {
     #[cfg(target_os = "linux")]
     {
-        let cpu = index % online_cpus();
+        let cpu = cpu_for(index);
         // SAFETY: `set` is a plain bitmask on the stack, zeroed and then
         // filled by CPU_SET with an index below CPU_SETSIZE;
         // sched_setaffinity only reads it.
-        unsafe {
+        let pinned = unsafe {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
             libc::CPU_ZERO(&mut set);
             libc::CPU_SET(cpu.min(libc::CPU_SETSIZE as usize - 1), &mut set);
             libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-        }
+        };
+        count(pinned)
     }
     #[cfg(not(target_os = "linux"))]
     {
         let _ = index;
-        false
+        count(false)
     }
 }
 
@@ -133,8 +184,9 @@ pub fn task_ids() -> Vec<i32> {
     entries.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect()
 }
 
-/// Pin thread `tid` of this process to CPU `core` (modulo the CPUs online),
-/// or let it run anywhere with `None`. Returns whether it worked.
+/// Pin thread `tid` of this process to the `core`-th CPU it may use, or
+/// let it run on any of them with `None`. Returns whether it worked (a
+/// refusal is counted).
 pub fn place_task(tid: i32, core: Option<usize>) -> bool {
     #[cfg(target_os = "linux")]
     {
@@ -146,16 +198,16 @@ pub fn place_task(tid: i32, core: Option<usize>) -> bool {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
             libc::CPU_ZERO(&mut set);
             match core {
-                Some(core) => libc::CPU_SET((core % online_cpus()).min(libc::CPU_SETSIZE as usize - 1), &mut set),
-                None => (0..libc::CPU_SETSIZE as usize).for_each(|cpu| libc::CPU_SET(cpu, &mut set)),
+                Some(core) => libc::CPU_SET(cpu_for(core).min(libc::CPU_SETSIZE as usize - 1), &mut set),
+                None => allowed_cpus().iter().for_each(|cpu| libc::CPU_SET(*cpu, &mut set)),
             }
-            libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+            count(libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0)
         }
     }
     #[cfg(not(target_os = "linux"))]
     {
         let _ = (tid, core);
-        false
+        count(false)
     }
 }
 
@@ -202,6 +254,18 @@ impl Affinity {
         None
     }
 
+    /// The CPUs in this affinity, ascending.
+    pub fn cpus(&self) -> Vec<usize> {
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: CPU_ISSET only reads the mask, at indices below
+            // CPU_SETSIZE.
+            (0..libc::CPU_SETSIZE as usize).filter(|cpu| unsafe { libc::CPU_ISSET(*cpu, &self.set) }).collect()
+        }
+        #[cfg(not(target_os = "linux"))]
+        Vec::new()
+    }
+
     /// Give the calling thread this affinity again.
     pub fn restore(&self) {
         #[cfg(target_os = "linux")]
@@ -219,14 +283,15 @@ pub fn unpin_current() {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: `set` is a plain bitmask on the stack, initialised by
-        // CPU_ZERO before use; sched_setaffinity only reads it.
+        // CPU_ZERO before use, with indices below CPU_SETSIZE;
+        // sched_setaffinity only reads it.
         unsafe {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
             libc::CPU_ZERO(&mut set);
-            for cpu in 0..libc::CPU_SETSIZE as usize {
-                libc::CPU_SET(cpu, &mut set);
+            for cpu in allowed_cpus() {
+                libc::CPU_SET((*cpu).min(libc::CPU_SETSIZE as usize - 1), &mut set);
             }
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+            count(libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0);
         }
     }
 }
@@ -243,5 +308,31 @@ mod tests {
         assert_eq!("cross-core".parse::<Placement>(), Ok(Placement::DifferentCores));
         assert!("anywhere".parse::<Placement>().unwrap_err().to_string().contains("same-core"));
         assert_eq!(Placement::SameCore.worker_core(), Placement::SameCore.caller_core());
+    }
+
+    #[test]
+    fn pins_land_on_cpus_the_process_may_use_and_are_checked() {
+        std::thread::spawn(|| {
+            let allowed = allowed_cpus().to_vec();
+            assert!(!allowed.is_empty());
+            for index in 0..allowed.len() + 2 {
+                assert!(pin_current(index), "pin to allowed CPU index {index} refused");
+                let now = Affinity::current().expect("affinity").cpus();
+                assert_eq!(now, [allowed[index % allowed.len()]]);
+            }
+            unpin_current();
+            assert_eq!(Affinity::current().expect("affinity").cpus(), allowed);
+        })
+        .join()
+        .expect("thread");
+    }
+
+    #[test]
+    fn two_cores_are_refused_in_one_line_when_the_process_has_one() {
+        // Only checkable when the process has a single CPU; otherwise the
+        // placement must be achievable.
+        let refused = unachievable(Placement::DifferentCores);
+        assert_eq!(refused.is_some(), allowed_cpus().len() < 2);
+        assert!(unachievable(Placement::SameCore).is_none() && unachievable(Placement::Unpinned).is_none());
     }
 }

@@ -55,6 +55,9 @@ pub struct RunSummary {
     pub ops: Vec<(String, u64)>,
     /// Marks dropped across the trace.
     pub dropped: u64,
+    /// Pins the kernel refused during the run: threads that may not have
+    /// run where the placement said (a report warns about it).
+    pub pin_failures: u64,
 }
 
 /// Run `lanes` under `plan`, writing `trace.hop` and one directory per trace
@@ -72,6 +75,7 @@ pub fn run(
     progress: bool,
 ) -> Result<RunSummary, RunError> {
     check(plan, lanes)?;
+    let pin_failures_before = crate::placement::pin_failures();
     // One run per directory: a second run into it is refused before it
     // touches any file.
     let _lock = crate::rundir::lock(dir)?;
@@ -199,6 +203,7 @@ pub fn run(
         blocks: written,
         ops: open.iter().map(|l| (l.name.clone(), l.ops)).collect(),
         dropped,
+        pin_failures: crate::placement::pin_failures().saturating_sub(pin_failures_before),
     };
     // The lanes close (a lane still stuck in a call keeps its own
     // reference); `_scratch` then removes their databases: a run's results
@@ -259,6 +264,12 @@ fn check(plan: &Plan, lanes: &[Lane]) -> Result<(), RunError> {
     let mut roles: Vec<&str> = Vec::new();
     #[cfg(feature = "tracing")]
     crate::spans::check_hops(plan, lanes).map_err(RunError::Plan)?;
+    // Placements the process's CPUs cannot give are refused before
+    // anything runs, rather than measured somewhere else.
+    let placements = std::iter::once(plan.placement).chain(lanes.iter().filter_map(|l| l.placement));
+    if let Some(why) = placements.filter_map(crate::placement::unachievable).next() {
+        return Err(RunError::Plan(why));
+    }
     for lane in lanes {
         lane.check().map_err(RunError::Plan)?;
         for (name, _) in lane.trace_lanes() {
