@@ -25,6 +25,7 @@ pub mod merge;
 pub mod receipt;
 pub mod resolution;
 pub mod roles;
+pub mod slice_verdict;
 pub mod slices;
 pub mod source;
 pub mod stats;

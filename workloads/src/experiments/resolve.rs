@@ -44,11 +44,12 @@ impl Resolve {
     pub fn new(slice: &str, deltas: Vec<u64>, repeats: usize, samples: u32, ops: u64) -> Result<Resolve, ParseError> {
         let hop = slice.rsplit('→').next().unwrap_or(slice);
         let table = HopTable::standard();
-        let before = table.find(hop).filter(|h| h.0 > 0).ok_or_else(|| {
+        let before = table.find(hop).filter(|h| *h != Hop::ENTER && *h != Hop::RETURNED).ok_or_else(|| {
             ParseError::new(
                 "slice",
                 slice,
-                "a standard hop after enter: locked, built, sent, woke, executed, harvested, replied, received, done",
+                "a hop the writer can delay: locked, built, sent, woke, executed, harvested, replied, idle, \
+                 received, done",
             )
         })?;
         if let Some(big) = deltas.iter().find(|d| **d > MAX_DELTA_NS) {
@@ -57,7 +58,10 @@ impl Resolve {
         if repeats == 0 || samples == 0 || ops == 0 {
             return Err(ParseError::new("size", "0", "repeats, samples and ops must all be at least 1"));
         }
-        let from = table.get(Hop(before.0 - 1)).map(|d| d.name.clone()).unwrap_or_default();
+        // The slice opens at the hop before it in an operation's documented
+        // order (`idle` follows `replied`, not `done`).
+        let at = Hop::DOCUMENTED_ORDER.iter().position(|h| *h == before).unwrap_or(1).max(1);
+        let from = table.get(Hop::DOCUMENTED_ORDER[at - 1]).map(|d| d.name.clone()).unwrap_or_default();
         Ok(Resolve { before, slice: format!("{from}→{hop}"), deltas, repeats, samples, ops })
     }
 
@@ -131,6 +135,9 @@ mod tests {
         assert_eq!((r.before, r.slice.as_str()), (Hop::BUILT, "locked→built"));
         assert_eq!(Resolve::new("locked→built", vec![], 1, 1, 1).expect("parses").before, Hop::BUILT);
         assert!(Resolve::new("enter", vec![], 1, 1, 1).is_err());
+        assert!(Resolve::new("returned", vec![], 1, 1, 1).is_err());
+        assert_eq!(Resolve::new("idle", vec![], 1, 1, 1).expect("parses").slice, "replied→idle");
+        assert_eq!(Resolve::new("received", vec![], 1, 1, 1).expect("parses").slice, "idle→received");
         assert!(Resolve::new("built", vec![u64::MAX], 1, 1, 1).is_err());
         assert!(Resolve::new("built", vec![], 0, 1, 1).is_err());
     }

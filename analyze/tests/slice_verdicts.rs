@@ -1,0 +1,118 @@
+//! The per-slice verdict rule on synthetic experiments whose truth is
+//! known: over many null experiments (no slice changed) the chance that any
+//! slice is flagged stays at most 5%, whatever the noise looks like, and a
+//! change in one slice is found there and nowhere else.
+
+use hopscope_analyze::slice_verdict::{ALPHA, PairedSlice, judge_paired};
+
+/// splitmix64: a small deterministic generator, so every run of this test
+/// sees the same experiments.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn uniform(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// A standard normal (Box–Muller).
+    fn normal(&mut self) -> f64 {
+        let u = self.uniform().max(1e-300);
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * self.uniform()).cos()
+    }
+
+    /// Noise of one of several shapes, scale `sd`: normal, heavy-tailed
+    /// (Laplace), or quantised to a 10 ns clock grain.
+    fn noise(&mut self, shape: u64, sd: f64) -> f64 {
+        match shape % 3 {
+            0 => sd * self.normal(),
+            1 => {
+                let u = self.uniform() - 0.5;
+                -sd / std::f64::consts::SQRT_2 * u.signum() * (1.0 - 2.0 * u.abs()).max(1e-300).ln()
+            }
+            _ => (sd * self.normal() / 10.0).round() * 10.0,
+        }
+    }
+}
+
+const SLICES: usize = 11;
+const PASSES: u32 = 2;
+const ROUNDS: u32 = 20;
+
+/// One experiment: `shift_ns` added to slice 1's `b − a` in every round.
+fn experiment(rng: &mut Rng, shift_ns: f64) -> Vec<PairedSlice> {
+    (0..SLICES)
+        .map(|s| {
+            // Slices differ in how noisy they are (a wake is noisier than a
+            // 40 ns step).
+            let sd = [3.0, 8.0, 40.0, 300.0][s % 4];
+            let shape = rng.next();
+            let diffs = (0..PASSES)
+                .flat_map(|p| (0..ROUNDS).map(move |_| p))
+                .map(|p| (p, rng.noise(shape, sd) + if s == 1 { shift_ns } else { 0.0 }))
+                .collect();
+            (format!("slice-{s}"), diffs)
+        })
+        .collect()
+}
+
+#[test]
+fn null_experiments_flag_a_slice_at_most_five_percent_of_the_time() {
+    let mut rng = Rng(20_261_201);
+    let runs = 200;
+    let flagged = (0..runs)
+        .filter(|&i| {
+            let v = judge_paired(&experiment(&mut rng, 0.0), i as u64).expect("verdicts");
+            v.changed().next().is_some()
+        })
+        .count();
+    let rate = flagged as f64 / runs as f64;
+    println!("null experiments with any slice flagged: {flagged} of {runs} ({:.2}%)", rate * 100.0);
+    assert!(rate <= ALPHA, "family-wise false-positive rate {rate}");
+}
+
+#[test]
+fn an_order_effect_alone_is_not_a_change() {
+    // The second order adds 20 ns to slice 1 and the first takes 20 off:
+    // a real difference between passes, but not between the arms.
+    let mut rng = Rng(7);
+    let runs = 60;
+    let flagged = (0..runs)
+        .filter(|&i| {
+            let mut e = experiment(&mut rng, 0.0);
+            for (pass, d) in &mut e[1].1 {
+                *d += if *pass == 0 { -20.0 } else { 20.0 };
+            }
+            judge_paired(&e, i as u64).expect("verdicts").changed().next().is_some()
+        })
+        .count();
+    assert!(flagged as f64 / runs as f64 <= ALPHA, "{flagged} of {runs}");
+}
+
+#[test]
+fn a_change_is_found_in_its_own_slice_and_sized() {
+    let mut rng = Rng(42);
+    let runs = 60;
+    let mut found = 0;
+    let mut elsewhere = 0;
+    let mut estimates = Vec::new();
+    for i in 0..runs {
+        let v = judge_paired(&experiment(&mut rng, 25.0), i as u64).expect("verdicts");
+        found += usize::from(v.slices[1].changed && v.slices[1].delta_ns > 0.0);
+        elsewhere += usize::from(v.changed().any(|s| s.name != "slice-1"));
+        estimates.push(v.slices[1].delta_ns);
+    }
+    estimates.sort_by(f64::total_cmp);
+    let median = estimates[estimates.len() / 2];
+    println!("25 ns in a slice with 8 ns noise: found {found} of {runs}, median estimate {median:.1} ns");
+    assert!(found as f64 >= 0.95 * runs as f64, "found {found} of {runs}");
+    assert!(elsewhere as f64 <= ALPHA * runs as f64, "flagged elsewhere {elsewhere} of {runs}");
+    assert!((median - 25.0).abs() <= 5.0, "median estimate {median}");
+}
