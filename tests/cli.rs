@@ -309,7 +309,7 @@ fn resolve_writes_the_documented_table() {
     assert!(dir.join("resolution.png").exists() && dir.join("receipt.md").exists());
     let bad = hopscope(&["resolve", "--slice", "nowhere", "--out", temp_dir("resolve-bad").to_str().expect("utf-8")]);
     assert!(!bad.status.success());
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("slice `nowhere`: a standard hop"));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("slice `nowhere`: a hop the writer can delay"));
 }
 
 #[test]
