@@ -14,7 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::join::LaneOps;
-use crate::stats::{BOOTSTRAP_RESAMPLES, bootstrap_ci95, median_of_unsorted};
+use crate::stats::{median_ci95_order_statistics, median_of_unsorted};
 
 /// The family-wise false-positive rate the slice verdicts keep.
 pub const ALPHA: f64 = 0.05;
@@ -26,7 +26,8 @@ pub struct SliceEffect {
     pub name: String,
     /// Median over rounds of `b − a` (interquartile means), ns.
     pub delta_ns: f64,
-    /// Bootstrap 95% CI of that median, ns.
+    /// Distribution-free 95% CI of that median (the sign test's order
+    /// statistics), ns.
     pub ci95_ns: [f64; 2],
     /// Per pass, in run order, the median of its rounds' `b − a`, ns.
     pub pass_delta_ns: Vec<f64>,
@@ -88,21 +89,20 @@ fn paired(a: &LaneOps, b: &LaneOps) -> Vec<PairedSlice> {
 
 /// Judge every slice of arm `a` against arm `b` (their joined operations).
 /// `None` when no slice has a paired round.
-pub fn judge(a: &LaneOps, b: &LaneOps, seed: u64) -> Option<SliceVerdicts> {
-    judge_paired(&paired(a, b), seed)
+pub fn judge(a: &LaneOps, b: &LaneOps) -> Option<SliceVerdicts> {
+    judge_paired(&paired(a, b))
 }
 
 /// The rule itself, on slices already paired by round: a p-value per
 /// slice, Holm across them, the same sign in every pass. `None` without a
-/// slice.
-pub fn judge_paired(pairs: &[PairedSlice], seed: u64) -> Option<SliceVerdicts> {
+/// slice. Deterministic: nothing here resamples.
+pub fn judge_paired(pairs: &[PairedSlice]) -> Option<SliceVerdicts> {
     if pairs.is_empty() {
         return None;
     }
     let mut slices: Vec<SliceEffect> = pairs
         .iter()
-        .enumerate()
-        .map(|(i, (name, diffs))| {
+        .map(|(name, diffs)| {
             let values: Vec<f64> = diffs.iter().map(|(_, d)| *d).collect();
             let mut passes: Vec<u32> = diffs.iter().map(|(p, _)| *p).collect();
             passes.dedup();
@@ -113,11 +113,10 @@ pub fn judge_paired(pairs: &[PairedSlice], seed: u64) -> Option<SliceVerdicts> {
                     median_of_unsorted(&mut v)
                 })
                 .collect();
-            let (lo, hi) =
-                bootstrap_ci95(&values, BOOTSTRAP_RESAMPLES, seed.wrapping_add(i as u64), median_of_unsorted);
             let rounds = values.len();
             let p_value = signed_rank_p(&values);
             let mut sorted = values;
+            let (lo, hi) = median_ci95_order_statistics(&mut sorted);
             SliceEffect {
                 name: name.clone(),
                 delta_ns: median_of_unsorted(&mut sorted),
