@@ -39,13 +39,15 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let dir = rundir::create(args.out.as_deref(), "resolve")?;
     let result = resolve::run(&r, &dir, &rundir::metadata(), |row| {
         eprintln!(
-            "{:>6} ns: detected {:>3.0}% · estimated {:>7.0} ns · blamed {} ({:.0}%) · {:.1} s",
+            "{:>6} ns: lane detected {:>3.0}%, estimated {:>6.0} ns · slice detected {:>3.0}%, estimated {} ns, \
+             other slices flagged {:.0}% · {:.1} s per decision",
             row.injected_ns,
             row.detection_rate * 100.0,
             row.estimated_ns,
-            row.attributed_slice.as_deref().unwrap_or("–"),
-            row.attribution_rate * 100.0,
-            row.seconds
+            row.slice_detection_rate * 100.0,
+            row.slice_estimated_ns.map_or("–".to_owned(), |e| format!("{e:.1}")),
+            row.elsewhere_rate * 100.0,
+            row.seconds / row.repeats.max(1) as f64
         );
     })?;
     let written = hopscope_reports::write_resolution(&dir, &result)?;

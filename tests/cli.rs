@@ -215,6 +215,8 @@ fn ab_runs_a_spec_and_detects_a_later_edit() {
     for file in ["receipt.md", "report.html", "ab-deltas.png", "trace.hop"] {
         assert!(run_dir.join(file).exists(), "{file} missing");
     }
+    // Clean arms carry no marks: no slice verdicts.
+    assert!(ab.get("slices").is_none());
 
     // Re-analysis under an unchanged spec: no warning; after an edit: one.
     let reanalyze = || hopscope(&["ab", spec.to_str().expect("utf-8"), "--analyze", run_dir.to_str().expect("utf-8")]);
@@ -229,6 +231,25 @@ fn ab_runs_a_spec_and_detects_a_later_edit() {
     let ab: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run_dir.join("ab.json")).expect("ab.json")).expect("json");
     assert_eq!(ab["rule"]["min_effect_pct"], 3.0, "the recorded rule judges, not the edited one");
+}
+
+#[test]
+fn ab_on_probed_arms_judges_every_slice() {
+    let dir = temp_dir("ab-probed");
+    let spec = dir.join("probed.toml");
+    std::fs::write(&spec, SMALL_SPEC.replace("[run]\n", "[run]\nprobed = true\n")).expect("spec");
+    let run_dir = dir.join("run");
+    let out = hopscope(&["ab", spec.to_str().expect("utf-8"), "--out", run_dir.to_str().expect("utf-8")]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("slices"), "{stdout}");
+    let ab: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("ab.json")).expect("ab.json")).expect("json");
+    let slices = ab["slices"]["slices"].as_array().expect("slice verdicts");
+    assert!(slices.iter().any(|s| s["name"] == "locked→built"), "{slices:?}");
+    assert!(slices.iter().all(|s| s["min_effect_ns"].as_f64().is_some_and(|m| m >= 10.0)), "{slices:?}");
+    let receipt = std::fs::read_to_string(run_dir.join("receipt.md")).expect("receipt");
+    assert!(receipt.contains("## Effect per slice") && receipt.contains("`locked→built`"), "{receipt}");
 }
 
 #[test]
@@ -296,17 +317,33 @@ fn resolve_writes_the_documented_table() {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("resolution.json")).expect("resolution.json"))
             .expect("json");
-    assert_eq!(json["schema"], "hopscope.resolution/1");
+    assert_eq!(json["schema"], "hopscope.resolution/2");
     assert_eq!(json["slice"], "locked→built");
     let deltas = json["deltas"].as_array().expect("deltas");
     assert_eq!(deltas.len(), 2);
     for d in deltas {
-        for key in ["injected_ns", "detection_rate", "estimated_ns", "repeats", "seconds"] {
+        for key in [
+            "injected_ns",
+            "delay_measured_ns",
+            "detection_rate",
+            "estimated_ns",
+            "repeats",
+            "seconds",
+            "slice_detection_rate",
+            "elsewhere_rate",
+            "any_flag_rate",
+        ] {
             assert!(d[key].is_number(), "{key}");
         }
         assert!(d.get("attributed_slice").is_some());
     }
+    // The injected busy-wait is sized to its nominal length, and measured.
+    assert_eq!(deltas[0]["delay_measured_ns"], 0.0);
+    let measured = deltas[1]["delay_measured_ns"].as_f64().expect("measured");
+    assert!(measured > 1_500.0, "a 3000 ns delay measured {measured} ns");
     assert!(dir.join("resolution.png").exists() && dir.join("receipt.md").exists());
+    let receipt = std::fs::read_to_string(dir.join("receipt.md")).expect("receipt");
+    assert!(receipt.contains("slice: detected") && receipt.contains("lane: detected"), "{receipt}");
     let bad = hopscope(&["resolve", "--slice", "nowhere", "--out", temp_dir("resolve-bad").to_str().expect("utf-8")]);
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("slice `nowhere`: a hop the writer can delay"));

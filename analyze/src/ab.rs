@@ -21,6 +21,7 @@ use hopscope_probe::{Role, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::lanes::{self, Difference, LaneBlocks};
+use crate::slice_verdict::MinEffect;
 use crate::stats::Samples;
 
 /// The keys of the arms in an experiment's description (`a`, `b`,
@@ -75,6 +76,14 @@ pub struct Rule {
     /// Largest tolerated ratio between the arms' robust spreads.
     #[serde(default = "four")]
     pub max_spread_ratio: f64,
+    /// Smallest change a slice verdict claims, ns per operation; absent:
+    /// the default of [`MinEffect::default_for`] the run's clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_slice_effect_ns: Option<f64>,
+    /// Smallest change a slice verdict claims, percent of the slice;
+    /// absent: the default of [`MinEffect::default_for`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_slice_effect_pct: Option<f64>,
 }
 
 fn yes() -> bool {
@@ -94,12 +103,27 @@ impl Rule {
             ("max_control_drift_pct", self.max_control_drift_pct, 0.0),
             ("max_spread_ratio", self.max_spread_ratio, 1.0),
         ];
-        for (field, value, at_least) in fields {
+        let slice = [
+            self.min_slice_effect_ns.map(|v| ("min_slice_effect_ns", v, 0.0)),
+            self.min_slice_effect_pct.map(|v| ("min_slice_effect_pct", v, 0.0)),
+        ];
+        for (field, value, at_least) in fields.into_iter().chain(slice.into_iter().flatten()) {
             if !value.is_finite() || value < at_least {
                 return Err(RuleError { field, value, at_least });
             }
         }
         Ok(())
+    }
+
+    /// The smallest slice change this rule claims on a clock of grain
+    /// `grain_ns`: its own figures where it names them, the defaults
+    /// otherwise.
+    pub fn slice_min_effect(&self, grain_ns: Option<f64>) -> MinEffect {
+        let default = MinEffect::default_for(grain_ns);
+        MinEffect {
+            ns: self.min_slice_effect_ns.unwrap_or(default.ns),
+            share: self.min_slice_effect_pct.map_or(default.share, |pct| pct / 100.0),
+        }
     }
 }
 
@@ -352,6 +376,8 @@ mod tests {
             both_orders: true,
             max_control_drift_pct: 2.0,
             max_spread_ratio: 4.0,
+            min_slice_effect_ns: None,
+            min_slice_effect_pct: None,
         }
     }
 

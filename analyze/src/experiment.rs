@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::ab::{self, AbOutcome, Rule};
 use crate::decomposition::BOOTSTRAP_SEED;
+use crate::join;
+use crate::slice_verdict::{self, SliceVerdicts};
 
 /// Schema name and version of `ab.json`.
 pub const AB_SCHEMA: &str = "hopscope.ab/1";
@@ -30,6 +32,10 @@ pub struct Experiment {
     pub arms: BTreeMap<String, String>,
     /// Effects per pass and the verdict.
     pub outcome: AbOutcome,
+    /// Verdicts per slice, when both arms were probed: which slices
+    /// changed, with the family-wise false-positive rate held at 5%.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slices: Option<SliceVerdicts>,
     /// The machine.
     pub host: HostInfo,
     /// The clock.
@@ -57,6 +63,12 @@ pub fn judge(trace: &Trace, rule: &Rule) -> Experiment {
             Some((key.to_owned(), text))
         })
         .collect();
+    let slices = ab::Arms::of(trace).and_then(|arms| {
+        let joined = join::join(trace);
+        let ops = |lane: u16| joined.iter().find(|o| o.lane == lane && o.complete > 0);
+        let min_effect = rule.slice_min_effect(trace.header.clock.grain_ns());
+        slice_verdict::judge(ops(arms.a)?, ops(arms.b)?, min_effect)
+    });
     let mut warnings = Vec::new();
     if trace.dropped() > 0 {
         warnings.push(format!("{} marks were dropped", trace.dropped()));
@@ -69,11 +81,52 @@ pub fn judge(trace: &Trace, rule: &Rule) -> Experiment {
         rule: rule.clone(),
         arms,
         outcome,
+        slices,
         host: trace.header.host.clone(),
         clock: trace.header.clock.clone(),
         meta: meta.clone(),
         warnings,
     }
+}
+
+/// The per-slice verdicts: every slice, flagged ones first named.
+fn render_slices(v: &SliceVerdicts, out: &mut String) -> std::fmt::Result {
+    writeln!(out, "\n## Effect per slice (ns per operation, B − A paired by round)\n")?;
+    let changed: Vec<&str> = v.changed().map(|s| s.name.as_str()).collect();
+    if changed.is_empty() {
+        writeln!(out, "No slice changed by more than its smallest claimed effect.\n")?;
+    } else {
+        writeln!(out, "Changed: {}.\n", changed.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "))?;
+    }
+    writeln!(out, "| slice | A median | Δ | 95% CI | per pass | adjusted p | smallest claimed | changed |")?;
+    writeln!(out, "|---|---:|---:|---:|---|---:|---:|---|")?;
+    for s in &v.slices {
+        let passes: Vec<String> = s.pass_delta_ns.iter().map(|d| format!("{d:+.1}")).collect();
+        writeln!(
+            out,
+            "| `{}` | {:.1} | {:+.1} | {:+.1}…{:+.1} | {} | {:.2e} | ±{:.1} | {} |",
+            s.name,
+            s.level_ns,
+            s.delta_ns,
+            s.ci95_ns[0],
+            s.ci95_ns[1],
+            passes.join(" / "),
+            s.adjusted_p,
+            s.min_effect_ns,
+            if s.changed { "**yes**" } else { "no" }
+        )?;
+    }
+    writeln!(
+        out,
+        "\nEach slice: per-block interquartile means paired by round, a Wilcoxon signed-rank p-value, \
+         {} across the slices at α = {}; a slice changed when its adjusted p is below α, it moved the \
+         same way in every pass, and its CI clears the smallest claimed effect (the larger of {:.1} ns \
+         and {:.1}% of the slice).",
+        v.method,
+        v.alpha,
+        v.min_effect.ns,
+        v.min_effect.share * 100.0
+    )
 }
 
 /// Render `e` as Markdown.
@@ -122,6 +175,9 @@ fn render(e: &Experiment, out: &mut String) -> std::fmt::Result {
             p.spread_b * 100.0,
             if p.clear { "yes" } else { "no" }
         )?;
+    }
+    if let Some(v) = &e.slices {
+        render_slices(v, out)?;
     }
     let r = &e.rule;
     writeln!(out, "\n## Decision rule (recorded before the run)\n")?;

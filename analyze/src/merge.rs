@@ -27,6 +27,8 @@ pub const RULE: Rule = Rule {
     both_orders: true,
     max_control_drift_pct: 5.0,
     max_spread_ratio: 4.0,
+    min_slice_effect_ns: None,
+    min_slice_effect_pct: None,
 };
 
 /// The second naive arm, every step's A/B control.

@@ -309,7 +309,7 @@ fn target(bytes: &[u8], analyze: bool) -> bool {
         let e = experiment::judge(&trace, &resolution::detection_rule());
         let _ = experiment::markdown(&e);
         let _ = ab::pass_blocks(&trace);
-        let _ = resolution::judge_repeat(&trace);
+        let _ = resolution::judge_repeat(&trace, "built");
         let m = merge::analyze(&trace, 1);
         let _ = merge::receipt(&m);
     }

@@ -60,6 +60,17 @@ pub fn summary(e: &Experiment) -> String {
     for reason in &e.outcome.reasons {
         let _ = writeln!(out, "  · {reason}");
     }
+    if let Some(v) = &e.slices {
+        let changed: Vec<String> = v
+            .changed()
+            .map(|s| format!("{} {:+.1} ns (CI {:+.1}…{:+.1})", s.name, s.delta_ns, s.ci95_ns[0], s.ci95_ns[1]))
+            .collect();
+        let _ = if changed.is_empty() {
+            writeln!(out, "  slices: none changed (Holm, α = {})", v.alpha)
+        } else {
+            writeln!(out, "  slices changed: {}", changed.join("; "))
+        };
+    }
     for warning in &e.warnings {
         let _ = writeln!(out, "warning: {warning}");
     }

@@ -17,9 +17,13 @@ use crate::error::ParseError;
 use crate::knobs::{InjectedDelay, Knobs};
 use crate::lane::{Builds, LaneKind, LaneSpec};
 use crate::shape::Shape;
+use crate::writer::spin::Delay;
 
 /// Largest delay injected: 1 ms per write.
 pub const MAX_DELTA_NS: u64 = 1_000_000;
+
+/// Calls of the injected busy-wait timed to measure its real cost.
+const DELAY_CHECK_CALLS: u32 = 20_000;
 
 /// What a resolution measurement runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,9 +97,15 @@ pub fn run(
     let db = DbConfig::default();
     let base = Knobs { placement: Placement::SameCore, ..Knobs::default() };
     let mut rows = Vec::new();
+    // The injected slice is found in the join by the hop that closes it.
+    let hop_name = r.slice.rsplit('→').next().unwrap_or_default().to_owned();
     for &ns in &r.deltas {
         let started = Instant::now();
-        let delayed = Knobs { delay: Some(InjectedDelay { before: r.before, ns }), ..base };
+        let injected = InjectedDelay { before: r.before, ns };
+        // What the busy-wait really costs here: the truth the estimates are
+        // held to, measured rather than assumed.
+        let delay_measured_ns = Delay::new(Some(injected)).measured_ns(DELAY_CHECK_CALLS);
+        let delayed = Knobs { delay: Some(injected), ..base };
         let arms = [("a", base, Role::ArmA), ("b", delayed, Role::ArmB)]
             .into_iter()
             .map(|(name, knobs, role)| {
@@ -108,14 +118,14 @@ pub fn run(
         for k in 0..r.repeats {
             let run_dir = dir.join(format!("delta-{ns}ns")).join(format!("repeat-{k}"));
             let (_, trace) = super::measure(&r.plan(), &arms, &run_dir, meta.clone(), false)?;
-            repeats.push(resolution::judge_repeat(&trace));
+            repeats.push(resolution::judge_repeat(&trace, &hop_name));
             // Keep the first repeat of each size; the others' traces would
             // only fill the disk.
             if k > 0 {
                 let _ = std::fs::remove_dir_all(&run_dir);
             }
         }
-        let row = resolution::summarize(ns, &r.slice, &repeats, started.elapsed().as_secs_f64());
+        let row = resolution::summarize(ns, delay_measured_ns, &r.slice, &repeats, started.elapsed().as_secs_f64());
         say(&row);
         rows.push(row);
     }

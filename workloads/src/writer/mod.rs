@@ -18,7 +18,7 @@ mod clients;
 mod fifo;
 pub(crate) mod harvest;
 mod request;
-mod spin;
+pub(crate) mod spin;
 mod thread;
 
 use std::path::Path;
@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 use hopscope_harness::HandIn;
-use hopscope_probe::{ClockInfo, Hop, OpId, Probe, local};
+use hopscope_probe::{Hop, OpId, Probe, local};
 use rusqlite::Connection;
 
 use crate::channel::{self, Rx};
@@ -92,7 +92,7 @@ impl<P: Probe> Writer<P> {
             }
         };
         let shared = Arc::new(Shared::default());
-        let delay = Delay::new(knobs.delay, &ClockInfo::measure());
+        let delay = Delay::new(knobs.delay);
         let writer_thread = WriterThread {
             conn,
             harvest: Default::default(),

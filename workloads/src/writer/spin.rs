@@ -1,10 +1,19 @@
-//! Injected delay: a busy-wait placed just before a hop's mark.
+//! Injected delay: a busy-wait of known length placed just before a hop's
+//! mark.
+//!
+//! The wait is a calibrated count of loop iterations, not a loop on the
+//! clock: on a host whose clock steps by ~10 ns and costs ~20 ns to read, a
+//! "wait until 25 ns have passed" loop waits 40–60 ns, and the resolution
+//! measured against it would be judged against the wrong truth. A counted
+//! loop costs the same each time and can be sized to about a nanosecond.
 
-use hopscope_probe::{ClockInfo, Hop, clock};
+use std::sync::OnceLock;
+
+use hopscope_probe::{Hop, Ticks, clock};
 
 use crate::knobs::InjectedDelay;
 
-/// A resolved [`InjectedDelay`]: the hop and the wait in raw ticks. With no
+/// A resolved [`InjectedDelay`]: the hop and the loop iterations. With no
 /// delay configured, [`Delay::before`] is a single predictable branch.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Delay {
@@ -12,24 +21,101 @@ pub(crate) struct Delay {
 }
 
 impl Delay {
-    pub(crate) fn new(delay: Option<InjectedDelay>, clock: &ClockInfo) -> Delay {
-        // A zero-length delay is no delay: not even the check's clock reads,
-        // so a 0 ns arm is identical to one without the knob.
-        Delay {
-            target: delay.filter(|d| d.ns > 0).map(|d| (d.before, (d.ns as f64 / clock.ns_per_tick).round() as u64)),
-        }
+    /// The busy-wait `delay` asks for, sized with this process's
+    /// calibration ([`ns_per_iteration`]).
+    pub(crate) fn new(delay: Option<InjectedDelay>) -> Delay {
+        // A zero-length delay is no delay: not even the check's branch into
+        // the loop, so a 0 ns arm is identical to one without the knob.
+        let Some(d) = delay.filter(|d| d.ns > 0) else { return Delay::default() };
+        let per_turn = ns_per_iteration();
+        let turns = (d.ns as f64 / per_turn).round().max(1.0) as u64;
+        // A call costs its turns plus a fixed entry and exit (the call, the
+        // mispredicted loop exit: ~5 ns here, 20% of a 25 ns delay). Time
+        // the first guess and take the fixed part off.
+        let first = Delay { target: Some((d.before, turns)) };
+        let fixed_ns = (first.measured_ns(CALIBRATION_CALLS) - turns as f64 * per_turn).max(0.0);
+        let turns = ((d.ns as f64 - fixed_ns) / per_turn).round().max(1.0) as u64;
+        Delay { target: Some((d.before, turns)) }
     }
 
     /// Busy-wait if `hop` is the configured one.
     #[inline]
     pub(crate) fn before(&self, hop: Hop) {
-        if let Some((target, ticks)) = self.target
+        if let Some((target, iterations)) = self.target
             && target == hop
         {
-            let start = clock::now();
-            while clock::now().since(start) < ticks {
-                std::hint::spin_loop();
-            }
+            spin(iterations);
         }
+    }
+
+    /// What one delay costs on this host, measured: the mean over `calls`
+    /// calls of [`Delay::before`] on its hop, timed as a whole, ns. 0 for no
+    /// delay.
+    pub(crate) fn measured_ns(&self, calls: u32) -> f64 {
+        let Some((hop, _)) = self.target else { return 0.0 };
+        let calls = calls.max(1);
+        let start = clock::now();
+        for _ in 0..calls {
+            self.before(std::hint::black_box(hop));
+        }
+        elapsed_ns(start) / f64::from(calls)
+    }
+}
+
+/// Nanoseconds since `start`, off the hot path.
+fn elapsed_ns(start: Ticks) -> f64 {
+    clock::clock().delta_as_nanos(start.0, clock::now().0) as f64
+}
+
+/// Calls timed to find a delay's fixed cost.
+const CALIBRATION_CALLS: u32 = 20_000;
+
+/// Run `iterations` turns of a loop the compiler must keep.
+#[inline(never)]
+fn spin(iterations: u64) {
+    for i in 0..iterations {
+        std::hint::black_box(i);
+    }
+}
+
+/// Nanoseconds one turn of [`spin`] takes on this host, measured once per
+/// process: the fastest of several timed runs of a loop long enough (~0.2 ms)
+/// for the clock's grain and read cost not to matter. The fastest run is the
+/// one least disturbed by preemption.
+pub(crate) fn ns_per_iteration() -> f64 {
+    static CALIBRATION: OnceLock<f64> = OnceLock::new();
+    *CALIBRATION.get_or_init(|| {
+        const TURNS: u64 = 200_000;
+        (0..7)
+            .map(|_| {
+                let start = clock::now();
+                spin(TURNS);
+                elapsed_ns(start) / TURNS as f64
+            })
+            .fold(f64::INFINITY, f64::min)
+            .max(1e-3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_delay_costs_nothing_and_a_delay_waits_about_its_length() {
+        assert_eq!(Delay::new(None).measured_ns(10), 0.0);
+        let zero = Delay::new(Some(InjectedDelay { before: Hop::BUILT, ns: 0 }));
+        assert_eq!(zero.measured_ns(10), 0.0);
+        // Only the configured hop waits.
+        let delay = Delay::new(Some(InjectedDelay { before: Hop::BUILT, ns: 2_000 }));
+        let start = clock::now();
+        for _ in 0..1_000 {
+            delay.before(Hop::SENT);
+        }
+        let other = elapsed_ns(start);
+        // Behaviour, not speed: the delay is measured at a real length, far
+        // above the cost of a thousand skipped branches.
+        let measured = delay.measured_ns(1_000);
+        assert!(measured > 0.0 && measured * 1_000.0 > other, "{measured} ns vs {other} ns for 1000 skips");
     }
 }
