@@ -19,10 +19,17 @@ const EXECUTE_NS: u64 = 3_000;
 const HARVEST_NS: u64 = 500;
 const RETURN_NS: u64 = 2_000;
 
-/// How far a same-thread slice may land from its busy-wait. Generous on
-/// purpose (CI hosts are noisy); on this project's VMs the slices land
-/// within 0.05 µs, and the test prints them.
+/// How far a same-thread slice may land from its busy-wait: the larger of
+/// this and [`TOLERANCE_SHARE`] of the wait. Generous on purpose (CI hosts
+/// are noisy); on this project's VMs the slices land within 0.05 µs, and
+/// the test prints them. A mis-joined slice is off by a whole neighbouring
+/// busy-wait (≥ 0.5 µs), far beyond either.
 const TOLERANCE_US: f64 = 0.25;
+
+/// The relative part of the tolerance: a loaded 2-vCPU CI host once
+/// stretched the 3 µs wait's median to 3.27 µs (steal time, not a join
+/// error).
+const TOLERANCE_SHARE: f64 = 0.12;
 
 /// Nanoseconds per clock tick, measured once (measuring takes tens of µs).
 fn ns_per_tick() -> f64 {
@@ -147,7 +154,8 @@ fn busy_waits_of_known_length_come_out_as_their_slices() {
             ns as f64 / 1e3,
             slice.median_us
         );
-        assert!(error.abs() <= TOLERANCE_US, "{name}: {:.3} µs for a {ns} ns busy-wait", slice.median_us);
+        let tolerance = TOLERANCE_US.max(TOLERANCE_SHARE * ns as f64 / 1_000.0);
+        assert!(error.abs() <= tolerance, "{name}: {:.3} µs for a {ns} ns busy-wait", slice.median_us);
     }
     // The cross-thread slices are the two wakes; the lane arithmetic prices
     // the boundary against the inline baseline doing the same busy work.
