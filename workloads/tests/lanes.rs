@@ -164,7 +164,10 @@ fn an_injected_delay_is_honoured_on_the_batch_shape() {
         assert!(!ops.is_empty());
         for op in &ops {
             let ns = (op[&at] - op[&before]) as f64 * ns_per_tick(&trace);
-            assert!(ns >= 49_000.0, "{before:?}→{hop}: {ns:.0} ns with 50 µs injected");
+            // The delay is a calibrated counted loop sized to about its
+            // length (not a clock loop that only ever overshoots): a
+            // skipped delay would show ~0, so 80% tells them apart.
+            assert!(ns >= 40_000.0, "{before:?}→{hop}: {ns:.0} ns with 50 µs injected");
         }
     }
     // A hop the writer cannot delay is refused in one line.

@@ -28,13 +28,10 @@ impl Delay {
         // the loop, so a 0 ns arm is identical to one without the knob.
         let Some(d) = delay.filter(|d| d.ns > 0) else { return Delay::default() };
         let per_turn = ns_per_iteration();
-        let turns = (d.ns as f64 / per_turn).round().max(1.0) as u64;
         // A call costs its turns plus a fixed entry and exit (the call, the
-        // mispredicted loop exit: ~5 ns here, 20% of a 25 ns delay). Time
-        // the first guess and take the fixed part off.
-        let first = Delay { target: Some((d.before, turns)) };
-        let fixed_ns = (first.measured_ns(CALIBRATION_CALLS) - turns as f64 * per_turn).max(0.0);
-        let turns = ((d.ns as f64 - fixed_ns) / per_turn).round().max(1.0) as u64;
+        // mispredicted loop exit: ~5 ns here, 20% of a 25 ns delay), taken
+        // off; measured once on a short wait so preemption cannot inflate it.
+        let turns = ((d.ns as f64 - fixed_ns()) / per_turn).round().max(1.0) as u64;
         Delay { target: Some((d.before, turns)) }
     }
 
@@ -67,8 +64,18 @@ fn elapsed_ns(start: Ticks) -> f64 {
     clock::clock().delta_as_nanos(start.0, clock::now().0) as f64
 }
 
-/// Calls timed to find a delay's fixed cost.
-const CALIBRATION_CALLS: u32 = 20_000;
+/// The fixed cost of one call of [`spin`] beyond its turns, ns: the
+/// fastest of several timed batches of short (~100 ns) waits, minus the
+/// turns' own time. Measured once per process.
+fn fixed_ns() -> f64 {
+    static FIXED: OnceLock<f64> = OnceLock::new();
+    *FIXED.get_or_init(|| {
+        let turns = (100.0 / ns_per_iteration()).round().max(1.0) as u64;
+        let short = Delay { target: Some((Hop::BUILT, turns)) };
+        let fastest = (0..7).map(|_| short.measured_ns(2_000)).fold(f64::INFINITY, f64::min);
+        (fastest - turns as f64 * ns_per_iteration()).max(0.0)
+    })
+}
 
 /// Run `iterations` turns of a loop the compiler must keep.
 #[inline(never)]
