@@ -63,12 +63,9 @@ pub fn judge(trace: &Trace, rule: &Rule) -> Experiment {
             Some((key.to_owned(), text))
         })
         .collect();
-    let slices = ab::Arms::of(trace).and_then(|arms| {
-        let joined = join::join(trace);
-        let ops = |lane: u16| joined.iter().find(|o| o.lane == lane && o.complete > 0);
-        let min_effect = rule.slice_min_effect(trace.header.clock.grain_ns());
-        slice_verdict::judge(ops(arms.a)?, ops(arms.b)?, min_effect)
-    });
+    let joined = join::join(trace);
+    let slices = crate::resolution::arm_ops(trace, &joined)
+        .and_then(|(a, b)| slice_verdict::judge(a, b, rule.slice_min_effect(trace.header.clock.grain_ns())));
     let mut warnings = Vec::new();
     if trace.dropped() > 0 {
         warnings.push(format!("{} marks were dropped", trace.dropped()));

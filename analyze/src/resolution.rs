@@ -98,7 +98,7 @@ fn judge_slices(trace: &Trace, joined: &[LaneOps], delayed_hop: &str) -> (Option
 }
 
 /// The joined operations of arms `a` and `b`, if both were probed.
-fn arm_ops<'a>(trace: &Trace, joined: &'a [LaneOps]) -> Option<(&'a LaneOps, &'a LaneOps)> {
+pub(crate) fn arm_ops<'a>(trace: &Trace, joined: &'a [LaneOps]) -> Option<(&'a LaneOps, &'a LaneOps)> {
     let arms = ab::Arms::of(trace)?;
     let ops = |lane: u16| joined.iter().find(|o| o.lane == lane && o.complete > 0);
     Some((ops(arms.a)?, ops(arms.b)?))
