@@ -77,12 +77,35 @@ fn fixed_ns() -> f64 {
     })
 }
 
-/// Run `iterations` turns of a loop the compiler must keep.
+/// Run `iterations` turns of a multiply–add chain, then fence.
+///
+/// Each turn depends on the one before, so a turn costs the chain's latency
+/// (a multiply and an add) whatever the front end, the loop buffer or the
+/// code's alignment do; a loop with independent turns ran at one speed in a
+/// hot calibration loop and at nearly twice it between two SQLite calls.
+/// The fence keeps the out-of-order core from reading the next mark's clock
+/// before the chain is done, which would hide part of the wait.
 #[inline(never)]
 fn spin(iterations: u64) {
-    for i in 0..iterations {
-        std::hint::black_box(i);
+    let mut x = std::hint::black_box(1u64);
+    for _ in 0..iterations {
+        x = x.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(1);
     }
+    std::hint::black_box(x);
+    fence();
+}
+
+/// Wait until every earlier instruction has completed.
+#[inline(always)]
+fn fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `lfence` only orders execution; it reads and writes no memory
+    // and is available on every x86-64 CPU (SSE2 is baseline).
+    unsafe {
+        std::arch::x86_64::_mm_lfence()
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
 }
 
 /// Nanoseconds one turn of [`spin`] takes on this host, measured once per
