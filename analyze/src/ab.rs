@@ -3,8 +3,8 @@
 //! An A/B run has three lanes: arm `a`, arm `b`, and `control`, an inert copy
 //! of `a`. Each pass runs the arms in a fixed order, flipped from one pass to
 //! the next (`a→b`, then `b→a`), one block per arm per round. Per pass, the
-//! effect is the median over rounds of the paired difference `b − a`, with a
-//! bootstrap CI; the control's `control − a` shows how much the harness
+//! effect is the median over rounds of the paired difference `b − a`, with
+//! the sign test's 95% CI; the control's `control − a` shows how much the harness
 //! itself moves. [`verdict`] then says:
 //!
 //! - `drift-suspected` when the control moved beyond the rule's limit, when
@@ -221,9 +221,8 @@ pub struct AbOutcome {
 const MAD_TO_SD: f64 = 1.4826;
 
 /// Judge `passes` under `rule`. Pure; `seed` makes every CI reproducible.
-pub fn verdict(passes: &[PassBlocks], rule: &Rule, seed: u64) -> AbOutcome {
-    let effects: Vec<PassEffect> =
-        passes.iter().enumerate().filter_map(|(i, p)| effect(p, rule, seed.wrapping_add(i as u64))).collect();
+pub fn verdict(passes: &[PassBlocks], rule: &Rule) -> AbOutcome {
+    let effects: Vec<PassEffect> = passes.iter().filter_map(|p| effect(p, rule)).collect();
     let mut drift = Vec::new();
     let mut notes = Vec::new();
     for e in &effects {
@@ -277,16 +276,15 @@ pub fn verdict(passes: &[PassBlocks], rule: &Rule, seed: u64) -> AbOutcome {
     AbOutcome { passes: effects, verdict, reasons: drift }
 }
 
-fn effect(p: &PassBlocks, rule: &Rule, seed: u64) -> Option<PassEffect> {
+fn effect(p: &PassBlocks, rule: &Rule) -> Option<PassEffect> {
     let a = blocks(&p.a);
     let b = blocks(&p.b);
-    let delta_us = lanes::difference(&b, &a, seed)?;
+    let delta_us = lanes::difference(&b, &a)?;
     let a_samples = Samples::new(p.a.values().copied().collect()).ok()?;
     let b_samples = Samples::new(p.b.values().copied().collect()).ok()?;
     let a_us = a_samples.median();
     let pct = |us: f64| if a_us > 0.0 { us / a_us * 100.0 } else { 0.0 };
-    let control_us =
-        if p.control.is_empty() { None } else { lanes::difference(&blocks(&p.control), &a, seed.wrapping_add(7)) };
+    let control_us = if p.control.is_empty() { None } else { lanes::difference(&blocks(&p.control), &a) };
     let delta_pct = pct(delta_us.median);
     let clear = ci_excludes_zero(&delta_us)
         && delta_us.median.abs() >= rule.min_effect_us
@@ -396,7 +394,7 @@ mod tests {
 
     #[test]
     fn the_same_sign_in_both_orders_is_reproduced() {
-        let out = verdict(&[pass(0, false, 10.0, 9.0, 10.0), pass(1, true, 10.0, 9.0, 10.0)], &rule(), 1);
+        let out = verdict(&[pass(0, false, 10.0, 9.0, 10.0), pass(1, true, 10.0, 9.0, 10.0)], &rule());
         assert_eq!(out.verdict, Verdict::Reproduced, "{:?}", out.reasons);
         assert!(out.passes.iter().all(|p| p.clear));
         assert_eq!(out.passes[1].order, "b→a");
@@ -404,14 +402,14 @@ mod tests {
 
     #[test]
     fn a_flipped_sign_is_drift() {
-        let out = verdict(&[pass(0, false, 10.0, 9.0, 10.0), pass(1, true, 10.0, 11.0, 10.0)], &rule(), 1);
+        let out = verdict(&[pass(0, false, 10.0, 9.0, 10.0), pass(1, true, 10.0, 11.0, 10.0)], &rule());
         assert_eq!(out.verdict, Verdict::DriftSuspected);
         assert!(out.reasons.iter().any(|r| r.contains("flipped the sign")), "{:?}", out.reasons);
     }
 
     #[test]
     fn a_moved_control_is_drift() {
-        let out = verdict(&[pass(0, false, 10.0, 9.0, 10.5), pass(1, true, 10.0, 9.0, 10.0)], &rule(), 1);
+        let out = verdict(&[pass(0, false, 10.0, 9.0, 10.5), pass(1, true, 10.0, 9.0, 10.0)], &rule());
         assert_eq!(out.verdict, Verdict::DriftSuspected);
         assert!(out.reasons.iter().any(|r| r.contains("control moved")), "{:?}", out.reasons);
     }
@@ -419,16 +417,16 @@ mod tests {
     #[test]
     fn an_effect_below_the_threshold_is_inconclusive() {
         // 1% and 0.1 µs: real (the CI excludes 0) but under the 2% rule.
-        let out = verdict(&[pass(0, false, 10.0, 9.9, 10.0), pass(1, true, 10.0, 9.9, 10.0)], &rule(), 1);
+        let out = verdict(&[pass(0, false, 10.0, 9.9, 10.0), pass(1, true, 10.0, 9.9, 10.0)], &rule());
         assert_eq!(out.verdict, Verdict::Inconclusive, "{:?}", out.reasons);
         assert!(out.reasons.iter().any(|r| r.contains("below the rule")));
     }
 
     #[test]
     fn no_effect_is_inconclusive_and_one_order_is_not_enough() {
-        let out = verdict(&[pass(0, false, 10.0, 10.0, 10.0), pass(1, true, 10.0, 10.0, 10.0)], &rule(), 1);
+        let out = verdict(&[pass(0, false, 10.0, 10.0, 10.0), pass(1, true, 10.0, 10.0, 10.0)], &rule());
         assert_eq!(out.verdict, Verdict::Inconclusive);
-        let one = verdict(&[pass(0, false, 10.0, 9.0, 10.0)], &rule(), 1);
+        let one = verdict(&[pass(0, false, 10.0, 9.0, 10.0)], &rule());
         assert_eq!(one.verdict, Verdict::Inconclusive);
         assert!(one.reasons.iter().any(|r| r.contains("both orders")));
     }
@@ -439,7 +437,7 @@ mod tests {
         for (s, v) in noisy.b.iter_mut() {
             *v += if s % 2 == 0 { 2.0 } else { -2.0 };
         }
-        let out = verdict(&[noisy, pass(1, true, 10.0, 9.0, 10.0)], &rule(), 1);
+        let out = verdict(&[noisy, pass(1, true, 10.0, 9.0, 10.0)], &rule());
         assert_eq!(out.verdict, Verdict::DriftSuspected);
         assert!(out.reasons.iter().any(|r| r.contains("spread")), "{:?}", out.reasons);
     }

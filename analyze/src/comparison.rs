@@ -60,13 +60,7 @@ pub struct LaneFacts<'a> {
 
 /// Compare the clean subject with every peer lane, or `None` when the run
 /// has no peer (or lacks a baseline, a floor or a subject).
-pub fn compare(
-    blocks: &[LaneBlocks],
-    roles: &Roles,
-    facts: &LaneFacts<'_>,
-    shape: &str,
-    seed: u64,
-) -> Option<Comparison> {
+pub fn compare(blocks: &[LaneBlocks], roles: &Roles, facts: &LaneFacts<'_>, shape: &str) -> Option<Comparison> {
     let measured = |lane: Option<usize>| lane.and_then(|i| blocks.get(i)).filter(|l| l.ops > 0);
     let inline = measured(roles.prefer(Role::Baseline, Variant::Clean))?;
     let floor = measured(roles.prefer(Role::Floor, Variant::Clean))?;
@@ -77,34 +71,31 @@ pub fn compare(
     }
     let rows: Vec<ComparisonRow> = std::iter::once(writer)
         .chain(others)
-        .enumerate()
-        .filter_map(|(i, lane)| {
-            let salt = 10 + 2 * i as u64;
+        .filter_map(|lane| {
             Some(ComparisonRow {
                 lane: lane.name.clone(),
                 description: facts.meta.get(&format!("lane.{}", lane.name)).cloned().unwrap_or_default(),
                 us_per_op: *facts.summaries.get(&lane.name)?,
-                hop_vs_inline: lanes::difference(lane, inline, seed.wrapping_add(salt)),
-                beyond_floor: lanes::difference(lane, floor, seed.wrapping_add(salt + 1)),
+                hop_vs_inline: lanes::difference(lane, inline),
+                beyond_floor: lanes::difference(lane, floor),
                 process_cpu_us: facts.process_cpu_us.get(&lane.name).copied(),
                 ctx_switches: facts.ctx_switches.get(&lane.name).copied(),
             })
         })
         .collect();
-    let findings = findings(&rows, blocks, shape, seed);
+    let findings = findings(&rows, blocks, shape);
     Some(Comparison { rows, findings })
 }
 
-fn findings(rows: &[ComparisonRow], blocks: &[LaneBlocks], shape: &str, seed: u64) -> Vec<String> {
+fn findings(rows: &[ComparisonRow], blocks: &[LaneBlocks], shape: &str) -> Vec<String> {
     let mut out = Vec::new();
     let Some(writer) = rows.first() else { return out };
     let writer_blocks = blocks.iter().find(|l| l.name == writer.lane);
     let overlaps = |a: &Summary, b: &Summary| a.ci95[0] <= b.ci95[1] && b.ci95[0] <= a.ci95[1];
     let mut peers_beaten = Vec::new();
     for row in &rows[1..] {
-        let paired = writer_blocks
-            .zip(blocks.iter().find(|l| l.name == row.lane))
-            .and_then(|(w, p)| lanes::difference(p, w, seed.wrapping_add(99)));
+        let paired =
+            writer_blocks.zip(blocks.iter().find(|l| l.name == row.lane)).and_then(|(w, p)| lanes::difference(p, w));
         let delta = paired.map_or(String::new(), |d| {
             format!(" (paired {} − writer {:+.2} µs, 95% CI {:+.2}…{:+.2})", row.lane, d.median, d.ci95[0], d.ci95[1])
         });

@@ -8,7 +8,6 @@ use hopscope_probe::{ClockInfo, HostInfo, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::ab::{self, AbOutcome, Rule};
-use crate::decomposition::BOOTSTRAP_SEED;
 use crate::join;
 use crate::slice_verdict::{self, SliceVerdicts};
 
@@ -50,7 +49,7 @@ pub struct Experiment {
 pub fn judge(trace: &Trace, rule: &Rule) -> Experiment {
     let meta = &trace.header.run;
     let get = |k: &str| meta.get(k).cloned().unwrap_or_default();
-    let outcome = ab::verdict(&ab::pass_blocks(trace), rule, BOOTSTRAP_SEED);
+    let outcome = ab::verdict(&ab::pass_blocks(trace), rule);
     // Each arm described by its lane: `a: <lane> — <description>`.
     let arms = ab::Arms::of(trace)
         .map(|arms| arms.keyed())

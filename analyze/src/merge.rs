@@ -112,8 +112,8 @@ pub fn analyze(trace: &Trace, seed: u64) -> MergeResult {
         let gap = naive_us - tuned_us;
         for arm in arms.keys().filter(|a| !["naive", "tuned", CONTROL].contains(&a.as_str())) {
             let Some(alone) = find(&format!("{arm}/{phase}")) else { continue };
-            let Some(saving) = lanes::difference(naive, alone, seed.wrapping_add(7)) else { continue };
-            let outcome = ab::verdict(&ab_passes(trace, arm, phase), &RULE, seed.wrapping_add(11));
+            let Some(saving) = lanes::difference(naive, alone) else { continue };
+            let outcome = ab::verdict(&ab_passes(trace, arm, phase), &RULE);
             steps.push(StepEffect {
                 step: arm.clone(),
                 phase: phase.to_owned(),

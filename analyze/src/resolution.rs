@@ -73,7 +73,7 @@ pub struct SliceRepeat {
 /// Judge one repeat's trace (lanes `a` and `b`); `delayed_hop` names the
 /// hop the delay was injected before, which closes the injected slice.
 pub fn judge_repeat(trace: &Trace, delayed_hop: &str) -> Repeat {
-    let outcome = ab::verdict(&ab::pass_blocks(trace), &detection_rule(), BOOTSTRAP_SEED);
+    let outcome = ab::verdict(&ab::pass_blocks(trace), &detection_rule());
     let deltas: Vec<f64> = outcome.passes.iter().map(|p| p.delta_us.median * 1_000.0).collect();
     let estimated_ns = if deltas.is_empty() { 0.0 } else { deltas.iter().sum::<f64>() / deltas.len() as f64 };
     let detected = outcome.verdict == Verdict::Reproduced && estimated_ns > 0.0;

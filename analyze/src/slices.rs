@@ -241,7 +241,7 @@ pub struct CrossCheck {
     pub insitu_library_us: f64,
     /// `writer − floor` from the lanes, µs.
     pub lanes_library_us: f64,
-    /// The lanes figure's bootstrap 95% CI, µs.
+    /// The lanes figure's 95% CI (sign test over paired rounds), µs.
     pub lanes_library_ci95: [f64; 2],
     /// The in-situ figure compared (the accounting's net total, or without
     /// it the library slices) minus the lanes', µs.

@@ -58,7 +58,7 @@ pub fn rows(placement: &str, trace: &hopscope_probe::Trace, d: &Decomposition) -
             let summary = d.lanes.get(&lane.name)?.us_per_op?;
             let cpu = d.cpu_us_per_op.get(&lane.name);
             let boundary = match inline {
-                Some(i) if lane.name != i.name => lanes::difference(lane, i, crate::BOOTSTRAP_SEED),
+                Some(i) if lane.name != i.name => lanes::difference(lane, i),
                 _ => None,
             };
             Some(SweepRow {

@@ -138,7 +138,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         );
     }
     let derived = match (subject, baseline) {
-        (Some(s), Some(b)) => derive(s, floor, b, seed),
+        (Some(s), Some(b)) => derive(s, floor, b),
         _ => {
             if has_reference {
                 warnings.push("the trace lacks a baseline or a subject lane: no lane arithmetic".to_owned());
@@ -153,7 +153,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
     }
     let insitu = insitu(header, blocks, joined, &roles, derived.as_ref(), seed, &mut warnings);
     let observer_effect = match (clean, probed) {
-        (Some(c), Some(p)) => observer(c, p, seed),
+        (Some(c), Some(p)) => observer(c, p),
         _ => {
             if has_reference {
                 warnings
@@ -163,7 +163,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         }
     };
     let drops = drops(header, scanned.dropped, joined, &mut warnings);
-    let comparison = comparison(header, blocks, &roles, &per_lane, seed);
+    let comparison = comparison(header, blocks, &roles, &per_lane);
 
     Decomposition {
         schema: SCHEMA.to_owned(),
@@ -349,7 +349,7 @@ fn insitu(
             let probed_lanes = subject
                 .and_then(lane_blocks)
                 .zip(probed_floor.and_then(lane_blocks))
-                .and_then(|(w, f)| crate::lanes::difference(w, f, seed.wrapping_add(39)));
+                .and_then(|(w, f)| crate::lanes::difference(w, f));
             let accounting = subject.zip(probed_floor).and_then(|(w, f)| {
                 crate::accounting::account(w, f, library, probed_lanes, header.mark_ns, seed.wrapping_add(40))
             });
@@ -399,7 +399,6 @@ fn comparison(
     blocks: &[LaneBlocks],
     roles: &Roles,
     per_lane: &PerLane,
-    seed: u64,
 ) -> Option<crate::comparison::Comparison> {
     let summaries = per_lane.results.iter().filter_map(|(k, v)| Some((k.clone(), v.us_per_op?))).collect();
     let process = |map: &BTreeMap<String, BTreeMap<String, f64>>| {
@@ -413,7 +412,7 @@ fn comparison(
         meta: &header.run,
     };
     let shape = header.run.get("shape").map_or("this shape", String::as_str);
-    crate::comparison::compare(blocks, roles, &facts, shape, seed)
+    crate::comparison::compare(blocks, roles, &facts, shape)
 }
 
 /// Robust block-to-block spread (MAD / median) above which a lane is
@@ -421,7 +420,7 @@ fn comparison(
 /// checkpoint moves the CV a lot and the MAD not at all.
 const NOISY_SPREAD: f64 = 0.05;
 
-fn derive(subject: &LaneBlocks, floor: Option<&LaneBlocks>, baseline: &LaneBlocks, seed: u64) -> Option<Derived> {
+fn derive(subject: &LaneBlocks, floor: Option<&LaneBlocks>, baseline: &LaneBlocks) -> Option<Derived> {
     let mut lanes = BTreeMap::from([
         (Role::Subject.name().to_owned(), subject.name.clone()),
         (Role::Baseline.name().to_owned(), baseline.name.clone()),
@@ -430,15 +429,15 @@ fn derive(subject: &LaneBlocks, floor: Option<&LaneBlocks>, baseline: &LaneBlock
         lanes.insert(Role::Floor.name().to_owned(), floor.name.clone());
     }
     Some(Derived {
-        hop_us: lanes::difference(subject, baseline, seed)?,
-        boundary_us: floor.and_then(|f| lanes::difference(f, baseline, seed.wrapping_add(1))),
-        library_us: floor.and_then(|f| lanes::difference(subject, f, seed.wrapping_add(2))),
+        hop_us: lanes::difference(subject, baseline)?,
+        boundary_us: floor.and_then(|f| lanes::difference(f, baseline)),
+        library_us: floor.and_then(|f| lanes::difference(subject, f)),
         lanes,
     })
 }
 
-fn observer(clean: &LaneBlocks, probed: &LaneBlocks, seed: u64) -> Option<ObserverEffect> {
-    let delta = lanes::difference(probed, clean, seed.wrapping_add(3))?;
+fn observer(clean: &LaneBlocks, probed: &LaneBlocks) -> Option<ObserverEffect> {
+    let delta = lanes::difference(probed, clean)?;
     let median = |l: &LaneBlocks| {
         let mut v: Vec<f64> = l.us_per_op.values().copied().collect();
         crate::stats::median_of_unsorted(&mut v)

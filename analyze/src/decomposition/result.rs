@@ -170,7 +170,7 @@ pub struct ObserverEffect {
     pub probed_us: f64,
     /// Paired difference `probed − clean`, µs per op.
     pub delta_us: f64,
-    /// Bootstrap 95% CI of the difference.
+    /// 95% CI of the difference (sign test, over paired rounds).
     pub delta_ci95: [f64; 2],
     /// `delta / clean`, percent.
     pub delta_pct: f64,

@@ -278,7 +278,12 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         yes_no(d.clock.invariant_tsc),
         d.clock.kernel_clocksource
     )?;
-    writeln!(out, "- statistics: bootstrap {} resamples, seed {:#x}", d.run.bootstrap_resamples, d.run.bootstrap_seed)?;
+    writeln!(
+        out,
+        "- statistics: a lane's or slice's median has a bootstrap CI ({} resamples, seed {:#x}); a paired difference \
+         between lanes has the sign test's CI over its rounds",
+        d.run.bootstrap_resamples, d.run.bootstrap_seed
+    )?;
     Ok(())
 }
 
