@@ -8,8 +8,8 @@
 //!
 //! - at lane level: detected (the A/B verdict is `reproduced`), estimated
 //!   size (mean of the pass effects), and attributed slice (the slice whose
-//!   median grew most from `a` to `b` relative to its own uncertainty, so a
-//!   big noisy slice does not win by noise alone);
+//!   paired growth from `a` to `b` is the most significant, so a big noisy
+//!   slice does not win by noise alone);
 //! - at slice level ([`crate::slice_verdict`]): detected when the injected
 //!   slice is flagged slower, its estimate, and whether any other slice was
 //!   flagged (at 0 ns, any flag at all is a false positive).
@@ -20,10 +20,8 @@ use hopscope_probe::Trace;
 use serde::{Deserialize, Serialize};
 
 use crate::ab::{self, Rule, Verdict};
-use crate::decomposition::BOOTSTRAP_SEED;
 use crate::join::{self, LaneOps};
-use crate::slice_verdict;
-use crate::slices::slice_figures;
+use crate::slice_verdict::{self, SliceVerdicts};
 use crate::stats::Samples;
 
 /// Schema name and version of `resolution.json`.
@@ -50,8 +48,8 @@ pub struct Repeat {
     pub detected: bool,
     /// Mean of the per-pass `b − a` effects, ns per operation.
     pub estimated_ns: f64,
-    /// The slice whose median grew most from `a` to `b`, in units of its
-    /// standard error, if both arms were probed.
+    /// The slice whose paired growth from `a` to `b` is the most
+    /// significant, if both arms were probed.
     pub attributed_slice: Option<String>,
     /// The slice-level verdict on the injected slice, if both arms mark it.
     pub slice: Option<SliceRepeat>,
@@ -78,23 +76,32 @@ pub fn judge_repeat(trace: &Trace, delayed_hop: &str) -> Repeat {
     let estimated_ns = if deltas.is_empty() { 0.0 } else { deltas.iter().sum::<f64>() / deltas.len() as f64 };
     let detected = outcome.verdict == Verdict::Reproduced && estimated_ns > 0.0;
     let joined = join::join(trace);
-    let (slice, flagged) = judge_slices(trace, &joined, delayed_hop);
-    Repeat { detected, estimated_ns, attributed_slice: attribute(trace, &joined), slice, flagged }
+    let Some((a, b)) = arm_ops(trace, &joined) else {
+        return Repeat { detected, estimated_ns, attributed_slice: None, slice: None, flagged: Vec::new() };
+    };
+    let min_effect = detection_rule().slice_min_effect(trace.header.clock.grain_ns());
+    let Some(verdicts) = slice_verdict::judge(a, b, min_effect) else {
+        return Repeat { detected, estimated_ns, attributed_slice: None, slice: None, flagged: Vec::new() };
+    };
+    Repeat {
+        detected,
+        estimated_ns,
+        attributed_slice: attribute(&verdicts),
+        slice: injected(&verdicts, a, delayed_hop),
+        flagged: verdicts.changed().map(|s| s.name.clone()).collect(),
+    }
 }
 
-/// The slice-level verdicts of arms `a` and `b`: the injected slice's
-/// (the slice that ends at `delayed_hop`, on the path when there are two)
-/// and every flagged slice.
-fn judge_slices(trace: &Trace, joined: &[LaneOps], delayed_hop: &str) -> (Option<SliceRepeat>, Vec<String>) {
-    let Some((a, b)) = arm_ops(trace, joined) else { return (None, Vec::new()) };
-    let min_effect = detection_rule().slice_min_effect(trace.header.clock.grain_ns());
-    let Some(verdicts) = slice_verdict::judge(a, b, min_effect) else { return (None, Vec::new()) };
+/// The slice-level verdict on the injected slice: the slice that ends at
+/// `delayed_hop` (on the path when there are two).
+fn injected(verdicts: &SliceVerdicts, a: &LaneOps, delayed_hop: &str) -> Option<SliceRepeat> {
     let ends_at = |name: &str| name.rsplit('→').next() == Some(delayed_hop);
     let on_path = |name: &str| a.slices.iter().any(|d| d.name == name && d.on_path);
-    let injected = verdicts.slices.iter().filter(|s| ends_at(&s.name)).max_by_key(|s| on_path(&s.name)).map(|s| {
-        SliceRepeat { name: s.name.clone(), detected: s.changed && s.delta_ns > 0.0, estimated_ns: s.delta_ns }
-    });
-    (injected, verdicts.changed().map(|s| s.name.clone()).collect())
+    verdicts.slices.iter().filter(|s| ends_at(&s.name)).max_by_key(|s| on_path(&s.name)).map(|s| SliceRepeat {
+        name: s.name.clone(),
+        detected: s.changed && s.delta_ns > 0.0,
+        estimated_ns: s.delta_ns,
+    })
 }
 
 /// The joined operations of arms `a` and `b`, if both were probed.
@@ -104,24 +111,18 @@ pub(crate) fn arm_ops<'a>(trace: &Trace, joined: &'a [LaneOps]) -> Option<(&'a L
     Some((ops(arms.a)?, ops(arms.b)?))
 }
 
-/// Standard errors per 95% CI width, for a normal approximation.
-const CI95_WIDTH_IN_SE: f64 = 3.92;
-
-/// The slice that grew most from arm `a` to arm `b`, in standard errors.
-fn attribute(trace: &Trace, joined: &[LaneOps]) -> Option<String> {
-    let (a, b) = arm_ops(trace, joined)?;
-    let (a, b) = (slice_figures(a, BOOTSTRAP_SEED), slice_figures(b, BOOTSTRAP_SEED));
-    let se = |ci: [f64; 2]| (ci[1] - ci[0]) / CI95_WIDTH_IN_SE;
-    let a: BTreeMap<&str, (f64, f64)> = a.iter().map(|s| (s.name.as_str(), (s.median_us, se(s.ci95)))).collect();
-    b.iter()
-        .filter_map(|s| {
-            let (median, se_a) = a.get(s.name.as_str())?;
-            // A floor of 1 ns keeps a zero-width CI from dividing by zero.
-            let se = (se_a * se_a + se(s.ci95).powi(2)).sqrt().max(0.001);
-            Some((s.name.clone(), (s.median_us - median) / se))
-        })
-        .max_by(|x, y| x.1.total_cmp(&y.1))
-        .map(|(name, _)| name)
+/// The slice that grew most surely from arm `a` to arm `b`: the smallest
+/// paired-test p-value among the slices that got slower, the larger growth
+/// breaking ties (a big noisy slice cannot win by noise alone, and whether
+/// it was flagged does not matter: attribution names the likeliest place
+/// even below the rule).
+fn attribute(verdicts: &SliceVerdicts) -> Option<String> {
+    verdicts
+        .slices
+        .iter()
+        .filter(|s| s.delta_ns > 0.0)
+        .min_by(|x, y| x.p_value.total_cmp(&y.p_value).then(y.delta_ns.total_cmp(&x.delta_ns)))
+        .map(|s| s.name.clone())
 }
 
 /// One injected size, over its repeats.
