@@ -63,9 +63,17 @@ impl Resolve {
             return Err(ParseError::new("size", "0", "repeats, samples and ops must all be at least 1"));
         }
         // The slice opens at the hop before it in an operation's documented
-        // order (`idle` follows `replied`, not `done`).
+        // order, on the caller's path: `idle` is the writer's closing mark
+        // beside the path (it follows `replied`), so `received` opens at
+        // `replied` as the join names it, and only `idle` itself opens there.
         let at = Hop::DOCUMENTED_ORDER.iter().position(|h| *h == before).unwrap_or(1).max(1);
-        let from = table.get(Hop::DOCUMENTED_ORDER[at - 1]).map(|d| d.name.clone()).unwrap_or_default();
+        let from = Hop::DOCUMENTED_ORDER[..at]
+            .iter()
+            .rev()
+            .find(|h| **h != Hop::IDLE)
+            .and_then(|h| table.get(*h))
+            .map(|d| d.name.clone())
+            .unwrap_or_default();
         Ok(Resolve { before, slice: format!("{from}→{hop}"), deltas, repeats, samples, ops })
     }
 
@@ -147,7 +155,7 @@ mod tests {
         assert!(Resolve::new("enter", vec![], 1, 1, 1).is_err());
         assert!(Resolve::new("returned", vec![], 1, 1, 1).is_err());
         assert_eq!(Resolve::new("idle", vec![], 1, 1, 1).expect("parses").slice, "replied→idle");
-        assert_eq!(Resolve::new("received", vec![], 1, 1, 1).expect("parses").slice, "idle→received");
+        assert_eq!(Resolve::new("received", vec![], 1, 1, 1).expect("parses").slice, "replied→received");
         assert!(Resolve::new("built", vec![u64::MAX], 1, 1, 1).is_err());
         assert!(Resolve::new("built", vec![], 0, 1, 1).is_err());
     }
