@@ -20,11 +20,13 @@ pub(crate) struct Args {
     /// A/B repeats per delay.
     #[arg(long, default_value_t = 10)]
     repeats: usize,
-    /// Samples per pass of each repeat. Many short blocks pair tighter than
-    /// a few long ones: a host-speed episode scales every slice of a block,
-    /// and a 10-op block pair sits inside one episode far more often than a
-    /// 100-op pair. 2,000 × 10 ops took ~3.3 s per decision on a 2-vCPU VM.
-    #[arg(long, default_value_t = 2_000)]
+    /// Samples per pass of each repeat (four passes: two orders, each
+    /// instance carrying the delay in turn). Many short blocks pair tighter
+    /// than a few long ones: a host-speed episode scales every slice of a
+    /// block, and a 10-op block pair sits inside one episode far more often
+    /// than a 100-op pair. 4 × 1,000 × 10 ops took ~3 s per decision on a
+    /// 2-vCPU VM.
+    #[arg(long, default_value_t = 1_000)]
     samples: u32,
     /// Operations per block.
     #[arg(long, default_value_t = 10)]

@@ -125,7 +125,7 @@ pub struct PairedSlice {
 }
 
 /// Per-round `b − a` of each slice both arms mark, by name, in `a`'s order.
-fn paired(a: &LaneOps, b: &LaneOps) -> Vec<PairedSlice> {
+pub(crate) fn paired(a: &LaneOps, b: &LaneOps) -> Vec<PairedSlice> {
     a.slices
         .iter()
         .enumerate()

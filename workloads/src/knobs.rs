@@ -80,6 +80,36 @@ pub struct InjectedDelay {
     pub before: Hop,
     /// Busy-wait length.
     pub ns: u64,
+    /// Which blocks wait.
+    pub schedule: DelaySchedule,
+}
+
+/// Which blocks an injected delay runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DelaySchedule {
+    /// Every block (what `--delay` asks for).
+    #[default]
+    Always,
+    /// A crossover between two writer instances: only the measured passes
+    /// whose pair index `pass / 2` is odd (`odd: true`) or even. Two arms
+    /// with opposite parities carry the delay in turn, so whatever makes one
+    /// instance faster than its twin (its heap, its files) cancels out of
+    /// an effect pooled over both pairs.
+    PassPairs {
+        /// On in pass pairs 1, 3, … rather than 0, 2, ….
+        odd: bool,
+    },
+}
+
+impl DelaySchedule {
+    /// Whether a delay under this schedule runs in measured pass `pass`
+    /// (warm-up blocks run as pass 0 does).
+    pub fn on_in_pass(self, pass: u32) -> bool {
+        match self {
+            DelaySchedule::Always => true,
+            DelaySchedule::PassPairs { odd } => ((pass / 2) % 2 == 1) == odd,
+        }
+    }
 }
 
 /// Longest injected delay: 10 ms per write.
@@ -107,7 +137,7 @@ impl FromStr for InjectedDelay {
                 )
             })?;
         match ns.parse::<u64>() {
-            Ok(ns) if ns <= MAX_DELAY_NS => Ok(InjectedDelay { before, ns }),
+            Ok(ns) if ns <= MAX_DELAY_NS => Ok(InjectedDelay { before, ns, schedule: DelaySchedule::Always }),
             _ => Err(ParseError::new("delay", ns, format!("nanoseconds, 0 to {MAX_DELAY_NS}"))),
         }
     }

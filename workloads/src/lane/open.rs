@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use hopscope_harness::{BlockInfo, BoxError, HandIn, Ops, Placement, Setup, Workload};
+use hopscope_harness::{BlockId, BlockInfo, BoxError, HandIn, Ops, Placement, Setup, Workload};
 use hopscope_probe::{Hop, NoProbe, Probe, Recording, local};
 use rusqlite::Connection;
 
@@ -26,6 +26,12 @@ pub(crate) trait Target: Send + Sync + 'static {
     /// Run `inputs` on the calling thread as caller `caller` (`ops` pace
     /// them with the run's gap); returns the rows changed.
     fn run(&self, caller: usize, inputs: Vec<OpInput>, ops: Ops) -> Result<u64, WriteError>;
+
+    /// Before a block, outside its measured region (an injected delay's
+    /// schedule flips here).
+    fn before_block(&self, block: &BlockInfo) {
+        let _ = block;
+    }
 
     /// Have the lane's own thread hand its marks in.
     fn hand_in(&self, hand_in: &HandIn) -> Result<(), WriteError> {
@@ -48,6 +54,7 @@ pub(super) struct ShapeWorkload {
 
 impl Workload for ShapeWorkload {
     fn before_block(&self, block: &BlockInfo) -> Result<(), BoxError> {
+        self.target.before_block(block);
         if self.shape.inserts() {
             let admin = self.admin.lock().unwrap_or_else(PoisonError::into_inner);
             admin.execute_batch(&format!("DELETE FROM {}", self.shape.table()))?;
@@ -266,6 +273,14 @@ impl<P: Probe> WriterLane<P> {
 const MAX_BORROWED_PARAMS: usize = 8;
 
 impl<P: Probe> Target for WriterLane<P> {
+    fn before_block(&self, block: &BlockInfo) {
+        let pass = match block.id {
+            BlockId::Measured { pass, .. } => Some(pass),
+            BlockId::Warmup { .. } => None,
+        };
+        self.writer.before_block(pass);
+    }
+
     fn run(&self, _caller: usize, inputs: Vec<OpInput>, ops: Ops) -> Result<u64, WriteError> {
         let mut changes = 0;
         for (input, _op) in inputs.into_iter().zip(ops) {

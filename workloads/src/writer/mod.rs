@@ -99,7 +99,7 @@ impl<P: Probe> Writer<P> {
             rx,
             fifo: fifo_tx,
             knobs,
-            delay,
+            delay: delay.clone(),
             probe,
             shared: Arc::clone(&shared),
             clients: Vec::new(),
@@ -115,6 +115,12 @@ impl<P: Probe> Writer<P> {
         // already dropped: every call reports `WriterStopped`.
         let gate = Arc::new(Mutex::new(Gate::new(tx)));
         Writer { gate, id: clients::next_writer_id(), fifo, shared, knobs, delay, probe, thread }
+    }
+
+    /// Before a measured block of pass `pass` (`None`: a warm-up block):
+    /// switch an injected delay on or off as its schedule says.
+    pub(crate) fn before_block(&self, pass: Option<u32>) {
+        self.delay.before_block(pass);
     }
 
     /// The knobs this writer runs with.

@@ -11,13 +11,20 @@ use std::sync::OnceLock;
 
 use hopscope_probe::{Hop, Ticks, clock};
 
-use crate::knobs::InjectedDelay;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-/// A resolved [`InjectedDelay`]: the hop and the loop iterations. With no
-/// delay configured, [`Delay::before`] is a single predictable branch.
-#[derive(Debug, Clone, Copy, Default)]
+use crate::knobs::{DelaySchedule, InjectedDelay};
+
+/// A resolved [`InjectedDelay`]: the hop, the loop iterations and the
+/// switch its schedule flips between passes (shared by the writer's caller
+/// side and its thread, so one flip turns both off). With no delay
+/// configured, [`Delay::before`] is a single predictable branch.
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Delay {
     target: Option<(Hop, u64)>,
+    schedule: DelaySchedule,
+    on: Arc<AtomicBool>,
 }
 
 impl Delay {
@@ -32,14 +39,31 @@ impl Delay {
         // mispredicted loop exit: ~5 ns here, 20% of a 25 ns delay), taken
         // off; measured once on a short wait so preemption cannot inflate it.
         let turns = ((d.ns as f64 - fixed_ns()) / per_turn).round().max(1.0) as u64;
-        Delay { target: Some((d.before, turns)) }
+        Delay {
+            target: Some((d.before, turns)),
+            schedule: d.schedule,
+            on: Arc::new(AtomicBool::new(d.schedule.on_in_pass(0))),
+        }
+    }
+
+    /// Before a measured block of pass `pass` (or a warm-up block, `None`,
+    /// which runs as pass 0 does): switch the delay on or off as its
+    /// schedule says. Outside the measured region, so the flip costs
+    /// nothing there.
+    pub(crate) fn before_block(&self, pass: Option<u32>) {
+        if self.target.is_some() {
+            self.on.store(self.schedule.on_in_pass(pass.unwrap_or(0)), Ordering::Relaxed);
+        }
     }
 
     /// Busy-wait if `hop` is the configured one.
     #[inline]
     pub(crate) fn before(&self, hop: Hop) {
+        // Relaxed: the flag only changes between blocks, which the
+        // harness already orders with the writer's thread.
         if let Some((target, iterations)) = self.target
             && target == hop
+            && self.on.load(Ordering::Relaxed)
         {
             spin(iterations);
         }
@@ -71,7 +95,11 @@ fn fixed_ns() -> f64 {
     static FIXED: OnceLock<f64> = OnceLock::new();
     *FIXED.get_or_init(|| {
         let turns = (100.0 / ns_per_iteration()).round().max(1.0) as u64;
-        let short = Delay { target: Some((Hop::BUILT, turns)) };
+        let short = Delay {
+            target: Some((Hop::BUILT, turns)),
+            schedule: DelaySchedule::Always,
+            on: Arc::new(AtomicBool::new(true)),
+        };
         let fastest = (0..7).map(|_| short.measured_ns(2_000)).fold(f64::INFINITY, f64::min);
         (fastest - turns as f64 * ns_per_iteration()).max(0.0)
     })
@@ -134,10 +162,10 @@ mod tests {
     #[test]
     fn no_delay_costs_nothing_and_a_delay_waits_about_its_length() {
         assert_eq!(Delay::new(None).measured_ns(10), 0.0);
-        let zero = Delay::new(Some(InjectedDelay { before: Hop::BUILT, ns: 0 }));
+        let zero = Delay::new(Some(InjectedDelay { before: Hop::BUILT, ns: 0, schedule: Default::default() }));
         assert_eq!(zero.measured_ns(10), 0.0);
         // Only the configured hop waits.
-        let delay = Delay::new(Some(InjectedDelay { before: Hop::BUILT, ns: 2_000 }));
+        let delay = Delay::new(Some(InjectedDelay { before: Hop::BUILT, ns: 2_000, schedule: Default::default() }));
         let start = clock::now();
         for _ in 0..1_000 {
             delay.before(Hop::SENT);
