@@ -176,4 +176,20 @@ mod tests {
         let measured = delay.measured_ns(1_000);
         assert!(measured > 0.0 && measured * 1_000.0 > other, "{measured} ns vs {other} ns for 1000 skips");
     }
+
+    #[test]
+    fn a_pass_pair_schedule_waits_only_in_its_pairs() {
+        let odd = DelaySchedule::PassPairs { odd: true };
+        assert!(!odd.on_in_pass(0) && !odd.on_in_pass(1) && odd.on_in_pass(2) && odd.on_in_pass(3));
+        assert!(!odd.on_in_pass(4) && DelaySchedule::PassPairs { odd: false }.on_in_pass(5));
+        let delay = Delay::new(Some(InjectedDelay { before: Hop::BUILT, ns: 2_000, schedule: odd }));
+        // Warm-up runs as pass 0 does: off for an odd-pair carrier.
+        delay.before_block(None);
+        let off = delay.measured_ns(200);
+        // A clone (the writer thread's copy) follows the same switch.
+        let thread_copy = delay.clone();
+        delay.before_block(Some(2));
+        let on = thread_copy.measured_ns(200);
+        assert!(on > 10.0 * off.max(1.0), "on {on} ns, off {off} ns");
+    }
 }
