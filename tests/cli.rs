@@ -317,7 +317,7 @@ fn resolve_writes_the_documented_table() {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("resolution.json")).expect("resolution.json"))
             .expect("json");
-    assert_eq!(json["schema"], "hopscope.resolution/2");
+    assert_eq!(json["schema"], "hopscope.resolution/3");
     assert_eq!(json["slice"], "locked→built");
     let deltas = json["deltas"].as_array().expect("deltas");
     assert_eq!(deltas.len(), 2);

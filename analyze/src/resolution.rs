@@ -24,8 +24,9 @@ use crate::join::{self, LaneOps};
 use crate::slice_verdict::{self, PairedSlice, SliceVerdicts};
 use crate::stats::Samples;
 
-/// Schema name and version of `resolution.json`.
-pub const RESOLUTION_SCHEMA: &str = "hopscope.resolution/2";
+/// Schema name and version of `resolution.json` (3: every repeat is a
+/// crossover of four passes, and errors are held to the measured delay).
+pub const RESOLUTION_SCHEMA: &str = "hopscope.resolution/3";
 
 /// Run metadata key saying how the delay was carried; with the value
 /// [`CROSSOVER_PASS_PAIRS`], arm `b` carried it in pass pairs 0, 2, … and
