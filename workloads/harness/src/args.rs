@@ -13,7 +13,8 @@ use crate::plan::Plan;
 /// default.
 #[derive(Debug, Clone, Default, PartialEq, clap::Args)]
 pub struct RunArgs {
-    /// Short run (seconds) instead of the careful default.
+    /// Short run (under a second on a 2-vCPU VM) instead of the careful
+    /// default (about ten seconds).
     #[arg(long)]
     pub quick: bool,
     /// Run directory (default: a new one under target/hopscope/, linked
