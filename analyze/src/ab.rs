@@ -330,9 +330,15 @@ fn ci_excludes_zero(d: &Difference) -> bool {
 /// when its lane was probed — robust to the rare slow operation, such as a
 /// WAL checkpoint — and its wall time per operation otherwise.
 pub fn pass_blocks(trace: &Trace) -> Vec<PassBlocks> {
+    pass_blocks_joined(trace, &crate::join::join(trace))
+}
+
+/// [`pass_blocks`] for a caller that has already joined the trace's
+/// operations (`joined`) and needs them again.
+pub fn pass_blocks_joined(trace: &Trace, joined: &[crate::join::LaneOps]) -> Vec<PassBlocks> {
     let Some(Arms { a, b, control }) = Arms::of(trace) else { return Vec::new() };
     let ns_per_tick = trace.header.clock.ns_per_tick;
-    let op_medians: BTreeMap<usize, f64> = crate::join::join(trace)
+    let op_medians: BTreeMap<usize, f64> = joined
         .iter()
         .flat_map(|ops| ops.blocks.iter())
         .filter_map(|b| Some((b.block, b.total_median_ns? / 1_000.0)))

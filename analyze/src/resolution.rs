@@ -36,6 +36,13 @@ pub const CROSSOVER_META: &str = "resolve.crossover";
 /// The value of [`CROSSOVER_META`] for a crossover by pass pairs.
 pub const CROSSOVER_PASS_PAIRS: &str = "pass-pairs";
 
+/// In a crossover by pass pairs, whether arm `a` carries the delay in pass
+/// `pass` (pairs 1, 3, …; `b` carries it in pairs 0, 2, …). The writer's
+/// delay schedule and this analysis read the same rule.
+pub fn carried_by_a(pass: u32) -> bool {
+    (pass / 2) % 2 == 1
+}
+
 /// The rule a resolution repeat is judged by: any effect whose CI excludes
 /// zero, of the same sign in both orders, counts as detected.
 pub fn detection_rule() -> Rule {
@@ -80,7 +87,8 @@ pub struct SliceRepeat {
 /// Judge one repeat's trace (lanes `a` and `b`); `delayed_hop` names the
 /// hop the delay was injected before, which closes the injected slice.
 pub fn judge_repeat(trace: &Trace, delayed_hop: &str) -> Repeat {
-    let passes = ab::pass_blocks(trace);
+    let joined = join::join(trace);
+    let passes = ab::pass_blocks_joined(trace, &joined);
     let crossover = (trace.header.run.get(CROSSOVER_META).map(String::as_str) == Some(CROSSOVER_PASS_PAIRS))
         .then(|| Crossover::of(&passes));
     let passes = match &crossover {
@@ -91,16 +99,15 @@ pub fn judge_repeat(trace: &Trace, delayed_hop: &str) -> Repeat {
     let deltas: Vec<f64> = outcome.passes.iter().map(|p| p.delta_us.median * 1_000.0).collect();
     let estimated_ns = if deltas.is_empty() { 0.0 } else { deltas.iter().sum::<f64>() / deltas.len() as f64 };
     let detected = outcome.verdict == Verdict::Reproduced && estimated_ns > 0.0;
-    let joined = join::join(trace);
-    let Some((a, b)) = arm_ops(trace, &joined) else {
-        return Repeat { detected, estimated_ns, attributed_slice: None, slice: None, flagged: Vec::new() };
-    };
     let min_effect = detection_rule().slice_min_effect(trace.header.clock.grain_ns());
-    let verdicts = match &crossover {
-        Some(c) => slice_verdict::judge_paired(&c.pool_slices(slice_verdict::paired(a, b)), min_effect),
-        None => slice_verdict::judge(a, b, min_effect),
-    };
-    let Some(verdicts) = verdicts else {
+    let judged = arm_ops(trace, &joined).and_then(|(a, b)| {
+        let verdicts = match &crossover {
+            Some(c) => slice_verdict::judge_paired(&c.pool_slices(slice_verdict::paired(a, b)), min_effect),
+            None => slice_verdict::judge(a, b, min_effect),
+        };
+        Some((a, verdicts?))
+    });
+    let Some((a, verdicts)) = judged else {
         return Repeat { detected, estimated_ns, attributed_slice: None, slice: None, flagged: Vec::new() };
     };
     Repeat {
@@ -133,7 +140,7 @@ impl Crossover {
     fn of(passes: &[ab::PassBlocks]) -> Crossover {
         let mut groups: BTreeMap<u32, (Vec<u32>, Vec<u32>)> = BTreeMap::new();
         for p in passes {
-            let by_a = (p.pass / 2) % 2 == 1;
+            let by_a = carried_by_a(p.pass);
             let (by_b_passes, by_a_passes) = groups.entry(u32::from(p.b_first)).or_default();
             if by_a { by_a_passes.push(p.pass) } else { by_b_passes.push(p.pass) }
         }
@@ -440,7 +447,7 @@ mod tests {
     fn crossover_passes(bias: f64, order: f64, delay: f64) -> Vec<ab::PassBlocks> {
         (0..4u32)
             .map(|pass| {
-                let by_a = (pass / 2) % 2 == 1;
+                let by_a = carried_by_a(pass);
                 let jitter = |s: u32| f64::from(s % 7) * 0.001;
                 let a = (0..50).map(|s| (s, 10.0 + jitter(s) + if by_a { delay } else { 0.0 })).collect();
                 let b_first = pass % 2 == 1;

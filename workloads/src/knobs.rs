@@ -107,7 +107,7 @@ impl DelaySchedule {
     pub fn on_in_pass(self, pass: u32) -> bool {
         match self {
             DelaySchedule::Always => true,
-            DelaySchedule::PassPairs { odd } => ((pass / 2) % 2 == 1) == odd,
+            DelaySchedule::PassPairs { odd } => hopscope_analyze::resolution::carried_by_a(pass) == odd,
         }
     }
 }
