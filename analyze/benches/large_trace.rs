@@ -13,7 +13,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use hopscope_analyze::chrome::ChromeWriter;
+use hopscope_analyze::timeline::chrome::ChromeWriter;
+use hopscope_analyze::timeline::{Cut, Timeline};
 use hopscope_probe::{Block, Hop, Mark, OpId, Stream, Ticks, Trace, TraceHeader, TraceReader, TraceWriter};
 
 struct Counting;
@@ -100,8 +101,13 @@ fn main() {
     // One block on disk and as timeline JSON, for scale.
     let one = block(1, 0);
     let mut one_json = Vec::new();
-    let mut w = ChromeWriter::start(&mut one_json, &header, 0).expect("json");
-    w.block(&one).expect("json");
+    let mut scan = hopscope_analyze::join::HopScan::new(&header);
+    scan.add(&one);
+    let mut timeline = Timeline::new(&header, &scan, 0, Cut::default());
+    let mut w = ChromeWriter::start(&mut one_json, &header).expect("json");
+    if let Some(part) = timeline.block(&one) {
+        w.block(&part).expect("json");
+    }
     w.finish(None).expect("json");
     let mut one_disk = TraceWriter::new(Vec::new(), header.clone()).expect("header");
     let header_bytes = one_disk.header().lanes.len();
@@ -137,9 +143,18 @@ fn main() {
     });
     phase("export it as a timeline, streaming (to a sink)", || {
         let mut reader = TraceReader::open(&path).expect("open");
-        let mut writer = ChromeWriter::start(std::io::sink(), reader.header(), 0).expect("start");
+        let header = reader.header().clone();
+        let mut scan = hopscope_analyze::join::HopScan::new(&header);
         while let Some(b) = reader.next_block().expect("block") {
-            writer.block(&b).expect("events");
+            scan.add(&b);
+        }
+        let mut timeline = Timeline::new(&header, &scan, 0, Cut::default());
+        let mut reader = TraceReader::open(&path).expect("open");
+        let mut writer = ChromeWriter::start(std::io::sink(), &header).expect("start");
+        while let Some(b) = reader.next_block().expect("block") {
+            if let Some(part) = timeline.block(&b) {
+                writer.block(&part).expect("events");
+            }
         }
         writer.finish(None).expect("finish");
     });

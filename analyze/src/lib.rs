@@ -14,7 +14,6 @@
 
 pub mod ab;
 pub mod accounting;
-pub mod chrome;
 pub mod comparison;
 mod decomposition;
 pub mod distribution;
@@ -30,6 +29,7 @@ pub mod slices;
 pub mod source;
 pub mod stats;
 pub mod sweep;
+pub mod timeline;
 
 /// Host and clock facts, as recorded in traces and results.
 pub use hopscope_probe::{ClockInfo, HostInfo, Role, Variant};

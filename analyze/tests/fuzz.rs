@@ -33,7 +33,6 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use hopscope_analyze::chrome::ChromeWriter;
 use hopscope_analyze::{
     ab, decompose_file, decompose_partial, experiment, join, lanes, merge, receipt, resolution, sweep,
 };
@@ -280,13 +279,8 @@ fn target(bytes: &[u8], analyze: bool) -> bool {
     };
     let _ = join::join(&trace);
     let _ = lanes::lane_blocks(&trace);
-    let origin = trace.blocks.iter().map(|b| b.start.0).min().unwrap_or(0);
-    if let Ok(mut writer) = ChromeWriter::start(std::io::sink(), &trace.header, origin) {
-        for block in &trace.blocks {
-            let _ = writer.block(block);
-        }
-        let _ = writer.finish(Some("fuzz"));
-    }
+    let _ = hopscope_analyze::timeline::chrome_trace(&trace, hopscope_analyze::timeline::Cut::default());
+    let _ = hopscope_analyze::timeline::perfetto_trace(&trace, hopscope_analyze::timeline::Cut::default());
     if analyze {
         let held = decompose_partial(&trace, None);
         if let Ok(d) = &held {
