@@ -7,10 +7,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use hopscope_analyze::ab;
+use hopscope_analyze::change::Verdict;
 use hopscope_analyze::experiment::{self, Experiment};
 use hopscope_harness::{Harness, RunArgs, sha256_hex};
 use hopscope_probe::Trace;
 
+use crate::compare::{FailOn, exit_status};
 use crate::spec::Spec;
 
 /// Flags of `hopscope ab`.
@@ -24,6 +27,24 @@ pub(crate) struct Args {
     /// Do not run: re-judge the trace in this run directory.
     #[arg(long, value_name = "DIR", conflicts_with = "out")]
     analyze: Option<PathBuf>,
+    /// Exit 3 when the verdict is that `b` is slower than `a` (reproduced),
+    /// 5 when drift is suspected; with `any`, also 4 when `b` is faster.
+    /// An inconclusive verdict exits 0.
+    #[arg(long, value_enum)]
+    fail_on: Option<FailOn>,
+}
+
+/// An A/B verdict as a gate reads it: `b` against `a`.
+fn gate(experiment: &Experiment, fail_on: Option<FailOn>) -> ExitCode {
+    let outcome = &experiment.outcome;
+    let slower = outcome.passes.iter().map(|p| p.delta_us.median).sum::<f64>() > 0.0;
+    let verdict = match outcome.verdict {
+        ab::Verdict::Reproduced if slower => Verdict::Regression,
+        ab::Verdict::Reproduced => Verdict::Improvement,
+        ab::Verdict::Inconclusive => Verdict::NoChange,
+        ab::Verdict::DriftSuspected => Verdict::DriftSuspected,
+    };
+    ExitCode::from(exit_status(verdict, fail_on))
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
@@ -35,7 +56,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot write the results in {}", dir.display()))?;
         print!("{}", hopscope_harness::ab::summary(&experiment));
         print!("\n{written}");
-        return Ok(ExitCode::SUCCESS);
+        return Ok(gate(&experiment, args.fail_on));
     }
     let (a, b) = spec.lanes()?;
     let run = RunArgs { out: args.out.clone(), ..RunArgs::default() };
@@ -43,7 +64,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     for (key, value) in hopscope_workloads::run_facts(spec.shape, hopscope_workloads::DbConfig::default()) {
         harness = harness.meta(key, value);
     }
-    Ok(harness.run_experiment(&spec.experiment, a, b)?.exit_code())
+    let outcome = harness.run_experiment(&spec.experiment, a, b)?;
+    match (&outcome.experiment, outcome.stopped.is_none()) {
+        (Some(experiment), true) => Ok(gate(experiment, args.fail_on)),
+        _ => Ok(outcome.exit_code()),
+    }
 }
 
 /// `name` as a directory-name fragment.

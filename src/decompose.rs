@@ -7,6 +7,10 @@ use std::process::ExitCode;
 use hopscope_harness::{Harness, RunArgs};
 use hopscope_workloads::{LaneSpec, Peer, Shape};
 
+use anyhow::Context;
+
+use crate::compare::{self, FailOn};
+use crate::index::RunIndex;
 use crate::knob_args::{DbArgs, KnobArgs};
 
 /// The lanes of a decomposition: SQLite alone, the bare boundary clean (for
@@ -32,6 +36,19 @@ pub(crate) struct Args {
     db: DbArgs,
     #[command(flatten)]
     knobs: KnobArgs,
+    /// Save this run as baseline NAME in the run index (replacing what the
+    /// name pointed at), for a later `--baseline NAME` or `compare NAME …`.
+    #[arg(long, value_name = "NAME")]
+    save_baseline: Option<String>,
+    /// Compare this run with baseline NAME (or any run `compare` accepts):
+    /// `change.md` and `change.json` in the run directory, the verdict on
+    /// stdout.
+    #[arg(long, value_name = "NAME")]
+    baseline: Option<String>,
+    /// With --baseline: exit 3 on a regression (and 5 when drift refuses
+    /// the verdict), or with `any` also 4 on an improvement.
+    #[arg(long, value_enum, requires = "baseline")]
+    fail_on: Option<FailOn>,
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
@@ -50,5 +67,31 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     for spec in LaneSpec::standard(&names, knobs)? {
         harness = harness.lane(spec.lane(args.shape, db)?);
     }
-    Ok(harness.run()?.exit_code())
+    // The baseline is looked up before the run, so a typo costs nothing.
+    let index = RunIndex::open()?;
+    let baseline = args.baseline.as_deref().map(|key| index.find(key).map(|row| (key, row))).transpose()?;
+    let outcome = harness.run()?;
+    let Some(d) = outcome.decomposition.as_ref().filter(|_| outcome.stopped.is_none()) else {
+        return Ok(outcome.exit_code());
+    };
+    let id = index.record(&outcome.dir, d)?;
+    println!("index:   run #{id} in {}", index.path().display());
+    if let Some(name) = &args.save_baseline {
+        index.save_baseline(name, id)?;
+        println!("baseline: {name} = run #{id}");
+    }
+    let Some((key, row)) = baseline else { return Ok(outcome.exit_code()) };
+    let this = outcome.dir.display().to_string();
+    let change = compare::between((&row.dir, &format!("{key} (run #{})", row.id)), (&outcome.dir, &this))?;
+    let md = outcome.dir.join("change.md");
+    std::fs::write(&md, hopscope_reports::change_markdown(&change))
+        .with_context(|| format!("cannot write {}", md.display()))?;
+    let json = outcome.dir.join("change.json");
+    let text = serde_json::to_string_pretty(&change).context("cannot write JSON")?;
+    std::fs::write(&json, text).with_context(|| format!("cannot write {}", json.display()))?;
+    println!("change:  {} against {key} → {}", change.verdict, md.display());
+    for finding in change.findings.iter().skip(1) {
+        println!("         {finding}");
+    }
+    Ok(ExitCode::from(compare::exit_status(change.verdict, args.fail_on)))
 }

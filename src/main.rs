@@ -8,8 +8,11 @@ use clap::{Parser, Subcommand};
 mod ab;
 mod analyze;
 mod calibrate;
+mod compare;
 mod decompose;
 mod export;
+mod history;
+mod index;
 mod keepwarm;
 mod knob_args;
 mod merge;
@@ -35,6 +38,11 @@ enum Command {
     /// Run inline, floor and writer lanes side by side, decompose the write
     /// into slices, and write the receipt (the main job).
     Decompose(decompose::Args),
+    /// What changed from one run to another: every figure with a CI and a
+    /// verdict, and an exit status a CI job can gate on.
+    Compare(compare::Args),
+    /// The run index as a table: each run's commit and headline figures.
+    History(history::Args),
     /// Decompose an existing `.hop` trace without re-running it.
     Analyze(analyze::Args),
     /// Run a pre-registered A/B experiment from a spec and give its verdict.
@@ -44,7 +52,7 @@ enum Command {
     /// Sweep keep-warm modes, windows and placements: wall, CPU and context
     /// switches per write, and their frontier.
     KeepWarm(keepwarm::Args),
-    /// Write a trace as a timeline (Chrome Trace Event JSON) on stdout.
+    /// Write a trace as a timeline for Perfetto (protobuf) or chrome://tracing (JSON).
     Export(export::Args),
     /// Import a CRDT changeset along the naive and the tuned merge path (and
     /// each step alone) and decompose one merged change statement by statement.
@@ -102,6 +110,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(args) => report::run(&args),
         Command::Ab(args) => ab::run(&args),
         Command::Export(args) => export::run(&args),
+        Command::Compare(args) => compare::run(&args),
+        Command::History(args) => history::run(&args),
         Command::KeepWarm(args) => keepwarm::run(&args),
         Command::Resolve(args) => resolve::run(&args),
         Command::Merge(args) => merge::run(&args),

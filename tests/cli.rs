@@ -231,6 +231,25 @@ fn ab_runs_a_spec_and_detects_a_later_edit() {
     let ab: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run_dir.join("ab.json")).expect("ab.json")).expect("json");
     assert_eq!(ab["rule"]["min_effect_pct"], 3.0, "the recorded rule judges, not the edited one");
+
+    // --fail-on maps the verdict (b against a) to the documented statuses.
+    let delta: f64 = ab["outcome"]["passes"]
+        .as_array()
+        .expect("passes")
+        .iter()
+        .map(|p| p["delta_us"]["median"].as_f64().expect("delta"))
+        .sum();
+    let expected = match ab["outcome"]["verdict"].as_str().expect("verdict") {
+        "reproduced" if delta > 0.0 => (3, 3),
+        "reproduced" => (0, 4),
+        "drift-suspected" => (5, 5),
+        _ => (0, 0),
+    };
+    for (fail_on, code) in [("regression", expected.0), ("any", expected.1)] {
+        let args =
+            ["ab", spec.to_str().expect("utf-8"), "--analyze", run_dir.to_str().expect("utf-8"), "--fail-on", fail_on];
+        assert_eq!(hopscope(&args).status.code(), Some(code), "--fail-on {fail_on}");
+    }
 }
 
 #[test]

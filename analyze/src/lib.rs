@@ -14,6 +14,7 @@
 
 pub mod ab;
 pub mod accounting;
+pub mod change;
 pub mod comparison;
 mod decomposition;
 pub mod distribution;
@@ -37,5 +38,5 @@ pub use hopscope_probe::{ClockInfo, HostInfo, Role, Variant};
 pub use decomposition::{
     AnalyzeError, BOOTSTRAP_SEED, BlockFigure, CounterFigure, Decomposition, Derived, Drops, LaneResult,
     ObserverEffect, Partial, ResultError, RunInfo, SCHEMA, decompose, decompose_file, decompose_partial,
-    decompose_source,
+    decompose_source, join_file,
 };

@@ -194,12 +194,18 @@ pub fn bootstrap_ci95(values: &[f64], resamples: usize, seed: u64, statistic: fn
 /// any continuous distribution. Fewer than six values cannot reach 95%:
 /// the interval is then the whole range. `(NaN, NaN)` when empty.
 pub fn median_ci95_order_statistics(values: &mut [f64]) -> (f64, f64) {
+    median_ci_order_statistics(values, 0.025)
+}
+
+/// [`median_ci95_order_statistics`] with each tail at most `tail` (0.0125
+/// for a 97.5% interval).
+pub fn median_ci_order_statistics(values: &mut [f64], tail: f64) -> (f64, f64) {
     let n = values.len();
     if n == 0 {
         return (f64::NAN, f64::NAN);
     }
     values.sort_by(f64::total_cmp);
-    let k = sign_test_rank(n, 0.025);
+    let k = sign_test_rank(n, tail);
     if k == 0 {
         return (values[0], values[n - 1]);
     }

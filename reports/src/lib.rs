@@ -13,6 +13,7 @@
 
 #![deny(missing_docs)]
 
+mod change;
 pub mod charts;
 mod error;
 mod html;
@@ -23,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 use hopscope_analyze::Decomposition;
 
+pub use change::change_markdown;
 pub use charts::{ChartKind, ChartOptions};
 pub use charts::{
     ab_png, ab_svg, frontier_png, merge_png, merge_slices_png, merge_slices_svg, merge_svg, resolution_png,

@@ -69,6 +69,19 @@ pub fn decompose_file(path: &std::path::Path) -> Result<Decomposition, AnalyzeEr
     decompose_source(&mut file, None)
 }
 
+/// Join the trace file at `path` (two streaming reads, as
+/// [`decompose_file`]): its header and every lane's operations, block by
+/// block — what a comparison of two runs' slices needs.
+pub fn join_file(path: &std::path::Path) -> Result<(TraceHeader, Vec<LaneOps>), AnalyzeError> {
+    let mut file = TraceFile::open(path)?;
+    let header = file.header().clone();
+    let mut hops = HopScan::new(&header);
+    file.replay(&mut |_, block: &Block| hops.add(block))?;
+    let mut join = Join::new(&header, &hops);
+    file.replay(&mut |index, block: &Block| join.add(index, block))?;
+    Ok((header, join.finish()))
+}
+
 /// [`decompose_partial`] over any [`BlockSource`]; the source's own
 /// account of what it left out (a salvaged file) comes first.
 pub fn decompose_source(
