@@ -17,9 +17,9 @@ pub(crate) struct Args {
     /// caller spin); the parking baseline always runs.
     #[arg(long, value_delimiter = ',', default_value = "spin,yield,both")]
     modes: Vec<Mode>,
-    /// Placements: unpinned, same-core, cross-core.
-    #[arg(long, value_delimiter = ',', default_value = "unpinned,same-core,cross-core")]
-    placement: Vec<String>,
+    /// Placements: unpinned, same-core, different-cores.
+    #[arg(long, value_delimiter = ',', default_value = "unpinned,same-core,different-cores")]
+    placement: Vec<Placement>,
     /// Also run every placement with the caller busy this many µs before
     /// each write (its own work): shows how much of the boundary is the
     /// caller's wake. 0: skip that shape.
@@ -37,11 +37,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let placements = args
-        .placement
-        .iter()
-        .map(|p| Ok((p.clone(), p.parse::<Placement>().map_err(|e| anyhow::anyhow!("--placement: {e}"))?)))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let placements = args.placement.iter().map(|p| (p.name().to_owned(), *p)).collect();
     anyhow::ensure!(args.gap_us <= 1_000_000, "--gap-us: at most 1000000");
     let sweep = KeepWarm {
         windows: args.windows.clone(),

@@ -31,17 +31,13 @@ pub(crate) struct KnobArgs {
     #[arg(long, default_value = "reuse")]
     result_slot: ResultSlot,
     /// Busy-wait injected before a hop's mark, as HOP:NS (e.g. executed:2000).
-    #[arg(long)]
-    delay: Option<String>,
+    #[arg(long, value_name = "HOP:NS")]
+    delay: Option<InjectedDelay>,
 }
 
 impl KnobArgs {
     /// The knobs, placed as the run's plan says.
     pub(crate) fn knobs(&self, placement: Placement) -> anyhow::Result<Knobs> {
-        let delay = match &self.delay {
-            None => None,
-            Some(text) => Some(text.parse::<InjectedDelay>().map_err(|e| anyhow::anyhow!("--delay: {e}"))?),
-        };
         Ok(Knobs {
             reply: self.reply,
             channel: self.channel,
@@ -50,7 +46,7 @@ impl KnobArgs {
             coalesce: self.coalesce,
             harvest: self.harvest,
             result_slot: self.result_slot,
-            delay,
+            delay: self.delay,
             placement,
         })
     }

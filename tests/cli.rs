@@ -571,3 +571,20 @@ fn a_placement_the_cpuset_cannot_give_is_refused_before_anything_is_written() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(!stdout.contains("refused") && !stdout.contains("did not run where"), "{stdout}");
 }
+
+#[test]
+fn a_bad_keyword_value_exits_2_before_anything_runs() {
+    let cases: [&[&str]; 6] = [
+        &["decompose", "--delay", "bogus"],
+        &["decompose", "--placement", "cross-core"],
+        &["decompose", "--writer-wait", "bogus"],
+        &["keep-warm", "--placement", "bogus"],
+        &["keep-warm", "--modes", "bogus"],
+        &["export", "--format", "svg", "trace.hop"],
+    ];
+    for args in cases {
+        let out = hopscope(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("invalid value"), "{args:?}");
+    }
+}

@@ -185,15 +185,15 @@ mod tests {
     #[test]
     fn findings_name_the_fastest_its_price_and_what_dominates_parking() {
         let rows = [
-            row("cross-core", INLINE, 10.0, 10.0),
-            row("cross-core", BASELINE, 100.0, 90.0),
-            row("cross-core", "both-40us", 13.0, 27.0),
-            row("cross-core", "spin-5us", 99.5, 95.0),
+            row("different-cores", INLINE, 10.0, 10.0),
+            row("different-cores", BASELINE, 100.0, 90.0),
+            row("different-cores", "both-40us", 13.0, 27.0),
+            row("different-cores", "spin-5us", 99.5, 95.0),
         ];
         let f = findings(&rows);
-        assert!(f[0].contains("both-40us on cross-core: 13.00"), "{f:?}");
+        assert!(f[0].contains("both-40us on different-cores: 13.00"), "{f:?}");
         assert!(f[1].contains("-63.00 µs CPU for -87.00 µs wall"), "{f:?}");
         assert!(f[2].starts_with("1 of 2 settings") && f[2].contains("both-40us"), "{f:?}");
-        assert!(markdown(&rows).contains("| cross-core | both-40us | 13.00 |"));
+        assert!(markdown(&rows).contains("| different-cores | both-40us | 13.00 |"));
     }
 }

@@ -82,12 +82,9 @@ pub struct UnknownPlacement(pub String);
 
 impl FromStr for Placement {
     type Err = UnknownPlacement;
-    /// `unpinned`, `same-core`, `different-cores` (or `cross-core`).
+    /// `unpinned`, `same-core`, `different-cores`.
     fn from_str(s: &str) -> Result<Placement, UnknownPlacement> {
-        match s {
-            "cross-core" => Ok(Placement::DifferentCores),
-            _ => Placement::ALL.into_iter().find(|p| p.name() == s).ok_or_else(|| UnknownPlacement(s.to_owned())),
-        }
+        Placement::ALL.into_iter().find(|p| p.name() == s).ok_or_else(|| UnknownPlacement(s.to_owned()))
     }
 }
 
@@ -305,7 +302,7 @@ mod tests {
         for p in Placement::ALL {
             assert_eq!(p.name().parse::<Placement>(), Ok(p));
         }
-        assert_eq!("cross-core".parse::<Placement>(), Ok(Placement::DifferentCores));
+        assert!("cross-core".parse::<Placement>().is_err(), "one name per placement");
         assert!("anywhere".parse::<Placement>().unwrap_err().to_string().contains("same-core"));
         assert_eq!(Placement::SameCore.worker_core(), Placement::SameCore.caller_core());
     }
