@@ -68,10 +68,23 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         harness = harness.lane(spec.lane(args.shape, db)?);
     }
     // The baseline is looked up before the run, so a typo costs nothing.
-    let index = RunIndex::open()?;
-    let baseline = args.baseline.as_deref().map(|key| index.find(key).map(|row| (key, row))).transpose()?;
+    // Without --baseline or --save-baseline the index is a convenience: a
+    // run whose index cannot be opened still runs, and says so.
+    let needed = args.baseline.is_some() || args.save_baseline.is_some();
+    let index = match RunIndex::open() {
+        Ok(index) => Some(index),
+        Err(err) if !needed => {
+            eprintln!("hopscope: warning: {err:#}; this run is not indexed");
+            None
+        }
+        Err(err) => return Err(err),
+    };
+    let baseline = match (&index, args.baseline.as_deref()) {
+        (Some(index), Some(key)) => Some((key, index.find(key)?)),
+        _ => None,
+    };
     let outcome = harness.run()?;
-    let Some(d) = outcome.decomposition.as_ref().filter(|_| outcome.stopped.is_none()) else {
+    let (Some(d), Some(index)) = (outcome.decomposition.as_ref().filter(|_| outcome.stopped.is_none()), &index) else {
         return Ok(outcome.exit_code());
     };
     let id = index.record(&outcome.dir, d)?;
