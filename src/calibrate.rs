@@ -61,6 +61,7 @@ fn as_json(clock: &ClockInfo, host: &HostInfo, costs: &Costs, counters: &[Counte
     let counters: serde_json::Map<String, serde_json::Value> =
         counters.iter().map(|c| (c.counter.name().to_owned(), json!(c.support.to_string()))).collect();
     json!({
+        "schema": "hopscope.calibration/1",
         "clock_read_ns": costs.clock_read.median_ns,
         "mark_ns": costs.mark.median_ns,
         "mark_to_clock_ratio": costs.mark_to_clock_ratio,

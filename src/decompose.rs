@@ -49,6 +49,12 @@ pub(crate) struct Args {
     /// the verdict), or with `any` also 4 on an improvement.
     #[arg(long, value_enum, requires = "baseline")]
     fail_on: Option<FailOn>,
+    /// Print one JSON object on stdout instead of the summary
+    /// (`hopscope.decompose/1`: the run directory, its index id, the
+    /// decomposition and, with --baseline, the change); progress and
+    /// errors stay on stderr.
+    #[arg(long)]
+    json: bool,
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
@@ -83,17 +89,40 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         (Some(index), Some(key)) => Some((key, index.find(key)?)),
         _ => None,
     };
+    if args.json {
+        harness = harness.quiet();
+    }
     let outcome = harness.run()?;
+    if let (true, Some(line)) = (args.json, &outcome.stopped) {
+        eprintln!("hopscope: {line}");
+    }
+    let say = |line: String| {
+        if !args.json {
+            println!("{line}");
+        }
+    };
     let (Some(d), Some(index)) = (outcome.decomposition.as_ref().filter(|_| outcome.stopped.is_none()), &index) else {
         return Ok(outcome.exit_code());
     };
     let id = index.record(&outcome.dir, d)?;
-    println!("index:   run #{id} in {}", index.path().display());
+    say(format!("index:   run #{id} in {}", index.path().display()));
     if let Some(name) = &args.save_baseline {
         index.save_baseline(name, id)?;
-        println!("baseline: {name} = run #{id}");
+        say(format!("baseline: {name} = run #{id}"));
     }
-    let Some((key, row)) = baseline else { return Ok(outcome.exit_code()) };
+    let print_json = |change: Option<&hopscope_analyze::change::Change>| -> anyhow::Result<()> {
+        if args.json {
+            let out = serde_json::json!({
+                "schema": "hopscope.decompose/1", "dir": outcome.dir, "run_id": id, "result": d, "change": change,
+            });
+            println!("{}", serde_json::to_string_pretty(&out).context("cannot write JSON")?);
+        }
+        Ok(())
+    };
+    let Some((key, row)) = baseline else {
+        print_json(None)?;
+        return Ok(outcome.exit_code());
+    };
     let this = outcome.dir.display().to_string();
     let change = compare::between((&row.dir, &format!("{key} (run #{})", row.id)), (&outcome.dir, &this))?;
     let md = outcome.dir.join("change.md");
@@ -102,9 +131,10 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let json = outcome.dir.join("change.json");
     let text = serde_json::to_string_pretty(&change).context("cannot write JSON")?;
     std::fs::write(&json, text).with_context(|| format!("cannot write {}", json.display()))?;
-    println!("change:  {} against {key} → {}", change.verdict, md.display());
+    say(format!("change:  {} against {key} → {}", change.verdict, md.display()));
     for finding in change.findings.iter().skip(1) {
-        println!("         {finding}");
+        say(format!("         {finding}"));
     }
+    print_json(Some(&change))?;
     Ok(ExitCode::from(compare::exit_status(change.verdict, args.fail_on)))
 }

@@ -85,10 +85,19 @@ fn a_knob_change_against_a_saved_baseline_names_the_slice_and_gates_the_exit() {
     assert_eq!(out.status.code(), Some(0), "a run against itself: {}", text(&out));
     assert!(text(&out).starts_with("# hopscope change: no change"), "{}", text(&out));
 
+    // --json: one JSON object on stdout, the summary lines gone.
+    let out = decompose(&root, "json", &["--baseline", "main", "--json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is one JSON object");
+    assert_eq!(json["schema"], "hopscope.decompose/1");
+    assert_eq!(json["run_id"], 3);
+    assert_eq!(json["result"]["schema"], "hopscope.decomposition/1");
+    assert_eq!(json["change"]["schema"], "hopscope.change/1");
+
     let history = hopscope(&root, &["history"]);
     assert!(history.status.success());
     let table = text(&history);
-    assert!(table.contains("| #1 |") && table.contains("| #2 |") && table.contains("main"), "{table}");
+    assert!(table.contains("| #1 |") && table.contains("| #3 |") && table.contains("main"), "{table}");
 
     // Unknown runs and misused flags: one line, a non-zero exit, before
     // anything runs.

@@ -150,6 +150,7 @@ fn calibrate_json_has_the_documented_fields() {
         assert!(json[key].as_f64().is_some_and(|v| v > 0.0), "{key}");
     }
     assert!(json["clock_source"].is_string());
+    assert_eq!(json["schema"], "hopscope.calibration/1");
     let counters = json["counters"].as_object().expect("counters");
     for name in ["cycles", "instructions", "context-switches", "cpu-migrations", "task-clock", "page-faults"] {
         let verdict = counters[name].as_str().expect("string verdict");
