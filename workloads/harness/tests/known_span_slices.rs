@@ -10,12 +10,14 @@
 
 #![cfg(feature = "tracing")]
 
-use std::sync::OnceLock;
+mod common;
+
 use std::thread::JoinHandle;
 
+use common::{busy, ns_per_tick, spun_ns};
 use crossbeam_channel::{Receiver, Sender};
 use hopscope_harness::{BoxError, Harness, Lane, Plan};
-use hopscope_probe::{ClockInfo, HopLayer, SliceKind, clock};
+use hopscope_probe::{HopLayer, SliceKind};
 
 /// Busy-waits, ns, one per same-thread slice.
 const BEFORE_PREPARE_NS: u64 = 1_000;
@@ -33,20 +35,6 @@ const AFTER_EXECUTE_NS: u64 = 700;
 /// machinery stated). Generous on purpose (CI hosts are noisy, and this
 /// runs unoptimised there); the figures are printed.
 const TOLERANCE_US: f64 = 0.25;
-
-fn ns_per_tick() -> f64 {
-    static NS_PER_TICK: OnceLock<f64> = OnceLock::new();
-    *NS_PER_TICK.get_or_init(|| ClockInfo::measure().ns_per_tick)
-}
-
-/// Spin until `ns` have passed on hopscope's own clock.
-fn busy(ns: u64) {
-    let ticks = (ns as f64 / ns_per_tick()).round() as u64;
-    let start = clock::now();
-    while clock::now().since(start) < ticks {
-        std::hint::spin_loop();
-    }
-}
 
 /// A writer thread with spans and nothing else: the harness never runs
 /// anything on it.
@@ -92,26 +80,6 @@ impl Drop for Writer {
             let _ = thread.join();
         }
     }
-}
-
-/// How long `busy(ns)` really spins, ns: it stops at the first clock read
-/// past `ns`, so it overshoots by up to one read. The median of bracketed
-/// runs less the median of an empty bracket.
-fn spun_ns(ns: u64) -> f64 {
-    let median = |mut v: Vec<u64>| {
-        v.sort_unstable();
-        v[v.len() / 2] as f64 * ns_per_tick()
-    };
-    let bracket = |f: &dyn Fn()| {
-        (0..2_001)
-            .map(|_| {
-                let start = clock::now();
-                f();
-                clock::now().since(start)
-            })
-            .collect::<Vec<_>>()
-    };
-    median(bracket(&|| busy(ns))) - median(bracket(&|| {}))
 }
 
 #[test]

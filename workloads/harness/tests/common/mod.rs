@@ -1,0 +1,44 @@
+//! What the known-length tests share: a busy-wait on hopscope's own clock,
+//! and how long it really spins (the truth a slice is held to).
+
+#![allow(dead_code)]
+
+use std::sync::OnceLock;
+
+use hopscope_probe::{ClockInfo, clock};
+
+/// Nanoseconds per clock tick, measured once (measuring takes tens of µs).
+pub(crate) fn ns_per_tick() -> f64 {
+    static NS_PER_TICK: OnceLock<f64> = OnceLock::new();
+    *NS_PER_TICK.get_or_init(|| ClockInfo::measure().ns_per_tick)
+}
+
+/// Spin until `ns` have passed on hopscope's own clock.
+pub(crate) fn busy(ns: u64) {
+    let ticks = (ns as f64 / ns_per_tick()).round() as u64;
+    let start = clock::now();
+    while clock::now().since(start) < ticks {
+        std::hint::spin_loop();
+    }
+}
+
+/// How long `busy(ns)` really spins, ns: it stops at the first clock read
+/// past `ns`, so it overshoots by up to one read (more in an unoptimised
+/// build on a slow host). The median of bracketed runs less the median of
+/// an empty bracket.
+pub(crate) fn spun_ns(ns: u64) -> f64 {
+    let median = |mut v: Vec<u64>| {
+        v.sort_unstable();
+        v[v.len() / 2] as f64 * ns_per_tick()
+    };
+    let bracket = |f: &dyn Fn()| {
+        (0..2_001)
+            .map(|_| {
+                let start = clock::now();
+                f();
+                clock::now().since(start)
+            })
+            .collect::<Vec<_>>()
+    };
+    median(bracket(&|| busy(ns))) - median(bracket(&|| {}))
+}
