@@ -304,12 +304,7 @@ pub struct Arrow {
 /// are on two threads.
 pub fn arrows(trace: &hopscope_probe::Trace, cut: &super::Cut) -> std::io::Result<Vec<Arrow>> {
     let ids = super::Ids::new(&trace.header)?;
-    let mut scan = crate::join::HopScan::new(&trace.header);
-    let mut origin = u64::MAX;
-    for block in &trace.blocks {
-        scan.add(block);
-        origin = origin.min(super::origin_of(block));
-    }
+    let (scan, origin) = super::first_pass(trace);
     let ns =
         |ticks: u64| ((i128::from(ticks) - i128::from(origin)) as f64 * trace.header.clock.ns_per_tick).round() as i64;
     let mut kept = vec![0u64; trace.header.lanes.len()];

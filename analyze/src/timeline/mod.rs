@@ -409,16 +409,23 @@ pub fn origin_of(block: &Block) -> u64 {
     marks.fold(block.start.0, u64::min)
 }
 
-/// A whole in-memory trace as a timeline, block by block (the `export`
-/// command streams from the file instead).
-pub fn blocks(trace: &hopscope_probe::Trace, cut: Cut) -> Vec<BlockTimeline> {
+/// The first pass over an in-memory trace: each lane's hops and the
+/// timeline's origin (0 for a trace without blocks).
+pub fn first_pass(trace: &hopscope_probe::Trace) -> (HopScan, u64) {
     let mut scan = HopScan::new(&trace.header);
     let mut origin = u64::MAX;
     for block in &trace.blocks {
         scan.add(block);
         origin = origin.min(origin_of(block));
     }
-    let mut timeline = Timeline::new(&trace.header, &scan, if origin == u64::MAX { 0 } else { origin }, cut);
+    (scan, if origin == u64::MAX { 0 } else { origin })
+}
+
+/// A whole in-memory trace as a timeline, block by block (the `export`
+/// command streams from the file instead).
+pub fn blocks(trace: &hopscope_probe::Trace, cut: Cut) -> Vec<BlockTimeline> {
+    let (scan, origin) = first_pass(trace);
+    let mut timeline = Timeline::new(&trace.header, &scan, origin, cut);
     trace.blocks.iter().filter_map(|b| timeline.block(b)).collect()
 }
 
