@@ -1,8 +1,9 @@
 //! `hopscope export --format chrome|perfetto TRACE`: the trace as a
 //! timeline that Perfetto's UI (both formats) and chrome://tracing (JSON)
-//! load, on stdout or into `--output`.
+//! load, on stdout or into `--output`. `--format parquet RUN…` writes the
+//! runs' results as Parquet tables instead (`hopscope_reports::tables`).
 //!
-//! Streams: one pass over the file finds each lane's hops and time zero, a
+//! A timeline streams: one pass over the file finds each lane's hops and time zero, a
 //! second writes each block's slices as it is read, so memory stays one
 //! block however long the trace. A trace cut short (a killed run) is
 //! exported from every complete block; one line on stderr says what was
@@ -27,10 +28,19 @@ pub(crate) enum Format {
     Chrome,
     /// Perfetto's native protobuf trace (TrackEvent packets).
     Perfetto,
+    /// Parquet tables of one or more runs' results, into the `-o`
+    /// directory (runs, lanes, figures, blocks, slices; marks with
+    /// `--marks`).
+    #[cfg(feature = "parquet")]
+    Parquet,
 }
 
 /// Flags of `hopscope export`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "A timeline (chrome, perfetto) is of one trace: a `.hop` file, a run directory, or a run \
+key. Parquet takes one or more RUNs (a run directory, a baseline's name, `latest`, `#ID`, a date or a commit, as \
+`compare` reads them) and writes one file per table into the -o directory; the columns are documented in \
+docs/parquet.md.")]
 pub(crate) struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "chrome")]
@@ -42,11 +52,42 @@ pub(crate) struct Args {
     /// Only this lane (repeat for more); default every lane.
     #[arg(long = "lane", value_name = "NAME")]
     lanes: Vec<String>,
-    /// Write here instead of stdout.
-    #[arg(long, short = 'o', value_name = "FILE")]
+    /// Write here instead of stdout (parquet: the directory, required).
+    #[arg(long, short = 'o', value_name = "PATH")]
     output: Option<PathBuf>,
-    /// The `.hop` trace.
-    trace: PathBuf,
+    /// Parquet: add `marks.parquet`, every mark of each run's trace.
+    #[arg(long)]
+    marks: bool,
+    /// The trace (timeline), or the runs (parquet).
+    #[arg(required = true, value_name = "TRACE|RUN")]
+    inputs: Vec<String>,
+}
+
+/// Exit 2 with clap's usage line: flags that do not go together.
+fn usage(message: &str) -> ! {
+    use clap::CommandFactory;
+    let mut cli = crate::Cli::command();
+    cli.build();
+    let kind = clap::error::ErrorKind::ArgumentConflict;
+    match cli.find_subcommand_mut("export") {
+        Some(export) => export.error(kind, message).exit(),
+        None => cli.error(kind, message).exit(),
+    }
+}
+
+/// The trace a timeline input names: a `.hop` file, a run directory, or a
+/// run key the index resolves.
+fn trace_of(input: &str) -> anyhow::Result<PathBuf> {
+    let path = PathBuf::from(input);
+    if path.is_file() {
+        return Ok(path);
+    }
+    let dir = if path.is_dir() { path } else { crate::index::RunIndex::open()?.find(input)?.dir };
+    let trace = dir.join("trace.hop");
+    if !trace.is_file() {
+        bail!("{} holds no trace.hop", dir.display());
+    }
+    Ok(trace)
 }
 
 /// The two writers behind one interface.
@@ -56,7 +97,23 @@ enum Writer<W: Write> {
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let path = &args.trace;
+    let protobuf = match args.format {
+        Format::Chrome => false,
+        Format::Perfetto => true,
+        #[cfg(feature = "parquet")]
+        Format::Parquet => {
+            if args.ops.is_some() || !args.lanes.is_empty() {
+                usage("--ops and --lane cut a timeline; parquet exports whole runs");
+            }
+            let Some(out) = &args.output else { usage("--format parquet needs -o DIR (one file per table)") };
+            return parquet(&args.inputs, out, args.marks);
+        }
+    };
+    if args.marks {
+        usage("--marks goes with --format parquet");
+    }
+    let [input] = args.inputs.as_slice() else { usage("a timeline is of one trace: give one TRACE") };
+    let path = &trace_of(input)?;
     let cannot = || format!("cannot export {}", path.display());
     // Pass 1: each lane's hops, time zero, and where a cut trace ends.
     let mut reader = TraceReader::open(path).with_context(cannot)?;
@@ -97,9 +154,10 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let out = BufWriter::new(out);
     let write = || "cannot write the timeline";
-    let mut writer = match args.format {
-        Format::Chrome => Writer::Chrome(ChromeWriter::start(out, &header).context(write())?),
-        Format::Perfetto => Writer::Perfetto(PerfettoWriter::start(out, &header).context(write())?),
+    let mut writer = if protobuf {
+        Writer::Perfetto(PerfettoWriter::start(out, &header).context(write())?)
+    } else {
+        Writer::Chrome(ChromeWriter::start(out, &header).context(write())?)
     };
     let mut reader = TraceReader::open(path).with_context(cannot)?;
     let (mut slices, mut flows, mut overlapping) = (0u64, 0u64, 0u64);
@@ -120,7 +178,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         Writer::Chrome(w) => w.finish(partial.as_deref()).context(write())?,
         Writer::Perfetto(w) => w.finish().context(write())?.0,
     };
-    if args.format == Format::Chrome {
+    if !protobuf {
         writeln!(out).context(write())?;
     }
     out.flush().context(write())?;
@@ -138,5 +196,32 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
              (their flow ends kept on zero-length slices)"
         );
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--format parquet`: the runs' tables into `out`.
+#[cfg(feature = "parquet")]
+fn parquet(keys: &[String], out: &std::path::Path, marks: bool) -> anyhow::Result<ExitCode> {
+    use hopscope_analyze::Decomposition;
+    use hopscope_reports::tables::{self, RunSource};
+
+    let index = crate::index::RunIndex::open()?;
+    let mut runs = Vec::with_capacity(keys.len());
+    for key in keys {
+        let dir = index.find(key)?.dir;
+        let file = dir.join("result.json");
+        let text = std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+        let d = Decomposition::from_json(&text).with_context(|| format!("cannot read {}", file.display()))?;
+        runs.push((d, dir));
+    }
+    let sources: Vec<RunSource<'_>> = runs.iter().map(|(d, dir)| RunSource { decomposition: d, dir }).collect();
+    let written = tables::write_tables(&sources, out, marks)?;
+    for cut in &written.partial {
+        eprintln!("hopscope: partial: {cut}");
+    }
+    for table in &written.tables {
+        eprintln!("hopscope: {:>8} rows → {}", table.rows, table.path.display());
+    }
+    println!("{}", out.display());
     Ok(ExitCode::SUCCESS)
 }

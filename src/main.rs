@@ -25,7 +25,7 @@ mod spec;
 /// nanosecond slices.
 #[derive(Debug, Parser)]
 #[command(name = "hopscope", version, about, long_about = None)]
-struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }

@@ -10,6 +10,8 @@
 //! - [`render`]: writes the PNGs and `report.html` into a run directory;
 //!   [`write_decomposition`] and its siblings write every file of a run
 //!   (JSON, receipt, charts, page) and say what they wrote ([`Written`]).
+//! - [`tables`] (feature `parquet`): the results of many runs as Parquet
+//!   tables a query engine reads.
 
 #![deny(missing_docs)]
 
@@ -18,6 +20,8 @@ pub mod charts;
 mod error;
 mod html;
 pub mod style;
+#[cfg(feature = "parquet")]
+pub mod tables;
 mod written;
 
 use std::path::{Path, PathBuf};

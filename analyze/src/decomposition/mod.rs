@@ -194,6 +194,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         insitu_lane: insitu.lane,
         slices: insitu.slices,
         floor_slices: insitu.floor_slices,
+        floor_slices_lane: insitu.floor_lane,
         crosscheck: insitu.crosscheck,
         observer_effect,
         cpu_us_per_op: per_lane.cpu,
@@ -308,6 +309,7 @@ struct InSitu {
     lane: Option<String>,
     slices: Vec<SliceFigures>,
     floor_slices: Vec<SliceFigures>,
+    floor_lane: Option<String>,
     crosscheck: Option<CrossCheck>,
 }
 
@@ -381,6 +383,7 @@ fn insitu(
         lane: sliced.and_then(|o| header.lanes.get(usize::from(o.lane)).cloned()),
         slices,
         floor_slices: floor_slices.unwrap_or_default(),
+        floor_lane: probed_floor.and_then(|o| header.lanes.get(usize::from(o.lane)).cloned()),
         crosscheck,
     }
 }

@@ -34,6 +34,10 @@ pub struct Decomposition {
     pub slices: Vec<SliceFigures>,
     /// Slices of the probed floor, in hop order (empty without one).
     pub floor_slices: Vec<SliceFigures>,
+    /// The lane [`Self::floor_slices`] come from (results written before
+    /// it was recorded lack it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor_slices_lane: Option<String>,
     /// In-situ library slices against the lane arithmetic.
     pub crosscheck: Option<CrossCheck>,
     /// Cost of the probe itself: probed vs clean writer.

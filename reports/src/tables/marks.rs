@@ -1,0 +1,60 @@
+//! `marks.parquet`: every mark of a run's trace, streamed a block at a
+//! time into row groups of at most [`ROW_GROUP_ROWS`] rows.
+//!
+//! `t_ns` is nanoseconds from the start of the trace's first block (the
+//! clock's raw ticks scaled by the run's own calibration), so marks of one
+//! run subtract into slice durations and runs never share a time axis.
+
+use hopscope_probe::{Mark, TraceReader};
+
+use super::convert::int;
+use super::rows::MarkRow;
+use super::{ROW_GROUP_ROWS, RunSource, TableError, TableFile};
+
+/// Append `run`'s marks to `file`; a sentence when its trace ended early
+/// (the marks stop at the last complete block).
+pub(super) fn stream(run: &RunSource<'_>, file: &mut TableFile<MarkRow>) -> Result<Option<String>, TableError> {
+    let path = run.dir.join("trace.hop");
+    let mut reader = TraceReader::open(&path).map_err(|source| TableError::Trace { path: path.clone(), source })?;
+    let header = reader.header().clone();
+    let id = run.run_id();
+    let ns_per_tick = header.clock.ns_per_tick;
+    let mut origin = None;
+    let mut pending: Vec<MarkRow> = Vec::new();
+    let name = |names: &[String], i: u16| names.get(usize::from(i)).cloned().unwrap_or_else(|| format!("#{i}"));
+    let cut = loop {
+        let block = match reader.next_block() {
+            Ok(Some(block)) => block,
+            Ok(None) => break None,
+            Err(err) => break Some(format!("{}: marks stop before the damage ({err})", path.display())),
+        };
+        let origin = *origin.get_or_insert(block.start.0);
+        let lane = name(&header.lanes, block.lane);
+        for stream in &block.streams {
+            let thread = name(&header.threads, stream.thread);
+            for mark in &stream.marks {
+                let hop = header.hops.get(mark.hop).map_or_else(|| format!("#{}", mark.hop.0), |h| h.name.clone());
+                // Ticks before the origin (a mark taken before its block's
+                // start is recorded) give negative times, not a wrap.
+                let ticks = i128::from(mark.ticks.0) - i128::from(origin);
+                pending.push(MarkRow {
+                    run_id: id.clone(),
+                    lane: lane.clone(),
+                    pass: i64::from(block.pass),
+                    sample: i64::from(block.sample),
+                    thread: thread.clone(),
+                    op: int("operation id", mark.op.0)?,
+                    hop,
+                    cpu: (mark.cpu != Mark::UNKNOWN_CPU).then_some(i64::from(mark.cpu)),
+                    t_ns: (ticks as f64 * ns_per_tick).round() as i64,
+                });
+            }
+        }
+        if pending.len() >= ROW_GROUP_ROWS {
+            file.write(&pending)?;
+            pending.clear();
+        }
+    };
+    file.write(&pending)?;
+    Ok(cut)
+}
