@@ -168,9 +168,9 @@ fn tables_round_trip_to_each_runs_result_and_trace() {
         // blocks: every block, in run order
         let block_rows = of_run(&blocks, &id);
         let expected: Vec<(String, u32, u32, f64)> = d
-            .lanes
-            .iter()
-            .flat_map(|(name, lane)| lane.blocks_us.iter().map(|b| (name.clone(), b.pass, b.sample, b.us_per_op)))
+            .lanes_in_order()
+            .into_iter()
+            .flat_map(|(name, lane)| lane.blocks_us.iter().map(|b| (name.to_owned(), b.pass, b.sample, b.us_per_op)))
             .collect();
         let got: Vec<(String, u32, u32, f64)> = block_rows
             .iter()

@@ -125,24 +125,38 @@ fn render_slices(v: &SliceVerdicts, out: &mut String) -> std::fmt::Result {
     )
 }
 
-/// Render `e` as Markdown.
+/// Render `e` as Markdown: title, verdict and warnings, then the body.
 pub fn markdown(e: &Experiment) -> String {
+    let mut out = String::new();
+    // Writing to a String cannot fail.
+    let _ = render_head(e, &mut out);
+    let _ = render(e, &mut out);
+    out
+}
+
+/// Everything after the verdict and warnings, for a page that shows those
+/// itself (each once).
+pub fn body_markdown(e: &Experiment) -> String {
     let mut out = String::new();
     // Writing to a String cannot fail.
     let _ = render(e, &mut out);
     out
 }
 
-fn render(e: &Experiment, out: &mut String) -> std::fmt::Result {
+fn render_head(e: &Experiment, out: &mut String) -> std::fmt::Result {
     writeln!(out, "# hopscope A/B: {}\n", e.name)?;
     writeln!(out, "**Verdict: {}**\n", e.outcome.verdict)?;
-    writeln!(out, "Hypothesis: {}\n", e.hypothesis)?;
     for w in &e.warnings {
         writeln!(out, "- ⚠ {w}")?;
     }
     if !e.warnings.is_empty() {
         writeln!(out)?;
     }
+    Ok(())
+}
+
+fn render(e: &Experiment, out: &mut String) -> std::fmt::Result {
+    writeln!(out, "Hypothesis: {}\n", e.hypothesis)?;
     writeln!(out, "## Why\n")?;
     for r in &e.outcome.reasons {
         writeln!(out, "- {r}")?;

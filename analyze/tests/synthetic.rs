@@ -295,6 +295,11 @@ fn the_receipt_carries_every_section() {
     {
         assert!(md.contains(section), "missing {section}");
     }
+    // Lanes read baseline → floor → subject, clean before probed.
+    let lanes = md.split("## Lanes").nth(1).and_then(|rest| rest.split("\n## ").next()).expect("lane table");
+    let at = |lane: &str| lanes.find(&format!("| {lane} |")).unwrap_or_else(|| panic!("{lane} listed"));
+    let order = ["inline", "floor", "floor-probed", "writer", "writer-probed"];
+    assert!(order.windows(2).all(|w| at(w[0]) < at(w[1])), "{lanes}");
     let headline = receipt::headline(&d).expect("headline");
     assert!(headline.contains("Of the 12.30 µs (95% CI 12.30…12.30) hop"), "{headline}");
     assert!(headline.contains("0.95 µs (95% CI 0.95…0.95) is the writer's own work"), "{headline}");

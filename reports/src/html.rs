@@ -61,7 +61,7 @@ pub fn page(d: &Decomposition, options: ChartOptions) -> Result<String, ReportEr
         headline: receipt::headline(d).unwrap_or_else(|| "This run has no lane arithmetic to summarise.".to_owned()),
         warnings: &d.warnings,
         charts,
-        body_md: receipt::markdown(d),
+        body_md: format!("# Receipt\n\n{}", receipt::body_markdown(d)),
         schema: &d.schema,
     })
 }
@@ -77,7 +77,7 @@ pub fn experiment_page(e: &Experiment) -> Result<String, ReportError> {
         headline,
         warnings: &e.warnings,
         charts: chart,
-        body_md: experiment::markdown(e),
+        body_md: experiment::body_markdown(e),
         schema: &e.schema,
     })
 }

@@ -40,6 +40,9 @@ fn every_chart_is_a_png_of_the_documented_size_and_the_page_holds_them() {
     }
     assert!(html.contains("<table>"), "receipt tables missing");
     assert!(html.contains("Of the ") && html.contains(") hop, "), "headline missing");
+    assert_eq!(html.matches(") hop, ").count(), 1, "the headline is shown once");
+    assert!(!fixture().warnings.is_empty(), "the fixture carries warnings");
+    assert_eq!(html.matches("<h2>Warnings</h2>").count(), 1, "the warnings are shown once");
     assert!(!html.contains("<script"), "the page must not need scripts");
     assert!(!html.contains("<img"), "charts are inline SVG, no image to break");
     for remote in ["src=\"http", "href=\"http", "url(http", "@import"] {

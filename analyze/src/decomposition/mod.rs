@@ -189,6 +189,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         host: header.host.clone(),
         clock: header.clock.clone(),
         counters: header.counters.clone(),
+        lane_order: lane_order(header, &per_lane.results),
         lanes: per_lane.results,
         derived,
         insitu_lane: insitu.lane,
@@ -205,6 +206,31 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         partial: None,
         warnings,
     }
+}
+
+/// The lanes in reading order (see [`Decomposition::lane_order`]): by role
+/// (baseline, floor, subject, peers, arms, control), a lane's clean build
+/// before its probed one, ties in the order the run declared them.
+fn lane_order(header: &TraceHeader, lanes: &BTreeMap<String, LaneResult>) -> Vec<String> {
+    let infos: Vec<Option<hopscope_probe::LaneInfo>> =
+        (0..header.lanes.len()).map(|i| u16::try_from(i).ok().and_then(|i| header.lane_info(i))).collect();
+    let mut keyed: Vec<_> = header
+        .lanes
+        .iter()
+        .enumerate()
+        .filter(|(_, name)| lanes.contains_key(*name))
+        .map(|(i, name)| {
+            let info = infos[i].as_ref();
+            // Lanes of one declaration (`writer`, `writer-probed`) stay together.
+            let first =
+                info.and_then(|a| infos.iter().position(|b| b.as_ref().is_some_and(|b| b.code == a.code))).unwrap_or(i);
+            let probed = info.is_some_and(|a| a.variant == Some(Variant::Probed));
+            ((info.map(|a| a.role), first, probed, i), name.clone())
+        })
+        .collect();
+    // A lane without a role (never, from a header) sorts last.
+    keyed.sort_by_key(|((role, first, probed, i), _)| (role.is_none(), *role, *first, *probed, *i));
+    keyed.into_iter().map(|(_, name)| name).collect()
 }
 
 /// [`decompose`] a trace that may cover only part of its run, saying so:
@@ -466,4 +492,36 @@ fn observer(clean: &LaneBlocks, probed: &LaneBlocks) -> Option<ObserverEffect> {
         delta_ci95: delta.ci95,
         delta_pct: if clean_us > 0.0 { delta.median / clean_us * 100.0 } else { 0.0 },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lanes_read_baseline_floor_subject_then_peers_clean_before_probed() {
+        let declared = ["writer-probed", "peer-x", "inline", "writer", "floor-probed", "floor", "peer-y"];
+        let header = TraceHeader::for_this_host(&declared, &["caller"]);
+        let lanes: BTreeMap<String, LaneResult> = declared
+            .iter()
+            .filter(|name| **name != "peer-y")
+            .map(|name| {
+                let result = LaneResult {
+                    ops: 0,
+                    blocks: 0,
+                    probed: false,
+                    us_per_op: None,
+                    cv_by_pass: Vec::new(),
+                    blocks_us: Vec::new(),
+                    counters: BTreeMap::new(),
+                    cross_core_hops_per_op: None,
+                    ops_crossing_cores: None,
+                    op_latency_quantiles_us: Vec::new(),
+                };
+                ((*name).to_owned(), result)
+            })
+            .collect();
+        let order = lane_order(&header, &lanes);
+        assert_eq!(order, ["inline", "floor", "floor-probed", "writer", "writer-probed", "peer-x"]);
+    }
 }

@@ -26,6 +26,13 @@ pub struct Decomposition {
     pub counters: Vec<CounterSupport>,
     /// Per lane, keyed by lane name.
     pub lanes: BTreeMap<String, LaneResult>,
+    /// Lane names in reading order: baseline, floor, subject, peers, A/B
+    /// arms, control; a lane's clean build before its probed one; ties in
+    /// the order the run declared them. Tables and charts list lanes this
+    /// way ([`Decomposition::lanes_in_order`]). Empty in results written
+    /// before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lane_order: Vec<String>,
     /// `hop`, `boundary`, `library`, when the trace has the lanes for them.
     pub derived: Option<Derived>,
     /// Lane whose in-situ marks give the slices.
@@ -68,6 +75,15 @@ pub struct Decomposition {
     pub partial: Option<Partial>,
     /// What a reader must know before trusting the figures.
     pub warnings: Vec<String>,
+}
+
+impl Decomposition {
+    /// Every lane, in [`Self::lane_order`] (then any lane it omits, by name).
+    pub fn lanes_in_order(&self) -> Vec<(&str, &LaneResult)> {
+        let ordered = self.lane_order.iter().filter_map(|name| self.lanes.get_key_value(name));
+        let rest = self.lanes.iter().filter(|(name, _)| !self.lane_order.contains(name));
+        ordered.chain(rest).map(|(name, lane)| (name.as_str(), lane)).collect()
+    }
 }
 
 /// How the run was made.

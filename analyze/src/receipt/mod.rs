@@ -13,10 +13,21 @@ use crate::slices::Owner;
 
 mod crosscheck;
 
-/// Render `d` as Markdown.
+/// Render `d` as Markdown: the title, the headline and warnings, then
+/// every table.
 pub fn markdown(d: &Decomposition) -> String {
     let mut out = String::new();
     // Writing to a String cannot fail; the results are ignored on purpose.
+    let _ = render_head(d, &mut out);
+    let _ = render(d, &mut out);
+    out
+}
+
+/// The tables alone, for a page that shows the title, headline and
+/// warnings itself (the HTML report: each once).
+pub fn body_markdown(d: &Decomposition) -> String {
+    let mut out = String::new();
+    // Writing to a String cannot fail.
     let _ = render(d, &mut out);
     out
 }
@@ -47,8 +58,7 @@ pub fn headline(d: &Decomposition) -> Option<String> {
     Some(sentence)
 }
 
-fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
-    let meta = |key: &str| d.run.meta.get(key).map_or("unknown", String::as_str);
+fn render_head(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     // hopscope's own runs name their shape; a harness program and a
     // program's capture name themselves.
     let title = d
@@ -72,11 +82,15 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         }
         writeln!(out)?;
     }
+    Ok(())
+}
 
+fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
+    let meta = |key: &str| d.run.meta.get(key).map_or("unknown", String::as_str);
     writeln!(out, "## Lanes (µs per operation, median of blocks)\n")?;
     writeln!(out, "| lane | probed | median | 95% CI | MAD | p10 | p90 | blocks | ops | max CV per pass |")?;
     writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")?;
-    for (name, lane) in &d.lanes {
+    for (name, lane) in d.lanes_in_order() {
         let cv =
             lane.cv_by_pass.iter().copied().reduce(f64::max).map_or("–".to_owned(), |c| format!("{:.1}%", c * 100.0));
         match &lane.us_per_op {
@@ -357,7 +371,7 @@ fn render_counters(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         names.iter().map(|n| n.trim_end_matches("_per_op").replace('_', " ")).collect::<Vec<_>>().join(" | ")
     )?;
     writeln!(out, "|---|{}", "---:|".repeat(names.len()))?;
-    for (lane, result) in &d.lanes {
+    for (lane, result) in d.lanes_in_order() {
         let cells: Vec<String> = names
             .iter()
             .map(|n| match result.counters.get(*n) {
@@ -374,8 +388,11 @@ fn render_counters(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         writeln!(out, "| {lane} | {} |", cells.join(" | "))?;
     }
     writeln!(out, "\ntask-clock is in ns per operation; an unsupported counter is listed below, never shown as 0.\n")?;
-    let crossing: Vec<(&String, f64, f64)> =
-        d.lanes.iter().filter_map(|(lane, r)| Some((lane, r.cross_core_hops_per_op?, r.ops_crossing_cores?))).collect();
+    let crossing: Vec<(&str, f64, f64)> = d
+        .lanes_in_order()
+        .into_iter()
+        .filter_map(|(lane, r)| Some((lane, r.cross_core_hops_per_op?, r.ops_crossing_cores?)))
+        .collect();
     if !crossing.is_empty() {
         writeln!(out, "Cross-core hops (from the CPU each mark was taken on):\n")?;
         writeln!(out, "| lane | CPU changes per write | writes crossing cores |")?;

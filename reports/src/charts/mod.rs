@@ -187,9 +187,10 @@ pub fn frontier_png(rows: &[hopscope_analyze::sweep::SweepRow], path: &Path) -> 
     to_png(path, "frontier", |area| frontier::frontier_chart(area, rows))
 }
 
-/// Lane names in a fixed order (sorted), so colours match across charts.
+/// Lane names in reading order (baseline, floor, subject, peers: the
+/// decomposition's `lane_order`), the same in every chart so colours match.
 pub(crate) fn lane_names(d: &Decomposition) -> Vec<&str> {
-    d.lanes.keys().map(String::as_str).collect()
+    d.lanes_in_order().into_iter().map(|(name, _)| name).collect()
 }
 
 /// Draw a centred note on an otherwise empty chart.

@@ -39,13 +39,13 @@ impl Rows {
         let id = run_id(d);
         self.runs.push(run_row(run, &id)?);
         let derived = d.derived.as_ref();
-        for (name, lane) in &d.lanes {
+        for (name, lane) in d.lanes_in_order() {
             let role = derived.and_then(|x| x.lanes.iter().find(|(_, l)| *l == name)).map(|(role, _)| role.clone());
             let us = lane.us_per_op.as_ref();
             let ctx = d.ctx_switches_per_op.get(name).and_then(|roles| roles.get("process")).copied();
             self.lanes.push(LaneRow {
                 run_id: id.clone(),
-                lane: name.clone(),
+                lane: name.to_owned(),
                 role,
                 probed: lane.probed,
                 ops: int("operations", lane.ops)?,
@@ -65,7 +65,7 @@ impl Rows {
             for block in &lane.blocks_us {
                 self.blocks.push(BlockRow {
                     run_id: id.clone(),
-                    lane: name.clone(),
+                    lane: name.to_owned(),
                     pass: i64::from(block.pass),
                     sample: i64::from(block.sample),
                     us_per_op: block.us_per_op,

@@ -16,7 +16,7 @@ pub fn decomposition(d: &Decomposition) -> String {
 
 fn write(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     writeln!(out, "{:<20} {:>10} {:>21}", "lane", "µs/op", "95% CI")?;
-    for (name, lane) in &d.lanes {
+    for (name, lane) in d.lanes_in_order() {
         match &lane.us_per_op {
             Some(s) => writeln!(out, "{name:<20} {:>10.3} {:>10.3} – {:<8.3}", s.median, s.ci95[0], s.ci95[1])?,
             None => writeln!(out, "{name:<20} {:>10}", "no ops")?,
