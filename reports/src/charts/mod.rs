@@ -3,6 +3,7 @@
 
 pub(crate) mod ab;
 mod cpu;
+mod differences;
 mod distributions;
 pub(crate) mod frontier;
 mod lanes;
@@ -39,6 +40,9 @@ pub struct ChartOptions {
 pub enum ChartKind {
     /// Slices of the probed lane stacked to the total, with lane totals.
     Waterfall,
+    /// Hop, boundary, library and the observer effect: each paired
+    /// difference on its own scale with its CI.
+    Differences,
     /// µs per operation per lane, with CI whiskers.
     Lanes,
     /// ECDF of each lane's block figures.
@@ -51,13 +55,20 @@ pub enum ChartKind {
 
 impl ChartKind {
     /// Every chart, in report order.
-    pub const ALL: [ChartKind; 5] =
-        [ChartKind::Waterfall, ChartKind::Lanes, ChartKind::Distributions, ChartKind::CpuVsWall, ChartKind::Stability];
+    pub const ALL: [ChartKind; 6] = [
+        ChartKind::Waterfall,
+        ChartKind::Differences,
+        ChartKind::Lanes,
+        ChartKind::Distributions,
+        ChartKind::CpuVsWall,
+        ChartKind::Stability,
+    ];
 
     /// File name without extension.
     pub fn file_stem(self) -> &'static str {
         match self {
             ChartKind::Waterfall => "waterfall",
+            ChartKind::Differences => "differences",
             ChartKind::Lanes => "lanes",
             ChartKind::Distributions => "distributions",
             ChartKind::CpuVsWall => "cpu-vs-wall",
@@ -69,6 +80,7 @@ impl ChartKind {
     pub fn title(self) -> &'static str {
         match self {
             ChartKind::Waterfall => "Where one write goes, slice by slice",
+            ChartKind::Differences => "The hop, split: paired differences in µs per write, each on its own scale",
             ChartKind::Lanes => "µs per write by lane (median, 95% CI)",
             ChartKind::Distributions => "Distribution of block figures (ECDF)",
             ChartKind::CpuVsWall => "CPU against wall time per write",
@@ -88,6 +100,7 @@ impl ChartKind {
         area.fill(&WHITE)?;
         match self {
             ChartKind::Waterfall => waterfall::waterfall_chart(area, d),
+            ChartKind::Differences => differences::differences_chart(area, d),
             ChartKind::Lanes => lanes::lanes_chart(area, d),
             ChartKind::Distributions => distributions::distributions_chart(area, d, options.log_x),
             ChartKind::CpuVsWall => cpu::cpu_vs_wall_chart(area, d),
@@ -368,7 +381,22 @@ pub(crate) fn row_of(i: usize, rows: usize) -> i32 {
 
 /// A tick value without a trailing `.0` on whole numbers.
 fn trim_zero(value: f64) -> String {
-    if value.fract() == 0.0 { format!("{value:.0}") } else { format!("{value:.1}") }
+    // A tick at a rounding error from zero reads `0`, not `-0.0`.
+    if value.abs() < 0.05 {
+        "0".to_owned()
+    } else if value.fract() == 0.0 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.1}")
+    }
+}
+
+/// A tick value to three decimals at most, trailing zeros dropped: for axes
+/// whose steps are finer than 0.1.
+pub(crate) fn fine_tick(value: f64) -> String {
+    let text = format!("{value:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    if text == "-0" { "0".to_owned() } else { text.to_owned() }
 }
 
 /// `min..max` widened by a margin on each side (never empty).
