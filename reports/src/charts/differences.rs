@@ -102,7 +102,7 @@ where
                 [(0.0, 0.0), (0.0, 0.7)],
                 px(10.0, w),
                 px(6.0, w),
-                BLACK.stroke_width(px(2.0, w).max(1)).into(),
+                BLACK.stroke_width(px(2.0, w).max(1)),
             ))?;
         }
         let y = 0.38;

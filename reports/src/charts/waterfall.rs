@@ -1,18 +1,56 @@
 //! The slice waterfall: each slice of the probed lane as a bar starting
-//! where the previous one ended, coloured by who owns it, with the inline,
-//! floor and writer lane figures as reference lines, so `boundary` (floor −
-//! inline) and `library` (writer − floor) show as lengths.
+//! where the previous one ended, coloured by who owns it, with its CI as a
+//! whisker and the inline, floor and writer lane figures as reference
+//! lines, so `boundary` (floor − inline) and `library` (writer − floor)
+//! show as lengths. Slices too small to see at that scale are drawn again,
+//! zoomed, beside it.
 
-use hopscope_analyze::slices::Owner;
+use hopscope_analyze::slices::{Owner, SliceFigures};
 use hopscope_analyze::{Decomposition, Role};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{ChartKind, DrawResult, font, lane_names, legend, note, px, row_chart, row_of};
+use super::{ChartKind, DrawResult, fine_tick, font, lane_names, note, px, row_chart, row_of};
 use crate::style::{self, LEGEND_PX};
 
-/// Draw the waterfall of `d.slices`.
+/// A slice narrower than this share of the full scale is drawn again in
+/// the zoomed panel: at full scale it is a hairline (the writer's own
+/// steps are tens of nanoseconds beside a 15 µs execute).
+const ZOOM_BELOW: f64 = 0.03;
+
+/// One bar: where it starts, the slice, and whether it is zoomed.
+struct Bar<'a> {
+    start: f64,
+    slice: &'a SliceFigures,
+    zoomed: bool,
+}
+
+/// Where each slice starts: on the path, where the previous one ended; a
+/// tail beside the path, where its first hop was marked (the caller
+/// already runs on).
+fn bars(d: &Decomposition) -> (Vec<Bar<'_>>, f64) {
+    let mut bars: Vec<Bar<'_>> = Vec::with_capacity(d.slices.len());
+    let mut end = 0.0;
+    for slice in &d.slices {
+        let start = if slice.on_path {
+            let start = end;
+            end += slice.median_us.max(0.0);
+            start
+        } else {
+            let from = slice.name.split('→').next().unwrap_or_default();
+            bars.iter()
+                .find(|b| b.slice.on_path && b.slice.name.rsplit('→').next() == Some(from))
+                .map_or(end, |b| b.start + b.slice.median_us.max(0.0))
+        };
+        bars.push(Bar { start, slice, zoomed: false });
+    }
+    (bars, end)
+}
+
+/// Draw the waterfall of `d.slices`: the full scale on the left with the
+/// lanes as reference lines, the slices too small to see zoomed on the
+/// right, and the legend beneath the zoom, off the reference lines.
 pub(crate) fn waterfall_chart<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, d: &Decomposition) -> DrawResult
 where
     DB::ErrorType: 'static,
@@ -20,26 +58,8 @@ where
     if d.slices.is_empty() {
         return note(area, ChartKind::Waterfall.title(), "No probed lane in this run: no slices to draw.");
     }
-    let (w, _) = area.dim_in_pixel();
-    let n = d.slices.len() as i32;
-    let mut bars = Vec::with_capacity(d.slices.len());
-    let mut end = 0.0;
-    for slice in &d.slices {
-        if slice.on_path {
-            let start = end;
-            end += slice.median_us.max(0.0);
-            bars.push((start, end, slice));
-        } else {
-            // A tail beside the path starts where its first hop was marked
-            // and does not push the path on: the caller already runs.
-            let from = slice.name.split('→').next().unwrap_or_default();
-            let start = bars
-                .iter()
-                .find(|(_, _, s)| s.on_path && s.name.rsplit('→').next() == Some(from))
-                .map_or(end, |(_, x1, _)| *x1);
-            bars.push((start, start + slice.median_us.max(0.0), slice));
-        }
-    }
+    let (w, h) = area.dim_in_pixel();
+    let (mut bars, end) = bars(d);
     let names = lane_names(d);
     let references: Vec<(&str, f64, RGBColor)> = [Role::Baseline, Role::Floor, Role::Subject]
         .into_iter()
@@ -50,62 +70,189 @@ where
             Some((lane, median, style::lane_color(index)))
         })
         .collect();
-    let x_max = references.iter().map(|r| r.1).chain(bars.iter().map(|b| b.1)).fold(end, f64::max) * 1.15;
+    let reach = |b: &Bar<'_>| b.start + b.slice.ci95[1].max(b.slice.median_us).max(0.0);
+    let x_max = references.iter().map(|r| r.1).chain(bars.iter().map(reach)).fold(end, f64::max).max(1e-3) * 1.12;
+    for bar in &mut bars {
+        bar.zoomed = bar.slice.ci95[1].max(bar.slice.median_us) < ZOOM_BELOW * x_max;
+    }
     let labels: Vec<String> = d
         .slices
         .iter()
         .map(|s| if s.on_path { s.name.clone() } else { format!("{} (beside the path)", s.name) })
         .collect();
 
+    let (left, right) = area.split_horizontally((f64::from(w) * 0.63) as i32);
     // Name the lane sliced: hopscope's probed writer, or a program's own.
     let caption = format!("Where one write goes: slices of {}", d.insitu_lane.as_deref().unwrap_or("the probed lane"));
-    let mut chart = row_chart(area, &caption, &labels, x_max, "µs per write, cumulative (slice medians)", 280.0)?;
+    let mut chart = row_chart(&left, &caption, &labels, x_max, "µs per write, cumulative (median, 95% CI)", 340.0)?;
     let row = |i: usize| row_of(i, labels.len());
-
+    let n = labels.len() as i32;
+    for (_, median, color) in &references {
+        chart.draw_series(DashedLineSeries::new(
+            [(*median, SegmentValue::Exact(0)), (*median, SegmentValue::Exact(n))],
+            px(12.0, w),
+            px(6.0, w),
+            color.stroke_width(px(3.0, w)),
+        ))?;
+    }
     let margin = px(10.0, w);
-    chart.draw_series(bars.iter().enumerate().map(|(i, (x0, x1, slice))| {
+    chart.draw_series(bars.iter().enumerate().map(|(i, b)| {
         let mut bar = Rectangle::new(
-            [(*x0, SegmentValue::Exact(row(i))), (*x1, SegmentValue::Exact(row(i) + 1))],
-            owner_color(slice.owner).filled(),
+            [
+                (b.start, SegmentValue::Exact(row(i))),
+                (b.start + b.slice.median_us.max(0.0), SegmentValue::Exact(row(i) + 1)),
+            ],
+            owner_color(b.slice.owner).filled(),
         );
         bar.set_margin(margin, margin, 0, 0);
         bar
     }))?;
-    chart.draw_series(bars.iter().enumerate().map(|(i, (_, x1, slice))| {
+    chart.draw_series(bars.iter().enumerate().filter(|(_, b)| !b.zoomed).map(|(i, b)| {
+        ErrorBar::new_horizontal(
+            SegmentValue::CenterOf(row(i)),
+            b.start + b.slice.ci95[0],
+            b.start + b.slice.median_us,
+            b.start + b.slice.ci95[1],
+            BLACK.stroke_width(px(2.0, w).max(1)),
+            px(14.0, w),
+        )
+    }))?;
+    chart.draw_series(bars.iter().enumerate().map(|(i, b)| {
+        let text = if b.zoomed { " → zoomed".to_owned() } else { format!(" {:.2} µs", b.slice.median_us) };
         Text::new(
-            if slice.within_two_grains {
-                " ≤ 2 clock grains".to_owned()
-            } else {
-                format!(" {:.2} µs", slice.median_us)
-            },
-            (*x1, SegmentValue::CenterOf(row(i))),
+            text,
+            (b.start + b.slice.ci95[1].max(b.slice.median_us).max(0.0), SegmentValue::CenterOf(row(i))),
             TextStyle::from(font(LEGEND_PX, w)).pos(Pos::new(HPos::Left, VPos::Center)),
         )
     }))?;
-    let owners: Vec<Owner> = [Owner::Library, Owner::Tail, Owner::Sqlite, Owner::Boundary]
-        .into_iter()
-        .filter(|o| d.slices.iter().any(|s| s.owner == *o))
-        .collect();
-    for owner in owners {
-        let color = owner_color(owner);
-        let size = px(10.0, w) as i32;
-        chart
-            .draw_series(std::iter::empty::<Rectangle<(f64, SegmentValue<i32>)>>())?
-            .label(owner_label(owner))
-            .legend(move |(x, y)| Rectangle::new([(x, y - size), (x + 2 * size, y + size)], color.filled()));
+
+    let (zoom, key) = right.split_vertically((f64::from(h) * 0.62) as i32);
+    zoomed_panel(&zoom, d, &bars, w)?;
+    legend_panel(&key, d, &references, w)
+}
+
+/// The slices too small to see at full scale, each from zero on a scale of
+/// their own, with their CIs and figures.
+fn zoomed_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    d: &Decomposition,
+    bars: &[Bar<'_>],
+    w: u32,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let small: Vec<&Bar<'_>> = bars.iter().filter(|b| b.zoomed).collect();
+    if small.is_empty() {
+        return Ok(());
+    }
+    let x_max = small.iter().map(|b| b.slice.ci95[1].max(b.slice.median_us)).fold(0.0, f64::max).max(1e-3) * 1.6;
+    let labels: Vec<String> = small.iter().map(|b| b.slice.name.clone()).collect();
+    let caption = "Small slices, zoomed (median, 95% CI)";
+    let mut chart = zoom_chart(area, caption, &labels, x_max, w)?;
+    let row = |i: usize| row_of(i, labels.len());
+    let margin = px(8.0, w);
+    chart.draw_series(small.iter().enumerate().map(|(i, b)| {
+        let mut bar = Rectangle::new(
+            [(0.0, SegmentValue::Exact(row(i))), (b.slice.median_us.max(0.0), SegmentValue::Exact(row(i) + 1))],
+            owner_color(b.slice.owner).filled(),
+        );
+        bar.set_margin(margin, margin, 0, 0);
+        bar
+    }))?;
+    chart.draw_series(small.iter().enumerate().map(|(i, b)| {
+        ErrorBar::new_horizontal(
+            SegmentValue::CenterOf(row(i)),
+            b.slice.ci95[0],
+            b.slice.median_us,
+            b.slice.ci95[1],
+            BLACK.stroke_width(px(2.0, w).max(1)),
+            px(12.0, w),
+        )
+    }))?;
+    let grain = d.clock.grain_ns();
+    chart.draw_series(small.iter().enumerate().map(|(i, b)| {
+        let text = if b.slice.within_two_grains {
+            format!(" ≤ 2 grains{}", grain.map_or(String::new(), |g| format!(" ({:.0} ns)", 2.0 * g)))
+        } else {
+            format!(" {:.0} ns", b.slice.median_us * 1_000.0)
+        };
+        Text::new(
+            text,
+            (b.slice.ci95[1].max(b.slice.median_us).max(0.0), SegmentValue::CenterOf(row(i))),
+            TextStyle::from(font(LEGEND_PX * 0.85, w)).pos(Pos::new(HPos::Left, VPos::Center)),
+        )
+    }))?;
+    Ok(())
+}
+
+/// A row chart for the zoomed panel: smaller type and a µs axis in fine steps.
+fn zoom_chart<'a, DB: DrawingBackend + 'a>(
+    area: &'a DrawingArea<DB, Shift>,
+    caption: &str,
+    labels: &[String],
+    x_max: f64,
+    w: u32,
+) -> Result<super::RowChart<'a, DB>, Box<dyn std::error::Error + Send + Sync>>
+where
+    DB::ErrorType: 'static,
+{
+    let n = labels.len() as i32;
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, font(style::LABEL_PX, w))
+        .margin(px(16.0, w))
+        .x_label_area_size(px(50.0, w))
+        .y_label_area_size(px(210.0, w))
+        .build_cartesian_2d(0f64..x_max, (0..n - 1).into_segmented())?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .light_line_style(style::GRID_COLOR.mix(0.5))
+        .x_labels(5)
+        .x_label_formatter(&|x| fine_tick(*x))
+        .y_labels(labels.len())
+        .y_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(y) => labels.get((n - 1 - *y) as usize).cloned().unwrap_or_default(),
+            _ => String::new(),
+        })
+        .x_desc("µs")
+        .label_style(font(LEGEND_PX * 0.8, w))
+        .axis_desc_style(font(LEGEND_PX * 0.8, w))
+        .draw()?;
+    Ok(chart)
+}
+
+/// Who owns each colour, and the lanes' reference lines, in a panel of
+/// their own so no key covers a line or a bar.
+fn legend_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    d: &Decomposition,
+    references: &[(&str, f64, RGBColor)],
+    w: u32,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let size = px(LEGEND_PX * 0.9, w) as i32;
+    let step = size * 3 / 2;
+    let text = TextStyle::from(font(LEGEND_PX * 0.85, w)).pos(Pos::new(HPos::Left, VPos::Center));
+    let (x, mut y) = (px(24.0, w) as i32, px(16.0, w) as i32 + size / 2);
+    let owners = [Owner::Library, Owner::Tail, Owner::Sqlite, Owner::Boundary];
+    for owner in owners.into_iter().filter(|o| d.slices.iter().any(|s| s.owner == *o)) {
+        area.draw(&Rectangle::new([(x, y - size / 3), (x + size, y + size / 3)], owner_color(owner).filled()))?;
+        area.draw(&Text::new(owner_label(owner), (x + size * 3 / 2, y), text.clone()))?;
+        y += step;
     }
     for (lane, median, color) in references {
-        chart
-            .draw_series(DashedLineSeries::new(
-                [(median, SegmentValue::Exact(0)), (median, SegmentValue::Exact(n))],
-                px(12.0, w),
-                px(6.0, w),
-                color.stroke_width(px(3.0, w)),
-            ))?
-            .label(format!("{lane}: {median:.2} µs/write"))
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], color.stroke_width(3)));
+        let dash = size / 3;
+        for k in 0..2 {
+            let x0 = x + k * 2 * dash;
+            area.draw(&PathElement::new([(x0, y), (x0 + dash, y)], color.stroke_width(px(3.0, w))))?;
+        }
+        area.draw(&Text::new(format!("lane {lane}: {median:.2} µs/write"), (x + size * 3 / 2, y), text.clone()))?;
+        y += step;
     }
-    legend(&mut chart, SeriesLabelPosition::UpperRight, w)
+    Ok(())
 }
 
 fn owner_color(owner: Owner) -> RGBColor {
