@@ -27,6 +27,7 @@ pub mod resolution;
 pub mod roles;
 pub mod slice_verdict;
 pub mod slices;
+pub mod slow_rounds;
 pub mod source;
 pub mod stats;
 pub mod sweep;

@@ -175,6 +175,10 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
             None
         }
     };
+    let slow_rounds = crate::slow_rounds::slow_rounds(&per_lane.results);
+    if let Some(slow) = &slow_rounds {
+        warnings.push(slow.warning());
+    }
     let drops = drops(header, scanned.dropped, joined, &mut warnings);
     let comparison = comparison(header, blocks, &roles, &per_lane);
 
@@ -203,6 +207,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         comparison,
         span_machinery: insitu.machinery.or_else(|| header.span_machinery.clone()),
         drops,
+        slow_rounds,
         partial: None,
         warnings,
     }

@@ -68,6 +68,10 @@ pub struct Decomposition {
     pub span_machinery: Option<hopscope_probe::SpanMachinery>,
     /// Marks dropped and operations excluded.
     pub drops: Drops,
+    /// Rounds in which every lane ran slow at once (a shared cost such as a
+    /// WAL checkpoint, which the run cannot tell apart), when there are any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_rounds: Option<crate::slow_rounds::SlowRounds>,
     /// Set when the figures cover only part of the run: a trace salvaged
     /// from a killed run, or a run stopped early (a signal, a lane's
     /// failure).

@@ -4,6 +4,7 @@
 use hopscope_analyze::Decomposition;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{ChartKind, DrawResult, font, lane_names, legend, note, px};
 use crate::style::{self, CAPTION_PX, LABEL_PX};
@@ -47,6 +48,24 @@ where
             px(6.0, w),
             BLACK.mix(0.5).stroke_width(2),
         ))?;
+    }
+    // Rounds every lane ran slow in together: shaded, and said once.
+    if let Some(slow) = &d.slow_rounds {
+        let band = style::LIBRARY_COLOR.mix(0.12).filled();
+        chart.draw_series(slow.rounds.iter().map(|[pass, sample]| {
+            let x = round(*pass, *sample);
+            Rectangle::new([(x - 0.5, y_range.start), (x + 0.5, y_range.end)], band)
+        }))?;
+        let every = slow.every.map_or(String::new(), |n| format!(", every {n} rounds"));
+        let text = format!(
+            "shaded: all lanes slow together ({} rounds{every}): shared, cause not recorded (a WAL checkpoint fits)",
+            slow.rounds.len()
+        );
+        chart.draw_series(std::iter::once(Text::new(
+            text,
+            (-0.4, y_range.end),
+            TextStyle::from(font(style::LEGEND_PX * 0.8, w)).pos(Pos::new(HPos::Left, VPos::Top)),
+        )))?;
     }
     for (index, lane) in lane_names(d).into_iter().enumerate() {
         let color = style::lane_color(index);
