@@ -32,6 +32,17 @@ pub(crate) struct Args {
     /// An inconclusive verdict exits 0.
     #[arg(long, value_enum)]
     fail_on: Option<FailOn>,
+    /// Print the result as JSON on stdout (`hopscope.ab-run/1`: the run
+    /// directory and the experiment) instead of the summary.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The JSON `--json` prints: where the run is, and its experiment.
+fn print_json(dir: &Path, experiment: &Experiment) -> anyhow::Result<()> {
+    let out = serde_json::json!({ "schema": "hopscope.ab-run/1", "dir": dir, "experiment": experiment });
+    println!("{}", serde_json::to_string_pretty(&out).context("cannot write JSON")?);
+    Ok(())
 }
 
 /// An A/B verdict as a gate reads it: `b` against `a`.
@@ -54,8 +65,12 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let experiment = reanalyze(&spec, dir)?;
         let written = hopscope_reports::write_experiment(dir, &experiment)
             .with_context(|| format!("cannot write the results in {}", dir.display()))?;
-        print!("{}", hopscope_harness::ab::summary(&experiment));
-        print!("\n{written}");
+        if args.json {
+            print_json(dir, &experiment)?;
+        } else {
+            print!("{}", hopscope_harness::ab::summary(&experiment));
+            print!("\n{written}");
+        }
         return Ok(gate(&experiment, args.fail_on));
     }
     let (a, b) = spec.lanes()?;
@@ -64,9 +79,20 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     for (key, value) in hopscope_workloads::run_facts(spec.shape, hopscope_workloads::DbConfig::default()) {
         harness = harness.meta(key, value);
     }
+    if args.json {
+        harness = harness.quiet();
+    }
     let outcome = harness.run_experiment(&spec.experiment, a, b)?;
+    if let (true, Some(line)) = (args.json, &outcome.stopped) {
+        eprintln!("hopscope: {line}");
+    }
     match (&outcome.experiment, outcome.stopped.is_none()) {
-        (Some(experiment), true) => Ok(gate(experiment, args.fail_on)),
+        (Some(experiment), true) => {
+            if args.json {
+                print_json(&outcome.dir, experiment)?;
+            }
+            Ok(gate(experiment, args.fail_on))
+        }
         _ => Ok(outcome.exit_code()),
     }
 }

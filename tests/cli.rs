@@ -251,6 +251,14 @@ fn ab_runs_a_spec_and_detects_a_later_edit() {
             ["ab", spec.to_str().expect("utf-8"), "--analyze", run_dir.to_str().expect("utf-8"), "--fail-on", fail_on];
         assert_eq!(hopscope(&args).status.code(), Some(code), "--fail-on {fail_on}");
     }
+    // --json: the run and its experiment on stdout, nothing else there.
+    let json =
+        hopscope(&["ab", spec.to_str().expect("utf-8"), "--analyze", run_dir.to_str().expect("utf-8"), "--json"]);
+    assert!(json.status.success(), "{}", String::from_utf8_lossy(&json.stderr));
+    let printed: serde_json::Value = serde_json::from_slice(&json.stdout).expect("stdout is one JSON document");
+    assert_eq!(printed["schema"], "hopscope.ab-run/1");
+    assert_eq!(printed["experiment"]["schema"], "hopscope.ab/1");
+    assert_eq!(printed["experiment"]["outcome"]["verdict"], ab["outcome"]["verdict"]);
 }
 
 #[test]

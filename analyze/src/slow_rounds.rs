@@ -58,7 +58,8 @@ pub fn slow_rounds(lanes: &BTreeMap<String, LaneResult>) -> Option<SlowRounds> {
         .values()
         .filter(|l| l.blocks_us.len() >= 2)
         .map(|l| {
-            let blocks: BTreeMap<(u32, u32), f64> = l.blocks_us.iter().map(|b| ((b.pass, b.sample), b.us_per_op)).collect();
+            let blocks: BTreeMap<(u32, u32), f64> =
+                l.blocks_us.iter().map(|b| ((b.pass, b.sample), b.us_per_op)).collect();
             let mut values: Vec<f64> = blocks.values().copied().collect();
             (blocks, median_of_unsorted(&mut values))
         })
@@ -66,8 +67,12 @@ pub fn slow_rounds(lanes: &BTreeMap<String, LaneResult>) -> Option<SlowRounds> {
     if usable.len() < 2 {
         return None;
     }
-    let shared: Vec<(u32, u32)> =
-        usable[0].0.keys().copied().filter(|round| usable.iter().all(|(blocks, _)| blocks.contains_key(round))).collect();
+    let shared: Vec<(u32, u32)> = usable[0]
+        .0
+        .keys()
+        .copied()
+        .filter(|round| usable.iter().all(|(blocks, _)| blocks.contains_key(round)))
+        .collect();
     let slow: Vec<usize> = shared
         .iter()
         .enumerate()

@@ -52,8 +52,18 @@ struct Parts<'a> {
 pub fn page(d: &Decomposition, options: ChartOptions) -> Result<String, ReportError> {
     let meta = |key: &str| d.run.meta.get(key).map_or("unknown", String::as_str);
     let mut charts = String::new();
-    for kind in ChartKind::ALL {
+    for kind in ChartKind::drawn_for(d) {
         charts.push_str(&figure(kind.file_stem(), kind.title(), &kind.render_svg(d, options)?));
+    }
+    let left_out: Vec<String> = ChartKind::ALL
+        .into_iter()
+        .filter_map(|kind| kind.nothing_to_draw(d).map(|why| format!("{} — {why}", kind.title())))
+        .collect();
+    if !left_out.is_empty() {
+        let items: String = left_out.iter().map(|line| format!("<li>{}</li>", escape(line))).collect();
+        charts.push_str(&format!(
+            "<p class=\"left-out\">Charts left out, with nothing to draw:</p>\n<ul class=\"left-out\">{items}</ul>\n"
+        ));
     }
     assemble(&Parts {
         title: format!("hopscope report: {}", meta("shape")),

@@ -69,10 +69,19 @@ pub fn render_merge(r: &hopscope_analyze::merge::MergeResult, dir: &Path) -> Res
     Ok(Rendered { html, pngs: vec![arms, slices] })
 }
 
-/// Write every chart as a PNG and the HTML page into `dir`.
+/// Write every chart that has something to draw as a PNG, and the HTML
+/// page, into `dir`. A chart with nothing to draw is left out (the page
+/// says which and why); a stale PNG of it from an earlier render is
+/// removed.
 pub fn render(d: &Decomposition, dir: &Path, options: ChartOptions) -> Result<Rendered, ReportError> {
     let mut pngs = Vec::with_capacity(ChartKind::ALL.len());
-    for kind in ChartKind::ALL {
+    for kind in ChartKind::ALL.into_iter().filter(|kind| kind.nothing_to_draw(d).is_some()) {
+        let path = dir.join(format!("{}.png", kind.file_stem()));
+        if path.is_file() {
+            std::fs::remove_file(&path).map_err(|source| ReportError::Io { path: path.clone(), source })?;
+        }
+    }
+    for kind in ChartKind::drawn_for(d) {
         let path = dir.join(format!("{}.png", kind.file_stem()));
         kind.render_png(d, options, &path)?;
         pngs.push(path);

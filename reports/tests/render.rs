@@ -79,6 +79,7 @@ fn a_run_with_nothing_to_draw_still_renders_with_notes() {
     d.slices.clear();
     d.floor_slices.clear();
     d.derived = None;
+    d.observer_effect = None;
     d.crosscheck = None;
     d.cpu_us_per_op.clear();
     for lane in d.lanes.values_mut() {
@@ -87,9 +88,35 @@ fn a_run_with_nothing_to_draw_still_renders_with_notes() {
         lane.op_latency_quantiles_us.clear();
     }
     let dir = temp_dir("empty");
+    // A chart drawn by an earlier render of the same directory goes.
+    std::fs::write(dir.join("waterfall.png"), b"stale").expect("stale png");
     let rendered = render(&d, &dir, ChartOptions::default()).expect("renders notes");
+    assert!(rendered.pngs.is_empty(), "no empty chart is written: {:?}", rendered.pngs);
+    assert!(!dir.join("waterfall.png").exists(), "the stale chart is removed");
     let html = std::fs::read_to_string(rendered.html).expect("html");
-    assert!(html.contains("no slices to draw") || html.contains("No probed lane"));
+    assert!(!html.contains("<svg"), "no empty chart frame on the page");
+    assert!(html.contains("Charts left out") && html.contains("no slices to draw"), "the page says what is left out");
+    // Drawn on its own, an empty chart still explains itself.
+    let svg = ChartKind::Waterfall.render_svg(&d, ChartOptions::default()).expect("note");
+    assert!(svg.contains("no slices to draw"));
+}
+
+#[test]
+fn a_programs_capture_leaves_out_only_the_charts_it_has_no_figures_for() {
+    // A program's own capture: one sliced lane, no lane arithmetic, no
+    // clean/probed pair, no CPU readings.
+    let mut d = fixture();
+    d.derived = None;
+    d.observer_effect = None;
+    d.cpu_us_per_op.clear();
+    let drawn = ChartKind::drawn_for(&d);
+    assert_eq!(drawn, [ChartKind::Waterfall, ChartKind::Lanes, ChartKind::Distributions, ChartKind::Stability]);
+    let dir = temp_dir("capture");
+    let rendered = render(&d, &dir, ChartOptions::default()).expect("renders");
+    assert_eq!(rendered.pngs.len(), drawn.len());
+    let html = std::fs::read_to_string(rendered.html).expect("html");
+    assert_eq!(html.matches("<svg").count(), drawn.len());
+    assert!(html.contains("nothing was paired") && html.contains("no CPU readings"));
 }
 
 /// Strings from another machine, each trying to become markup.

@@ -88,6 +88,36 @@ impl ChartKind {
         }
     }
 
+    /// Why this chart would be empty for `d` (the sentence its placeholder
+    /// shows), or `None` when it has something to draw. Reports leave such
+    /// charts out rather than show an empty frame.
+    pub fn nothing_to_draw(self, d: &Decomposition) -> Option<&'static str> {
+        let lanes = || d.lanes.values();
+        let empty = match self {
+            ChartKind::Waterfall => d.slices.is_empty(),
+            ChartKind::Differences => d.derived.is_none() && d.observer_effect.is_none(),
+            ChartKind::Lanes => lanes().all(|l| l.us_per_op.is_none()),
+            ChartKind::Distributions | ChartKind::Stability => {
+                lanes().all(|l| l.blocks_us.iter().all(|b| !b.us_per_op.is_finite()))
+            }
+            ChartKind::CpuVsWall => !d.lanes.iter().any(|(name, l)| {
+                l.us_per_op.is_some() && d.cpu_us_per_op.get(name).is_some_and(|roles| roles.contains_key("process"))
+            }),
+        };
+        empty.then_some(match self {
+            ChartKind::Waterfall => "No probed lane in this run: no slices to draw.",
+            ChartKind::Differences => "This run has no lane arithmetic and no observer effect: nothing was paired.",
+            ChartKind::Lanes => "No lane ran any operation.",
+            ChartKind::Distributions | ChartKind::Stability => "No lane ran any block.",
+            ChartKind::CpuVsWall => "The run recorded no CPU readings.",
+        })
+    }
+
+    /// The charts with something to draw for `d`, in report order.
+    pub fn drawn_for(d: &Decomposition) -> Vec<ChartKind> {
+        ChartKind::ALL.into_iter().filter(|kind| kind.nothing_to_draw(d).is_none()).collect()
+    }
+
     fn draw<DB: DrawingBackend>(
         self,
         area: &DrawingArea<DB, Shift>,
@@ -98,6 +128,11 @@ impl ChartKind {
         DB::ErrorType: 'static,
     {
         area.fill(&WHITE)?;
+        if let Some(reason) = self.nothing_to_draw(d) {
+            note(area, self.title(), reason)?;
+            area.present()?;
+            return Ok(());
+        }
         match self {
             ChartKind::Waterfall => waterfall::waterfall_chart(area, d),
             ChartKind::Differences => differences::differences_chart(area, d),
