@@ -16,6 +16,9 @@ use serde::{Deserialize, Serialize};
 use crate::decomposition::LaneResult;
 use crate::stats::median_of_unsorted;
 
+/// A lane's block figures by round (pass, sample).
+type Blocks = BTreeMap<(u32, u32), f64>;
+
 /// A block is slow when its figure is past this multiple of its lane's
 /// median block figure.
 pub const SLOW_FACTOR: f64 = 2.0;
@@ -54,7 +57,7 @@ impl SlowRounds {
 /// [`SLOW_FACTOR`] × its median; `None` when there is none, or fewer than
 /// two such lanes.
 pub fn slow_rounds(lanes: &BTreeMap<String, LaneResult>) -> Option<SlowRounds> {
-    let usable: Vec<(BTreeMap<(u32, u32), f64>, f64)> = lanes
+    let usable: Vec<(Blocks, f64)> = lanes
         .values()
         .filter(|l| l.blocks_us.len() >= 2)
         .map(|l| {
