@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const CHARTS: [&str; 5] = ["waterfall", "lanes", "distributions", "cpu-vs-wall", "stability"];
+const CHARTS: [&str; 6] = ["waterfall", "differences", "lanes", "distributions", "cpu-vs-wall", "stability"];
 /// A browser that has not answered by then is hung, not slow.
 const BROWSER_DEADLINE: Duration = Duration::from_secs(90);
 
