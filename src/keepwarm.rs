@@ -51,7 +51,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let dir = rundir::create(args.out.as_deref(), "keep-warm")?;
     let rows = keep_warm::run(&sweep, &dir, &rundir::metadata(), rundir::show_progress(), |line| eprintln!("{line}"))?;
     let written = hopscope_reports::write_sweep(&dir, &rows)?;
-    println!("{}", hopscope_analyze::sweep::markdown(&rows));
+    println!("{}", hopscope_reports::receipt::sweep::markdown(&rows));
     print!("{written}");
     Ok(ExitCode::SUCCESS)
 }

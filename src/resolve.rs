@@ -55,7 +55,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         );
     })?;
     let written = hopscope_reports::write_resolution(&dir, &result)?;
-    println!("{}", hopscope_analyze::resolution::markdown(&result));
+    println!("{}", hopscope_reports::receipt::resolution::markdown(&result));
     print!("{written}");
     Ok(ExitCode::SUCCESS)
 }

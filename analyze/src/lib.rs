@@ -5,7 +5,8 @@
 //! paired lane differences ([`lanes`]), slice figures and the cross-check of
 //! two instruments ([`slices`]) with the full accounting of `writer − floor`
 //! ([`accounting`]), the observer effect, CPU per operation and
-//! drop accounting. [`receipt`] renders it as Markdown. Everything here is a
+//! drop accounting. `hopscope-reports` renders it (receipts, charts, the page).
+//! Everything here is a
 //! function of the trace: no workload is run, no file is written, nothing is
 //! printed, and bad data yields an error or an absent figure, never a panic
 //! or a NaN.
@@ -22,7 +23,6 @@ pub mod experiment;
 pub mod join;
 pub mod lanes;
 pub mod merge;
-pub mod receipt;
 pub mod resolution;
 pub mod roles;
 pub mod slice_verdict;

@@ -333,65 +333,6 @@ pub struct Resolution {
     pub meta: BTreeMap<String, String>,
 }
 
-/// Render `r` as Markdown: lane level and slice level side by side.
-pub fn markdown(r: &Resolution) -> String {
-    let pct = |x: Option<f64>| x.map_or("–".to_owned(), |e| format!("{e:+.0}%"));
-    let mut out = format!("# hopscope resolution: delay injected into `{}`\n\n", r.slice);
-    out.push_str(
-        "| injected ns | measured ns | repeats | lane: detected | lane: estimate ns | lane: error | lane: blamed slice | \
-         slice: detected | slice: estimate ns | slice: error | other slices flagged | any slice flagged | \
-         s per decision |\n",
-    );
-    out.push_str("|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
-    for d in &r.deltas {
-        out.push_str(&format!(
-            "| {} | {:.1} | {} | {:.0}% | {:.0} | {} | {} ({:.0}%) | {:.0}% | {} | {} | {:.0}% | {:.0}% | {:.2} |\n",
-            d.injected_ns,
-            d.delay_measured_ns,
-            d.repeats,
-            d.detection_rate * 100.0,
-            d.estimated_ns,
-            pct(d.error_pct),
-            d.attributed_slice.as_deref().unwrap_or("–"),
-            d.attribution_rate * 100.0,
-            d.slice_detection_rate * 100.0,
-            d.slice_estimated_ns.map_or("–".to_owned(), |e| format!("{e:.1}")),
-            pct(d.slice_error_pct),
-            d.elsewhere_rate * 100.0,
-            d.any_flag_rate * 100.0,
-            d.seconds / d.repeats.max(1) as f64,
-        ));
-    }
-    out.push_str(
-        "\n*Measured ns* is what the injected busy-wait cost per call on this host, timed before the \
-         repeats: the truth the estimates and their errors are held to. At 0 ns a detection is a false \
-         positive. Each repeat is a crossover: two instances of the writer, four passes (`a→b`, `b→a`, \
-         `a→b`, `b→a`), `b` carrying the delay in the first two and `a` in the last two; within each order \
-         a pass of each carrier is matched and their rounds averaged in pairs as delayed − undelayed, so \
-         the instances' own difference and the order's cancel. **Lane level**: a repeat detects when the \
-         pooled rounds show a slowdown whose CI excludes zero in both orders; its estimate is the mean \
-         of the two orders' effects; its blamed slice is the one whose paired growth is the most \
-         significant. **Slice level**: every slice's \
-         per-block interquartile means are paired by round, each slice gets a Wilcoxon signed-rank \
-         p-value, Holm's procedure holds the chance of flagging any unchanged slice at 5%, and a flagged \
-         slice must move the same way in both orders (pooled as the lanes are); a repeat detects when the injected slice is flagged \
-         slower, and its estimate is that slice's median change. *Any slice flagged* at 0 ns is the slice \
-         verdicts' family-wise false-positive rate. A decision is one repeat: both arms, both orders, \
-         both verdicts.\n",
-    );
-    let meta = |k: &str| r.meta.get(k).map_or("unknown", String::as_str);
-    out.push_str(&format!(
-        "\n- command: `{}`\n- commit: {}\n- sizes: {} ops per block · {} samples × 4 passes per arm\n- host: {} · {} cores\n",
-        meta("command"),
-        meta("commit"),
-        meta("ops_per_block"),
-        meta("samples"),
-        r.host.cpu_model,
-        r.host.cores
-    ));
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -426,18 +367,6 @@ mod tests {
         assert!((row.slice_error_pct.expect("error") - (98.75 - 201.0) / 201.0 * 100.0).abs() < 1e-9);
         assert_eq!((row.elsewhere_rate, row.any_flag_rate), (0.25, 1.0));
         assert!(summarize(0, 0.0, "x", &repeats, 1.0).error_pct.is_none());
-        assert!(
-            markdown(&Resolution {
-                schema: RESOLUTION_SCHEMA.to_owned(),
-                slice: "locked→built".to_owned(),
-                deltas: vec![row],
-                host: hopscope_probe::HostInfo::detect(),
-                meta: BTreeMap::new(),
-            })
-            .contains(
-                "| 200 | 201.0 | 4 | 75% | 198 | -2% | locked→built (75%) | 75% | 98.8 | -51% | 25% | 100% | 3.00 |"
-            )
-        );
     }
 
     /// Four flipped-order passes of a crossover in which instance `b` is

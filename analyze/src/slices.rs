@@ -83,16 +83,6 @@ pub enum Owner {
     Tail,
 }
 
-/// A short name for `owner`, as tables print it.
-pub fn owner_label(owner: Owner) -> &'static str {
-    match owner {
-        Owner::Library => "library",
-        Owner::Sqlite => "SQLite",
-        Owner::Boundary => "boundary",
-        Owner::Tail => "tail",
-    }
-}
-
 fn on_path_by_default() -> bool {
     true
 }
@@ -150,18 +140,6 @@ pub fn mark_grain(figures: &mut [SliceFigures], grain_ns: Option<f64>) {
     let Some(grain_ns) = grain_ns else { return };
     for figure in figures {
         figure.within_two_grains = figure.median_us.abs() * NS_PER_US <= 2.0 * grain_ns + 1e-9;
-    }
-}
-
-/// How a slice's median reads in a table: the figure in µs, or, within two
-/// grains of the clock, `≤ 2 grains (~N ns)` with the mean that can be said.
-pub fn median_text(figure: &SliceFigures, grain_ns: Option<f64>) -> String {
-    match (figure.within_two_grains, grain_ns) {
-        (true, Some(grain)) => {
-            let mean = figure.mean_us.map_or(String::new(), |m| format!("; mean {:.1} ns", m * NS_PER_US));
-            format!("≤ 2 grains (~{:.0} ns{mean})", 2.0 * grain)
-        }
-        _ => format!("{:.3}", figure.median_us),
     }
 }
 

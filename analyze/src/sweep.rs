@@ -128,40 +128,6 @@ pub fn findings(rows: &[SweepRow]) -> Vec<String> {
     out
 }
 
-/// The sweep table as Markdown.
-pub fn markdown(rows: &[SweepRow]) -> String {
-    let cell = |v: Option<f64>| v.map_or("–".to_owned(), |v| format!("{v:.2}"));
-    let mut out = String::from("# hopscope keep-warm sweep: sequential single inserts\n\n");
-    for f in findings(rows) {
-        out.push_str(&format!("- {f}\n"));
-    }
-    out.push_str("\n| placement | setting | wall µs/op | 95% CI | caller CPU µs | writer CPU µs | process CPU µs | ctx switches/op | migrations/op | cross-core hops/op | boundary µs (vs inline) |\n");
-    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    for r in rows {
-        out.push_str(&format!(
-            "| {} | {} | {:.2} | {:.2}…{:.2} | {} | {} | {} | {} | {} | {} | {} |\n",
-            r.placement,
-            r.setting,
-            r.wall_us,
-            r.wall_ci95[0],
-            r.wall_ci95[1],
-            cell(r.caller_cpu_us),
-            cell(r.writer_cpu_us),
-            cell(r.process_cpu_us),
-            cell(r.context_switches),
-            cell(r.cpu_migrations),
-            cell(r.cross_core_hops),
-            r.boundary_us.map_or("–".to_owned(), |b| format!("{:+.2}", b.median)),
-        ));
-    }
-    out.push_str(
-        "\nSettings: `park` parks both threads at once; `spin-Wus` spins the writer W µs before parking; \
-         `yield-Wus` yields instead of spinning; `both-Wus` spins writer and caller. On one core a spin \
-         becomes a yield (spinning there starves the other thread).\n",
-    );
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,6 +160,5 @@ mod tests {
         assert!(f[0].contains("both-40us on different-cores: 13.00"), "{f:?}");
         assert!(f[1].contains("-63.00 µs CPU for -87.00 µs wall"), "{f:?}");
         assert!(f[2].starts_with("1 of 2 settings") && f[2].contains("both-40us"), "{f:?}");
-        assert!(markdown(&rows).contains("| different-cores | both-40us | 13.00 |"));
     }
 }

@@ -7,8 +7,9 @@ mod common;
 use std::collections::BTreeMap;
 
 use hopscope_analyze::slices::Owner;
-use hopscope_analyze::{Decomposition, decompose, receipt};
+use hopscope_analyze::{Decomposition, decompose};
 use hopscope_probe::{Block, Hop, HopTable, Mark, OpId, Side, Stream, Ticks, Trace, TraceHeader};
+use hopscope_reports::receipt;
 
 const LANES: [&str; 5] = ["inline", "floor", "floor-probed", "writer", "writer-probed"];
 /// What one mark costs in these traces, ns.

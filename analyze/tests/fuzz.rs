@@ -33,10 +33,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use hopscope_analyze::{
-    ab, decompose_file, decompose_partial, experiment, join, lanes, merge, receipt, resolution, sweep,
-};
+use hopscope_analyze::{ab, decompose_file, decompose_partial, experiment, join, lanes, merge, resolution, sweep};
 use hopscope_probe::{Trace, TraceReader};
+use hopscope_reports::receipt;
 
 /// Counts live heap bytes and their peak, to state each input's memory.
 struct Counting;
@@ -301,11 +300,11 @@ fn target(bytes: &[u8], analyze: bool) -> bool {
             let _ = std::fs::remove_file(&path);
         }
         let e = experiment::judge(&trace, &resolution::detection_rule());
-        let _ = experiment::markdown(&e);
+        let _ = receipt::experiment::markdown(&e);
         let _ = ab::pass_blocks(&trace);
         let _ = resolution::judge_repeat(&trace, "built");
         let m = merge::analyze(&trace, 1);
-        let _ = merge::receipt(&m);
+        let _ = receipt::merge::markdown(&m);
     }
     true
 }

@@ -118,7 +118,7 @@ fn a_control_that_moves_makes_every_verdict_drift() {
 #[test]
 fn the_receipt_names_every_arm_step_and_verdict() {
     let r = analyze(&trace(0.0), 7);
-    let receipt = hopscope_analyze::merge::receipt(&r);
+    let receipt = hopscope_reports::receipt::merge::markdown(&r);
     for arm in ARMS {
         assert!(receipt.contains(&format!("| {arm} |")), "{arm} in\n{receipt}");
     }

@@ -5,9 +5,10 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use hopscope_analyze::{AnalyzeError, decompose, receipt};
+use hopscope_analyze::{AnalyzeError, decompose};
 use hopscope_probe::counters::{Counter, CounterSupport, Support};
 use hopscope_probe::{Block, Hop, HopTable, Mark, OpId, Reading, Stream, Ticks, Trace, TraceHeader};
+use hopscope_reports::receipt;
 
 const LANES: [&str; 5] = ["inline", "floor", "floor-probed", "writer", "writer-probed"];
 
@@ -233,7 +234,7 @@ fn known_durations_are_recovered_exactly() {
         "unsupported: no such event on this host (ENOENT)"
     );
     assert_eq!(json["lanes"]["writer"]["counters"]["context_switches_per_op"]["total"], 3.0);
-    assert!(hopscope_analyze::receipt::markdown(&d).contains("## Counters per operation"));
+    assert!(receipt::markdown(&d).contains("## Counters per operation"));
 }
 
 #[test]

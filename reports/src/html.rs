@@ -12,12 +12,13 @@ use std::fmt::Write as _;
 
 use std::collections::BTreeMap;
 
-use hopscope_analyze::experiment::{self, Experiment};
-use hopscope_analyze::{ClockInfo, Decomposition, HostInfo, receipt};
+use hopscope_analyze::experiment::Experiment;
+use hopscope_analyze::{ClockInfo, Decomposition, HostInfo};
 use pulldown_cmark::{Event, Options, Parser, html};
 
 use crate::charts::{ChartKind, ChartOptions};
 use crate::error::ReportError;
+use crate::receipt::{self, experiment};
 
 /// The page template; askama escapes every field not marked `safe`.
 #[derive(askama::Template)]
@@ -113,7 +114,7 @@ pub fn merge_page(r: &hopscope_analyze::merge::MergeResult) -> Result<String, Re
         headline,
         warnings: &[],
         charts,
-        body_md: hopscope_analyze::merge::receipt(r),
+        body_md: receipt::merge::markdown(r),
         schema: &r.schema,
     })
 }

@@ -5,6 +5,8 @@
 //!
 //! - [`charts`]: one chart per file (`waterfall`, `lanes`, `distributions`,
 //!   `cpu`, `stability`), each a free function over any plotters backend.
+//! - [`receipt`]: the Markdown receipts (`receipt.md`) of every kind of
+//!   result.
 //! - [`style`]: palette, sizes, and the embedded DejaVu Sans font, so PNG
 //!   text renders the same on a machine with no fonts installed.
 //! - [`render`]: writes the PNGs and `report.html` into a run directory;
@@ -19,6 +21,7 @@ mod change;
 pub mod charts;
 mod error;
 mod html;
+pub mod receipt;
 pub mod style;
 #[cfg(feature = "parquet")]
 pub mod tables;

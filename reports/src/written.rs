@@ -6,12 +6,13 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use hopscope_analyze::experiment::{self, Experiment};
-use hopscope_analyze::merge::{self, MergeResult};
-use hopscope_analyze::resolution::{self, Resolution};
-use hopscope_analyze::sweep::{self, SweepRow};
-use hopscope_analyze::{Decomposition, receipt};
+use hopscope_analyze::Decomposition;
+use hopscope_analyze::experiment::Experiment;
+use hopscope_analyze::merge::MergeResult;
+use hopscope_analyze::resolution::Resolution;
+use hopscope_analyze::sweep::SweepRow;
 
+use crate::receipt::{self, experiment, merge, resolution, sweep};
 use crate::{ChartOptions, ReportError};
 
 /// The files a run wrote, each under a label (`result`, `receipt`,
@@ -109,7 +110,7 @@ pub fn write_experiment(dir: &Path, e: &Experiment) -> Result<Written, ReportErr
 
 /// A merge measurement: `merge.json`, `receipt.md`, `report.html`, charts.
 pub fn write_merge(dir: &Path, r: &MergeResult) -> Result<Written, ReportError> {
-    let written = json_and_receipt(dir, "merge", "merge.json", r, &merge::receipt(r))?;
+    let written = json_and_receipt(dir, "merge", "merge.json", r, &merge::markdown(r))?;
     Ok(written.rendered(crate::render_merge(r, dir)?))
 }
 

@@ -4,7 +4,8 @@
 
 use std::fmt::Write as _;
 
-use hopscope_analyze::{Decomposition, receipt};
+use hopscope_analyze::Decomposition;
+use hopscope_reports::receipt;
 
 /// The summary of `d`, as lines of text.
 pub fn decomposition(d: &Decomposition) -> String {
@@ -37,7 +38,7 @@ fn write(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         writeln!(out, "\nslices of {lane} (µs per op, median of block medians, 95% CI, share)")?;
         for s in &d.slices {
             if s.within_two_grains {
-                let median = hopscope_analyze::slices::median_text(s, d.clock.grain_ns());
+                let median = receipt::median_text(s, d.clock.grain_ns());
                 writeln!(out, "  {:<22} {median} {:>5.1}%", s.name, s.share * 100.0)?;
                 continue;
             }
@@ -72,7 +73,7 @@ fn write(d: &Decomposition, out: &mut String) -> std::fmt::Result {
             let owners: Vec<String> = a
                 .by_owner
                 .iter()
-                .map(|o| format!("{} {:+.3}", hopscope_analyze::slices::owner_label(o.owner), o.delta.median_us))
+                .map(|o| format!("{} {:+.3}", receipt::owner_label(o.owner), o.delta.median_us))
                 .collect();
             writeln!(out, "  by owner           {} (µs, writer − floor)", owners.join(", "))?;
         }

@@ -1,17 +1,16 @@
-//! `receipt.md`: the tables a reviewer pastes, rendered from a
-//! [`Decomposition`]. Formatting only: every figure comes from the analysis.
+//! `receipt.md` of a decomposition: the tables a reviewer pastes, rendered
+//! from a [`Decomposition`]. Formatting only: every figure comes from the
+//! analysis.
 
 use std::fmt::Write as _;
 use std::time::{Duration, UNIX_EPOCH};
 
 use hopscope_probe::Role;
 
-use crate::decomposition::{CounterFigure, Decomposition};
-use crate::join::SliceSide;
-use crate::lanes::Difference;
-use crate::slices::Owner;
-
-mod crosscheck;
+use hopscope_analyze::join::SliceSide;
+use hopscope_analyze::lanes::Difference;
+use hopscope_analyze::slices::Owner;
+use hopscope_analyze::{CounterFigure, Decomposition};
 
 /// Render `d` as Markdown: the title, the headline and warnings, then
 /// every table.
@@ -38,17 +37,17 @@ pub fn headline(d: &Decomposition) -> Option<String> {
     let mut sentence = match (&derived.boundary_us, &derived.library_us) {
         (Some(boundary), Some(library)) => format!(
             "Of the {} hop, {} is the thread boundary and {} is the writer's own work",
-            crosscheck::difference(&derived.hop_us),
-            crosscheck::difference(boundary),
-            crosscheck::difference(library)
+            super::crosscheck::difference(&derived.hop_us),
+            super::crosscheck::difference(boundary),
+            super::crosscheck::difference(library)
         ),
         _ => format!(
             "The hop (subject − baseline) is {}; without a floor lane it is not split into boundary and library",
-            crosscheck::difference(&derived.hop_us)
+            super::crosscheck::difference(&derived.hop_us)
         ),
     };
     if let Some(c) = &d.crosscheck {
-        sentence.push_str(&crosscheck::headline_clause(c));
+        sentence.push_str(&super::crosscheck::headline_clause(c));
     }
     // A trailing "zero," clause before the end of the sentence.
     if sentence.ends_with(',') {
@@ -160,7 +159,7 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
                 out,
                 "| {} | {side} | {owner} | {} | {ci} | {:.3} | {:.3} | {:.1}% |{extra}",
                 s.name,
-                crate::slices::median_text(s, grain_ns),
+                super::median_text(s, grain_ns),
                 s.p90_us,
                 s.p99_us,
                 s.share * 100.0
@@ -181,7 +180,7 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     }
 
     if let Some(c) = &d.crosscheck {
-        crosscheck::render(c, out)?;
+        super::crosscheck::render(c, out)?;
     }
 
     writeln!(out, "## Observer effect\n")?;
@@ -315,11 +314,11 @@ pub fn date(d: &Decomposition) -> String {
 }
 
 /// Per-operation perf-event counts per lane: `total (caller / writer)`.
-fn render_comparison(c: &crate::comparison::Comparison, out: &mut String) -> std::fmt::Result {
+fn render_comparison(c: &hopscope_analyze::comparison::Comparison, out: &mut String) -> std::fmt::Result {
     writeln!(out, "## The reference writer and its peers (µs per operation)\n")?;
     writeln!(out, "| lane | µs/op | 95% CI | hop vs inline | beyond floor | CPU µs/op | ctx switches/op |")?;
     writeln!(out, "|---|---:|---:|---:|---:|---:|---:|")?;
-    let diff = |d: &Option<crate::lanes::Difference>| {
+    let diff = |d: &Option<hopscope_analyze::lanes::Difference>| {
         d.map_or("–".to_owned(), |d| format!("{:+.3} ({:+.3}…{:+.3})", d.median, d.ci95[0], d.ci95[1]))
     };
     let number = |v: Option<f64>| v.map_or("–".to_owned(), |v| format!("{v:.3}"));
@@ -410,7 +409,7 @@ fn row(out: &mut String, name: &str, definition: &str, d: &Difference) -> std::f
 }
 
 fn owner_name(owner: Owner) -> &'static str {
-    crate::slices::owner_label(owner)
+    super::owner_label(owner)
 }
 
 fn yes_no(b: bool) -> &'static str {

@@ -3,9 +3,9 @@
 
 use std::fmt::Write as _;
 
-use crate::accounting::{Accounting, Figure};
-use crate::lanes::Difference;
-use crate::slices::{CrossCheck, Owner};
+use hopscope_analyze::accounting::{Accounting, Figure};
+use hopscope_analyze::lanes::Difference;
+use hopscope_analyze::slices::{CrossCheck, Owner};
 
 /// `median µs (95% CI lo…hi)`, or, when the CI covers zero, that and "not
 /// distinguishable from zero".

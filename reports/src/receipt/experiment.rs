@@ -1,0 +1,135 @@
+//! `receipt.md` of an A/B experiment: the verdict, why, each pass's effect
+//! and each slice's.
+
+use std::fmt::Write as _;
+
+use hopscope_analyze::experiment::Experiment;
+use hopscope_analyze::slice_verdict::SliceVerdicts;
+
+/// The per-slice verdicts: every slice, flagged ones first named.
+fn render_slices(v: &SliceVerdicts, out: &mut String) -> std::fmt::Result {
+    writeln!(out, "\n## Effect per slice (ns per operation, B − A paired by round)\n")?;
+    let changed: Vec<&str> = v.changed().map(|s| s.name.as_str()).collect();
+    if changed.is_empty() {
+        writeln!(out, "No slice changed by more than its smallest claimed effect.\n")?;
+    } else {
+        writeln!(out, "Changed: {}.\n", changed.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "))?;
+    }
+    writeln!(out, "| slice | A median | Δ | 95% CI | per pass | adjusted p | smallest claimed | changed |")?;
+    writeln!(out, "|---|---:|---:|---:|---|---:|---:|---|")?;
+    for s in &v.slices {
+        let passes: Vec<String> = s.pass_delta_ns.iter().map(|d| format!("{d:+.1}")).collect();
+        writeln!(
+            out,
+            "| `{}` | {:.1} | {:+.1} | {:+.1}…{:+.1} | {} | {:.2e} | ±{:.1} | {} |",
+            s.name,
+            s.level_ns,
+            s.delta_ns,
+            s.ci95_ns[0],
+            s.ci95_ns[1],
+            passes.join(" / "),
+            s.adjusted_p,
+            s.min_effect_ns,
+            if s.changed { "**yes**" } else { "no" }
+        )?;
+    }
+    writeln!(
+        out,
+        "\nEach slice: per-block interquartile means paired by round, a Wilcoxon signed-rank p-value, \
+         {} across the slices at α = {}; a slice changed when its adjusted p is below α, it moved the \
+         same way in every pass, and its CI clears the smallest claimed effect (the larger of {:.1} ns \
+         and {:.1}% of the slice).",
+        v.method,
+        v.alpha,
+        v.min_effect.ns,
+        v.min_effect.share * 100.0
+    )
+}
+
+/// Render `e` as Markdown: title, verdict and warnings, then the body.
+pub fn markdown(e: &Experiment) -> String {
+    let mut out = String::new();
+    // Writing to a String cannot fail.
+    let _ = render_head(e, &mut out);
+    let _ = render(e, &mut out);
+    out
+}
+
+/// Everything after the verdict and warnings, for a page that shows those
+/// itself (each once).
+pub fn body_markdown(e: &Experiment) -> String {
+    let mut out = String::new();
+    // Writing to a String cannot fail.
+    let _ = render(e, &mut out);
+    out
+}
+
+fn render_head(e: &Experiment, out: &mut String) -> std::fmt::Result {
+    writeln!(out, "# hopscope A/B: {}\n", e.name)?;
+    writeln!(out, "**Verdict: {}**\n", e.outcome.verdict)?;
+    for w in &e.warnings {
+        writeln!(out, "- ⚠ {w}")?;
+    }
+    if !e.warnings.is_empty() {
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+fn render(e: &Experiment, out: &mut String) -> std::fmt::Result {
+    writeln!(out, "Hypothesis: {}\n", e.hypothesis)?;
+    writeln!(out, "## Why\n")?;
+    for r in &e.outcome.reasons {
+        writeln!(out, "- {r}")?;
+    }
+    writeln!(out, "\n## Arms\n")?;
+    for (arm, description) in &e.arms {
+        writeln!(out, "- `{arm}`: {description}")?;
+    }
+    writeln!(out, "\n## Effect per pass (µs per operation, B − A paired by round)\n")?;
+    writeln!(out, "| pass | order | A | B | Δ | 95% CI | Δ % | control − A | spread A | spread B | clears the rule |")?;
+    writeln!(out, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")?;
+    for p in &e.outcome.passes {
+        let control = p.control_pct.map_or("–".to_owned(), |c| format!("{c:+.2}%"));
+        writeln!(
+            out,
+            "| {} | {} | {:.3} | {:.3} | {:+.3} | {:+.3}…{:+.3} | {:+.2}% | {control} | {:.1}% | {:.1}% | {} |",
+            p.pass,
+            p.order,
+            p.a_us,
+            p.b_us,
+            p.delta_us.median,
+            p.delta_us.ci95[0],
+            p.delta_us.ci95[1],
+            p.delta_pct,
+            p.spread_a * 100.0,
+            p.spread_b * 100.0,
+            if p.clear { "yes" } else { "no" }
+        )?;
+    }
+    if let Some(v) = &e.slices {
+        render_slices(v, out)?;
+    }
+    let r = &e.rule;
+    writeln!(out, "\n## Decision rule (recorded before the run)\n")?;
+    writeln!(out, "- minimum effect: {}% and {} µs per operation", r.min_effect_pct, r.min_effect_us)?;
+    writeln!(out, "- reproduced in both orders required: {}", r.both_orders)?;
+    writeln!(out, "- control may drift at most {}%", r.max_control_drift_pct)?;
+    writeln!(out, "- arms' spreads may differ at most {}×", r.max_spread_ratio)?;
+    writeln!(out, "- spec SHA-256: `{}`", e.spec_sha256)?;
+    let meta = |k: &str| e.meta.get(k).map_or("unknown", String::as_str);
+    writeln!(out, "\n## Run\n")?;
+    writeln!(out, "- command: `{}`", meta("command"))?;
+    writeln!(out, "- commit: {}", meta("commit"))?;
+    writeln!(
+        out,
+        "- shape: {} · {} ops per block · {} samples × {} passes",
+        meta("shape"),
+        meta("ops_per_block"),
+        meta("samples"),
+        meta("passes")
+    )?;
+    writeln!(out, "- host: {} · {} cores · kernel {}", e.host.cpu_model, e.host.cores, e.host.kernel)?;
+    writeln!(out, "- clock: {} · {:.6} ns/tick", e.clock.source, e.clock.ns_per_tick)?;
+    Ok(())
+}

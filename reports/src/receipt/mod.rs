@@ -1,0 +1,40 @@
+//! The Markdown receipts: what a reviewer pastes, one per kind of result,
+//! rendered from the data `hopscope_analyze` returns (formatting only).
+//!
+//! - the decomposition's `receipt.md` ([`markdown`], and [`body_markdown`]
+//!   for a page that shows the headline and warnings itself);
+//! - [`experiment`], [`merge`], [`sweep`] and [`resolution`]: each its
+//!   result's `receipt.md`.
+
+mod crosscheck;
+mod decomposition;
+pub mod experiment;
+pub mod merge;
+pub mod resolution;
+pub mod sweep;
+
+use hopscope_analyze::slices::{Owner, SliceFigures};
+
+pub use decomposition::{body_markdown, date, headline, markdown};
+
+/// A short name for `owner`, as tables print it.
+pub fn owner_label(owner: Owner) -> &'static str {
+    match owner {
+        Owner::Library => "library",
+        Owner::Sqlite => "SQLite",
+        Owner::Boundary => "boundary",
+        Owner::Tail => "tail",
+    }
+}
+
+/// How a slice's median reads in a table: the figure in µs, or, within two
+/// grains of the clock, `≤ 2 grains (~N ns)` with the mean that can be said.
+pub fn median_text(figure: &SliceFigures, grain_ns: Option<f64>) -> String {
+    match (figure.within_two_grains, grain_ns) {
+        (true, Some(grain)) => {
+            let mean = figure.mean_us.map_or(String::new(), |m| format!("; mean {:.1} ns", m * 1_000.0));
+            format!("≤ 2 grains (~{:.0} ns{mean})", 2.0 * grain)
+        }
+        _ => format!("{:.3}", figure.median_us),
+    }
+}
