@@ -68,6 +68,6 @@ mod tests {
         ];
         let md = markdown(&rows);
         assert!(md.contains("| different-cores | both-40us | 13.00 |"), "{md}");
-        assert!(md.contains("- both-40us on different-cores: 13.00"), "the findings lead: {md}");
+        assert!(md.contains("- Lowest wall time: both-40us on different-cores: 13.00"), "the findings lead: {md}");
     }
 }
