@@ -43,7 +43,7 @@ where
     let (w, _) = area.dim_in_pixel();
     let labels: Vec<String> = rows.iter().map(|s| (*s).to_owned()).collect();
     let x_desc = "µs per merged change, cumulative (slice medians)";
-    let mut chart = row_chart(area, MERGE_SLICES_TITLE, &labels, x_max, x_desc, 220.0)?;
+    let mut chart = row_chart(area, MERGE_SLICES_TITLE, &labels, x_max, x_desc, 220.0, area.dim_in_pixel().0)?;
     let row = |i: usize| row_of(i, rows.len());
     let margin = px(14.0, w);
     for (i, lane) in rows.iter().enumerate() {

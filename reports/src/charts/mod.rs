@@ -371,7 +371,8 @@ type RowCoord = Cartesian2d<RangedCoordf64, SegmentedCoord<plotters::coord::type
 pub(crate) type RowChart<'a, DB> = ChartContext<'a, DB, RowCoord>;
 
 /// A chart with one labelled row per entry of `labels`, the first at the
-/// top, and a numeric x axis from 0 to `x_max`, in the report's style. Row
+/// top, and a numeric x axis from 0 to `x_max`, in the report's style, type
+/// sized for a canvas `canvas_width` wide (a panel keeps the canvas's). Row
 /// `i` is drawn at segment [`row_of`]`(i, labels.len())`.
 pub(crate) fn row_chart<'a, DB>(
     area: &'a DrawingArea<DB, Shift>,
@@ -380,12 +381,13 @@ pub(crate) fn row_chart<'a, DB>(
     x_max: f64,
     x_desc: &str,
     label_width: f64,
+    canvas_width: u32,
 ) -> Result<RowChart<'a, DB>, Box<dyn std::error::Error + Send + Sync>>
 where
     DB: DrawingBackend + 'a,
     DB::ErrorType: 'static,
 {
-    let (w, _) = area.dim_in_pixel();
+    let w = canvas_width;
     let n = labels.len() as i32;
     let mut chart = ChartBuilder::on(area)
         .caption(caption, font(style::CAPTION_PX, w))

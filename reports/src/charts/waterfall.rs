@@ -84,7 +84,7 @@ where
     let (left, right) = area.split_horizontally((f64::from(w) * 0.63) as i32);
     // Name the lane sliced: hopscope's probed writer, or a program's own.
     let caption = format!("Where one write goes: slices of {}", d.insitu_lane.as_deref().unwrap_or("the probed lane"));
-    let mut chart = row_chart(&left, &caption, &labels, x_max, "µs per write, cumulative (median, 95% CI)", 340.0)?;
+    let mut chart = row_chart(&left, &caption, &labels, x_max, "µs per write, cumulative (median, 95% CI)", 340.0, w)?;
     let row = |i: usize| row_of(i, labels.len());
     let n = labels.len() as i32;
     for (_, median, color) in &references {
