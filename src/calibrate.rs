@@ -18,7 +18,7 @@ pub(crate) struct Args {
     #[arg(long)]
     json: bool,
     /// Timed rounds per instrument (each a batch of 1000 calls).
-    #[arg(long, default_value_t = CostPlan::default().rounds)]
+    #[arg(long, default_value_t = CostPlan::default().rounds, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     rounds: usize,
     /// Empty span operations the span machinery is measured over.
     #[arg(long, default_value_t = 20_000)]
@@ -29,7 +29,6 @@ pub(crate) struct Args {
 const MAX_SPAN_SAMPLES: usize = 2_000_000;
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    anyhow::ensure!(args.rounds > 0, "--rounds must be at least 1");
     anyhow::ensure!(
         (100..=MAX_SPAN_SAMPLES).contains(&args.span_samples),
         "--span-samples must be 100 to {MAX_SPAN_SAMPLES}"

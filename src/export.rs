@@ -65,14 +65,7 @@ pub(crate) struct Args {
 
 /// Exit 2 with clap's usage line: flags that do not go together.
 fn usage(message: &str) -> ! {
-    use clap::CommandFactory;
-    let mut cli = crate::Cli::command();
-    cli.build();
-    let kind = clap::error::ErrorKind::ArgumentConflict;
-    match cli.find_subcommand_mut("export") {
-        Some(export) => export.error(kind, message).exit(),
-        None => cli.error(kind, message).exit(),
-    }
+    crate::usage("export", clap::error::ErrorKind::ArgumentConflict, message)
 }
 
 /// The trace a timeline input names: a `.hop` file, a run directory, or a

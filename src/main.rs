@@ -75,12 +75,33 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => {
             eprintln!("hopscope: {}", one_line(&err));
+            // A flag value out of range is a usage error, as clap's own are.
+            let flag = |cause: &(dyn std::error::Error + 'static)| {
+                cause.is::<hopscope_harness::FlagError>()
+                    || matches!(cause.downcast_ref(), Some(hopscope_harness::HarnessError::Flag(_)))
+            };
+            if err.chain().any(flag) {
+                return ExitCode::from(2);
+            }
             let signal = err.chain().find_map(|cause| match cause.downcast_ref::<hopscope_harness::RunError>() {
                 Some(hopscope_harness::RunError::Interrupted { signal, .. }) => Some(*signal),
                 _ => None,
             });
             signal.map_or(ExitCode::FAILURE, |s| ExitCode::from(s.exit_status()))
         }
+    }
+}
+
+/// Exit 2 with clap's usage line for `subcommand`: a value or a mix of
+/// flags clap's own parsing cannot catch (it needs the other flags, or a
+/// table of names), refused as a usage error like the ones clap finds.
+pub(crate) fn usage(subcommand: &str, kind: clap::error::ErrorKind, message: &str) -> ! {
+    use clap::CommandFactory;
+    let mut cli = Cli::command();
+    cli.build();
+    match cli.find_subcommand_mut(subcommand) {
+        Some(sub) => sub.error(kind, message).exit(),
+        None => cli.error(kind, message).exit(),
     }
 }
 

@@ -24,16 +24,16 @@ pub(crate) struct Args {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Rows in the changeset (4 column changes each).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     rows: Option<u64>,
     /// Rounds (each imports once per arm, cold and again).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     rounds: Option<u32>,
     /// Parts per import: each import is one transaction run in this many
     /// equal parts, every arm's parts interleaved; each part is one paired
     /// sample (default: the most parts, up to 32, that split the changes
     /// evenly).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     parts: Option<u32>,
     /// Only these steps, comma-separated (default: every step). `naive`,
     /// `tuned` and `naive-control` always run: each step is judged against
@@ -49,16 +49,14 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let rounds = args.rounds.unwrap_or(if args.quick { 6 } else { 8 });
     let changes = spec.rows.saturating_mul(spec.columns as u64);
     let parts = args.parts.unwrap_or_else(|| merge_run::even_parts(changes, merge_run::PARTS));
-    for (flag, value) in [("--rows", spec.rows), ("--rounds", u64::from(rounds)), ("--parts", u64::from(parts))] {
-        if value == 0 {
-            anyhow::bail!("{flag} must be at least 1");
-        }
-    }
+    // Values clap cannot judge alone (they depend on each other or on the
+    // plan's step names) are usage errors too: exit 2, before any file.
+    let invalid = |message: String| crate::usage("merge", clap::error::ErrorKind::InvalidValue, &message);
     if !changes.is_multiple_of(u64::from(parts)) {
-        anyhow::bail!(
+        invalid(format!(
             "--parts {parts} does not split {changes} changes evenly (try {})",
             merge_run::even_parts(changes, parts)
-        );
+        ));
     }
     let mut plan = MergePlan { parts, ..MergePlan::new(spec, rounds) };
     if !args.steps.is_empty() {
@@ -66,7 +64,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let known: Vec<&str> =
             plan.arms.iter().map(|(name, _)| name.as_str()).filter(|name| !always.contains(name)).collect();
         if let Some(unknown) = args.steps.iter().find(|s| !known.contains(&s.as_str())) {
-            anyhow::bail!("unknown step `{unknown}`: the steps are {}", known.join(", "));
+            invalid(format!("--steps: unknown step `{unknown}`: the steps are {}", known.join(", ")));
         }
         plan.arms.retain(|(name, _)| always.contains(&name.as_str()) || args.steps.contains(name));
     }

@@ -37,10 +37,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         false => args.run.lanes.iter().map(String::as_str).collect(),
     };
     let db = args.db.config();
-    let lanes = LaneSpec::standard(&names, knobs)?
-        .iter()
-        .map(|spec| spec.lane(args.shape, db))
-        .collect::<Result<Vec<_>, _>>()?;
+    // A lane name is a keyword like `--shape`'s: a bad one is a usage error
+    // (exit 2), refused before any file is made.
+    let specs = LaneSpec::standard(&names, knobs)
+        .unwrap_or_else(|err| crate::usage("run", clap::error::ErrorKind::InvalidValue, &err.to_string()));
+    let lanes = specs.iter().map(|spec| spec.lane(args.shape, db)).collect::<Result<Vec<_>, _>>()?;
     let dir = rundir::create(args.run.out.as_deref(), "run")?;
     let mut meta = rundir::metadata();
     meta.extend(hopscope_workloads::run_facts(args.shape, db).map(|(k, v)| (k.to_owned(), v)));

@@ -518,18 +518,22 @@ fn merge_runs_only_the_steps_asked_for_and_refuses_an_unknown_one() {
     assert_eq!(steps.len(), 2, "one step × two phases");
     assert!(steps.iter().all(|s| s["step"] == "row_memo"));
     assert_eq!(result["meta"]["parts_per_import"], "4");
+    // Each refusal is a usage error: exit 2, and the run directory holds
+    // only what the first run wrote.
+    let before = std::fs::read_dir(&dir).expect("dir").count();
     let out = hopscope(&["merge", "--rows", "40", "--steps", "cached", "--out", path]);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("unknown step `cached`") && stderr.contains("cached_statements"), "{stderr}");
     let out = hopscope(&["merge", "--rows", "40", "--parts", "0", "--out", path]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--parts must be at least 1"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid value '0' for '--parts"));
     // Every block of a run has as many changes as the next: 160 changes do
     // not split into 3 parts, and the refusal says what would.
     let out = hopscope(&["merge", "--rows", "40", "--parts", "3", "--out", path]);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--parts 3 does not split 160 changes evenly (try 2)"));
+    assert_eq!(std::fs::read_dir(&dir).expect("dir").count(), before);
 }
 
 #[test]
@@ -595,5 +599,26 @@ fn a_bad_keyword_value_exits_2_before_anything_runs() {
         let out = hopscope(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
         assert!(String::from_utf8_lossy(&out.stderr).contains("invalid value"), "{args:?}");
+    }
+    // Values only the command can judge (a lane table, the plan's sizes)
+    // are usage errors too, each naming what is wrong, and none makes a
+    // run directory.
+    let dir = std::env::temp_dir().join(format!("hopscope-cli-{}-bad-values", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out_dir = dir.to_str().expect("utf-8 path");
+    let judged: [(&[&str], &str); 6] = [
+        (&["run", "--lanes", "inline,bogus", "--out", out_dir], "lane `bogus`"),
+        (&["run", "--lanes", "tokio-rusqlite-probed", "--out", out_dir], "no -probed build"),
+        (&["decompose", "--ops", "0", "--out", out_dir], "--ops: must be at least 1"),
+        (&["decompose", "--gap-us", "99999999", "--out", out_dir], "--gap-us: 99999999"),
+        (&["keep-warm", "--windows", "99999999", "--out", out_dir], "--windows: 99999999"),
+        (&["calibrate", "--rounds", "0"], "--rounds"),
+    ];
+    for (args, says) in judged {
+        let out = hopscope(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(!dir.exists(), "{args:?} made its run directory");
     }
 }

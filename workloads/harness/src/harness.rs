@@ -33,7 +33,11 @@ use crate::{ab, rundir, summary};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum HarnessError {
-    /// A flag or the declaration is not usable.
+    /// A flag's value is not usable (`--ops 0`, `--lanes` naming no
+    /// declared lane): a usage error, exit status 2 as for clap's own.
+    #[error("{0}")]
+    Flag(String),
+    /// The declaration or the machine cannot give what the run needs.
     #[error("{0}")]
     Usage(String),
     /// The A/B spec is not usable.
@@ -205,14 +209,18 @@ impl Harness {
     }
 
     /// Run, print a one-line error on failure, and return the exit status:
-    /// the body of a harness program's `main`.
+    /// the body of a harness program's `main`. A bad flag value exits 2
+    /// (as clap's own refusals do), any other failure 1.
     pub fn main(self) -> ExitCode {
         let name = self.name.clone();
         match self.run() {
             Ok(outcome) => outcome.exit_code(),
             Err(err) => {
                 eprintln!("{name}: {err}");
-                ExitCode::FAILURE
+                match err {
+                    HarnessError::Flag(_) => ExitCode::from(2),
+                    _ => ExitCode::FAILURE,
+                }
             }
         }
     }
@@ -228,7 +236,7 @@ impl Harness {
             Some(base) => self.args.apply(base),
             None => self.args.plan(),
         }
-        .map_err(|e| HarnessError::Usage(e.to_string()))?;
+        .map_err(|e| HarnessError::Flag(e.to_string()))?;
         self.select_lanes()?;
         // A placement this process's CPUs cannot give is refused before a
         // directory is made or a line printed.
@@ -330,7 +338,7 @@ impl Harness {
     pub fn run_experiment(mut self, spec: &ExperimentSpec, a: Lane, b: Lane) -> Result<Outcome, HarnessError> {
         let lanes = ab::arms(spec, a, b);
         let deadline =
-            self.args.apply(spec.plan.clone()).map_err(|e| HarnessError::Usage(e.to_string()))?.block_deadline;
+            self.args.apply(spec.plan.clone()).map_err(|e| HarnessError::Flag(e.to_string()))?.block_deadline;
         let plan = Plan { block_deadline: deadline, ..spec.plan.clone() };
         let dir = rundir::create(self.args.out.as_deref(), &format!("{}-ab", self.name))?;
         let mut meta = rundir::metadata();
@@ -377,7 +385,7 @@ impl Harness {
             return Ok(());
         }
         if let Some(unknown) = wanted.iter().find(|w| !self.lanes.iter().any(|l| &l.name == *w)) {
-            return Err(HarnessError::Usage(format!("--lanes: no lane `{unknown}` ({})", self.declared())));
+            return Err(HarnessError::Flag(format!("--lanes: no lane `{unknown}` ({})", self.declared())));
         }
         self.lanes.retain(|l| wanted.contains(&l.name));
         Ok(())

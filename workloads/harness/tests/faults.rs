@@ -190,3 +190,24 @@ fn bad_declarations_are_refused_in_one_line_naming_the_lane() {
         assert!(!err.contains('\n'));
     }
 }
+
+/// A bad flag value is the user's, not the code's: `Harness::run` says so
+/// with [`HarnessError::Flag`] (a harness program's `main` exits 2 on it, as
+/// for clap's own refusals) before any directory is made.
+#[test]
+fn a_bad_flag_value_is_a_usage_error_before_anything_is_made() {
+    let out = temp_dir("bad-flag");
+    let out_arg = out.to_str().expect("utf-8 path");
+    let lane = || Lane::baseline("good", |_s| Ok::<_, BoxError>(()), |_: &mut (), _op| Ok::<_, BoxError>(()));
+    for (flags, says) in
+        [(&["--lanes", "nope"][..], "--lanes: no lane `nope` (declared: good)"), (&["--ops", "0"], "--ops")]
+    {
+        let args = ["program", "--out", out_arg].into_iter().chain(flags.iter().copied());
+        let harness = Harness::try_from_args("flags", args).expect("clap parses it").quiet().lane(lane());
+        match harness.run() {
+            Err(HarnessError::Flag(text)) => assert!(text.contains(says), "{text}"),
+            other => panic!("{flags:?}: {:?}", other.map(|o| o.dir)),
+        }
+        assert!(!out.exists(), "{flags:?} made the run directory");
+    }
+}

@@ -98,11 +98,11 @@ impl KeepWarm {
     /// [`crate::knobs::MAX_WAIT_WINDOW_US`].
     pub fn validate(&self) -> Result<(), HarnessError> {
         if self.placements.is_empty() {
-            return Err(HarnessError::Usage("--placement: at least one placement".to_owned()));
+            return Err(HarnessError::Flag("--placement: at least one placement".to_owned()));
         }
         if let Some(w) = self.windows.iter().find(|w| **w > crate::knobs::MAX_WAIT_WINDOW_US) {
             let most = crate::knobs::MAX_WAIT_WINDOW_US;
-            return Err(HarnessError::Usage(format!("--windows: {w} µs is more than {most}")));
+            return Err(HarnessError::Flag(format!("--windows: {w} µs is more than {most}")));
         }
         let plan = Plan { ops_per_block: self.ops, samples: self.samples, ..Plan::careful() };
         plan.validate().map_err(HarnessError::Run)
