@@ -164,8 +164,9 @@ fn split_tail(ordered: Vec<(Hop, f64, Option<usize>)>, writer_side: &[bool]) -> 
 }
 
 /// Column order: the documented hops keep their documented order (so every
-/// receipt lists the same slices, even when a mark like `replied`, taken
-/// after a send returns, lands after the caller has already woken); extra
+/// receipt lists the same slices, even when two threads' marks land out of
+/// their documented order, as cross-core clocks or a user's own marks can
+/// make them); extra
 /// hops a workload declares are placed by their mean offset from each
 /// complete op's earliest mark (`sums`, per column). `documented` gives,
 /// per column, the hop's place in [`Hop::DOCUMENTED_ORDER`].

@@ -18,13 +18,19 @@ use rusqlite::Connection;
 
 use crate::{Writer, insert_on, note, open_db};
 
-/// Which hop each span's enter and exit stands for.
+/// Which hop each span's enter and exit stands for. `sent` and `replied`
+/// are marked before their send, as hopscope's hops define them: a send
+/// may wake the other thread at once (on a shared core, before the sender
+/// runs again), so a mark after it could land after the woken side's
+/// first mark and the send's own cost would be counted on the wrong side
+/// of the boundary. So the `send` and `reply` spans' *enters* are the
+/// marks; the `reply` span's exit closes the writer's cycle (`idle`).
 pub fn layer() -> HopLayer {
     HopLayer::new()
         .span("write", Hop::ENTER, Some(Hop::DONE))
-        .span("send", Hop::BUILT, Some(Hop::SENT))
+        .span("send", Hop::SENT, None)
         .span("execute", Hop::WOKE, Some(Hop::EXECUTED))
-        .span_exit("reply", Hop::REPLIED)
+        .span("reply", Hop::REPLIED, Some(Hop::IDLE))
         .span_exit("wait", Hop::RECEIVED)
 }
 

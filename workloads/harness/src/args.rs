@@ -13,7 +13,7 @@ use crate::plan::Plan;
 /// default.
 #[derive(Debug, Clone, Default, PartialEq, clap::Args)]
 pub struct RunArgs {
-    /// Short run (under a second on a 2-vCPU VM) instead of the careful
+    /// Short run (about a second on a 2-vCPU VM) instead of the careful
     /// default (about ten seconds).
     #[arg(long)]
     pub quick: bool,
