@@ -3,31 +3,18 @@
 //! named and the exit status following `--fail-on`, `compare` and
 //! `history` reading the run index.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("hopscope-baseline-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
-
-/// hopscope with its own run index in `root`.
-fn hopscope(root: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hopscope"))
-        .env("HOPSCOPE_INDEX", root.join("index.sqlite"))
-        .args(args)
-        .output()
-        .expect("hopscope runs")
-}
+mod common;
+use common::{hopscope_indexed, temp_dir};
 
 fn decompose(root: &Path, out: &str, extra: &[&str]) -> Output {
     let dir = root.join(out);
     let mut args = vec!["decompose", "--quick", "--ops", "20", "--samples", "6", "--passes", "2", "--warmup", "1"];
     args.extend_from_slice(extra);
     args.extend(["--out", dir.to_str().expect("utf-8")]);
-    hopscope(root, &args)
+    hopscope_indexed(root, &args)
 }
 
 fn text(out: &Output) -> String {
@@ -67,10 +54,10 @@ fn a_knob_change_against_a_saved_baseline_names_the_slice_and_gates_the_exit() {
 
     // The same comparison by `compare`, by name and by #id; without
     // --fail-on the exit is 0; the way back is the opposite call.
-    let out = hopscope(&root, &["compare", "main", "#2"]);
+    let out = hopscope_indexed(&root, &["compare", "main", "#2"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(text(&out).starts_with(&format!("# hopscope change: {verdict}")), "{}", text(&out));
-    let out = hopscope(&root, &["compare", "#2", "main", "--fail-on", "any", "--json"]);
+    let out = hopscope_indexed(&root, &["compare", "#2", "main", "--fail-on", "any", "--json"]);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json prints JSON");
     let any = |verdict: &str| match verdict {
         "regression" => 3,
@@ -81,7 +68,7 @@ fn a_knob_change_against_a_saved_baseline_names_the_slice_and_gates_the_exit() {
     assert_eq!(out.status.code(), Some(any(json["verdict"].as_str().expect("verdict"))), "{}", text(&out));
     let back = json["figures"].as_array().expect("figures").iter().find(|f| f["name"] == "locked→built").expect("row");
     assert_eq!(back["call"], if call == "slower" { "faster" } else { "drift" }, "{back}");
-    let out = hopscope(&root, &["compare", "main", "main", "--fail-on", "any"]);
+    let out = hopscope_indexed(&root, &["compare", "main", "main", "--fail-on", "any"]);
     assert_eq!(out.status.code(), Some(0), "a run against itself: {}", text(&out));
     assert!(text(&out).starts_with("# hopscope change: no change"), "{}", text(&out));
 
@@ -94,14 +81,14 @@ fn a_knob_change_against_a_saved_baseline_names_the_slice_and_gates_the_exit() {
     assert_eq!(json["result"]["schema"], "hopscope.decomposition/1");
     assert_eq!(json["change"]["schema"], "hopscope.change/1");
 
-    let history = hopscope(&root, &["history"]);
+    let history = hopscope_indexed(&root, &["history"]);
     assert!(history.status.success());
     let table = text(&history);
     assert!(table.contains("| #1 |") && table.contains("| #3 |") && table.contains("main"), "{table}");
 
     // Unknown runs and misused flags: one line, a non-zero exit, before
     // anything runs.
-    let out = hopscope(&root, &["compare", "main", "nope"]);
+    let out = hopscope_indexed(&root, &["compare", "main", "nope"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out).contains("no run \"nope\""), "{}", text(&out));
     let out = decompose(&root, "never", &["--baseline", "nope"]);
@@ -109,6 +96,6 @@ fn a_knob_change_against_a_saved_baseline_names_the_slice_and_gates_the_exit() {
     assert!(!root.join("never/trace.hop").exists(), "a bad baseline is refused before the run");
     let out = decompose(&root, "never", &["--fail-on", "regression"]);
     assert_eq!(out.status.code(), Some(2), "--fail-on needs --baseline: {}", text(&out));
-    let out = hopscope(&root, &["compare", "main", "#2", "--fail-on", "sometimes"]);
+    let out = hopscope_indexed(&root, &["compare", "main", "#2", "--fail-on", "sometimes"]);
     assert_eq!(out.status.code(), Some(2));
 }

@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::temp_dir;
+
 const CHARTS: [&str; 6] = ["waterfall", "differences", "lanes", "distributions", "cpu-vs-wall", "stability"];
 /// A browser that has not answered by then is hung, not slow.
 const BROWSER_DEADLINE: Duration = Duration::from_secs(90);
@@ -16,13 +19,6 @@ fn chromium() -> Option<PathBuf> {
         .iter()
         .map(PathBuf::from)
         .find(|p| p.exists())
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("hopscope-browser-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
 }
 
 /// Run Chromium headless on `page` with `extra` flags; returns stdout.

@@ -1,19 +1,11 @@
 //! The command line as a user meets it: the main job end to end, and one
 //! clear line with a non-zero exit for every kind of bad trace.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn hopscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hopscope")).args(args).output().expect("hopscope runs")
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("hopscope-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
+mod common;
+use common::{hopscope, small_decompose_args, temp_dir};
 
 /// A tiny real decomposition, shared by the tests that need a trace.
 fn small_decompose(dir: &Path) -> Output {
@@ -22,10 +14,7 @@ fn small_decompose(dir: &Path) -> Output {
 
 /// [`small_decompose`] with `extra` flags.
 fn small_decompose_with(dir: &Path, extra: &[&str]) -> Output {
-    let mut args = vec!["decompose", "--quick", "--ops", "20", "--samples", "3", "--passes", "2", "--warmup", "1"];
-    args.extend_from_slice(extra);
-    args.extend(["--out", dir.to_str().expect("utf-8 path")]);
-    hopscope(&args)
+    hopscope(&small_decompose_args(dir, extra))
 }
 
 #[test]

@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use hopscope_analyze::Decomposition;
 use hopscope_probe::{Mark, Trace};
@@ -13,41 +12,12 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
 use serde_json::{Value, json};
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("hopscope-parquet-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
-
-/// hopscope with its own run index in `root`.
-fn hopscope(root: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hopscope"))
-        .env("HOPSCOPE_INDEX", root.join("index.sqlite"))
-        .args(args)
-        .output()
-        .expect("hopscope runs")
-}
+mod common;
+use common::{hopscope_indexed, small_decompose_args, temp_dir};
 
 fn quick_run(root: &Path, name: &str) -> (PathBuf, Decomposition) {
     let dir = root.join(name);
-    let out = hopscope(
-        root,
-        &[
-            "decompose",
-            "--quick",
-            "--ops",
-            "20",
-            "--samples",
-            "3",
-            "--passes",
-            "2",
-            "--warmup",
-            "1",
-            "--out",
-            dir.to_str().expect("utf-8"),
-        ],
-    );
+    let out = hopscope_indexed(root, &small_decompose_args(&dir, &[]));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = std::fs::read_to_string(dir.join("result.json")).expect("result.json");
     (dir, Decomposition::from_json(&text).expect("a decomposition"))
@@ -104,7 +74,7 @@ fn tables_round_trip_to_each_runs_result_and_trace() {
     let runs = [quick_run(&root, "a"), quick_run(&root, "b")];
     let out = root.join("tables");
     // The first run by its directory, the second through the index.
-    let written = hopscope(
+    let written = hopscope_indexed(
         &root,
         &[
             "export",
@@ -262,12 +232,13 @@ fn a_bad_export_is_refused_before_anything_is_written() {
     let path = |p: &Path| p.to_str().expect("utf-8").to_owned();
 
     // The same run twice.
-    let twice = hopscope(&root, &["export", "--format", "parquet", "-o", &path(&out), &path(&dir), "latest"]);
+    let twice = hopscope_indexed(&root, &["export", "--format", "parquet", "-o", &path(&out), &path(&dir), "latest"]);
     assert_eq!(twice.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&twice.stderr).contains("give each run once"));
     // Marks from a run that kept no trace.
     std::fs::remove_file(dir.join("trace.hop")).expect("remove trace");
-    let no_trace = hopscope(&root, &["export", "--format", "parquet", "--marks", "-o", &path(&out), &path(&dir)]);
+    let no_trace =
+        hopscope_indexed(&root, &["export", "--format", "parquet", "--marks", "-o", &path(&out), &path(&dir)]);
     assert_eq!(no_trace.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&no_trace.stderr).contains("kept no trace"));
     assert!(!out.exists(), "nothing written before the check");
@@ -277,12 +248,12 @@ fn a_bad_export_is_refused_before_anything_is_written() {
         vec!["export", "--format", "parquet", "--ops", "5", "-o", &path(&root.join("x")), &path(&dir)],
         vec!["export", "--marks", &path(&dir)],
     ] {
-        let usage = hopscope(&root, &args);
+        let usage = hopscope_indexed(&root, &args);
         assert_eq!(usage.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&usage.stderr));
     }
     assert!(!root.join("x").exists());
     // Without marks the traceless run still exports.
-    let ok = hopscope(&root, &["export", "--format", "parquet", "-o", &path(&out), &path(&dir)]);
+    let ok = hopscope_indexed(&root, &["export", "--format", "parquet", "-o", &path(&out), &path(&dir)]);
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
     assert!(!out.join("marks.parquet").exists());
 }

@@ -5,8 +5,6 @@
 //! protobuf is decoded with Perfetto's own generated protos.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::process::{Command, Output};
 
 use hopscope_analyze::timeline::importer::{self, Imported, TrackEventRow};
 use hopscope_analyze::timeline::{self, Cut};
@@ -18,16 +16,8 @@ use perfetto_protos::trace_packet::trace_packet::Data;
 use perfetto_protos::track_event::track_event::Type;
 use protobuf::Message;
 
-fn hopscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hopscope")).args(args).output().expect("hopscope runs")
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("hopscope-timeline-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
+mod common;
+use common::{hopscope, small_decompose_args, temp_dir};
 
 /// The protobuf timeline decoded with Perfetto's generated types, as the
 /// importer's rows (slices, ends and thread tracks; counters checked here).
@@ -286,20 +276,7 @@ fn the_importer_replay_catches_flow_ends_bound_by_time() {
 #[test]
 fn a_quick_runs_timeline_binds_every_flow_in_both_formats() {
     let dir = temp_dir("quick");
-    let out = hopscope(&[
-        "decompose",
-        "--quick",
-        "--ops",
-        "20",
-        "--samples",
-        "3",
-        "--passes",
-        "2",
-        "--warmup",
-        "1",
-        "--out",
-        dir.to_str().expect("utf-8"),
-    ]);
+    let out = hopscope(&small_decompose_args(&dir, &[]));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let trace_path = dir.join("trace.hop");
     let trace = Trace::read(&trace_path).expect("trace");

@@ -5,27 +5,11 @@
 //! `report` and `export` commands that serve hopscope's own runs read what
 //! it wrote.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
 use hopscope_analyze::timeline::importer;
 use hopscope_harness::Harness;
 
-fn hopscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hopscope")).args(args).output().expect("hopscope runs")
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("hopscope-user-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
-fn ok(out: &Output) -> String {
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    stdout
-}
+mod common;
+use common::{hopscope, ok, temp_dir};
 
 /// The example's `main`, with these flags: `--quick --out DIR` and small
 /// sizes (3 samples × 2 passes of 50 inserts per lane).

@@ -1,0 +1,53 @@
+//! What the command-line tests share: a fresh directory per test, the
+//! binary under test (with or without a run index of the test's own), and
+//! the small real run most of them start from.
+// Each test binary compiles this module and uses its own part of it.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A fresh, empty directory for `name`, unique to this test binary
+/// (`CARGO_CRATE_NAME` is the binary compiling this module) and process.
+pub(crate) fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hopscope-{}-{}-{name}", env!("CARGO_CRATE_NAME"), std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// The `hopscope` binary with `args`, run to completion.
+pub(crate) fn hopscope(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hopscope")).args(args).output().expect("hopscope runs")
+}
+
+/// As [`hopscope`], with its run index in `root` rather than the shared
+/// `target/hopscope/index.sqlite`, so `latest`, baselines and history
+/// are this test's alone.
+pub(crate) fn hopscope_indexed(root: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hopscope"))
+        .env("HOPSCOPE_INDEX", root.join("index.sqlite"))
+        .args(args)
+        .output()
+        .expect("hopscope runs")
+}
+
+/// `decompose` at the smallest sizes that still give every figure a CI:
+/// 20 ops × 3 samples × 2 passes after one warm-up block.
+pub(crate) const SMALL_DECOMPOSE: [&str; 10] =
+    ["decompose", "--quick", "--ops", "20", "--samples", "3", "--passes", "2", "--warmup", "1"];
+
+/// [`SMALL_DECOMPOSE`] with `extra` flags, into `out`.
+pub(crate) fn small_decompose_args<'a>(out: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = SMALL_DECOMPOSE.to_vec();
+    args.extend_from_slice(extra);
+    args.extend(["--out", out.to_str().expect("utf-8 path")]);
+    args
+}
+
+/// stdout of a run that must succeed (its stderr in the failure message).
+pub(crate) fn ok(out: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    stdout
+}
