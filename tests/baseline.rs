@@ -29,7 +29,7 @@ fn a_knob_change_against_a_saved_baseline_names_the_slice_and_gates_the_exit() {
     assert!(text(&saved).contains("baseline: main = run #1"), "{}", text(&saved));
 
     // A 3 µs wait before `built`: the writer's locked→built slice grows.
-    // (A debug build on a shared VM can drift past the 10% the rule
+    // (A debug build on a shared VM can drift past the 25% the rule
     // stands, which refuses the verdict; the exit status follows the
     // verdict either way, and the slice's own change is always seen.)
     let changed = decompose(&root, "slow", &["--baseline", "main", "--fail-on", "regression", "--delay", "built:3000"]);

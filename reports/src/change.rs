@@ -15,12 +15,14 @@ pub fn change_markdown(change: &Change) -> String {
         md,
         "- Rule (fixed): a change is a difference of medians whose 95% CI excludes zero and that reaches {:.0}% of \
          the figure and at least {:.2} µs for a lane, {:.2} µs for a derived figure, {:.2} µs for a slice, after the \
-         control lanes' drift is taken off; no verdict past a {:.0}% drift.\n",
+         control lanes' drift is taken off; no verdict past a {:.0}% drift or with controls more than {:.0} points \
+         apart.\n",
         rule.min_share * 100.0,
         rule.min_us,
         rule.min_derived_us,
         rule.min_slice_us,
-        rule.max_drift * 100.0
+        rule.max_drift * 100.0,
+        rule.max_drift_spread * 100.0
     );
     for finding in &change.findings {
         let _ = writeln!(md, "- {finding}");
