@@ -13,7 +13,8 @@ pub struct HostInfo {
     pub hostname: String,
     /// CPU model string (`model name` in `/proc/cpuinfo`).
     pub cpu_model: String,
-    /// Logical cores available to this process.
+    /// Logical cores online on the machine (not the calling thread's
+    /// affinity: a run pins its threads before it writes the header).
     pub cores: usize,
     /// Kernel release (`uname -r`).
     pub kernel: String,
@@ -29,11 +30,31 @@ impl HostInfo {
         HostInfo {
             hostname: read_trimmed("/proc/sys/kernel/hostname"),
             cpu_model: cpuinfo_field("model name").unwrap_or_else(|| UNKNOWN.to_owned()),
-            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            cores: std::fs::read_to_string("/sys/devices/system/cpu/online")
+                .ok()
+                .and_then(|list| cpu_list_len(&list))
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
             kernel: read_trimmed("/proc/sys/kernel/osrelease"),
             target: format!("{}-{}", std::env::consts::ARCH, std::env::consts::OS),
         }
     }
+}
+
+/// How many CPUs a kernel CPU list (`0-3,6,8-9`) names; `None` if it does
+/// not parse or names none.
+fn cpu_list_len(list: &str) -> Option<usize> {
+    let mut total = 0usize;
+    for part in list.trim().split(',') {
+        let (lo, hi) = match part.split_once('-') {
+            Some((lo, hi)) => (lo.parse::<usize>().ok()?, hi.parse::<usize>().ok()?),
+            None => {
+                let cpu = part.parse::<usize>().ok()?;
+                (cpu, cpu)
+            }
+        };
+        total = total.checked_add(hi.checked_sub(lo)?.checked_add(1)?)?;
+    }
+    (total > 0).then_some(total)
 }
 
 /// The kernel's current clocksource, or `unknown`.
@@ -73,5 +94,15 @@ mod tests {
         assert!(!host.cpu_model.is_empty());
         assert!(!host.kernel.is_empty());
         assert!(host.target.contains(std::env::consts::OS));
+    }
+
+    #[test]
+    fn cpu_lists_count_ranges_and_singles_and_refuse_nonsense() {
+        assert_eq!(cpu_list_len("0-1\n"), Some(2));
+        assert_eq!(cpu_list_len("0"), Some(1));
+        assert_eq!(cpu_list_len("0-3,6,8-9"), Some(7));
+        for bad in ["", "3-1", "a", "0-", "0,,1", "0-18446744073709551615"] {
+            assert_eq!(cpu_list_len(bad), None, "{bad:?}");
+        }
     }
 }

@@ -21,15 +21,15 @@ pub(super) fn difference(d: &Difference) -> String {
 
 /// The headline's clause on the cross-check.
 pub(super) fn headline_clause(c: &CrossCheck) -> String {
-    let verdict = if c.agree { "agree" } else { "disagree" };
+    let verdict = if c.agree { "agree within" } else { "disagree by more than" };
     match &c.accounting {
         Some(a) => format!(
             "; the marks account for {:.2} µs of it ({:+.2} µs from the lanes' figure: the two instruments {verdict} \
-             within the fixed {:.1} µs)",
+             the fixed {:.1} µs)",
             a.net_us, a.difference_us, c.tolerance_us
         ),
         None => format!(
-            "; the two instruments {verdict} within the fixed {:.1} µs (in-situ library slices {:.2} µs, {:+.2} µs \
+            "; the two instruments {verdict} the fixed {:.1} µs (in-situ library slices {:.2} µs, {:+.2} µs \
              from the lanes')",
             c.tolerance_us, c.insitu_library_us, c.difference_us
         ),
