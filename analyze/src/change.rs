@@ -72,6 +72,17 @@ impl Rule {
         max_drift_spread: 0.08,
     };
 
+    /// Whether a control's relative move `drift` is past [`Rule::max_drift`],
+    /// either way round: 25% slower and 20% faster are the same step seen
+    /// from its two ends, so `compare A B` and `compare B A` agree.
+    pub fn refuses(&self, drift: f64) -> bool {
+        let ratio = 1.0 + drift;
+        if ratio.is_nan() || ratio <= 0.0 {
+            return true;
+        }
+        ratio.max(1.0 / ratio) - 1.0 > self.max_drift
+    }
+
     /// `max_drift_spread` for a change written before the field existed.
     fn default_spread() -> f64 {
         Rule::FIXED.max_drift_spread
@@ -297,7 +308,7 @@ fn judge(
     a: &[f64],
     b: &[f64],
     rule: &Rule,
-    controls: &[Control],
+    (controls, refused): (&[Control], bool),
 ) -> Option<FigureChange> {
     let (a_med, a_lo, a_hi) = median_interval(a)?;
     let (b_med, b_lo, b_hi) = median_interval(b)?;
@@ -316,7 +327,7 @@ fn judge(
         let share = c.drift * a_med.abs();
         let (d, lo, hi) = (delta - share, lo - share, hi - share);
         let remains = is_change(d, lo, hi) && (d > 0.0) == (delta > 0.0);
-        c.drift.abs() > rule.max_drift || !remains
+        refused || !remains
     };
     let (call, control) = if !is_change(delta, lo, hi) {
         (Call::NoChange, None)
@@ -356,13 +367,16 @@ pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> 
     let controls: Vec<Control> =
         [control(a.baseline.as_ref(), "sqlite"), control(a.floor.as_ref(), "boundary")].into_iter().flatten().collect();
     let is_control = |lane: &str| controls.iter().any(|c| c.lane == lane);
+    // No one drift describes the machine: every change could be it.
+    let refused = controls.iter().any(|c| rule.refuses(c.drift)) || drift_spread(&controls) > rule.max_drift_spread;
 
     let mut figures = Vec::new();
     for lane in a.lanes.keys().filter(|l| b.lanes.contains_key(*l)) {
         let gated = a.subject.as_ref() == Some(lane);
         // A control's own move is the drift, not a change of it.
         let against: &[Control] = if is_control(lane) { &[] } else { &controls };
-        let mut figure = judge((lane, FigureKind::Lane, gated), &values(a, lane), &values(b, lane), &rule, against);
+        let mut figure =
+            judge((lane, FigureKind::Lane, gated), &values(a, lane), &values(b, lane), &rule, (against, refused));
         if let Some(f) = figure.as_mut().filter(|f| is_control(&f.name) && f.call != Call::NoChange) {
             f.call = Call::Drift;
             f.control = Some(f.name.clone());
@@ -376,20 +390,18 @@ pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> 
             // processes far more than either run's CI shows (library
             // 0.68–1.40 µs over unchanged reruns here); the subject's
             // slices measure the same work directly, ten times finer.
-            figures.extend(judge((name, FigureKind::Derived, false), &av, bv, &rule, &controls));
+            figures.extend(judge((name, FigureKind::Derived, false), &av, bv, &rule, (&controls, refused)));
         }
     }
     for (name, av) in &a.slices {
         if let Some((_, bv)) = b.slices.iter().find(|(n, _)| n == name) {
-            figures.extend(judge((name, FigureKind::Slice, true), av, bv, &rule, &controls));
+            figures.extend(judge((name, FigureKind::Slice, true), av, bv, &rule, (&controls, refused)));
         }
     }
     let gated: Vec<&FigureChange> = figures.iter().filter(|f| f.gated).collect();
-    let too_far =
-        controls.iter().any(|c| c.drift.abs() > rule.max_drift) || drift_spread(&controls) > rule.max_drift_spread;
     // A change the drift explains is not called one (its row says
     // `drift`); past the largest drift the adjustment can stand, nothing is.
-    let verdict = if too_far {
+    let verdict = if refused {
         Verdict::DriftSuspected
     } else if gated.iter().any(|f| f.call == Call::Slower) {
         Verdict::Regression
@@ -411,11 +423,19 @@ pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> 
     }
 }
 
-/// How far apart the controls' drifts are (0 with fewer than two).
+/// How far apart the controls' drifts are, as the ratio of the larger
+/// step to the smaller minus one (the same from either run's side; 0 with
+/// fewer than two controls).
 fn drift_spread(controls: &[Control]) -> f64 {
-    let drifts = controls.iter().map(|c| c.drift);
-    let (lo, hi) = drifts.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), d| (lo.min(d), hi.max(d)));
-    if controls.len() < 2 { 0.0 } else { hi - lo }
+    let ratios = controls.iter().map(|c| 1.0 + c.drift);
+    let (lo, hi) = ratios.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| (lo.min(r), hi.max(r)));
+    if controls.len() < 2 {
+        0.0
+    } else if lo > 0.0 {
+        hi / lo - 1.0
+    } else {
+        f64::INFINITY
+    }
 }
 
 /// One sentence per control, then one per changed figure.
@@ -424,7 +444,7 @@ fn findings(figures: &[FigureChange], controls: &[Control], rule: &Rule) -> Vec<
     for c in controls {
         let what = if c.stands_for == "sqlite" { "SQLite alone" } else { "the bare thread boundary" };
         let noise = if c.significant { "" } else { " (within its own noise)" };
-        out.push(if c.drift.abs() > rule.max_drift {
+        out.push(if rule.refuses(c.drift) {
             format!(
                 "The control lane {} ({what}) moved {:+.1}% between the runs, beyond the {:.0}% a comparison can stand: no verdict.",
                 c.lane,
@@ -442,7 +462,7 @@ fn findings(figures: &[FigureChange], controls: &[Control], rule: &Rule) -> Vec<
     let spread = drift_spread(controls);
     if spread > rule.max_drift_spread {
         out.push(format!(
-            "The controls moved {:.1} points apart, more than the {:.0} one drift can describe (the machine did not slow down evenly): no verdict.",
+            "The controls moved {:.1}% apart, more than the {:.0}% one drift can describe (the machine did not slow down evenly): no verdict.",
             spread * 100.0,
             rule.max_drift_spread * 100.0
         ));
@@ -575,6 +595,20 @@ mod tests {
         b.lanes.insert("floor".to_owned(), run(1.14, 0.0, 0.0).lanes["floor"].clone());
         let c = compare(&run(1.0, 0.0, 0.0), &b, "a", "b");
         assert_eq!(c.verdict, Verdict::DriftSuspected, "{:#?}", c.findings);
-        assert!(c.findings.iter().any(|f| f.contains("points apart")), "{:#?}", c.findings);
+        assert!(c.findings.iter().any(|f| f.contains("% apart")), "{:#?}", c.findings);
+        assert!(c.figures.iter().all(|f| matches!(f.call, Call::Drift | Call::NoChange)), "{:#?}", c.figures);
+    }
+
+    #[test]
+    fn a_drift_is_refused_or_not_the_same_from_either_end() {
+        // 22% faster one way is 28% slower the other: past the 25% both ways.
+        let (a, b) = (run(1.0, 0.0, 0.0), run(0.78, 0.0, 0.0));
+        assert_eq!(compare(&a, &b, "a", "b").verdict, Verdict::DriftSuspected);
+        assert_eq!(compare(&b, &a, "b", "a").verdict, Verdict::DriftSuspected);
+        // 18% faster is 22% slower: within it both ways, and a real change
+        // on top reads as opposite calls.
+        let (a, b) = (run(1.0, 0.0, 0.0), run(0.82, 8.0, 0.0));
+        assert_eq!(compare(&a, &b, "a", "b").verdict, Verdict::Regression);
+        assert_eq!(compare(&b, &a, "b", "a").verdict, Verdict::Improvement);
     }
 }

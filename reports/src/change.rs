@@ -15,7 +15,7 @@ pub fn change_markdown(change: &Change) -> String {
         md,
         "- Rule (fixed): a change is a difference of medians whose 95% CI excludes zero and that reaches {:.0}% of \
          the figure and at least {:.2} µs for a lane, {:.2} µs for a derived figure, {:.2} µs for a slice, after the \
-         control lanes' drift is taken off; no verdict past a {:.0}% drift or with controls more than {:.0} points \
+         control lanes' drift is taken off; no verdict past a {:.0}% drift or with controls more than {:.0}% \
          apart.\n",
         rule.min_share * 100.0,
         rule.min_us,
