@@ -13,11 +13,19 @@ use crate::compare::{self, FailOn};
 use crate::index::RunIndex;
 use crate::knob_args::{DbArgs, KnobArgs};
 
-/// The lanes of a decomposition: SQLite alone, the bare boundary clean (for
-/// the arithmetic) and probed (its own slices, subtracted in the
-/// cross-check), the writer clean (for the arithmetic) and probed (for the
-/// slices and the observer effect).
-const LANES: [&str; 5] = ["inline", "floor", "floor-probed", "writer", "writer-probed"];
+/// The lanes of a decomposition: SQLite alone, the bare switches (a turn
+/// passed to a thread and back: the boundary's kernel part), the bare
+/// boundary clean (for the arithmetic) and probed (its own slices,
+/// subtracted in the cross-check), the writer clean (for the arithmetic)
+/// and probed (for the slices and the observer effect).
+const LANES: [&str; 6] = ["inline", "handoff", "floor", "floor-probed", "writer", "writer-probed"];
+
+/// [`LANES`] for `shape`: the handoff stands beside one caller's single
+/// statements only (a turn is one operation).
+fn lanes_for(shape: Shape) -> impl Iterator<Item = &'static str> {
+    let handoff = shape.single_statement() && shape.callers() == 1 && shape.rows_per_op() == 1;
+    LANES.into_iter().filter(move |name| handoff || *name != "handoff")
+}
 
 /// Flags of `hopscope decompose`.
 #[derive(Debug, clap::Args)]
@@ -64,7 +72,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let plan = args.run.plan()?;
     let knobs = args.knobs.knobs(plan.placement)?;
     let peers = Peer::ALL.iter().filter(|_| args.peers).map(|p| p.name());
-    let names: Vec<&str> = LANES.iter().copied().chain(peers).collect();
+    let names: Vec<&str> = lanes_for(args.shape).chain(peers).collect();
     let db = args.db.config();
     let mut harness = Harness::with_args("decompose", args.run.clone());
     for (key, value) in hopscope_workloads::run_facts(args.shape, db) {

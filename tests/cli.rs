@@ -30,11 +30,15 @@ fn decompose_writes_the_receipt_and_says_where() {
     let result: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).expect("result")).expect("json");
     assert_eq!(result["schema"], "hopscope.decomposition/1");
-    for lane in ["inline", "floor", "writer"] {
+    for lane in ["inline", "handoff", "floor", "writer"] {
         assert!(result["lanes"][lane]["us_per_op"]["median"].is_number(), "{lane}");
         assert!(result["lanes"][lane]["us_per_op"]["ci95"].is_array(), "{lane}");
     }
-    for figure in ["hop_us", "boundary_us", "library_us"] {
+    assert_eq!(result["lane_order"][1], "handoff", "read after inline: {}", result["lane_order"]);
+    assert_eq!(result["derived"]["lanes"]["handoff"], "handoff");
+    // The handoff's thread hands its CPU time in, like the writer's.
+    assert!(result["cpu_us_per_op"]["handoff"]["writer"].is_number(), "{}", result["cpu_us_per_op"]);
+    for figure in ["hop_us", "boundary_us", "switches_us", "machinery_us", "library_us"] {
         assert!(result["derived"][figure]["median"].is_number(), "{figure}");
         assert!(result["derived"][figure]["ci95"].is_array(), "{figure}");
     }

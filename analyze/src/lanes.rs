@@ -162,8 +162,18 @@ pub struct Difference {
 
 /// `a − b`, paired by (pass, sample); `None` if no round has both lanes.
 pub fn difference(a: &LaneBlocks, b: &LaneBlocks) -> Option<Difference> {
-    let mut diffs: Vec<f64> =
-        a.us_per_op.iter().filter_map(|(round, va)| b.us_per_op.get(round).map(|vb| va - vb)).collect();
+    combination(a, &[b])
+}
+
+/// `a − b₁ − b₂ − …`, paired by (pass, sample): each round's figure from
+/// the lanes' blocks of that round, so the machine's drift during the run
+/// cancels as it does in a difference; `None` if no round has every lane.
+pub fn combination(a: &LaneBlocks, minus: &[&LaneBlocks]) -> Option<Difference> {
+    let mut diffs: Vec<f64> = a
+        .us_per_op
+        .iter()
+        .filter_map(|(round, va)| minus.iter().try_fold(*va, |acc, b| b.us_per_op.get(round).map(|vb| acc - vb)))
+        .collect();
     if diffs.is_empty() {
         return None;
     }
@@ -194,5 +204,18 @@ mod tests {
         assert_eq!(d.median, 3.0);
         assert_eq!(d.ci95, [3.0, 3.0]);
         assert!(difference(&a, &lane("empty", &[])).is_none());
+    }
+
+    #[test]
+    fn combinations_take_every_lane_off_in_rounds_all_of_them_ran() {
+        let a = lane("a", &[((0, 0), 10.0), ((0, 1), 12.0), ((1, 0), 11.0)]);
+        let b = lane("b", &[((0, 0), 7.0), ((0, 1), 9.0), ((1, 0), 8.0)]);
+        let c = lane("c", &[((0, 0), 1.0), ((1, 0), 2.0)]);
+        let d = combination(&a, &[&b, &c]).expect("paired");
+        assert_eq!(d.rounds, 2, "round (0, 1) lacks c");
+        assert_eq!(d.median, 1.5);
+        assert_eq!(d.ci95, [1.0, 2.0]);
+        // Alone, a lane's own rounds with their CI.
+        assert_eq!(combination(&c, &[]).map(|d| d.median), Some(1.5));
     }
 }

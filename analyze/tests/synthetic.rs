@@ -415,6 +415,52 @@ fn roles_not_names_decide_which_lane_is_which() {
     assert!(d.warnings.iter().any(|w| w.contains("no floor lane")), "{:?}", d.warnings);
 }
 
+/// A handoff lane of 7 µs a turn beside the same lanes: the boundary
+/// (11.35 µs) splits into its switches (7 µs) and the machinery (4.35 µs),
+/// round by round, and the receipt and result say so.
+#[test]
+fn a_handoff_lane_splits_the_boundary_into_switches_and_machinery() {
+    use hopscope_probe::{LaneInfo, Role};
+    let mut t = trace(false);
+    let handoff = LANES.len() as u16;
+    let turns: Vec<Block> = t
+        .blocks
+        .iter()
+        .filter(|b| b.lane == 0)
+        .map(|b| Block { lane: handoff, end: Ticks(b.start.0 + OPS * 7_000), ..b.clone() })
+        .collect();
+    t.blocks.extend(turns);
+    t.header.lanes.push("handoff".to_owned());
+    t.header.lane_info = LANES.iter().map(|name| LaneInfo::legacy(name, LANES.len())).collect();
+    t.header.lane_info.push(LaneInfo { role: Role::Handoff, variant: None, code: "handoff".to_owned() });
+
+    let d = decompose(&t).expect("decomposes");
+    let derived = d.derived.as_ref().expect("derived");
+    assert!(close(derived.boundary_us.expect("boundary").median, 11.35));
+    let switches = derived.switches_us.expect("switches");
+    let machinery = derived.machinery_us.expect("machinery");
+    assert!(close(switches.median, 7.0) && close(machinery.median, 4.35), "{switches:?} {machinery:?}");
+    assert_eq!((switches.rounds, machinery.rounds), (10, 10));
+    assert_eq!(derived.lane(Role::Handoff), Some("handoff"));
+    assert_eq!(d.lane_order.get(1).map(String::as_str), Some("handoff"), "{:?}", d.lane_order);
+    // The hop's other figures do not move.
+    let plain = decompose(&trace(false)).expect("decomposes");
+    let before = plain.derived.as_ref().expect("derived");
+    assert_eq!((derived.hop_us, derived.library_us), (before.hop_us, before.library_us));
+    assert!(before.switches_us.is_none() && before.machinery_us.is_none());
+
+    let md = receipt::markdown(&d);
+    assert!(md.contains("| · switches | handoff (a bare turn to a thread and back) | 7.000 |"), "{md}");
+    assert!(md.contains("| · machinery | floor − inline − handoff | 4.350 |"), "{md}");
+    assert!(md.contains("the bare switches"), "the headline splits the boundary: {md}");
+    let json = serde_json::to_value(&d).expect("json");
+    assert_eq!(json["derived"]["switches_us"]["median"], 7.0);
+    // A result without the split leaves the fields out, and older results
+    // without them still read.
+    let old = serde_json::to_value(&plain).expect("json");
+    assert!(old["derived"].get("switches_us").is_none());
+}
+
 #[test]
 fn slices_within_two_grains_of_a_10_ns_clock_are_not_printed_as_figures() {
     // The same trace read with a clock of 0.2 ns per tick that advances in

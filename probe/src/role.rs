@@ -16,7 +16,8 @@ use serde::{Deserialize, Serialize};
 /// What a lane stands for in the lane arithmetic.
 ///
 /// `hop = subject − baseline`, `boundary = floor − baseline`,
-/// `library = subject − floor`; peers are compared with the subject; the
+/// `library = subject − floor`; a handoff lane splits the boundary into the
+/// bare switches and the floor's machinery (`boundary − handoff`); peers are compared with the subject; the
 /// arms of an A/B experiment are judged against each other and the control.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -24,6 +25,10 @@ pub enum Role {
     /// The same work without a thread boundary (e.g. the insert on the
     /// calling thread): what the database itself costs.
     Baseline,
+    /// A bare hand-off between the caller and a thread, with no work on
+    /// either side (a park/unpark ping-pong): what the two context switches
+    /// of a thread boundary cost by themselves.
+    Handoff,
     /// A bare writer thread with none of the subject's machinery: what any
     /// thread boundary costs.
     Floor,
@@ -41,13 +46,14 @@ pub enum Role {
 
 impl Role {
     /// Every role, in the order receipts list them.
-    pub const ALL: [Role; 7] =
-        [Role::Baseline, Role::Floor, Role::Subject, Role::Peer, Role::ArmA, Role::ArmB, Role::Control];
+    pub const ALL: [Role; 8] =
+        [Role::Baseline, Role::Handoff, Role::Floor, Role::Subject, Role::Peer, Role::ArmA, Role::ArmB, Role::Control];
 
     /// The role's stable lower-case name (as in the trace header).
     pub fn name(self) -> &'static str {
         match self {
             Role::Baseline => "baseline",
+            Role::Handoff => "handoff",
             Role::Floor => "floor",
             Role::Subject => "subject",
             Role::Peer => "peer",
@@ -66,7 +72,7 @@ impl fmt::Display for Role {
 
 /// A role name that is not one of [`Role::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown lane role `{0}` (baseline, floor, subject, peer, arm-a, arm-b, control)")]
+#[error("unknown lane role `{0}` (baseline, handoff, floor, subject, peer, arm-a, arm-b, control)")]
 pub struct UnknownRole(pub String);
 
 impl FromStr for Role {

@@ -135,6 +135,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
     let measured = |lane: Option<usize>| lane.and_then(|i| blocks.get(i)).filter(|l| l.ops > 0);
     let baseline = measured(roles.prefer(Role::Baseline, Variant::Clean));
     let floor = measured(roles.prefer(Role::Floor, Variant::Clean));
+    let handoff = measured(roles.prefer(Role::Handoff, Variant::Clean));
     let clean = measured(roles.find(Role::Subject, Variant::Clean));
     let probed = measured(roles.find(Role::Subject, Variant::Probed));
     let subject = clean.or(probed);
@@ -151,7 +152,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         );
     }
     let derived = match (subject, baseline) {
-        (Some(s), Some(b)) => derive(s, floor, b),
+        (Some(subject), Some(baseline)) => derive(References { subject, baseline, floor, handoff }),
         _ => {
             if has_reference {
                 warnings.push("the trace lacks a baseline or a subject lane: no lane arithmetic".to_owned());
@@ -363,7 +364,9 @@ fn insitu(
     let sliced = subject.or_else(|| {
         joined.iter().find(|o| {
             o.complete > 0
-                && roles.info(usize::from(o.lane)).is_some_and(|i| !matches!(i.role, Role::Baseline | Role::Floor))
+                && roles
+                    .info(usize::from(o.lane))
+                    .is_some_and(|i| !matches!(i.role, Role::Baseline | Role::Floor | Role::Handoff))
         })
     });
     let machinery =
@@ -467,18 +470,33 @@ fn comparison(
 /// checkpoint moves the CV a lot and the MAD not at all.
 const NOISY_SPREAD: f64 = 0.05;
 
-fn derive(subject: &LaneBlocks, floor: Option<&LaneBlocks>, baseline: &LaneBlocks) -> Option<Derived> {
+/// The lane arithmetic from the lanes that stand for each role.
+struct References<'a> {
+    subject: &'a LaneBlocks,
+    baseline: &'a LaneBlocks,
+    floor: Option<&'a LaneBlocks>,
+    handoff: Option<&'a LaneBlocks>,
+}
+
+fn derive(r: References<'_>) -> Option<Derived> {
+    let References { subject, baseline, floor, handoff } = r;
     let mut lanes = BTreeMap::from([
         (Role::Subject.name().to_owned(), subject.name.clone()),
         (Role::Baseline.name().to_owned(), baseline.name.clone()),
     ]);
-    if let Some(floor) = floor {
-        lanes.insert(Role::Floor.name().to_owned(), floor.name.clone());
+    for (role, lane) in [(Role::Floor, floor), (Role::Handoff, handoff)] {
+        if let Some(lane) = lane {
+            lanes.insert(role.name().to_owned(), lane.name.clone());
+        }
     }
     Some(Derived {
         hop_us: lanes::difference(subject, baseline)?,
         boundary_us: floor.and_then(|f| lanes::difference(f, baseline)),
         library_us: floor.and_then(|f| lanes::difference(subject, f)),
+        // The handoff's turn in the same rounds as the others, so its
+        // figure and the machinery pair with the boundary's.
+        switches_us: handoff.and_then(|h| lanes::combination(h, &[])),
+        machinery_us: floor.zip(handoff).and_then(|(f, h)| lanes::combination(f, &[baseline, h])),
         lanes,
     })
 }

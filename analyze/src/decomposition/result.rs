@@ -168,11 +168,36 @@ pub struct Derived {
     /// `subject − floor`: the only part a change to the subject can collect
     /// (needs a floor).
     pub library_us: Option<Difference>,
-    /// The lanes used, by role name (`subject`, `floor`, `baseline`).
+    /// The handoff lane's own time per operation: a turn passed to a thread
+    /// and back with no work, the boundary's context switches and wakes
+    /// alone (needs a handoff lane).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switches_us: Option<Difference>,
+    /// `floor − baseline − handoff`: what the boundary costs beyond the bare
+    /// switches — the floor's channel and mailbox, and the statement running
+    /// on another thread (needs a floor and a handoff lane).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machinery_us: Option<Difference>,
+    /// The lanes used, by role name (`subject`, `floor`, `baseline`, `handoff`).
     pub lanes: BTreeMap<String, String>,
 }
 
 impl Derived {
+    /// Every figure the run has, by its stable name, in reading order:
+    /// `hop`, `boundary`, `switches`, `machinery`, `library`.
+    pub fn figures(&self) -> Vec<(&'static str, &Difference)> {
+        [
+            ("hop", Some(&self.hop_us)),
+            ("boundary", self.boundary_us.as_ref()),
+            ("switches", self.switches_us.as_ref()),
+            ("machinery", self.machinery_us.as_ref()),
+            ("library", self.library_us.as_ref()),
+        ]
+        .into_iter()
+        .filter_map(|(name, figure)| Some((name, figure?)))
+        .collect()
+    }
+
     /// The lane that stood for `role`; results written before roles keyed
     /// them `writer` and `inline`.
     pub fn lane(&self, role: Role) -> Option<&str> {

@@ -1,5 +1,5 @@
-//! The paired differences — hop, boundary, library and the observer effect
-//! — each in its own panel on its own scale, a point at the median and the
+//! The paired differences — hop, boundary (and its switches and machinery
+//! when the run has a handoff lane), library and the observer effect — each in its own panel on its own scale, a point at the median and the
 //! 95% CI as a whisker. These figures are the point of a decomposition, and
 //! a bar chart from zero hides them: a 0.3 µs library figure beside a 25 µs
 //! lane is a hairline. Zero is drawn whenever it is near enough to matter,
@@ -26,9 +26,14 @@ fn panels(d: &Decomposition) -> Vec<Panel> {
     if let Some(x) = &d.derived {
         let lane = |role: Role| x.lane(role).unwrap_or(role.name()).to_owned();
         let (subject, floor, baseline) = (lane(Role::Subject), lane(Role::Floor), lane(Role::Baseline));
+        let handoff = lane(Role::Handoff);
+        // The boundary's two parts right under it, in its colour, lighter.
+        let part = RGBColor(165, 165, 165);
         let figures = [
             ("hop", format!("{subject} − {baseline}"), Some(&x.hop_us), RGBColor(40, 40, 40)),
             ("boundary", format!("{floor} − {baseline}"), x.boundary_us.as_ref(), style::BOUNDARY_COLOR),
+            ("· switches", format!("{handoff}: a bare turn to a thread and back"), x.switches_us.as_ref(), part),
+            ("· machinery", format!("{floor} − {baseline} − {handoff}"), x.machinery_us.as_ref(), part),
             ("library", format!("{subject} − {floor}"), x.library_us.as_ref(), style::LIBRARY_COLOR),
         ];
         for (name, definition, figure, color) in figures {

@@ -36,9 +36,17 @@ pub fn headline(d: &Decomposition) -> Option<String> {
     let derived = d.derived.as_ref()?;
     let mut sentence = match (&derived.boundary_us, &derived.library_us) {
         (Some(boundary), Some(library)) => format!(
-            "Of the {} hop, {} is the thread boundary and {} is the writer's own work",
+            "Of the {} hop, {} is the thread boundary{} and {} is the writer's own work",
             super::crosscheck::difference(&derived.hop_us),
             super::crosscheck::difference(boundary),
+            match (&derived.switches_us, &derived.machinery_us) {
+                (Some(switches), Some(machinery)) => format!(
+                    " ({} the bare switches, {} the machinery around them)",
+                    super::crosscheck::difference(switches),
+                    super::crosscheck::difference(machinery)
+                ),
+                _ => String::new(),
+            },
             super::crosscheck::difference(library)
         ),
         _ => format!(
@@ -120,6 +128,13 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         row(out, "hop", &format!("{subject} − {baseline}"), &derived.hop_us)?;
         if let Some(boundary) = &derived.boundary_us {
             row(out, "boundary", &format!("{floor} − {baseline}"), boundary)?;
+        }
+        let handoff = lane(Role::Handoff);
+        if let Some(switches) = &derived.switches_us {
+            row(out, "· switches", &format!("{handoff} (a bare turn to a thread and back)"), switches)?;
+        }
+        if let Some(machinery) = &derived.machinery_us {
+            row(out, "· machinery", &format!("{floor} − {baseline} − {handoff}"), machinery)?;
         }
         if let Some(library) = &derived.library_us {
             row(out, "library", &format!("{subject} − {floor}"), library)?;

@@ -73,12 +73,8 @@ impl Rows {
             }
         }
         if let Some(x) = derived {
-            let differences =
-                [("hop", Some(&x.hop_us)), ("boundary", x.boundary_us.as_ref()), ("library", x.library_us.as_ref())];
-            for (figure, difference) in differences {
-                if let Some(diff) = difference {
-                    self.figures.push(figure_row(&id, figure, diff)?);
-                }
+            for (figure, diff) in x.figures() {
+                self.figures.push(figure_row(&id, figure, diff)?);
             }
         }
         if let Some(effect) = &d.observer_effect {

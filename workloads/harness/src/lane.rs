@@ -105,6 +105,10 @@ role_constructors! {
     /// A bare writer thread with none of the subject's machinery (what any
     /// thread boundary costs); like [`Lane::baseline`] otherwise.
     floor => Role::Floor;
+    /// A bare turn passed to a thread and back with no work on either side
+    /// (what the boundary's context switches cost alone): `boundary −
+    /// handoff` is the floor's machinery. Like [`Lane::baseline`] otherwise.
+    handoff => Role::Handoff;
     /// The code under study (your writer); like [`Lane::baseline`]
     /// otherwise. Give it a probed build ([`ClosureLane::probed`] or
     /// `probed_by`) for slices and the observer effect.

@@ -24,12 +24,7 @@ fn write(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         }
     }
     if let Some(derived) = &d.derived {
-        let figures = [
-            ("hop", Some(&derived.hop_us)),
-            ("boundary", derived.boundary_us.as_ref()),
-            ("library", derived.library_us.as_ref()),
-        ];
-        for (name, diff) in figures.into_iter().filter_map(|(n, d)| Some((n, d?))) {
+        for (name, diff) in derived.figures() {
             writeln!(out, "{name:<20} {:>10.3} {:>10.3} – {:<8.3}", diff.median, diff.ci95[0], diff.ci95[1])?;
         }
     }

@@ -13,6 +13,7 @@ use hopscope_harness::{Lane, Placement, Role, Setup};
 
 use crate::db::DbConfig;
 use crate::error::{ParseError, RunError};
+use crate::handoff::{Handoff, HandoffOptions, HandoffWorkload};
 use crate::knobs::{BlobHandover, Knobs, Wait};
 use crate::peers::Peer;
 use crate::shape::Shape;
@@ -30,6 +31,9 @@ pub const WRITER_ROLE: &str = "writer";
 pub enum LaneKind {
     /// The statement on the calling thread.
     Inline,
+    /// A bare turn passed to a thread and back, no statement (the
+    /// boundary's switches alone).
+    Handoff,
     /// The bare floor writer thread.
     Floor,
     /// The reference writer with these knobs.
@@ -43,6 +47,7 @@ impl LaneKind {
     pub fn role(self) -> Role {
         match self {
             LaneKind::Inline => Role::Baseline,
+            LaneKind::Handoff => Role::Handoff,
             LaneKind::Floor => Role::Floor,
             LaneKind::Writer(_) => Role::Subject,
             LaneKind::Peer(_) => Role::Peer,
@@ -106,7 +111,7 @@ impl LaneSpec {
     }
 
     /// The standard lanes named in `names` (`inline`, `floor`, `writer`,
-    /// each optionally `-probed`, or a peer), a name and its `-probed`
+    /// each optionally `-probed`, `handoff`, or a peer), a name and its `-probed`
     /// variant merged into one lane with both builds; the writer lanes get
     /// `knobs`, and every lane the writer's placement and waits, so lanes
     /// differ only in the code they run.
@@ -118,6 +123,10 @@ impl LaneSpec {
                 None => (*name, false),
             };
             let kind = match base {
+                "handoff" if probed => {
+                    return Err(ParseError::new("lane", name, "the handoff lane has no marks, so no -probed build"));
+                }
+                "handoff" => LaneKind::Handoff,
                 "inline" => LaneKind::Inline,
                 "floor" => LaneKind::Floor,
                 "writer" => LaneKind::Writer(knobs),
@@ -135,7 +144,10 @@ impl LaneSpec {
                         return Err(ParseError::new(
                             "lane",
                             other,
-                            format!("inline, floor, writer, each optionally -probed, or a peer: {}", peers.join(", ")),
+                            format!(
+                                "inline, floor, writer, each optionally -probed, handoff, or a peer: {}",
+                                peers.join(", ")
+                            ),
                         ));
                     }
                 },
@@ -177,6 +189,9 @@ impl LaneSpec {
                 self.name
             )));
         }
+        if self.kind == LaneKind::Handoff {
+            return self.handoff_lane(shape);
+        }
         let spec = self.clone();
         let open = move |probed: bool| {
             let spec = spec.clone();
@@ -199,10 +214,41 @@ impl LaneSpec {
     }
 }
 
+impl LaneSpec {
+    /// The handoff lane: a clean build, one caller, one turn per operation
+    /// of a single-statement shape (so its µs per op sits beside theirs).
+    fn handoff_lane(&self, shape: Shape) -> Result<Lane, RunError> {
+        if !shape.single_statement() || shape.callers() > 1 || shape.rows_per_op() != 1 {
+            return Err(RunError::Plan(format!(
+                "lane `{}`: a handoff stands beside one caller's single statements, not {shape}",
+                self.name
+            )));
+        }
+        if self.builds != Builds::Clean {
+            return Err(RunError::Plan(format!("lane `{}`: the handoff lane has no probed build", self.name)));
+        }
+        let options = HandoffOptions {
+            pin: self.placement.worker_core(),
+            worker_wait: self.waits.0.on(self.placement),
+            caller_wait: self.waits.1.on(self.placement),
+        };
+        let open = move |_: &Setup| Handoff::spawn(options).map(HandoffWorkload);
+        Ok(Lane::new(Role::Handoff, &self.name, open)
+            .describe(self.to_string())
+            .placement(self.placement)
+            .threads(&[WRITER_ROLE]))
+    }
+}
+
 impl fmt::Display for LaneSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
             LaneKind::Inline => write!(f, "inline (placement={})", self.placement),
+            LaneKind::Handoff => write!(
+                f,
+                "handoff: a bare turn, park/unpark (thread-wait={} caller-wait={} placement={})",
+                self.waits.0, self.waits.1, self.placement
+            ),
             LaneKind::Floor => write!(
                 f,
                 "floor writer (floor-wait={} client-wait={} placement={})",

@@ -115,6 +115,10 @@ pub(super) fn open(
             }
         }
         (LaneKind::Peer(peer), _) => open_peer(peer, &path, db, shape, spec.placement)?,
+        // Opened by `LaneSpec::lane` without a database.
+        (LaneKind::Handoff, _) => {
+            return Err(RunError::Plan(format!("lane `{}`: a handoff lane has no database", spec.name)).into());
+        }
     };
     let admin = db::open(&path, db).map_err(fail)?;
     seed(&admin, shape).map_err(fail)?;
