@@ -12,7 +12,7 @@ pub(crate) struct KnobArgs {
     /// Reply path: oneshot (per request) or persistent (one channel, FIFO).
     #[arg(long, default_value = "oneshot")]
     reply: ReplyMode,
-    /// Channel implementation: std or crossbeam.
+    /// Request channel: std, crossbeam (its receive spins, yields, then parks) or parking (checks once, then parks).
     #[arg(long, default_value = "crossbeam")]
     channel: ChannelKind,
     /// How the writer waits: park, spin:<us>, yield:<us>.

@@ -1,4 +1,4 @@
-//! The two channel implementations behind one type, and keep-warm waiting.
+//! The three channel implementations behind one type, and keep-warm waiting.
 //!
 //! Dispatch is an enum match: one predictable branch per send or receive,
 //! cheaper than a trait object and the same for every knob setting.
@@ -7,6 +7,7 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 use crate::knobs::{ChannelKind, Wait};
+use crate::queue::{self, QueueRx, QueueTx};
 
 /// The receiving side is gone; nothing sent will ever be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +20,8 @@ pub(crate) enum Tx<T> {
     Std(mpsc::Sender<T>),
     /// `crossbeam-channel`.
     Crossbeam(crossbeam_channel::Sender<T>),
+    /// A queue whose receiver parks at once ([`crate::queue`]).
+    Parking(QueueTx<T>),
 }
 
 /// Receiving half of a channel of either kind.
@@ -28,6 +31,8 @@ pub(crate) enum Rx<T> {
     Std(mpsc::Receiver<T>),
     /// `crossbeam-channel`.
     Crossbeam(crossbeam_channel::Receiver<T>),
+    /// A queue whose receiver parks at once ([`crate::queue`]).
+    Parking(QueueRx<T>),
 }
 
 impl<T> Clone for Tx<T> {
@@ -35,6 +40,7 @@ impl<T> Clone for Tx<T> {
         match self {
             Tx::Std(tx) => Tx::Std(tx.clone()),
             Tx::Crossbeam(tx) => Tx::Crossbeam(tx.clone()),
+            Tx::Parking(tx) => Tx::Parking(tx.clone()),
         }
     }
 }
@@ -50,6 +56,7 @@ pub(crate) fn unbounded<T>(kind: ChannelKind) -> (Tx<T>, Rx<T>) {
             let (tx, rx) = crossbeam_channel::unbounded();
             (Tx::Crossbeam(tx), Rx::Crossbeam(rx))
         }
+        ChannelKind::Parking => parking(),
     }
 }
 
@@ -64,7 +71,13 @@ pub(crate) fn oneshot<T>(kind: ChannelKind) -> (Tx<T>, Rx<T>) {
             let (tx, rx) = crossbeam_channel::bounded(1);
             (Tx::Crossbeam(tx), Rx::Crossbeam(rx))
         }
+        ChannelKind::Parking => parking(),
     }
+}
+
+fn parking<T>() -> (Tx<T>, Rx<T>) {
+    let (tx, rx) = queue::queue();
+    (Tx::Parking(tx), Rx::Parking(rx))
 }
 
 impl<T> Tx<T> {
@@ -74,6 +87,7 @@ impl<T> Tx<T> {
         match self {
             Tx::Std(tx) => tx.send(value).map_err(|_| Disconnected),
             Tx::Crossbeam(tx) => tx.send(value).map_err(|_| Disconnected),
+            Tx::Parking(tx) => tx.send(value),
         }
     }
 }
@@ -99,11 +113,8 @@ impl<T> Rx<T> {
                 Err(mpsc::TryRecvError::Empty) => TryRecv::Empty,
                 Err(mpsc::TryRecvError::Disconnected) => TryRecv::Closed,
             },
-            Rx::Crossbeam(rx) => match rx.try_recv() {
-                Ok(v) => TryRecv::Got(v),
-                Err(crossbeam_channel::TryRecvError::Empty) => TryRecv::Empty,
-                Err(crossbeam_channel::TryRecvError::Disconnected) => TryRecv::Closed,
-            },
+            Rx::Crossbeam(rx) => try_crossbeam(rx),
+            Rx::Parking(rx) => rx.try_recv(),
         }
     }
 
@@ -113,6 +124,7 @@ impl<T> Rx<T> {
         match self {
             Rx::Std(rx) => rx.recv().map_err(|_| Disconnected),
             Rx::Crossbeam(rx) => rx.recv().map_err(|_| Disconnected),
+            Rx::Parking(rx) => rx.recv(),
         }
     }
 
@@ -171,7 +183,7 @@ mod tests {
 
     #[test]
     fn every_kind_and_wait_delivers_in_order_and_reports_closure() {
-        for kind in [ChannelKind::Std, ChannelKind::Crossbeam] {
+        for kind in [ChannelKind::Std, ChannelKind::Crossbeam, ChannelKind::Parking] {
             for wait in [Wait::Park, Wait::Spin(Duration::from_micros(50)), Wait::Yield(Duration::from_micros(50))] {
                 let (tx, rx) = unbounded::<u32>(kind);
                 let producer = std::thread::spawn(move || {

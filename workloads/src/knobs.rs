@@ -26,9 +26,12 @@ pub enum ReplyMode {
 pub enum ChannelKind {
     /// `std::sync::mpsc`.
     Std,
-    /// `crossbeam-channel`.
+    /// `crossbeam-channel`: its blocking receive spins, yields, then parks.
     #[default]
     Crossbeam,
+    /// A queue whose receiver checks once and parks, as the reply mailbox
+    /// does ([`crate::queue`]).
+    Parking,
 }
 
 /// What a thread does while it waits for a message.
@@ -226,7 +229,13 @@ macro_rules! keyword_enum {
 }
 
 keyword_enum!(ReplyMode, "reply mode", ReplyMode::Oneshot => "oneshot", ReplyMode::Persistent => "persistent");
-keyword_enum!(ChannelKind, "channel kind", ChannelKind::Std => "std", ChannelKind::Crossbeam => "crossbeam");
+keyword_enum!(
+    ChannelKind,
+    "channel kind",
+    ChannelKind::Std => "std",
+    ChannelKind::Crossbeam => "crossbeam",
+    ChannelKind::Parking => "parking"
+);
 keyword_enum!(BlobHandover, "blob hand-over", BlobHandover::Copy => "copy", BlobHandover::Move => "move", BlobHandover::Shared => "shared");
 keyword_enum!(ResultSlot, "result slot", ResultSlot::Allocate => "allocate", ResultSlot::Reuse => "reuse");
 

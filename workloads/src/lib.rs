@@ -34,6 +34,7 @@ mod lane;
 mod mailbox;
 pub mod merge;
 pub mod peers;
+mod queue;
 mod shape;
 mod value;
 mod writer;
