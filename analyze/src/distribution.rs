@@ -96,14 +96,17 @@ impl Distribution {
     /// leaves them). Into a sketch this takes one bin lookup (a logarithm)
     /// per bin the values fall in rather than one per value.
     pub fn add_sorted(&mut self, sorted: &[f64]) {
-        if sorted.iter().any(|v| !v.is_finite()) {
-            self.not_finite = true;
-        }
+        let all_finite = sorted.iter().all(|v| v.is_finite());
+        self.not_finite |= !all_finite;
         self.sum += sorted.iter().filter(|v| v.is_finite()).sum::<f64>();
         let finite = |v: &&f64| v.is_finite();
         if let Some(sketch) = &mut self.sketch {
-            let values: Vec<f64> = sorted.iter().filter(finite).copied().collect();
-            add_runs(sketch, &self.config, &values);
+            if all_finite {
+                add_runs(sketch, &self.config, sorted);
+            } else {
+                let values: Vec<f64> = sorted.iter().filter(finite).copied().collect();
+                add_runs(sketch, &self.config, &values);
+            }
             return;
         }
         let mut merged = std::mem::take(&mut self.exact);

@@ -30,7 +30,7 @@ pub use scan::{HopScan, LaneHops};
 use table::Table;
 
 use crate::distribution::Distribution;
-use crate::stats::median_of_unsorted;
+use crate::stats::median_sorted;
 
 /// Which thread(s) a slice runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -194,8 +194,10 @@ impl Join {
         }
         // The table's columns follow the hops in time order.
         let table = Table::build(block, &out.hops, self.hop_count);
-        let mut slice_ns: Vec<Vec<f64>> = vec![Vec::with_capacity(table.rows); out.slices.len()];
-        let mut total_ns: Vec<f64> = Vec::with_capacity(table.rows);
+        // Durations stay in ticks (integers) until sorted: integers sort
+        // faster than floats, and a positive scale keeps their order.
+        let mut slice_ticks: Vec<Vec<i64>> = vec![Vec::with_capacity(table.rows); out.slices.len()];
+        let mut total_ticks: Vec<i64> = Vec::with_capacity(table.rows);
         for row in 0..table.rows {
             let Some(ticks) = table.complete_row(row) else {
                 out.incomplete += 1;
@@ -204,10 +206,9 @@ impl Join {
             out.complete += 1;
             for (s, def) in out.slices.iter().enumerate() {
                 let (from, to) = def.columns;
-                slice_ns[s].push(signed_ticks(ticks[from], ticks[to]) * self.ns_per_tick);
+                slice_ticks[s].push(signed_ticks(ticks[from], ticks[to]));
             }
-            let total = signed_ticks(ticks[0], ticks[out.path_len - 1]) * self.ns_per_tick;
-            total_ns.push(total);
+            total_ticks.push(signed_ticks(ticks[0], ticks[out.path_len - 1]));
             let mut cpus = table.row_cpus(row).iter().copied().filter(|c| *c != Mark::UNKNOWN_CPU);
             if let Some(mut previous) = cpus.next() {
                 let mut changes = 0u64;
@@ -220,15 +221,16 @@ impl Join {
                 out.core_changes.ops_changed += u64::from(changes > 0);
             }
         }
-        if total_ns.is_empty() {
+        if total_ticks.is_empty() {
             return;
         }
+        let slice_ns: Vec<Vec<f64>> = slice_ticks.iter_mut().map(|t| sorted_ns(t, self.ns_per_tick)).collect();
+        let total_ns = sorted_ns(&mut total_ticks, self.ns_per_tick);
         let slice_mean_ns = slice_ns.iter().map(|v| finite_mean(v)).collect();
         let total_mean_ns = finite_mean(&total_ns);
-        let slice_median_ns = slice_ns.iter_mut().zip(&mut out.slice_ns).map(|(v, d)| sorted_median(v, d)).collect();
-        // `sorted_median` left every slice's durations sorted.
+        let slice_median_ns = slice_ns.iter().zip(&mut out.slice_ns).map(|(v, d)| sorted_median(v, d)).collect();
         let slice_iqm_ns = slice_ns.iter().map(|v| interquartile_mean(v)).collect();
-        let total_median_ns = sorted_median(&mut total_ns, &mut out.total_ns);
+        let total_median_ns = sorted_median(&total_ns, &mut out.total_ns);
         out.blocks.push(BlockOps {
             block: index,
             pass: block.pass,
@@ -248,10 +250,10 @@ impl Join {
     }
 }
 
-/// Sort `values`, pool them into `pooled`, and return their median when
+/// Pool ascending `values` into `pooled`, and return their median when
 /// every one is finite.
-fn sorted_median(values: &mut [f64], pooled: &mut Distribution) -> Option<f64> {
-    let median = median_of_unsorted(values);
+fn sorted_median(values: &[f64], pooled: &mut Distribution) -> Option<f64> {
+    let median = median_sorted(values);
     pooled.add_sorted(values);
     (!values.is_empty() && values.iter().all(|v| v.is_finite())).then_some(median)
 }
@@ -294,6 +296,24 @@ fn slice_defs(header: &TraceHeader, lane: &LaneHops, hops: &[Hop]) -> Vec<SliceD
     path.chain(lane.tails.iter().map(|(from, to)| define(*from, *to, false))).collect()
 }
 
-fn signed_ticks(from: u64, to: u64) -> f64 {
-    (i128::from(to) - i128::from(from)) as f64
+/// `to − from` in ticks, saturating (a difference past ±2^63 ticks is
+/// centuries, and no longer a slice).
+fn signed_ticks(from: u64, to: u64) -> i64 {
+    if to >= from {
+        i64::try_from(to - from).unwrap_or(i64::MAX)
+    } else {
+        i64::try_from(from - to).map_or(i64::MIN, |d| -d)
+    }
+}
+
+/// Sort `ticks` and scale them to ns, ascending.
+fn sorted_ns(ticks: &mut [i64], ns_per_tick: f64) -> Vec<f64> {
+    ticks.sort_unstable();
+    let mut ns: Vec<f64> = ticks.iter().map(|&t| t as f64 * ns_per_tick).collect();
+    // A scale that is not a positive number (never, from a valid header)
+    // would not keep the order: sort what it made.
+    if !(ns_per_tick > 0.0) {
+        ns.sort_unstable_by(f64::total_cmp);
+    }
+    ns
 }

@@ -18,6 +18,40 @@ pub(super) struct Table {
     repeated: Vec<bool>,
 }
 
+/// Operation id → table row. A thread numbers its operations one after
+/// another, so a block's ids mostly sit in a short run above the first one
+/// seen: those rows live in a plain array; any other id (another thread's
+/// tag, a stray) in a hash map. Which of the two holds an id depends on the
+/// id alone, so one id never gets two rows.
+struct RowIndex {
+    base: Option<u64>,
+    dense: Vec<u32>,
+    sparse: FxHashMap<u64, u32>,
+}
+
+impl RowIndex {
+    const EMPTY: u32 = u32::MAX;
+
+    fn new(expected_rows: usize) -> RowIndex {
+        RowIndex { base: None, dense: vec![Self::EMPTY; expected_rows * 2 + 64], sparse: FxHashMap::default() }
+    }
+
+    /// The row of `op`, giving it `next` if it has none yet.
+    fn row(&mut self, op: u64, next: usize) -> usize {
+        let base = *self.base.get_or_insert(op);
+        let next = u32::try_from(next).unwrap_or(Self::EMPTY - 1);
+        let dense = op.checked_sub(base).and_then(|o| usize::try_from(o).ok()).and_then(|o| self.dense.get_mut(o));
+        let slot = match dense {
+            Some(slot) => slot,
+            None => self.sparse.entry(op).or_insert(Self::EMPTY),
+        };
+        if *slot == Self::EMPTY {
+            *slot = next;
+        }
+        *slot as usize
+    }
+}
+
 impl Table {
     /// Index `block`'s marks by operation; `hop_count` is the header's.
     pub(super) fn build(block: &Block, hops: &[Hop], hop_count: usize) -> Table {
@@ -30,19 +64,29 @@ impl Table {
         let columns = hops.len().max(1);
         let marks: usize = block.streams.iter().map(|s| s.marks.len()).sum();
         let expected_rows = marks / columns + 1;
-        let mut index: FxHashMap<u64, u32> = FxHashMap::default();
-        index.reserve(expected_rows);
+        let mut index = RowIndex::new(expected_rows);
         let mut ticks: Vec<u64> = Vec::with_capacity(expected_rows * columns);
         let mut cpus: Vec<u16> = Vec::with_capacity(expected_rows * columns);
         let mut repeated: Vec<bool> = Vec::with_capacity(expected_rows);
         for stream in &block.streams {
+            // A thread marks one operation's hops back to back (the caller
+            // its whole call, the writer its whole turn), so the previous
+            // mark's row is usually this one's: one comparison instead of
+            // a hash lookup for most marks.
+            let mut last: Option<(u64, usize)> = None;
             for mark in &stream.marks {
                 let c = column.get(usize::from(mark.hop.0)).copied().unwrap_or(NO_COLUMN);
                 if c == NO_COLUMN {
                     continue;
                 }
-                let rows = repeated.len() as u32;
-                let row = *index.entry(mark.op.0).or_insert(rows) as usize;
+                let row = match last {
+                    Some((op, row)) if op == mark.op.0 => row,
+                    _ => {
+                        let row = index.row(mark.op.0, repeated.len());
+                        last = Some((mark.op.0, row));
+                        row
+                    }
+                };
                 if row == repeated.len() {
                     ticks.resize(ticks.len() + columns, MISSING);
                     cpus.resize(cpus.len() + columns, Mark::UNKNOWN_CPU);
@@ -69,5 +113,28 @@ impl Table {
     pub(super) fn complete_row(&self, row: usize) -> Option<&[u64]> {
         let ticks = &self.ticks[row * self.columns..(row + 1) * self.columns];
         (!self.repeated[row] && !ticks.contains(&MISSING)).then_some(ticks)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_keeps_its_row_whether_it_falls_in_the_dense_run_or_not() {
+        let mut index = RowIndex::new(4);
+        let ids = [1_000, 1_001, 5, u64::MAX, 1_000 + 70, 1_003, 1_001, 5, u64::MAX, 1_000];
+        let mut next = 0;
+        let mut rows = Vec::new();
+        for id in ids {
+            let row = index.row(id, next);
+            if row == next {
+                next += 1;
+            }
+            rows.push(row);
+        }
+        // Below the base, far above it and in its run: each id its own row,
+        // the same row every time it comes back.
+        assert_eq!(rows, [0, 1, 2, 3, 4, 5, 1, 2, 3, 0]);
     }
 }
