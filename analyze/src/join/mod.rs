@@ -312,7 +312,7 @@ fn sorted_ns(ticks: &mut [i64], ns_per_tick: f64) -> Vec<f64> {
     let mut ns: Vec<f64> = ticks.iter().map(|&t| t as f64 * ns_per_tick).collect();
     // A scale that is not a positive number (never, from a valid header)
     // would not keep the order: sort what it made.
-    if !(ns_per_tick > 0.0) {
+    if ns_per_tick.is_nan() || ns_per_tick <= 0.0 {
         ns.sort_unstable_by(f64::total_cmp);
     }
     ns
