@@ -308,6 +308,8 @@ fn signed_ticks(from: u64, to: u64) -> i64 {
 
 /// Sort `ticks` and scale them to ns, ascending.
 fn sorted_ns(ticks: &mut [i64], ns_per_tick: f64) -> Vec<f64> {
+    // Measured against `radsort` (LSD radix, skipping shared bytes): no
+    // faster on the join bench, so the standard library's pdqsort stays.
     ticks.sort_unstable();
     let mut ns: Vec<f64> = ticks.iter().map(|&t| t as f64 * ns_per_tick).collect();
     // A scale that is not a positive number (never, from a valid header)

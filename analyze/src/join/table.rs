@@ -15,7 +15,9 @@ pub(super) struct Table {
     pub(super) rows: usize,
     ticks: Vec<u64>,
     cpus: Vec<u16>,
-    repeated: Vec<bool>,
+    /// Marks that landed in each row: a row is complete when it holds
+    /// exactly one per column and none is missing.
+    marks: Vec<u32>,
 }
 
 /// Operation id → table row. A thread numbers its operations one after
@@ -67,7 +69,7 @@ impl Table {
         let mut index = RowIndex::new(expected_rows);
         let mut ticks: Vec<u64> = Vec::with_capacity(expected_rows * columns);
         let mut cpus: Vec<u16> = Vec::with_capacity(expected_rows * columns);
-        let mut repeated: Vec<bool> = Vec::with_capacity(expected_rows);
+        let mut counts: Vec<u32> = Vec::with_capacity(expected_rows);
         for stream in &block.streams {
             // A thread marks one operation's hops back to back (the caller
             // its whole call, the writer its whole turn), so the previous
@@ -82,26 +84,26 @@ impl Table {
                 let row = match last {
                     Some((op, row)) if op == mark.op.0 => row,
                     _ => {
-                        let row = index.row(mark.op.0, repeated.len());
+                        let row = index.row(mark.op.0, counts.len());
                         last = Some((mark.op.0, row));
                         row
                     }
                 };
-                if row == repeated.len() {
+                if row == counts.len() {
                     ticks.resize(ticks.len() + columns, MISSING);
                     cpus.resize(cpus.len() + columns, Mark::UNKNOWN_CPU);
-                    repeated.push(false);
+                    counts.push(0);
                 }
-                let cell = &mut ticks[row * columns + c];
-                if *cell == MISSING {
-                    *cell = mark.ticks.0;
-                    cpus[row * columns + c] = mark.cpu;
-                } else {
-                    repeated[row] = true;
-                }
+                // A blind store, no read of the cell first (a cache miss on
+                // a large block): a repeated hop overwrites its first mark,
+                // but its row then counts more marks than columns and is
+                // excluded whole.
+                ticks[row * columns + c] = mark.ticks.0;
+                cpus[row * columns + c] = mark.cpu;
+                counts[row] = counts[row].saturating_add(1);
             }
         }
-        Table { columns, rows: repeated.len(), ticks, cpus, repeated }
+        Table { columns, rows: counts.len(), ticks, cpus, marks: counts }
     }
 
     /// The CPUs of `row`'s marks, in column order.
@@ -112,7 +114,8 @@ impl Table {
     /// `row`'s ticks when the operation has every hop exactly once.
     pub(super) fn complete_row(&self, row: usize) -> Option<&[u64]> {
         let ticks = &self.ticks[row * self.columns..(row + 1) * self.columns];
-        (!self.repeated[row] && !ticks.contains(&MISSING)).then_some(ticks)
+        let one_each = usize::try_from(self.marks[row]).is_ok_and(|n| n == self.columns);
+        (one_each && !ticks.contains(&MISSING)).then_some(ticks)
     }
 }
 
