@@ -229,6 +229,7 @@ pub struct RunSamples {
     subject: Option<String>,
     baseline: Option<String>,
     floor: Option<String>,
+    handoff: Option<String>,
     /// The subject's probed lane's slices: name, whether it crosses
     /// threads, per-block interquartile means (µs).
     slices: Vec<(String, Vec<f64>)>,
@@ -269,24 +270,37 @@ impl RunSamples {
             subject: role(Role::Subject),
             baseline: role(Role::Baseline),
             floor: role(Role::Floor),
+            handoff: role(Role::Handoff),
             slices,
         }
     }
 
-    /// Per-round `x − y` of two lanes.
-    fn rounds(&self, x: Option<&String>, y: Option<&String>) -> Option<Vec<f64>> {
-        let (x, y) = (self.lanes.get(x?)?, self.lanes.get(y?)?);
-        let diffs: Vec<f64> = x.iter().filter_map(|(round, a)| y.get(round).map(|b| a - b)).collect();
+    /// Per-round `x − y₁ − y₂ − …` of lanes, over the rounds all of them ran.
+    fn rounds(&self, x: Option<&String>, minus: &[Option<&String>]) -> Option<Vec<f64>> {
+        let x = self.lanes.get(x?)?;
+        let minus = minus.iter().map(|y| self.lanes.get(*y.as_ref()?)).collect::<Option<Vec<_>>>()?;
+        let diffs: Vec<f64> = x
+            .iter()
+            .filter_map(|(round, a)| minus.iter().try_fold(*a, |acc, y| y.get(round).map(|b| acc - b)))
+            .collect();
         (!diffs.is_empty()).then_some(diffs)
     }
 
-    /// The derived figures' per-round samples, by name.
+    /// The derived figures' per-round samples, by name (as
+    /// [`crate::decomposition::Derived::figures`] names them).
     fn derived(&self) -> Vec<(&'static str, Vec<f64>)> {
         let (s, b, f) = (self.subject.as_ref(), self.baseline.as_ref(), self.floor.as_ref());
-        [("hop", self.rounds(s, b)), ("boundary", self.rounds(f, b)), ("library", self.rounds(s, f))]
-            .into_iter()
-            .filter_map(|(name, v)| v.map(|v| (name, v)))
-            .collect()
+        let h = self.handoff.as_ref();
+        [
+            ("hop", self.rounds(s, &[b])),
+            ("boundary", self.rounds(f, &[b])),
+            ("switches", self.rounds(h, &[])),
+            ("machinery", self.rounds(f, &[b, h])),
+            ("library", self.rounds(s, &[f])),
+        ]
+        .into_iter()
+        .filter_map(|(name, v)| v.map(|v| (name, v)))
+        .collect()
     }
 }
 
@@ -508,10 +522,12 @@ mod tests {
                 ("inline".to_owned(), lane(12.0)),
                 ("floor".to_owned(), lane(17.5)),
                 ("writer".to_owned(), lane(18.0 + writer_extra)),
+                ("handoff".to_owned(), lane(5.0)),
             ]),
             subject: Some("writer".into()),
             baseline: Some("inline".into()),
             floor: Some("floor".into()),
+            handoff: Some("handoff".into()),
             slices: vec![("locked→built".into(), slice(0.06 + slice_extra)), ("sent→woke".into(), slice(4.0))],
         }
     }
@@ -523,6 +539,11 @@ mod tests {
         assert!(c.controls.iter().all(|c| c.drift == 0.0), "{:?}", c.controls);
         assert_eq!(c.controls.len(), 2, "inline and floor both stand as controls");
         assert!(c.figures.iter().all(|f| f.call == Call::NoChange));
+        let derived: Vec<&str> =
+            c.figures.iter().filter(|f| f.kind == FigureKind::Derived).map(|f| f.name.as_str()).collect();
+        assert_eq!(derived, ["hop", "boundary", "switches", "machinery", "library"]);
+        let machinery = c.figures.iter().find(|f| f.name == "machinery").expect("machinery");
+        assert!((machinery.a_us - (17.5 - 12.0 - 5.0)).abs() < 0.05, "floor − inline − handoff: {machinery:?}");
     }
 
     #[test]
