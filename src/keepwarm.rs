@@ -14,8 +14,10 @@ pub(crate) struct Args {
     #[arg(long, value_delimiter = ',', default_value = "5,15,40,200")]
     windows: Vec<u64>,
     /// Modes: spin (writer spins), yield (writer yields), both (writer and
-    /// caller spin); the parking baseline always runs.
-    #[arg(long, value_delimiter = ',', default_value = "spin,yield,both")]
+    /// caller spin), tick (both sleep in 5 µs timer ticks), adaptive (both
+    /// spin only when recent waits were shorter than the window, never on
+    /// a shared core); the parking baseline always runs.
+    #[arg(long, value_delimiter = ',', default_value = "spin,yield,both,tick,adaptive")]
     modes: Vec<Mode>,
     /// Placements: unpinned, same-core, different-cores.
     #[arg(long, value_delimiter = ',', default_value = "unpinned,same-core,different-cores")]

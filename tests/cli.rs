@@ -378,7 +378,7 @@ fn keep_warm_sweeps_and_writes_its_table_and_frontier() {
         "--windows",
         "5",
         "--modes",
-        "spin,both",
+        "spin,both,tick,adaptive",
         "--placement",
         "same-core",
         "--gap-us",
@@ -395,12 +395,12 @@ fn keep_warm_sweeps_and_writes_its_table_and_frontier() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("keep-warm.json")).expect("json")).expect("parses");
     let settings: Vec<&str> =
         rows.as_array().expect("rows").iter().map(|r| r["setting"].as_str().expect("setting")).collect();
-    // Two shapes (back to back, and with a 5 µs caller gap) × 4 lanes.
-    assert_eq!(settings.len(), 8, "{settings:?}");
+    // Two shapes (back to back, and with a 5 µs caller gap) × 6 lanes.
+    assert_eq!(settings.len(), 12, "{settings:?}");
     let placements: Vec<&str> =
         rows.as_array().expect("rows").iter().map(|r| r["placement"].as_str().expect("p")).collect();
     assert!(placements.contains(&"same-core+gap5us"), "{placements:?}");
-    for s in ["inline", "park", "spin-5us", "both-5us"] {
+    for s in ["inline", "park", "spin-5us", "both-5us", "tick-5us", "adaptive-5us"] {
         assert!(settings.contains(&s), "{s} missing from {settings:?}");
     }
     assert!(dir.join("frontier.png").exists() && dir.join("receipt.md").exists());

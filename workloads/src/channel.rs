@@ -4,7 +4,6 @@
 //! cheaper than a trait object and the same for every knob setting.
 
 use std::sync::mpsc;
-use std::time::Instant;
 
 use crate::knobs::{ChannelKind, Wait};
 use crate::queue::{self, QueueRx, QueueTx};
@@ -136,34 +135,20 @@ impl<T> Rx<T> {
     }
 }
 
-/// Keep-warm waiting over any channel: `try_recv` polls, `recv` parks.
+/// Keep-warm waiting over any channel: `try_recv` polls, `recv` parks
+/// (see [`crate::wait`]).
 #[inline]
 pub(crate) fn wait_for<T>(
     wait: Wait,
     try_recv: impl Fn() -> TryRecv<T>,
     recv: impl FnOnce() -> Result<T, Disconnected>,
 ) -> Result<T, Disconnected> {
-    let (window, yielding) = match wait {
-        Wait::Park => return recv(),
-        Wait::Spin(w) => (w, false),
-        Wait::Yield(w) => (w, true),
+    let poll = || match try_recv() {
+        TryRecv::Got(v) => Some(Ok(v)),
+        TryRecv::Closed => Some(Err(Disconnected)),
+        TryRecv::Empty => None,
     };
-    let deadline = Instant::now() + window;
-    loop {
-        match try_recv() {
-            TryRecv::Got(v) => return Ok(v),
-            TryRecv::Closed => return Err(Disconnected),
-            TryRecv::Empty => {}
-        }
-        if Instant::now() >= deadline {
-            return recv();
-        }
-        if yielding {
-            std::thread::yield_now();
-        } else {
-            std::hint::spin_loop();
-        }
-    }
+    crate::wait::wait(wait, poll, recv)
 }
 
 /// Poll a crossbeam receiver in the [`TryRecv`] vocabulary.
@@ -184,7 +169,13 @@ mod tests {
     #[test]
     fn every_kind_and_wait_delivers_in_order_and_reports_closure() {
         for kind in [ChannelKind::Std, ChannelKind::Crossbeam, ChannelKind::Parking] {
-            for wait in [Wait::Park, Wait::Spin(Duration::from_micros(50)), Wait::Yield(Duration::from_micros(50))] {
+            for wait in [
+                Wait::Park,
+                Wait::Spin(Duration::from_micros(50)),
+                Wait::Yield(Duration::from_micros(50)),
+                Wait::Tick(Duration::from_micros(50)),
+                Wait::Adaptive(Duration::from_micros(50)),
+            ] {
                 let (tx, rx) = unbounded::<u32>(kind);
                 let producer = std::thread::spawn(move || {
                     for i in 0..100 {

@@ -11,7 +11,6 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::thread::{JoinHandle, Thread};
-use std::time::Instant;
 
 use hopscope_harness::{BoxError, HandIn, Ops, Workload};
 
@@ -56,33 +55,21 @@ pub struct HandoffOptions {
     pub caller_wait: Wait,
 }
 
-/// Wait as `wait` says until `ready`: poll for the window (spinning or
-/// yielding), then park until woken and `ready` holds. A wake that lands
-/// before the park leaves a token, so the park returns and `ready` is
-/// checked again: nothing is missed.
+/// Wait as `wait` says until `ready` ([`crate::wait`]), then park until
+/// woken and `ready` holds. A wake that lands before the park leaves a
+/// token, so the park returns and `ready` is checked again: nothing is
+/// missed.
 #[inline]
 fn wait_until(wait: Wait, ready: impl Fn() -> bool) {
-    let poll = match wait {
-        Wait::Park => None,
-        Wait::Spin(window) => Some((window, false)),
-        Wait::Yield(window) => Some((window, true)),
-    };
-    if let Some((window, yielding)) = poll {
-        let deadline = Instant::now() + window;
-        while Instant::now() < deadline {
-            if ready() {
-                return;
+    crate::wait::wait(
+        wait,
+        || ready().then_some(()),
+        || {
+            while !ready() {
+                std::thread::park();
             }
-            if yielding {
-                std::thread::yield_now();
-            } else {
-                std::hint::spin_loop();
-            }
-        }
-    }
-    while !ready() {
-        std::thread::park();
-    }
+        },
+    );
 }
 
 impl Handoff {

@@ -46,6 +46,16 @@ pub enum Wait {
     Spin(Duration),
     /// Poll and `yield_now` for up to the duration, then park.
     Yield(Duration),
+    /// Poll and sleep in short timer ticks ([`crate::wait::TICK`], with a
+    /// fine timer slack) for up to the duration, then park: the thread
+    /// never spins, yet its core never goes idle long enough for a VM's
+    /// vCPU to halt, so a wake is cheap.
+    Tick(Duration),
+    /// Spin for up to the duration only when this thread's recent waits
+    /// were shorter than it, else park at once (one wait in 16 spins
+    /// anyway, to notice when messages come quickly again); never spins
+    /// on a shared core ([`Wait::on`]).
+    Adaptive(Duration),
 }
 
 /// How BLOB parameters reach the writer thread.
@@ -248,6 +258,7 @@ impl Wait {
         let one_core = placement.shares_a_core();
         match self {
             Wait::Spin(window) if one_core => Wait::Yield(window),
+            Wait::Adaptive(_) if one_core => Wait::Park,
             other => other,
         }
     }
@@ -259,6 +270,8 @@ impl fmt::Display for Wait {
             Wait::Park => f.write_str("park"),
             Wait::Spin(d) => write!(f, "spin:{}us", d.as_micros()),
             Wait::Yield(d) => write!(f, "yield:{}us", d.as_micros()),
+            Wait::Tick(d) => write!(f, "tick:{}us", d.as_micros()),
+            Wait::Adaptive(d) => write!(f, "adaptive:{}us", d.as_micros()),
         }
     }
 }
@@ -268,7 +281,8 @@ pub const MAX_WAIT_WINDOW_US: u64 = 1_000_000;
 
 impl FromStr for Wait {
     type Err = ParseError;
-    /// `park`, `spin:50us` or `yield:20us` (a bare number is microseconds).
+    /// `park`, `spin:50us`, `yield:20us`, `tick:200us` or `adaptive:30us`
+    /// (a bare number is microseconds).
     fn from_str(s: &str) -> Result<Self, ParseError> {
         let window = |w: &str| -> Result<Duration, ParseError> {
             let digits = w.strip_suffix("us").unwrap_or(w);
@@ -281,7 +295,9 @@ impl FromStr for Wait {
             None if s == "park" => Ok(Wait::Park),
             Some(("spin", w)) => Ok(Wait::Spin(window(w)?)),
             Some(("yield", w)) => Ok(Wait::Yield(window(w)?)),
-            _ => Err(ParseError::new("wait", s, "park, spin:<us> or yield:<us>")),
+            Some(("tick", w)) => Ok(Wait::Tick(window(w)?)),
+            Some(("adaptive", w)) => Ok(Wait::Adaptive(window(w)?)),
+            _ => Err(ParseError::new("wait", s, "park, spin:<us>, yield:<us>, tick:<us> or adaptive:<us>")),
         }
     }
 }
@@ -292,7 +308,7 @@ mod tests {
 
     #[test]
     fn keywords_round_trip() {
-        for w in ["park", "spin:50us", "yield:20us"] {
+        for w in ["park", "spin:50us", "yield:20us", "tick:200us", "adaptive:30us"] {
             assert_eq!(w.parse::<Wait>().expect("parses").to_string(), w);
         }
         assert_eq!("spin:7".parse::<Wait>(), Ok(Wait::Spin(Duration::from_micros(7))));

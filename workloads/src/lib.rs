@@ -37,6 +37,7 @@ pub mod peers;
 mod queue;
 mod shape;
 mod value;
+pub mod wait;
 mod writer;
 
 /// Marks a probed writer or floor thread can hold between two flushes

@@ -11,7 +11,6 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::Thread;
-use std::time::Instant;
 
 use crate::channel::Disconnected;
 use crate::knobs::Wait;
@@ -105,32 +104,19 @@ impl<T> Mailbox<T> {
     /// Wait for the value the way `wait` says: park at once, or poll
     /// (spinning or yielding) for a window before parking.
     pub(crate) fn recv(&self, wait: Wait) -> Result<T, Disconnected> {
-        let poll = match wait {
-            Wait::Park => None,
-            Wait::Spin(window) => Some((Instant::now() + window, false)),
-            Wait::Yield(window) => Some((Instant::now() + window, true)),
-        };
-        if let Some((deadline, yielding)) = poll {
-            while Instant::now() < deadline {
-                if let Some(value) = self.shared.try_take(None)? {
+        let poll = || self.shared.try_take(None).transpose();
+        crate::wait::wait(wait, poll, || {
+            let me = std::thread::current();
+            loop {
+                if let Some(value) = self.shared.try_take(Some(me.clone()))? {
                     return Ok(value);
                 }
-                if yielding {
-                    std::thread::yield_now();
-                } else {
-                    std::hint::spin_loop();
-                }
+                // A wake-up that lands between the check and this park
+                // leaves a token, so park returns at once and the slot is
+                // checked again.
+                std::thread::park();
             }
-        }
-        let me = std::thread::current();
-        loop {
-            if let Some(value) = self.shared.try_take(Some(me.clone()))? {
-                return Ok(value);
-            }
-            // A wake-up that lands between the check and this park leaves a
-            // token, so park returns at once and the slot is checked again.
-            std::thread::park();
-        }
+        })
     }
 }
 

@@ -27,6 +27,12 @@ pub enum Mode {
     Yield,
     /// The writer and its callers both spin for the window.
     Both,
+    /// The writer and its callers both sleep in short timer ticks for the
+    /// window ([`Wait::Tick`]): the published keep-warm's timer lane.
+    Tick,
+    /// The writer and its callers both spin only when their recent waits
+    /// were shorter than the window ([`Wait::Adaptive`]).
+    Adaptive,
 }
 
 impl Mode {
@@ -36,6 +42,8 @@ impl Mode {
             Mode::Spin => (Wait::Spin(window), Wait::Park),
             Mode::Yield => (Wait::Yield(window), Wait::Park),
             Mode::Both => (Wait::Spin(window), Wait::Spin(window)),
+            Mode::Tick => (Wait::Tick(window), Wait::Tick(window)),
+            Mode::Adaptive => (Wait::Adaptive(window), Wait::Adaptive(window)),
         }
     }
 }
@@ -46,6 +54,8 @@ impl fmt::Display for Mode {
             Mode::Spin => "spin",
             Mode::Yield => "yield",
             Mode::Both => "both",
+            Mode::Tick => "tick",
+            Mode::Adaptive => "adaptive",
         })
     }
 }
@@ -57,7 +67,13 @@ impl FromStr for Mode {
             "spin" => Ok(Mode::Spin),
             "yield" => Ok(Mode::Yield),
             "both" => Ok(Mode::Both),
-            other => Err(ParseError::new("keep-warm mode", other, "spin, yield or both (parking always runs)")),
+            "tick" => Ok(Mode::Tick),
+            "adaptive" => Ok(Mode::Adaptive),
+            other => Err(ParseError::new(
+                "keep-warm mode",
+                other,
+                "spin, yield, both, tick or adaptive (parking always runs)",
+            )),
         }
     }
 }

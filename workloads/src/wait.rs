@@ -1,0 +1,183 @@
+//! Waiting for the other thread, the way a [`Wait`] says: block at once,
+//! or keep warm for a window first — spinning, yielding, sleeping in short
+//! timer ticks, or spinning only when this thread's recent waits say a
+//! message is likely within the window.
+//!
+//! Every waiting site (the writer's request channel, the reply mailbox,
+//! the floor, the handoff lane) goes through [`wait`], so a mode means the
+//! same everywhere.
+
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+use crate::knobs::Wait;
+
+/// How long a ticking wait sleeps between polls. Short enough that a
+/// message waits a few µs at most, long enough that the thread sleeps.
+pub const TICK: Duration = Duration::from_micros(5);
+
+/// The timer slack a ticking thread asks for, ns: the kernel's default
+/// (50 µs) would stretch every tick ten times over.
+const TICK_SLACK_NS: libc::c_ulong = 1_000;
+
+/// An adaptive wait in the parking regime still spins one wait in this
+/// many, to see whether messages came back within the window.
+const EXPLORE_EVERY: u32 = 16;
+
+/// Weight of the newest wait in the running estimate (1/8).
+const ESTIMATE_WEIGHT: f64 = 0.125;
+
+thread_local! {
+    /// This thread's estimate of how long its next wait will take, ns.
+    static EXPECTED_NS: Cell<f64> = const { Cell::new(0.0) };
+    /// Waits since the last spin, in the parking regime.
+    static SINCE_SPIN: Cell<u32> = const { Cell::new(0) };
+    /// Whether this thread already asked for a fine timer slack.
+    static SLACK_SET: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Wait as `how` says: `poll` (which takes a message if one is there) for
+/// the mode's window, then `block` until one arrives.
+#[inline]
+pub(crate) fn wait<T>(how: Wait, mut poll: impl FnMut() -> Option<T>, block: impl FnOnce() -> T) -> T {
+    let warm = match how {
+        Wait::Park => None,
+        Wait::Spin(window) => poll_for(window, &mut poll, std::hint::spin_loop),
+        Wait::Yield(window) => poll_for(window, &mut poll, std::thread::yield_now),
+        Wait::Tick(window) => {
+            fine_timer_slack();
+            poll_for(window, &mut poll, || std::thread::sleep(TICK))
+        }
+        Wait::Adaptive(window) => return adaptive(window, poll, block),
+    };
+    warm.unwrap_or_else(block)
+}
+
+/// Poll until `poll` yields or `window` has passed, calling `between`
+/// after every empty poll.
+#[inline]
+fn poll_for<T>(window: Duration, poll: &mut impl FnMut() -> Option<T>, between: impl Fn()) -> Option<T> {
+    let deadline = Instant::now() + window;
+    loop {
+        if let Some(value) = poll() {
+            return Some(value);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        between();
+    }
+}
+
+/// Spin for the window when this thread's recent waits were shorter than
+/// it (and, in the parking regime, one wait in [`EXPLORE_EVERY`]); else
+/// block at once. Every wait's length, spun or blocked, updates the
+/// estimate.
+fn adaptive<T>(window: Duration, mut poll: impl FnMut() -> Option<T>, block: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    let expected = EXPECTED_NS.get();
+    let likely = expected <= window.as_nanos() as f64;
+    let explore = !likely && SINCE_SPIN.get() + 1 >= EXPLORE_EVERY;
+    let value = if likely || explore {
+        SINCE_SPIN.set(0);
+        poll_for(window, &mut poll, std::hint::spin_loop).unwrap_or_else(block)
+    } else {
+        SINCE_SPIN.set(SINCE_SPIN.get() + 1);
+        block()
+    };
+    let waited = start.elapsed().as_nanos() as f64;
+    EXPECTED_NS.set(expected + (waited - expected) * ESTIMATE_WEIGHT);
+    value
+}
+
+/// Ask the kernel to wake this thread's sleeps within [`TICK_SLACK_NS`],
+/// once per thread.
+fn fine_timer_slack() {
+    if !SLACK_SET.get() {
+        SLACK_SET.set(true);
+        // SAFETY: PR_SET_TIMERSLACK takes one integer argument and changes
+        // only the calling thread's timer slack; nothing is passed by
+        // pointer. A failure leaves the default slack, which is slower, not
+        // wrong.
+        unsafe {
+            libc::prctl(libc::PR_SET_TIMERSLACK, TICK_SLACK_NS, 0, 0, 0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use super::*;
+
+    /// A message `after` from now on another thread; how `how` gets it.
+    fn one_message(how: Wait, after: Duration) -> u64 {
+        let slot = Arc::new(AtomicU64::new(0));
+        let sender = {
+            let slot = Arc::clone(&slot);
+            let waiter = std::thread::current();
+            std::thread::spawn(move || {
+                std::thread::sleep(after);
+                slot.store(7, Ordering::Release);
+                waiter.unpark();
+            })
+        };
+        let poll = || Some(slot.load(Ordering::Acquire)).filter(|v| *v != 0);
+        let got = wait(how, poll, || {
+            loop {
+                if let Some(v) = poll() {
+                    break v;
+                }
+                std::thread::park();
+            }
+        });
+        sender.join().expect("sender");
+        got
+    }
+
+    #[test]
+    fn every_mode_gets_the_message_whether_it_comes_within_the_window_or_after() {
+        let window = Duration::from_micros(300);
+        let modes = [Wait::Park, Wait::Spin(window), Wait::Yield(window), Wait::Tick(window), Wait::Adaptive(window)];
+        for how in modes {
+            for after in [Duration::ZERO, Duration::from_micros(50), Duration::from_millis(3)] {
+                assert_eq!(one_message(how, after), 7, "{how} after {after:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_adaptive_wait_stops_spinning_when_messages_come_late_and_explores_again() {
+        let window = Duration::from_micros(20);
+        EXPECTED_NS.set(0.0);
+        SINCE_SPIN.set(0);
+        // Waits far longer than the window: the estimate climbs past it.
+        for _ in 0..8 {
+            wait(Wait::Adaptive(window), || None::<()>, || std::thread::sleep(Duration::from_millis(1)));
+        }
+        assert!(EXPECTED_NS.get() > window.as_nanos() as f64, "{}", EXPECTED_NS.get());
+        // Now it blocks at once, never polling, except one wait in
+        // EXPLORE_EVERY that spins to look.
+        let mut spun = 0;
+        for _ in 0..EXPLORE_EVERY {
+            let mut polled = false;
+            wait(
+                Wait::Adaptive(window),
+                || {
+                    polled = true;
+                    None::<()>
+                },
+                || std::thread::sleep(Duration::from_millis(1)),
+            );
+            spun += u32::from(polled);
+        }
+        assert_eq!(spun, 1, "one wait in {EXPLORE_EVERY} spins");
+        // Quick messages bring the estimate back under the window.
+        for _ in 0..64 {
+            wait(Wait::Adaptive(window), || Some(()), || ());
+        }
+        assert!(EXPECTED_NS.get() < window.as_nanos() as f64, "{}", EXPECTED_NS.get());
+    }
+}
