@@ -30,10 +30,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::Role;
-use crate::decomposition::Decomposition;
-use crate::join::LaneOps;
 use crate::stats::{median_ci_order_statistics, median_of_unsorted};
+
+mod samples;
+
+pub use samples::RunSamples;
 
 /// The rule a change is judged by, fixed in advance.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -220,89 +221,6 @@ pub struct Control {
 
 /// The schema tag of [`Change`].
 pub const SCHEMA: &str = "hopscope.change/1";
-
-/// One run's per-block samples, as a change needs them.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RunSamples {
-    /// Per lane, `(pass, sample) → µs per op`.
-    lanes: BTreeMap<String, BTreeMap<(u32, u32), f64>>,
-    subject: Option<String>,
-    baseline: Option<String>,
-    floor: Option<String>,
-    handoff: Option<String>,
-    /// The subject's probed lane's slices: name, whether it crosses
-    /// threads, per-block interquartile means (µs).
-    slices: Vec<(String, Vec<f64>)>,
-}
-
-impl RunSamples {
-    /// A run's samples from its decomposition and, for its slices, its
-    /// joined trace (`None`: lanes and derived figures only).
-    pub fn new(d: &Decomposition, joined: Option<(&hopscope_probe::TraceHeader, &[LaneOps])>) -> RunSamples {
-        let lanes = d
-            .lanes
-            .iter()
-            .map(|(name, lane)| {
-                (name.clone(), lane.blocks_us.iter().map(|b| ((b.pass, b.sample), b.us_per_op)).collect())
-            })
-            .collect();
-        let role = |r: Role| d.derived.as_ref().and_then(|x| x.lane(r)).map(str::to_owned);
-        let mut slices = Vec::new();
-        if let (Some((header, joined)), Some(lane)) = (joined, d.insitu_lane.as_ref()) {
-            let index = header.lanes.iter().position(|l| l == lane);
-            if let Some(ops) = joined.iter().find(|o| Some(usize::from(o.lane)) == index) {
-                for (i, slice) in ops.slices.iter().enumerate() {
-                    // Interquartile means: robust as a median, but not
-                    // stuck on the clock's grain as a median of quantised
-                    // durations is.
-                    let values: Vec<f64> = ops
-                        .blocks
-                        .iter()
-                        .filter_map(|b| b.slice_iqm_ns.get(i).copied().flatten())
-                        .map(|ns| ns / 1e3)
-                        .collect();
-                    slices.push((slice.name.clone(), values));
-                }
-            }
-        }
-        RunSamples {
-            lanes,
-            subject: role(Role::Subject),
-            baseline: role(Role::Baseline),
-            floor: role(Role::Floor),
-            handoff: role(Role::Handoff),
-            slices,
-        }
-    }
-
-    /// Per-round `x − y₁ − y₂ − …` of lanes, over the rounds all of them ran.
-    fn rounds(&self, x: Option<&String>, minus: &[Option<&String>]) -> Option<Vec<f64>> {
-        let x = self.lanes.get(x?)?;
-        let minus = minus.iter().map(|y| self.lanes.get(*y.as_ref()?)).collect::<Option<Vec<_>>>()?;
-        let diffs: Vec<f64> = x
-            .iter()
-            .filter_map(|(round, a)| minus.iter().try_fold(*a, |acc, y| y.get(round).map(|b| acc - b)))
-            .collect();
-        (!diffs.is_empty()).then_some(diffs)
-    }
-
-    /// The derived figures' per-round samples, by name (as
-    /// [`crate::decomposition::Derived::figures`] names them).
-    fn derived(&self) -> Vec<(&'static str, Vec<f64>)> {
-        let (s, b, f) = (self.subject.as_ref(), self.baseline.as_ref(), self.floor.as_ref());
-        let h = self.handoff.as_ref();
-        [
-            ("hop", self.rounds(s, &[b])),
-            ("boundary", self.rounds(f, &[b])),
-            ("switches", self.rounds(h, &[])),
-            ("machinery", self.rounds(f, &[b, h])),
-            ("library", self.rounds(s, &[f])),
-        ]
-        .into_iter()
-        .filter_map(|(name, v)| v.map(|v| (name, v)))
-        .collect()
-    }
-}
 
 /// Median and its interval with each tail ≤ 1.25%.
 fn median_interval(values: &[f64]) -> Option<(f64, f64, f64)> {
@@ -506,130 +424,4 @@ fn findings(figures: &[FigureChange], controls: &[Control], rule: &Rule) -> Vec<
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A run whose lanes' blocks scatter around their given µs per op
-    /// (a fixed ±2% pattern) and whose subject has two slices.
-    fn run(scale: f64, writer_extra: f64, slice_extra: f64) -> RunSamples {
-        let wobble = |i: u32| 1.0 + 0.02 * (f64::from(i % 7) - 3.0) / 3.0;
-        let lane = |us: f64| -> BTreeMap<(u32, u32), f64> {
-            (0..60).map(|i| ((i / 30, i % 30), us * scale * wobble(i))).collect()
-        };
-        let slice = |us: f64| -> Vec<f64> { (0..60).map(|i| us * scale * wobble(i + 3)).collect() };
-        RunSamples {
-            lanes: BTreeMap::from([
-                ("inline".to_owned(), lane(12.0)),
-                ("floor".to_owned(), lane(17.5)),
-                ("writer".to_owned(), lane(18.0 + writer_extra)),
-                ("handoff".to_owned(), lane(5.0)),
-            ]),
-            subject: Some("writer".into()),
-            baseline: Some("inline".into()),
-            floor: Some("floor".into()),
-            handoff: Some("handoff".into()),
-            slices: vec![("locked→built".into(), slice(0.06 + slice_extra)), ("sent→woke".into(), slice(4.0))],
-        }
-    }
-
-    #[test]
-    fn the_same_run_twice_is_no_change() {
-        let c = compare(&run(1.0, 0.0, 0.0), &run(1.0, 0.0, 0.0), "a", "b");
-        assert_eq!(c.verdict, Verdict::NoChange, "{:#?}", c.findings);
-        assert!(c.controls.iter().all(|c| c.drift == 0.0), "{:?}", c.controls);
-        assert_eq!(c.controls.len(), 2, "inline and floor both stand as controls");
-        assert!(c.figures.iter().all(|f| f.call == Call::NoChange));
-        let derived: Vec<&str> =
-            c.figures.iter().filter(|f| f.kind == FigureKind::Derived).map(|f| f.name.as_str()).collect();
-        assert_eq!(derived, ["hop", "boundary", "switches", "machinery", "library"]);
-        let machinery = c.figures.iter().find(|f| f.name == "machinery").expect("machinery");
-        assert!((machinery.a_us - (17.5 - 12.0 - 5.0)).abs() < 0.05, "floor − inline − handoff: {machinery:?}");
-    }
-
-    #[test]
-    fn a_slower_slice_is_a_regression_that_names_it() {
-        let c = compare(&run(1.0, 0.0, 0.0), &run(1.0, 0.5, 0.5), "a", "b");
-        assert_eq!(c.verdict, Verdict::Regression);
-        let slice = c.figures.iter().find(|f| f.name == "locked→built").expect("slice");
-        assert_eq!(slice.call, Call::Slower);
-        assert!(slice.ci95[0] > 0.0 && (slice.delta_us - 0.5).abs() < 0.05, "{slice:?}");
-        assert_eq!(c.figures.iter().find(|f| f.name == "sent→woke").map(|f| f.call), Some(Call::NoChange));
-        assert!(c.findings.iter().any(|f| f.starts_with("Slice locked→built slower")), "{:#?}", c.findings);
-        let faster = compare(&run(1.0, 0.5, 0.5), &run(1.0, 0.0, 0.0), "a", "b");
-        assert_eq!(faster.verdict, Verdict::Improvement);
-    }
-
-    #[test]
-    fn a_machine_that_got_slower_everywhere_is_drift_not_a_regression() {
-        // Everything 6% slower: above the 5% minimum effect on its own,
-        // but the control lane moved as much.
-        let c = compare(&run(1.0, 0.0, 0.0), &run(1.06, 0.0, 0.0), "a", "b");
-        assert!(c.controls.iter().all(|c| (c.drift - 0.06).abs() < 1e-9), "{:?}", c.controls);
-        assert_eq!(c.verdict, Verdict::NoChange, "{:#?}", c.figures);
-        let writer = c.figures.iter().find(|f| f.name == "writer").expect("writer");
-        assert_eq!(writer.call, Call::Drift, "{writer:?}");
-        // A figure that moved less than the machine did is drift too, not
-        // a slowdown (nor, once the drift is off, a speed-up).
-        let mut b = run(1.15, 0.0, 0.0);
-        b.slices[1].1.iter_mut().for_each(|v| *v *= 1.07 / 1.15);
-        let c = compare(&run(1.0, 0.0, 0.0), &b, "a", "b");
-        assert_eq!(c.figures.iter().find(|f| f.name == "sent→woke").map(|f| f.call), Some(Call::Drift));
-        assert_eq!(c.verdict, Verdict::NoChange, "{:#?}", c.findings);
-        // A real regression on top of the drift is still one.
-        let c = compare(&run(1.0, 0.0, 0.0), &run(1.06, 3.0, 0.0), "a", "b");
-        assert_eq!(c.verdict, Verdict::Regression, "{:#?}", c.figures);
-        // Up to a 25% drift the machine's even slowdown is taken off;
-        // past it nothing is judged.
-        let c = compare(&run(1.0, 0.0, 0.0), &run(1.2, 0.0, 0.0), "a", "b");
-        assert_eq!(c.verdict, Verdict::NoChange, "{:#?}", c.findings);
-        let c = compare(&run(1.0, 0.0, 0.0), &run(1.3, 3.0, 0.0), "a", "b");
-        assert_eq!(c.verdict, Verdict::DriftSuspected);
-        assert!(c.findings[0].contains("no verdict"), "{}", c.findings[0]);
-    }
-
-    #[test]
-    fn a_control_moving_within_its_own_noise_still_has_its_drift_taken_off() {
-        // A short run: blocks scatter ±40%, so a 15% move of every lane is
-        // inside each control's CI. It is still the best estimate of the
-        // drift, and the subject moved exactly as much.
-        let noisy = |scale: f64| {
-            let mut r = run(scale, 0.0, 0.0);
-            for blocks in r.lanes.values_mut() {
-                for (i, v) in blocks.values_mut().enumerate() {
-                    *v *= 1.0 + 0.4 * (((i * 37) % 11) as f64 - 5.0) / 5.0;
-                }
-            }
-            r.lanes.values_mut().for_each(|b| b.retain(|(_, sample), _| *sample < 4));
-            r
-        };
-        let c = compare(&noisy(1.0), &noisy(1.15), "a", "b");
-        assert!(c.controls.iter().all(|c| !c.significant && (c.drift - 0.15).abs() < 1e-9), "{:?}", c.controls);
-        assert_eq!(c.verdict, Verdict::NoChange, "{:#?}", c.figures);
-        assert!(c.findings[0].contains("within its own noise"), "{}", c.findings[0]);
-    }
-
-    #[test]
-    fn controls_that_disagree_refuse_the_verdict() {
-        // SQLite alone 2% slower, the bare boundary 14% slower: no one
-        // share describes how the machine moved.
-        let mut b = run(1.02, 0.0, 0.0);
-        b.lanes.insert("floor".to_owned(), run(1.14, 0.0, 0.0).lanes["floor"].clone());
-        let c = compare(&run(1.0, 0.0, 0.0), &b, "a", "b");
-        assert_eq!(c.verdict, Verdict::DriftSuspected, "{:#?}", c.findings);
-        assert!(c.findings.iter().any(|f| f.contains("% apart")), "{:#?}", c.findings);
-        assert!(c.figures.iter().all(|f| matches!(f.call, Call::Drift | Call::NoChange)), "{:#?}", c.figures);
-    }
-
-    #[test]
-    fn a_drift_is_refused_or_not_the_same_from_either_end() {
-        // 22% faster one way is 28% slower the other: past the 25% both ways.
-        let (a, b) = (run(1.0, 0.0, 0.0), run(0.78, 0.0, 0.0));
-        assert_eq!(compare(&a, &b, "a", "b").verdict, Verdict::DriftSuspected);
-        assert_eq!(compare(&b, &a, "b", "a").verdict, Verdict::DriftSuspected);
-        // 18% faster is 22% slower: within it both ways, and a real change
-        // on top reads as opposite calls.
-        let (a, b) = (run(1.0, 0.0, 0.0), run(0.82, 8.0, 0.0));
-        assert_eq!(compare(&a, &b, "a", "b").verdict, Verdict::Regression);
-        assert_eq!(compare(&b, &a, "b", "a").verdict, Verdict::Improvement);
-    }
-}
+mod tests;

@@ -1,0 +1,91 @@
+//! One run's samples as a change compares them: each lane's per-block
+//! figures, which lane plays which role, and the subject's slices.
+
+use std::collections::BTreeMap;
+
+use crate::Role;
+use crate::decomposition::Decomposition;
+use crate::join::LaneOps;
+
+/// One run's per-block samples, as a change needs them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunSamples {
+    /// Per lane, `(pass, sample) → µs per op`.
+    pub(super) lanes: BTreeMap<String, BTreeMap<(u32, u32), f64>>,
+    pub(super) subject: Option<String>,
+    pub(super) baseline: Option<String>,
+    pub(super) floor: Option<String>,
+    pub(super) handoff: Option<String>,
+    /// The subject's probed lane's slices: name, whether it crosses
+    /// threads, per-block interquartile means (µs).
+    pub(super) slices: Vec<(String, Vec<f64>)>,
+}
+
+impl RunSamples {
+    /// A run's samples from its decomposition and, for its slices, its
+    /// joined trace (`None`: lanes and derived figures only).
+    pub fn new(d: &Decomposition, joined: Option<(&hopscope_probe::TraceHeader, &[LaneOps])>) -> RunSamples {
+        let lanes = d
+            .lanes
+            .iter()
+            .map(|(name, lane)| {
+                (name.clone(), lane.blocks_us.iter().map(|b| ((b.pass, b.sample), b.us_per_op)).collect())
+            })
+            .collect();
+        let role = |r: Role| d.derived.as_ref().and_then(|x| x.lane(r)).map(str::to_owned);
+        let mut slices = Vec::new();
+        if let (Some((header, joined)), Some(lane)) = (joined, d.insitu_lane.as_ref()) {
+            let index = header.lanes.iter().position(|l| l == lane);
+            if let Some(ops) = joined.iter().find(|o| Some(usize::from(o.lane)) == index) {
+                for (i, slice) in ops.slices.iter().enumerate() {
+                    // Interquartile means: robust as a median, but not
+                    // stuck on the clock's grain as a median of quantised
+                    // durations is.
+                    let values: Vec<f64> = ops
+                        .blocks
+                        .iter()
+                        .filter_map(|b| b.slice_iqm_ns.get(i).copied().flatten())
+                        .map(|ns| ns / 1e3)
+                        .collect();
+                    slices.push((slice.name.clone(), values));
+                }
+            }
+        }
+        RunSamples {
+            lanes,
+            subject: role(Role::Subject),
+            baseline: role(Role::Baseline),
+            floor: role(Role::Floor),
+            handoff: role(Role::Handoff),
+            slices,
+        }
+    }
+
+    /// Per-round `x − y₁ − y₂ − …` of lanes, over the rounds all of them ran.
+    pub(super) fn rounds(&self, x: Option<&String>, minus: &[Option<&String>]) -> Option<Vec<f64>> {
+        let x = self.lanes.get(x?)?;
+        let minus = minus.iter().map(|y| self.lanes.get(*y.as_ref()?)).collect::<Option<Vec<_>>>()?;
+        let diffs: Vec<f64> = x
+            .iter()
+            .filter_map(|(round, a)| minus.iter().try_fold(*a, |acc, y| y.get(round).map(|b| acc - b)))
+            .collect();
+        (!diffs.is_empty()).then_some(diffs)
+    }
+
+    /// The derived figures' per-round samples, by name (as
+    /// [`crate::decomposition::Derived::figures`] names them).
+    pub(super) fn derived(&self) -> Vec<(&'static str, Vec<f64>)> {
+        let (s, b, f) = (self.subject.as_ref(), self.baseline.as_ref(), self.floor.as_ref());
+        let h = self.handoff.as_ref();
+        [
+            ("hop", self.rounds(s, &[b])),
+            ("boundary", self.rounds(f, &[b])),
+            ("switches", self.rounds(h, &[])),
+            ("machinery", self.rounds(f, &[b, h])),
+            ("library", self.rounds(s, &[f])),
+        ]
+        .into_iter()
+        .filter_map(|(name, v)| v.map(|v| (name, v)))
+        .collect()
+    }
+}
