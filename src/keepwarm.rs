@@ -15,8 +15,8 @@ pub(crate) struct Args {
     windows: Vec<u64>,
     /// Modes: spin (writer spins), yield (writer yields), both (writer and
     /// caller spin), tick (both sleep in 5 µs timer ticks), adaptive (both
-    /// spin only when recent waits were shorter than the window, never on
-    /// a shared core); the parking baseline always runs.
+    /// spin only while recent spins mostly got their message within the
+    /// window, never on a shared core); the parking baseline always runs.
     #[arg(long, value_delimiter = ',', default_value = "spin,yield,both,tick,adaptive")]
     modes: Vec<Mode>,
     /// Placements: unpinned, same-core, different-cores.

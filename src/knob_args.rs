@@ -15,7 +15,7 @@ pub(crate) struct KnobArgs {
     /// Request channel: std, crossbeam (its receive spins, yields, then parks) or parking (checks once, then parks).
     #[arg(long, default_value = "crossbeam")]
     channel: ChannelKind,
-    /// How the writer waits: park, spin:<us>, yield:<us>, tick:<us> (sleep in 5 µs ticks), adaptive:<us> (spin only when recent waits were shorter).
+    /// How the writer waits: park, spin:<us>, yield:<us>, tick:<us> (sleep in 5 µs ticks), adaptive:<us> (spin only while recent spins mostly got their message within the window).
     #[arg(long, default_value = "park")]
     writer_wait: Wait,
     /// How callers wait for replies: park, spin:<us>, yield:<us>, tick:<us>, adaptive:<us>.

@@ -51,10 +51,10 @@ pub enum Wait {
     /// never spins, yet its core never goes idle long enough for a VM's
     /// vCPU to halt, so a wake is cheap.
     Tick(Duration),
-    /// Spin for up to the duration only when this thread's recent waits
-    /// were shorter than it, else park at once (one wait in 16 spins
-    /// anyway, to notice when messages come quickly again); never spins
-    /// on a shared core ([`Wait::on`]).
+    /// Spin for up to the duration while this thread's recent spins mostly
+    /// got their message within it, else park at once (one wait in 16
+    /// spins anyway, to notice when messages come quickly again); never
+    /// spins on a shared core ([`Wait::on`]).
     Adaptive(Duration),
 }
 

@@ -24,12 +24,13 @@ const TICK_SLACK_NS: libc::c_ulong = 1_000;
 /// many, to see whether messages came back within the window.
 const EXPLORE_EVERY: u32 = 16;
 
-/// Weight of the newest wait in the running estimate (1/8).
-const ESTIMATE_WEIGHT: f64 = 0.125;
+/// Weight of the newest spin's outcome in the running score (1/4).
+const SCORE_WEIGHT: f64 = 0.25;
 
 thread_local! {
-    /// This thread's estimate of how long its next wait will take, ns.
-    static EXPECTED_NS: Cell<f64> = const { Cell::new(0.0) };
+    /// How often this thread's recent spins got their message within the
+    /// window (a running score in 0..=1, optimistic at first).
+    static SPIN_SCORE: Cell<f64> = const { Cell::new(1.0) };
     /// Waits since the last spin, in the parking regime.
     static SINCE_SPIN: Cell<u32> = const { Cell::new(0) };
     /// Whether this thread already asked for a fine timer slack.
@@ -69,25 +70,29 @@ fn poll_for<T>(window: Duration, poll: &mut impl FnMut() -> Option<T>, between: 
     }
 }
 
-/// Spin for the window when this thread's recent waits were shorter than
-/// it (and, in the parking regime, one wait in [`EXPLORE_EVERY`]); else
-/// block at once. Every wait's length, spun or blocked, updates the
-/// estimate.
+/// Spin for the window while this thread's recent spins mostly got their
+/// message within it (and, in the parking regime, one wait in
+/// [`EXPLORE_EVERY`]); else block at once. Only a spin's outcome moves the
+/// score: how long a parked wait took says nothing about the window,
+/// because it includes the wake-up (~60 µs across a VM's cores).
 fn adaptive<T>(window: Duration, mut poll: impl FnMut() -> Option<T>, block: impl FnOnce() -> T) -> T {
-    let start = Instant::now();
-    let expected = EXPECTED_NS.get();
-    let likely = expected <= window.as_nanos() as f64;
-    let explore = !likely && SINCE_SPIN.get() + 1 >= EXPLORE_EVERY;
-    let value = if likely || explore {
-        SINCE_SPIN.set(0);
-        poll_for(window, &mut poll, std::hint::spin_loop).unwrap_or_else(block)
-    } else {
+    let score = SPIN_SCORE.get();
+    let explore = score < 0.5 && SINCE_SPIN.get() + 1 >= EXPLORE_EVERY;
+    if score < 0.5 && !explore {
         SINCE_SPIN.set(SINCE_SPIN.get() + 1);
-        block()
-    };
-    let waited = start.elapsed().as_nanos() as f64;
-    EXPECTED_NS.set(expected + (waited - expected) * ESTIMATE_WEIGHT);
-    value
+        return block();
+    }
+    SINCE_SPIN.set(0);
+    match poll_for(window, &mut poll, std::hint::spin_loop) {
+        Some(value) => {
+            SPIN_SCORE.set(score + (1.0 - score) * SCORE_WEIGHT);
+            value
+        }
+        None => {
+            SPIN_SCORE.set(score - score * SCORE_WEIGHT);
+            block()
+        }
+    }
 }
 
 /// Ask the kernel to wake this thread's sleeps within [`TICK_SLACK_NS`],
@@ -151,33 +156,32 @@ mod tests {
     #[test]
     fn an_adaptive_wait_stops_spinning_when_messages_come_late_and_explores_again() {
         let window = Duration::from_micros(20);
-        EXPECTED_NS.set(0.0);
+        SPIN_SCORE.set(1.0);
         SINCE_SPIN.set(0);
-        // Waits far longer than the window: the estimate climbs past it.
-        for _ in 0..8 {
-            wait(Wait::Adaptive(window), || None::<()>, || std::thread::sleep(Duration::from_millis(1)));
+        let late = || std::thread::sleep(Duration::from_millis(1));
+        // Spins that find nothing within the window: the score falls.
+        for _ in 0..4 {
+            wait(Wait::Adaptive(window), || None::<()>, late);
         }
-        assert!(EXPECTED_NS.get() > window.as_nanos() as f64, "{}", EXPECTED_NS.get());
+        assert!(SPIN_SCORE.get() < 0.5, "{}", SPIN_SCORE.get());
         // Now it blocks at once, never polling, except one wait in
         // EXPLORE_EVERY that spins to look.
         let mut spun = 0;
         for _ in 0..EXPLORE_EVERY {
             let mut polled = false;
-            wait(
-                Wait::Adaptive(window),
-                || {
-                    polled = true;
-                    None::<()>
-                },
-                || std::thread::sleep(Duration::from_millis(1)),
-            );
+            let poll = || {
+                polled = true;
+                None::<()>
+            };
+            wait(Wait::Adaptive(window), poll, late);
             spun += u32::from(polled);
         }
         assert_eq!(spun, 1, "one wait in {EXPLORE_EVERY} spins");
-        // Quick messages bring the estimate back under the window.
-        for _ in 0..64 {
-            wait(Wait::Adaptive(window), || Some(()), || ());
+        // Explores that find their message raise the score until it spins
+        // every time again.
+        for _ in 0..EXPLORE_EVERY * 8 {
+            wait(Wait::Adaptive(window), || Some(()), late);
         }
-        assert!(EXPECTED_NS.get() < window.as_nanos() as f64, "{}", EXPECTED_NS.get());
+        assert!(SPIN_SCORE.get() >= 0.5, "{}", SPIN_SCORE.get());
     }
 }
