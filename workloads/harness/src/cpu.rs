@@ -223,8 +223,8 @@ mod tests {
 
     /// A thread that spins on another CPU without a switch is counted up
     /// to now at every reading, not only at the scheduler's next tick: each
-    /// 2 ms between readings (the reader asleep) shows about 2 ms of the
-    /// spinner's CPU.
+    /// 300 µs between readings (the reader asleep) shows about 300 µs of
+    /// the spinner's CPU.
     #[test]
     fn a_thread_spinning_elsewhere_is_counted_up_to_now() {
         use std::sync::Arc;
@@ -251,8 +251,10 @@ mod tests {
         stop.store(true, Ordering::Relaxed);
         spinner.join().expect("spinner");
         shares.sort_by(f64::total_cmp);
-        // Stale accounting shows most intervals near 0 and a few at a tick's
-        // worth; up to date, nearly every one near 1.
-        assert!(shares[shares.len() / 2] > 0.5, "process CPU per wall interval: {shares:?}");
+        // Stale accounting shows most intervals near 0 (0.05 here: the
+        // reader's own CPU) and a few at a tick's worth; up to date, nearly
+        // every one near 1. The bar is low so a busy test machine, where
+        // the spinner shares a core, still passes.
+        assert!(shares[shares.len() / 2] > 0.25, "process CPU per wall interval: {shares:?}");
     }
 }
