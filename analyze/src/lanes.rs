@@ -169,16 +169,19 @@ pub fn difference(a: &LaneBlocks, b: &LaneBlocks) -> Option<Difference> {
 /// the lanes' blocks of that round, so the machine's drift during the run
 /// cancels as it does in a difference; `None` if no round has every lane.
 pub fn combination(a: &LaneBlocks, minus: &[&LaneBlocks]) -> Option<Difference> {
-    let mut diffs: Vec<f64> = a
-        .us_per_op
-        .iter()
-        .filter_map(|(round, va)| minus.iter().try_fold(*va, |acc, b| b.us_per_op.get(round).map(|vb| acc - vb)))
-        .collect();
+    let minus: Vec<&BTreeMap<(u32, u32), f64>> = minus.iter().map(|b| &b.us_per_op).collect();
+    let mut diffs = per_round(&a.us_per_op, &minus);
     if diffs.is_empty() {
         return None;
     }
     let (lo, hi) = median_ci95_order_statistics(&mut diffs);
     Some(Difference { median: median_of_unsorted(&mut diffs), ci95: [lo, hi], rounds: diffs.len() })
+}
+
+/// Per round `(pass, sample)`, `x − y₁ − y₂ − …` over the rounds every
+/// lane ran, in round order.
+pub(crate) fn per_round(x: &BTreeMap<(u32, u32), f64>, minus: &[&BTreeMap<(u32, u32), f64>]) -> Vec<f64> {
+    x.iter().filter_map(|(round, a)| minus.iter().try_fold(*a, |acc, y| y.get(round).map(|b| acc - b))).collect()
 }
 
 #[cfg(test)]

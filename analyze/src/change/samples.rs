@@ -65,10 +65,7 @@ impl RunSamples {
     pub(super) fn rounds(&self, x: Option<&String>, minus: &[Option<&String>]) -> Option<Vec<f64>> {
         let x = self.lanes.get(x?)?;
         let minus = minus.iter().map(|y| self.lanes.get(*y.as_ref()?)).collect::<Option<Vec<_>>>()?;
-        let diffs: Vec<f64> = x
-            .iter()
-            .filter_map(|(round, a)| minus.iter().try_fold(*a, |acc, y| y.get(round).map(|b| acc - b)))
-            .collect();
+        let diffs = crate::lanes::per_round(x, &minus);
         (!diffs.is_empty()).then_some(diffs)
     }
 
