@@ -153,6 +153,18 @@ pub struct Join {
     lanes: Vec<LaneOps>,
     hop_count: usize,
     ns_per_tick: f64,
+    /// Scratch: one block's durations in ticks, slice by slice.
+    ticks: Vec<i64>,
+    /// Scratch: one slice's durations in ns, ascending.
+    ns: Vec<f64>,
+}
+
+/// One block's figures of one slice (or of the path total).
+#[derive(Debug, Clone, Copy, Default)]
+struct Summary {
+    mean: Option<f64>,
+    median: Option<f64>,
+    iqm: Option<f64>,
 }
 
 impl Join {
@@ -183,7 +195,13 @@ impl Join {
                 }
             })
             .collect();
-        Join { lanes, hop_count: header.hops.len(), ns_per_tick: header.clock.ns_per_tick }
+        Join {
+            lanes,
+            hop_count: header.hops.len(),
+            ns_per_tick: header.clock.ns_per_tick,
+            ticks: Vec::new(),
+            ns: Vec::new(),
+        }
     }
 
     /// Join block `index` of the trace.
@@ -194,53 +212,56 @@ impl Join {
         }
         // The table's columns follow the hops in time order.
         let table = Table::build(block, &out.hops, self.hop_count);
-        // Durations stay in ticks (integers) until sorted: integers sort
-        // faster than floats, and a positive scale keeps their order.
-        let mut slice_ticks: Vec<Vec<i64>> = vec![Vec::with_capacity(table.rows); out.slices.len()];
-        let mut total_ticks: Vec<i64> = Vec::with_capacity(table.rows);
-        for row in 0..table.rows {
+        let rows = table.rows;
+        let slice_count = out.slices.len();
+        // One slice-major buffer for every slice's durations plus the path
+        // total (the last run), reused block after block: no allocation
+        // (and no page faults) per block. Durations stay in ticks (integers)
+        // until sorted: integers sort faster than floats, and a positive
+        // scale keeps their order.
+        let runs = slice_count + 1;
+        self.ticks.clear();
+        self.ticks.resize(runs * rows, 0);
+        let mut complete = 0usize;
+        for row in 0..rows {
             let Some(ticks) = table.complete_row(row) else {
                 out.incomplete += 1;
                 continue;
             };
-            out.complete += 1;
             for (s, def) in out.slices.iter().enumerate() {
                 let (from, to) = def.columns;
-                slice_ticks[s].push(signed_ticks(ticks[from], ticks[to]));
+                self.ticks[s * rows + complete] = signed_ticks(ticks[from], ticks[to]);
             }
-            total_ticks.push(signed_ticks(ticks[0], ticks[out.path_len - 1]));
-            let mut cpus = table.row_cpus(row).iter().copied().filter(|c| *c != Mark::UNKNOWN_CPU);
-            if let Some(mut previous) = cpus.next() {
-                let mut changes = 0u64;
-                for cpu in cpus {
-                    changes += u64::from(cpu != previous);
-                    previous = cpu;
-                }
-                out.core_changes.ops += 1;
-                out.core_changes.changes += changes;
-                out.core_changes.ops_changed += u64::from(changes > 0);
-            }
+            self.ticks[slice_count * rows + complete] = signed_ticks(ticks[0], ticks[out.path_len - 1]);
+            complete += 1;
+            core_changes(table.row_cpus(row), &mut out.core_changes);
         }
-        if total_ticks.is_empty() {
+        out.complete += complete as u64;
+        if complete == 0 {
             return;
         }
-        let slice_ns: Vec<Vec<f64>> = slice_ticks.iter_mut().map(|t| sorted_ns(t, self.ns_per_tick)).collect();
-        let total_ns = sorted_ns(&mut total_ticks, self.ns_per_tick);
-        let slice_mean_ns = slice_ns.iter().map(|v| finite_mean(v)).collect();
-        let total_mean_ns = finite_mean(&total_ns);
-        let slice_median_ns = slice_ns.iter().zip(&mut out.slice_ns).map(|(v, d)| sorted_median(v, d)).collect();
-        let slice_iqm_ns = slice_ns.iter().map(|v| interquartile_mean(v)).collect();
-        let total_median_ns = sorted_median(&total_ns, &mut out.total_ns);
+        let mut summaries = Vec::with_capacity(runs);
+        for run in 0..runs {
+            let ticks = &mut self.ticks[run * rows..run * rows + complete];
+            sorted_ns(ticks, self.ns_per_tick, &mut self.ns);
+            let pooled = out.slice_ns.get_mut(run).unwrap_or(&mut out.total_ns);
+            summaries.push(Summary {
+                mean: finite_mean(&self.ns),
+                median: sorted_median(&self.ns, pooled),
+                iqm: interquartile_mean(&self.ns),
+            });
+        }
+        let total = summaries.pop().unwrap_or_default();
         out.blocks.push(BlockOps {
             block: index,
             pass: block.pass,
             sample: block.sample,
-            complete: total_ns.len() as u64,
-            slice_median_ns,
-            total_median_ns,
-            slice_mean_ns,
-            total_mean_ns,
-            slice_iqm_ns,
+            complete: complete as u64,
+            slice_median_ns: summaries.iter().map(|s| s.median).collect(),
+            total_median_ns: total.median,
+            slice_mean_ns: summaries.iter().map(|s| s.mean).collect(),
+            total_mean_ns: total.mean,
+            slice_iqm_ns: summaries.iter().map(|s| s.iqm).collect(),
         });
     }
 
@@ -306,16 +327,31 @@ fn signed_ticks(from: u64, to: u64) -> i64 {
     }
 }
 
-/// Sort `ticks` and scale them to ns, ascending.
-fn sorted_ns(ticks: &mut [i64], ns_per_tick: f64) -> Vec<f64> {
+/// Sort `ticks` and scale them to ns, ascending, into `ns`.
+fn sorted_ns(ticks: &mut [i64], ns_per_tick: f64, ns: &mut Vec<f64>) {
     // Measured against `radsort` (LSD radix, skipping shared bytes): no
     // faster on the join bench, so the standard library's pdqsort stays.
     ticks.sort_unstable();
-    let mut ns: Vec<f64> = ticks.iter().map(|&t| t as f64 * ns_per_tick).collect();
+    ns.clear();
+    ns.extend(ticks.iter().map(|&t| t as f64 * ns_per_tick));
     // A scale that is not a positive number (never, from a valid header)
     // would not keep the order: sort what it made.
     if ns_per_tick.is_nan() || ns_per_tick <= 0.0 {
         ns.sort_unstable_by(f64::total_cmp);
     }
-    ns
+}
+
+/// Count how often one operation's marks changed CPU (`cpus` in column
+/// order, unknown CPUs skipped).
+fn core_changes(cpus: &[u16], into: &mut CoreChanges) {
+    let mut known = cpus.iter().copied().filter(|c| *c != Mark::UNKNOWN_CPU);
+    let Some(mut previous) = known.next() else { return };
+    let mut changes = 0u64;
+    for cpu in known {
+        changes += u64::from(cpu != previous);
+        previous = cpu;
+    }
+    into.ops += 1;
+    into.changes += changes;
+    into.ops_changed += u64::from(changes > 0);
 }
