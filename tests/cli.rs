@@ -404,6 +404,19 @@ fn keep_warm_sweeps_and_writes_its_table_and_frontier() {
         assert!(settings.contains(&s), "{s} missing from {settings:?}");
     }
     assert!(dir.join("frontier.png").exists() && dir.join("receipt.md").exists());
+    // The wake floor, measured on the sweep's placement: both kinds of
+    // wake, every sample, quantiles in order, and the receipt's bound.
+    let floor: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("wake-floor.json")).expect("wake floor")).expect("json");
+    assert_eq!(floor["placement"], "same-core");
+    for kind in ["sleep_late_us", "park_wake_us"] {
+        let q = |k: &str| floor[kind][k].as_f64().expect("quantile");
+        assert_eq!(floor[kind]["count"], 300, "{kind}");
+        assert!(0.0 <= q("p10") && q("p10") <= q("median") && q("median") <= q("p90"), "{kind}: {floor}");
+    }
+    let receipt = std::fs::read_to_string(dir.join("receipt.md")).expect("receipt");
+    assert!(receipt.contains("- Wake floor (same-core): a 2 µs sleep returns"), "{receipt}");
+    assert!(receipt.contains("any wait that gives its CPU up adds at least"), "{receipt}");
 }
 
 #[test]

@@ -32,6 +32,7 @@ pub mod source;
 pub mod stats;
 pub mod sweep;
 pub mod timeline;
+pub mod wake;
 
 /// Host and clock facts, as recorded in traces and results.
 pub use hopscope_probe::{ClockInfo, HostInfo, Role, Variant};

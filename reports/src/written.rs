@@ -11,6 +11,7 @@ use hopscope_analyze::experiment::Experiment;
 use hopscope_analyze::merge::MergeResult;
 use hopscope_analyze::resolution::Resolution;
 use hopscope_analyze::sweep::SweepRow;
+use hopscope_analyze::wake::WakeFloor;
 
 use crate::receipt::{self, experiment, merge, resolution, sweep};
 use crate::{ChartOptions, ReportError};
@@ -114,9 +115,15 @@ pub fn write_merge(dir: &Path, r: &MergeResult) -> Result<Written, ReportError> 
     Ok(written.rendered(crate::render_merge(r, dir)?))
 }
 
-/// A keep-warm sweep: `keep-warm.json`, `receipt.md`, `frontier.png`.
-pub fn write_sweep(dir: &Path, rows: &[SweepRow]) -> Result<Written, ReportError> {
-    let mut written = json_and_receipt(dir, "sweep", "keep-warm.json", rows, &sweep::markdown(rows))?;
+/// A keep-warm sweep: `keep-warm.json`, `receipt.md`, `frontier.png`, and
+/// `wake-floor.json` when the wake floor was measured.
+pub fn write_sweep(dir: &Path, rows: &[SweepRow], floor: Option<&WakeFloor>) -> Result<Written, ReportError> {
+    let mut written = json_and_receipt(dir, "sweep", "keep-warm.json", rows, &sweep::markdown(rows, floor))?;
+    if let Some(floor) = floor {
+        let path = dir.join("wake-floor.json");
+        write(&path, &json("wake-floor.json", floor)?)?;
+        written.push("wakes", path);
+    }
     let chart = dir.join("frontier.png");
     crate::frontier_png(rows, &chart)?;
     written.push("chart", chart);

@@ -38,6 +38,7 @@ mod queue;
 mod shape;
 mod value;
 pub mod wait;
+pub mod wake;
 mod writer;
 
 /// Marks a probed writer or floor thread can hold between two flushes

@@ -97,7 +97,7 @@ fn adaptive<T>(window: Duration, mut poll: impl FnMut() -> Option<T>, block: imp
 
 /// Ask the kernel to wake this thread's sleeps within [`TICK_SLACK_NS`],
 /// once per thread.
-fn fine_timer_slack() {
+pub(crate) fn fine_timer_slack() {
     if !SLACK_SET.get() {
         SLACK_SET.set(true);
         // SAFETY: PR_SET_TIMERSLACK takes one integer argument and changes

@@ -2,12 +2,15 @@
 //! placement and setting.
 
 use hopscope_analyze::sweep::{SweepRow, findings};
+use hopscope_analyze::wake::{self, WakeFloor};
 
-/// The sweep table as Markdown.
-pub fn markdown(rows: &[SweepRow]) -> String {
+/// The sweep table as Markdown, its findings first, then the machine's
+/// wake floor (when measured) and what it bounds.
+pub fn markdown(rows: &[SweepRow], floor: Option<&WakeFloor>) -> String {
     let cell = |v: Option<f64>| v.map_or("–".to_owned(), |v| format!("{v:.2}"));
     let mut out = String::from("# hopscope keep-warm sweep: sequential single inserts\n\n");
-    for f in findings(rows) {
+    let floor_findings = floor.map(|f| wake::findings(f, rows)).unwrap_or_default();
+    for f in findings(rows).iter().chain(&floor_findings) {
         out.push_str(&format!("- {f}\n"));
     }
     out.push_str("\n| placement | setting | wall µs/op | 95% CI | caller CPU µs | writer CPU µs | process CPU µs | ctx switches/op | migrations/op | cross-core hops/op | boundary µs (vs inline) |\n");
@@ -68,7 +71,7 @@ mod tests {
             row("different-cores", BASELINE, 100.0, 90.0),
             row("different-cores", "both-40us", 13.0, 27.0),
         ];
-        let md = markdown(&rows);
+        let md = markdown(&rows, None);
         assert!(md.contains("| different-cores | both-40us | 13.00 |"), "{md}");
         assert!(md.contains("- Lowest wall time: both-40us on different-cores: 13.00"), "the findings lead: {md}");
     }
