@@ -2,9 +2,12 @@
 //! (schema `hopscope.decomposition/1`, documented in
 //! `docs/decomposition-schema.md`).
 
+mod derived;
+mod insitu;
 mod lane;
 mod result;
 
+use derived::References;
 use std::collections::BTreeMap;
 
 use hopscope_probe::{Block, Role, Trace, TraceHeader, Variant};
@@ -17,7 +20,6 @@ pub use result::{
 use crate::join::{HopScan, Join, LaneOps};
 use crate::lanes::{self, LaneBlocks};
 use crate::roles::Roles;
-use crate::slices::{self, CrossCheck, SliceFigures};
 use crate::source::{BlockSource, TraceFile};
 use crate::stats::BOOTSTRAP_RESAMPLES;
 
@@ -152,7 +154,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         );
     }
     let derived = match (subject, baseline) {
-        (Some(subject), Some(baseline)) => derive(References { subject, baseline, floor, handoff }),
+        (Some(subject), Some(baseline)) => derived::derive(References { subject, baseline, floor, handoff }),
         _ => {
             if has_reference {
                 warnings.push("the trace lacks a baseline or a subject lane: no lane arithmetic".to_owned());
@@ -165,9 +167,9 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
             "no floor lane: the hop is not split into boundary and library, and nothing is cross-checked".to_owned(),
         );
     }
-    let insitu = insitu(header, blocks, joined, &roles, derived.as_ref(), seed, &mut warnings);
+    let insitu = insitu::insitu(header, blocks, joined, &roles, derived.as_ref(), seed, &mut warnings);
     let observer_effect = match (clean, probed) {
-        (Some(c), Some(p)) => observer(c, p),
+        (Some(c), Some(p)) => derived::observer(c, p),
         _ => {
             if has_reference {
                 warnings
@@ -333,95 +335,6 @@ fn placement_missed(header: &TraceHeader, lane: &str, result: &LaneResult) -> Op
     })
 }
 
-/// The in-situ instrument: the sliced lane, its slices, the probed floor's,
-/// and their cross-check against the lane arithmetic.
-struct InSitu {
-    /// The span machinery stated beside the slices (the sliced lane's).
-    machinery: Option<hopscope_probe::SpanMachinery>,
-    lane: Option<String>,
-    slices: Vec<SliceFigures>,
-    floor_slices: Vec<SliceFigures>,
-    floor_lane: Option<String>,
-    crosscheck: Option<CrossCheck>,
-}
-
-/// Slice the subject's probed build, or else the first other lane that
-/// carries complete operations (a program's own capture); the probed floor
-/// gives the slices subtracted in the cross-check.
-#[allow(clippy::too_many_arguments)]
-fn insitu(
-    header: &TraceHeader,
-    blocks: &[crate::lanes::LaneBlocks],
-    joined: &[LaneOps],
-    roles: &Roles,
-    derived: Option<&Derived>,
-    seed: u64,
-    warnings: &mut Vec<String>,
-) -> InSitu {
-    let complete =
-        |lane: Option<usize>| lane.and_then(|i| joined.iter().find(|o| usize::from(o.lane) == i && o.complete > 0));
-    let subject = complete(roles.find(Role::Subject, Variant::Probed));
-    let sliced = subject.or_else(|| {
-        joined.iter().find(|o| {
-            o.complete > 0
-                && roles
-                    .info(usize::from(o.lane))
-                    .is_some_and(|i| !matches!(i.role, Role::Baseline | Role::Floor | Role::Handoff))
-        })
-    });
-    let machinery =
-        sliced.and_then(|o| blocks.get(usize::from(o.lane))).and_then(|l| crate::lanes::span_machinery(header, l));
-    let slices = sliced
-        .map(|o| {
-            let mut figures = slices::slice_figures(o, seed);
-            if let Some(m) = &machinery {
-                slices::state_machinery(&mut figures, o, header, m);
-            }
-            slices::mark_grain(&mut figures, header.clock.grain_ns());
-            figures
-        })
-        .unwrap_or_default();
-    let probed_floor = complete(roles.find(Role::Floor, Variant::Probed));
-    let floor_slices = probed_floor.map(|o| {
-        let mut figures = slices::slice_figures(o, seed);
-        slices::mark_grain(&mut figures, header.clock.grain_ns());
-        figures
-    });
-    if subject.is_some() && floor_slices.is_none() && derived.is_some_and(|d| d.library_us.is_some()) {
-        warnings.push(
-            "no probed floor lane: the in-situ library figure includes the channel sends any writer pays".to_owned(),
-        );
-    }
-    let crosscheck = match (derived.and_then(|d| d.library_us.as_ref()), slices.is_empty()) {
-        (Some(library), false) => {
-            let lane_blocks = |o: &LaneOps| blocks.get(usize::from(o.lane));
-            let probed_lanes = subject
-                .and_then(lane_blocks)
-                .zip(probed_floor.and_then(lane_blocks))
-                .and_then(|(w, f)| crate::lanes::difference(w, f));
-            let accounting = subject.zip(probed_floor).and_then(|(w, f)| {
-                crate::accounting::account(w, f, library, probed_lanes, header.mark_ns, seed.wrapping_add(40))
-            });
-            Some(slices::cross_check(&slices, floor_slices.as_deref(), library, accounting))
-        }
-        _ => None,
-    };
-    if crosscheck.as_ref().is_some_and(|c| !c.agree) {
-        warnings.push(format!(
-            "the two instruments disagree about the library's cost by more than the fixed {:.1} µs",
-            slices::CROSSCHECK_TOLERANCE_US
-        ));
-    }
-    InSitu {
-        machinery,
-        lane: sliced.and_then(|o| header.lanes.get(usize::from(o.lane)).cloned()),
-        slices,
-        floor_slices: floor_slices.unwrap_or_default(),
-        floor_lane: probed_floor.and_then(|o| header.lanes.get(usize::from(o.lane)).cloned()),
-        crosscheck,
-    }
-}
-
 /// What the instrument lost, warning about dropped marks and counters the
 /// host cannot count.
 fn drops(header: &TraceHeader, dropped: u64, joined: &[LaneOps], warnings: &mut Vec<String>) -> Drops {
@@ -469,53 +382,6 @@ fn comparison(
 /// flagged as noisy. Robust on purpose: one block that caught a WAL
 /// checkpoint moves the CV a lot and the MAD not at all.
 const NOISY_SPREAD: f64 = 0.05;
-
-/// The lane arithmetic from the lanes that stand for each role.
-struct References<'a> {
-    subject: &'a LaneBlocks,
-    baseline: &'a LaneBlocks,
-    floor: Option<&'a LaneBlocks>,
-    handoff: Option<&'a LaneBlocks>,
-}
-
-fn derive(r: References<'_>) -> Option<Derived> {
-    let References { subject, baseline, floor, handoff } = r;
-    let mut lanes = BTreeMap::from([
-        (Role::Subject.name().to_owned(), subject.name.clone()),
-        (Role::Baseline.name().to_owned(), baseline.name.clone()),
-    ]);
-    for (role, lane) in [(Role::Floor, floor), (Role::Handoff, handoff)] {
-        if let Some(lane) = lane {
-            lanes.insert(role.name().to_owned(), lane.name.clone());
-        }
-    }
-    Some(Derived {
-        hop_us: lanes::difference(subject, baseline)?,
-        boundary_us: floor.and_then(|f| lanes::difference(f, baseline)),
-        library_us: floor.and_then(|f| lanes::difference(subject, f)),
-        // The handoff's turn in the same rounds as the others, so its
-        // figure and the machinery pair with the boundary's.
-        switches_us: handoff.and_then(|h| lanes::combination(h, &[])),
-        machinery_us: floor.zip(handoff).and_then(|(f, h)| lanes::combination(f, &[baseline, h])),
-        lanes,
-    })
-}
-
-fn observer(clean: &LaneBlocks, probed: &LaneBlocks) -> Option<ObserverEffect> {
-    let delta = lanes::difference(probed, clean)?;
-    let median = |l: &LaneBlocks| {
-        let mut v: Vec<f64> = l.us_per_op.values().copied().collect();
-        crate::stats::median_of_unsorted(&mut v)
-    };
-    let clean_us = median(clean);
-    Some(ObserverEffect {
-        clean_us,
-        probed_us: median(probed),
-        delta_us: delta.median,
-        delta_ci95: delta.ci95,
-        delta_pct: if clean_us > 0.0 { delta.median / clean_us * 100.0 } else { 0.0 },
-    })
-}
 
 #[cfg(test)]
 mod tests {

@@ -1,99 +1,16 @@
-//! `receipt.md` of a decomposition: the tables a reviewer pastes, rendered
-//! from a [`Decomposition`]. Formatting only: every figure comes from the
-//! analysis.
+//! The sections of a decomposition's receipt, one function each, in the
+//! order [`super::render`] writes them.
 
 use std::fmt::Write as _;
-use std::time::{Duration, UNIX_EPOCH};
 
+use hopscope_analyze::Decomposition;
+use hopscope_analyze::join::SliceSide;
 use hopscope_probe::Role;
 
-use hopscope_analyze::join::SliceSide;
-use hopscope_analyze::lanes::Difference;
-use hopscope_analyze::slices::Owner;
-use hopscope_analyze::{CounterFigure, Decomposition};
+use super::{date, owner_name, render_machinery, row, yes_no};
 
-/// Render `d` as Markdown: the title, the headline and warnings, then
-/// every table.
-pub fn markdown(d: &Decomposition) -> String {
-    let mut out = String::new();
-    // Writing to a String cannot fail; the results are ignored on purpose.
-    let _ = render_head(d, &mut out);
-    let _ = render(d, &mut out);
-    out
-}
-
-/// The tables alone, for a page that shows the title, headline and
-/// warnings itself (the HTML report: each once).
-pub fn body_markdown(d: &Decomposition) -> String {
-    let mut out = String::new();
-    // Writing to a String cannot fail.
-    let _ = render(d, &mut out);
-    out
-}
-
-/// One sentence with the headline figures, or `None` without lane arithmetic.
-pub fn headline(d: &Decomposition) -> Option<String> {
-    let derived = d.derived.as_ref()?;
-    let mut sentence = match (&derived.boundary_us, &derived.library_us) {
-        (Some(boundary), Some(library)) => format!(
-            "Of the {} hop, {} is the thread boundary{} and {} is the writer's own work",
-            super::crosscheck::difference(&derived.hop_us),
-            super::crosscheck::difference(boundary),
-            match (&derived.switches_us, &derived.machinery_us) {
-                (Some(switches), Some(machinery)) => format!(
-                    " ({} the bare switches, {} the machinery around them)",
-                    super::crosscheck::difference(switches),
-                    super::crosscheck::difference(machinery)
-                ),
-                _ => String::new(),
-            },
-            super::crosscheck::difference(library)
-        ),
-        _ => format!(
-            "The hop (subject − baseline) is {}; without a floor lane it is not split into boundary and library",
-            super::crosscheck::difference(&derived.hop_us)
-        ),
-    };
-    if let Some(c) = &d.crosscheck {
-        sentence.push_str(&super::crosscheck::headline_clause(c));
-    }
-    // A trailing "zero," clause before the end of the sentence.
-    if sentence.ends_with(',') {
-        sentence.pop();
-    }
-    sentence.push('.');
-    Some(sentence)
-}
-
-fn render_head(d: &Decomposition, out: &mut String) -> std::fmt::Result {
-    // hopscope's own runs name their shape; a harness program and a
-    // program's capture name themselves.
-    let title = d
-        .run
-        .meta
-        .get("shape")
-        .or_else(|| d.run.meta.get("harness"))
-        .or_else(|| d.lanes.keys().next())
-        .map_or("unknown", String::as_str);
-    writeln!(out, "# hopscope receipt: {title}\n")?;
-    if let Some(partial) = &d.partial {
-        writeln!(out, "**Partial result:** {}.\n", partial.sentence())?;
-    }
-    if let Some(h) = headline(d) {
-        writeln!(out, "{h}\n")?;
-    }
-    if !d.warnings.is_empty() {
-        writeln!(out, "## Warnings\n")?;
-        for w in &d.warnings {
-            writeln!(out, "- ⚠ {w}")?;
-        }
-        writeln!(out)?;
-    }
-    Ok(())
-}
-
-fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
-    let meta = |key: &str| d.run.meta.get(key).map_or("unknown", String::as_str);
+/// Every lane's time per operation.
+pub(super) fn lanes(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     writeln!(out, "## Lanes (µs per operation, median of blocks)\n")?;
     writeln!(out, "| lane | probed | median | 95% CI | MAD | p10 | p90 | blocks | ops | max CV per pass |")?;
     writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")?;
@@ -118,7 +35,11 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         }
     }
     writeln!(out)?;
+    Ok(())
+}
 
+/// The lane arithmetic: hop, boundary (switches, machinery), library.
+pub(super) fn derived(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     if let Some(derived) = &d.derived {
         writeln!(out, "## Derived (paired by round, µs per operation)\n")?;
         writeln!(out, "| figure | definition | median | 95% CI | rounds |")?;
@@ -141,11 +62,11 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         }
         writeln!(out)?;
     }
+    Ok(())
+}
 
-    if let Some(c) = &d.comparison {
-        render_comparison(c, out)?;
-    }
-
+/// The sliced lane's slices, with the span machinery and the clock's grain.
+pub(super) fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     if !d.slices.is_empty() {
         let lane = d.insitu_lane.as_deref().unwrap_or("?");
         let grain_ns = d.clock.grain_ns();
@@ -174,7 +95,7 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
                 out,
                 "| {} | {side} | {owner} | {} | {ci} | {:.3} | {:.3} | {:.1}% |{extra}",
                 s.name,
-                super::median_text(s, grain_ns),
+                super::super::median_text(s, grain_ns),
                 s.p90_us,
                 s.p99_us,
                 s.share * 100.0
@@ -193,11 +114,11 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         }
         writeln!(out)?;
     }
+    Ok(())
+}
 
-    if let Some(c) = &d.crosscheck {
-        super::crosscheck::render(c, out)?;
-    }
-
+/// The probed writer against the clean one.
+pub(super) fn observer(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     writeln!(out, "## Observer effect\n")?;
     match &d.observer_effect {
         Some(o) => writeln!(
@@ -207,7 +128,11 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         )?,
         None => writeln!(out, "Not measured: the run has no clean and probed writer pair.\n")?,
     }
+    Ok(())
+}
 
+/// CPU time and context switches per operation, by thread role.
+pub(super) fn cpu(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     if !d.cpu_us_per_op.is_empty() {
         // Thread roles as the run named them: the caller, the lanes' own
         // threads (`writer` in hopscope's runs), and the whole process.
@@ -238,9 +163,11 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
             "\nCPU from per-thread and process CPU clocks; context switches from `getrusage` (the process column counts every thread, a peer's included).\n"
         )?;
     }
+    Ok(())
+}
 
-    render_counters(d, out)?;
-
+/// What the instrument lost, and which counters were recorded.
+pub(super) fn drops(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     writeln!(out, "## Drops\n")?;
     writeln!(out, "Marks dropped: {}.", d.drops.marks_dropped)?;
     for (lane, complete) in &d.drops.complete_ops {
@@ -263,7 +190,12 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         writeln!(out, "- {}: {}", c.counter.name(), c.support)?;
     }
     writeln!(out)?;
+    Ok(())
+}
 
+/// How, when and where the run was made.
+pub(super) fn run(d: &Decomposition, out: &mut String) -> std::fmt::Result {
+    let meta = |key: &str| d.run.meta.get(key).map_or("unknown", String::as_str);
     writeln!(out, "## Run\n")?;
     writeln!(out, "- date: {}", date(d))?;
     writeln!(out, "- command: `{}`", meta("command"))?;
@@ -313,143 +245,4 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         d.run.bootstrap_resamples, d.run.bootstrap_seed
     )?;
     Ok(())
-}
-
-/// When the run started, as RFC 3339 UTC. The stamp comes from the trace
-/// file, so a damaged one past RFC 3339's last year (9999) is shown as the
-/// raw number rather than trusted.
-pub fn date(d: &Decomposition) -> String {
-    /// 10000-01-01T00:00:00Z in milliseconds since the Unix epoch.
-    const YEAR_10000_MS: u64 = 253_402_300_800_000;
-    let ms = d.run.created_unix_ms;
-    if ms >= YEAR_10000_MS {
-        return format!("{ms} ms after the Unix epoch (past year 9999: a damaged header?)");
-    }
-    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
-}
-
-/// Per-operation perf-event counts per lane: `total (caller / writer)`.
-fn render_comparison(c: &hopscope_analyze::comparison::Comparison, out: &mut String) -> std::fmt::Result {
-    writeln!(out, "## The reference writer and its peers (µs per operation)\n")?;
-    writeln!(out, "| lane | µs/op | 95% CI | hop vs inline | beyond floor | CPU µs/op | ctx switches/op |")?;
-    writeln!(out, "|---|---:|---:|---:|---:|---:|---:|")?;
-    let diff = |d: &Option<hopscope_analyze::lanes::Difference>| {
-        d.map_or("–".to_owned(), |d| format!("{:+.3} ({:+.3}…{:+.3})", d.median, d.ci95[0], d.ci95[1]))
-    };
-    let number = |v: Option<f64>| v.map_or("–".to_owned(), |v| format!("{v:.3}"));
-    for r in &c.rows {
-        writeln!(
-            out,
-            "| {} | {:.3} | {:.3}–{:.3} | {} | {} | {} | {} |",
-            r.lane,
-            r.us_per_op.median,
-            r.us_per_op.ci95[0],
-            r.us_per_op.ci95[1],
-            diff(&r.hop_vs_inline),
-            diff(&r.beyond_floor),
-            number(r.process_cpu_us),
-            number(r.ctx_switches)
-        )?;
-    }
-    writeln!(
-        out,
-        "\nHop and beyond-floor figures are paired by round; CPU and context switches count every thread of the process.\n"
-    )?;
-    for f in &c.findings {
-        writeln!(out, "- {f}")?;
-    }
-    writeln!(out, "\nHow each lane runs:\n")?;
-    for r in &c.rows {
-        writeln!(out, "- `{}`: {}", r.lane, r.description)?;
-    }
-    writeln!(out)
-}
-
-fn render_counters(d: &Decomposition, out: &mut String) -> std::fmt::Result {
-    let mut names: Vec<&str> = d
-        .lanes
-        .values()
-        .flat_map(|l| l.counters.iter())
-        .filter(|(_, f)| matches!(f, CounterFigure::PerOp(_)))
-        .map(|(k, _)| k.as_str())
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    if names.is_empty() {
-        return Ok(());
-    }
-    writeln!(out, "## Counters per operation (total, then each thread role)\n")?;
-    writeln!(
-        out,
-        "| lane | {} |",
-        names.iter().map(|n| n.trim_end_matches("_per_op").replace('_', " ")).collect::<Vec<_>>().join(" | ")
-    )?;
-    writeln!(out, "|---|{}", "---:|".repeat(names.len()))?;
-    for (lane, result) in d.lanes_in_order() {
-        let cells: Vec<String> = names
-            .iter()
-            .map(|n| match result.counters.get(*n) {
-                Some(CounterFigure::PerOp(roles)) => {
-                    let total = roles.get("total").map_or("–".to_owned(), |v| format!("{v:.3}"));
-                    let each: Vec<String> =
-                        roles.iter().filter(|(r, _)| *r != "total").map(|(r, v)| format!("{r} {v:.3}")).collect();
-                    format!("{total} ({})", each.join(" / "))
-                }
-                Some(CounterFigure::Unsupported(why)) => why.clone(),
-                None => "–".to_owned(),
-            })
-            .collect();
-        writeln!(out, "| {lane} | {} |", cells.join(" | "))?;
-    }
-    writeln!(out, "\ntask-clock is in ns per operation; an unsupported counter is listed below, never shown as 0.\n")?;
-    let crossing: Vec<(&str, f64, f64)> = d
-        .lanes_in_order()
-        .into_iter()
-        .filter_map(|(lane, r)| Some((lane, r.cross_core_hops_per_op?, r.ops_crossing_cores?)))
-        .collect();
-    if !crossing.is_empty() {
-        writeln!(out, "Cross-core hops (from the CPU each mark was taken on):\n")?;
-        writeln!(out, "| lane | CPU changes per write | writes crossing cores |")?;
-        writeln!(out, "|---|---:|---:|")?;
-        for (lane, hops, share) in crossing {
-            writeln!(out, "| {lane} | {hops:.3} | {:.1}% |", share * 100.0)?;
-        }
-        writeln!(out)?;
-    }
-    Ok(())
-}
-
-fn row(out: &mut String, name: &str, definition: &str, d: &Difference) -> std::fmt::Result {
-    writeln!(out, "| {name} | {definition} | {:.3} | {:.3}–{:.3} | {} |", d.median, d.ci95[0], d.ci95[1], d.rounds)
-}
-
-fn owner_name(owner: Owner) -> &'static str {
-    super::owner_label(owner)
-}
-
-fn yes_no(b: bool) -> &'static str {
-    if b { "yes" } else { "no" }
-}
-
-/// What the span machinery is, under a slice table that states its share.
-fn render_machinery(m: &hopscope_probe::SpanMachinery, out: &mut String) -> std::fmt::Result {
-    writeln!(
-        out,
-        "\n*Span machinery* is what a slice between two `tracing` span edges on one thread holds besides your code: \
-         the layer's callbacks and, between spans, the Registry closing one span and creating the next. It was \
-         measured in this process on empty operations ({} before the run and, in a harness run, 400 after every \
-         probed block, whose medians are used): one span's whole life (create, enter, \
-         exit, close) took {:.1} ns through Registry + HopLayer ({:.1} ns under a bare Registry); inside a slice, \
-         enter → own exit {:.1} ns, exit → next span's enter {:.1} ns, enter → child's enter {:.1} ns, child's exit \
-         → exit {:.1} ns, against {:.1} ns between two `hop!` marks. *Net of it* subtracts that median; \
-         cross-thread slices state none (each side's share runs concurrently with the other's).",
-        m.samples,
-        m.span_life_ns,
-        m.registry_life_ns,
-        m.inside_ns,
-        m.between_ns,
-        m.into_ns,
-        m.out_of_ns,
-        m.bare_mark_ns
-    )
 }

@@ -1,0 +1,98 @@
+//! The in-situ instrument of a decomposition: the sliced lane's slices,
+//! the probed floor's, and their cross-check against the lane arithmetic.
+
+use hopscope_probe::{Role, TraceHeader, Variant};
+
+use super::Derived;
+use crate::join::LaneOps;
+use crate::roles::Roles;
+use crate::slices::{self, CrossCheck, SliceFigures};
+
+/// The in-situ instrument: the sliced lane, its slices, the probed floor's,
+/// and their cross-check against the lane arithmetic.
+pub(super) struct InSitu {
+    /// The span machinery stated beside the slices (the sliced lane's).
+    pub(super) machinery: Option<hopscope_probe::SpanMachinery>,
+    pub(super) lane: Option<String>,
+    pub(super) slices: Vec<SliceFigures>,
+    pub(super) floor_slices: Vec<SliceFigures>,
+    pub(super) floor_lane: Option<String>,
+    pub(super) crosscheck: Option<CrossCheck>,
+}
+
+/// Slice the subject's probed build, or else the first other lane that
+/// carries complete operations (a program's own capture); the probed floor
+/// gives the slices subtracted in the cross-check.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn insitu(
+    header: &TraceHeader,
+    blocks: &[crate::lanes::LaneBlocks],
+    joined: &[LaneOps],
+    roles: &Roles,
+    derived: Option<&Derived>,
+    seed: u64,
+    warnings: &mut Vec<String>,
+) -> InSitu {
+    let complete =
+        |lane: Option<usize>| lane.and_then(|i| joined.iter().find(|o| usize::from(o.lane) == i && o.complete > 0));
+    let subject = complete(roles.find(Role::Subject, Variant::Probed));
+    let sliced = subject.or_else(|| {
+        joined.iter().find(|o| {
+            o.complete > 0
+                && roles
+                    .info(usize::from(o.lane))
+                    .is_some_and(|i| !matches!(i.role, Role::Baseline | Role::Floor | Role::Handoff))
+        })
+    });
+    let machinery =
+        sliced.and_then(|o| blocks.get(usize::from(o.lane))).and_then(|l| crate::lanes::span_machinery(header, l));
+    let slices = sliced
+        .map(|o| {
+            let mut figures = slices::slice_figures(o, seed);
+            if let Some(m) = &machinery {
+                slices::state_machinery(&mut figures, o, header, m);
+            }
+            slices::mark_grain(&mut figures, header.clock.grain_ns());
+            figures
+        })
+        .unwrap_or_default();
+    let probed_floor = complete(roles.find(Role::Floor, Variant::Probed));
+    let floor_slices = probed_floor.map(|o| {
+        let mut figures = slices::slice_figures(o, seed);
+        slices::mark_grain(&mut figures, header.clock.grain_ns());
+        figures
+    });
+    if subject.is_some() && floor_slices.is_none() && derived.is_some_and(|d| d.library_us.is_some()) {
+        warnings.push(
+            "no probed floor lane: the in-situ library figure includes the channel sends any writer pays".to_owned(),
+        );
+    }
+    let crosscheck = match (derived.and_then(|d| d.library_us.as_ref()), slices.is_empty()) {
+        (Some(library), false) => {
+            let lane_blocks = |o: &LaneOps| blocks.get(usize::from(o.lane));
+            let probed_lanes = subject
+                .and_then(lane_blocks)
+                .zip(probed_floor.and_then(lane_blocks))
+                .and_then(|(w, f)| crate::lanes::difference(w, f));
+            let accounting = subject.zip(probed_floor).and_then(|(w, f)| {
+                crate::accounting::account(w, f, library, probed_lanes, header.mark_ns, seed.wrapping_add(40))
+            });
+            Some(slices::cross_check(&slices, floor_slices.as_deref(), library, accounting))
+        }
+        _ => None,
+    };
+    if crosscheck.as_ref().is_some_and(|c| !c.agree) {
+        warnings.push(format!(
+            "the two instruments disagree about the library's cost by more than the fixed {:.1} µs",
+            slices::CROSSCHECK_TOLERANCE_US
+        ));
+    }
+    InSitu {
+        machinery,
+        lane: sliced.and_then(|o| header.lanes.get(usize::from(o.lane)).cloned()),
+        slices,
+        floor_slices: floor_slices.unwrap_or_default(),
+        floor_lane: probed_floor.and_then(|o| header.lanes.get(usize::from(o.lane)).cloned()),
+        crosscheck,
+    }
+}

@@ -1,0 +1,248 @@
+//! `receipt.md` of a decomposition: the tables a reviewer pastes, rendered
+//! from a [`Decomposition`]. Formatting only: every figure comes from the
+//! analysis.
+
+mod sections;
+
+use std::fmt::Write as _;
+use std::time::{Duration, UNIX_EPOCH};
+
+use hopscope_analyze::lanes::Difference;
+use hopscope_analyze::slices::Owner;
+use hopscope_analyze::{CounterFigure, Decomposition};
+
+/// Render `d` as Markdown: the title, the headline and warnings, then
+/// every table.
+pub fn markdown(d: &Decomposition) -> String {
+    let mut out = String::new();
+    // Writing to a String cannot fail; the results are ignored on purpose.
+    let _ = render_head(d, &mut out);
+    let _ = render(d, &mut out);
+    out
+}
+
+/// The tables alone, for a page that shows the title, headline and
+/// warnings itself (the HTML report: each once).
+pub fn body_markdown(d: &Decomposition) -> String {
+    let mut out = String::new();
+    // Writing to a String cannot fail.
+    let _ = render(d, &mut out);
+    out
+}
+
+/// One sentence with the headline figures, or `None` without lane arithmetic.
+pub fn headline(d: &Decomposition) -> Option<String> {
+    let derived = d.derived.as_ref()?;
+    let mut sentence = match (&derived.boundary_us, &derived.library_us) {
+        (Some(boundary), Some(library)) => format!(
+            "Of the {} hop, {} is the thread boundary{} and {} is the writer's own work",
+            super::crosscheck::difference(&derived.hop_us),
+            super::crosscheck::difference(boundary),
+            match (&derived.switches_us, &derived.machinery_us) {
+                (Some(switches), Some(machinery)) => format!(
+                    " ({} the bare switches, {} the machinery around them)",
+                    super::crosscheck::difference(switches),
+                    super::crosscheck::difference(machinery)
+                ),
+                _ => String::new(),
+            },
+            super::crosscheck::difference(library)
+        ),
+        _ => format!(
+            "The hop (subject − baseline) is {}; without a floor lane it is not split into boundary and library",
+            super::crosscheck::difference(&derived.hop_us)
+        ),
+    };
+    if let Some(c) = &d.crosscheck {
+        sentence.push_str(&super::crosscheck::headline_clause(c));
+    }
+    // A trailing "zero," clause before the end of the sentence.
+    if sentence.ends_with(',') {
+        sentence.pop();
+    }
+    sentence.push('.');
+    Some(sentence)
+}
+
+fn render_head(d: &Decomposition, out: &mut String) -> std::fmt::Result {
+    // hopscope's own runs name their shape; a harness program and a
+    // program's capture name themselves.
+    let title = d
+        .run
+        .meta
+        .get("shape")
+        .or_else(|| d.run.meta.get("harness"))
+        .or_else(|| d.lanes.keys().next())
+        .map_or("unknown", String::as_str);
+    writeln!(out, "# hopscope receipt: {title}\n")?;
+    if let Some(partial) = &d.partial {
+        writeln!(out, "**Partial result:** {}.\n", partial.sentence())?;
+    }
+    if let Some(h) = headline(d) {
+        writeln!(out, "{h}\n")?;
+    }
+    if !d.warnings.is_empty() {
+        writeln!(out, "## Warnings\n")?;
+        for w in &d.warnings {
+            writeln!(out, "- ⚠ {w}")?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
+    sections::lanes(d, out)?;
+    sections::derived(d, out)?;
+    if let Some(c) = &d.comparison {
+        render_comparison(c, out)?;
+    }
+    sections::slices(d, out)?;
+    if let Some(c) = &d.crosscheck {
+        super::crosscheck::render(c, out)?;
+    }
+    sections::observer(d, out)?;
+    sections::cpu(d, out)?;
+    render_counters(d, out)?;
+    sections::drops(d, out)?;
+    sections::run(d, out)
+}
+
+/// When the run started, as RFC 3339 UTC. The stamp comes from the trace
+/// file, so a damaged one past RFC 3339's last year (9999) is shown as the
+/// raw number rather than trusted.
+pub fn date(d: &Decomposition) -> String {
+    /// 10000-01-01T00:00:00Z in milliseconds since the Unix epoch.
+    const YEAR_10000_MS: u64 = 253_402_300_800_000;
+    let ms = d.run.created_unix_ms;
+    if ms >= YEAR_10000_MS {
+        return format!("{ms} ms after the Unix epoch (past year 9999: a damaged header?)");
+    }
+    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
+}
+
+/// Per-operation perf-event counts per lane: `total (caller / writer)`.
+fn render_comparison(c: &hopscope_analyze::comparison::Comparison, out: &mut String) -> std::fmt::Result {
+    writeln!(out, "## The reference writer and its peers (µs per operation)\n")?;
+    writeln!(out, "| lane | µs/op | 95% CI | hop vs inline | beyond floor | CPU µs/op | ctx switches/op |")?;
+    writeln!(out, "|---|---:|---:|---:|---:|---:|---:|")?;
+    let diff = |d: &Option<hopscope_analyze::lanes::Difference>| {
+        d.map_or("–".to_owned(), |d| format!("{:+.3} ({:+.3}…{:+.3})", d.median, d.ci95[0], d.ci95[1]))
+    };
+    let number = |v: Option<f64>| v.map_or("–".to_owned(), |v| format!("{v:.3}"));
+    for r in &c.rows {
+        writeln!(
+            out,
+            "| {} | {:.3} | {:.3}–{:.3} | {} | {} | {} | {} |",
+            r.lane,
+            r.us_per_op.median,
+            r.us_per_op.ci95[0],
+            r.us_per_op.ci95[1],
+            diff(&r.hop_vs_inline),
+            diff(&r.beyond_floor),
+            number(r.process_cpu_us),
+            number(r.ctx_switches)
+        )?;
+    }
+    writeln!(
+        out,
+        "\nHop and beyond-floor figures are paired by round; CPU and context switches count every thread of the process.\n"
+    )?;
+    for f in &c.findings {
+        writeln!(out, "- {f}")?;
+    }
+    writeln!(out, "\nHow each lane runs:\n")?;
+    for r in &c.rows {
+        writeln!(out, "- `{}`: {}", r.lane, r.description)?;
+    }
+    writeln!(out)
+}
+
+fn render_counters(d: &Decomposition, out: &mut String) -> std::fmt::Result {
+    let mut names: Vec<&str> = d
+        .lanes
+        .values()
+        .flat_map(|l| l.counters.iter())
+        .filter(|(_, f)| matches!(f, CounterFigure::PerOp(_)))
+        .map(|(k, _)| k.as_str())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    if names.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "## Counters per operation (total, then each thread role)\n")?;
+    writeln!(
+        out,
+        "| lane | {} |",
+        names.iter().map(|n| n.trim_end_matches("_per_op").replace('_', " ")).collect::<Vec<_>>().join(" | ")
+    )?;
+    writeln!(out, "|---|{}", "---:|".repeat(names.len()))?;
+    for (lane, result) in d.lanes_in_order() {
+        let cells: Vec<String> = names
+            .iter()
+            .map(|n| match result.counters.get(*n) {
+                Some(CounterFigure::PerOp(roles)) => {
+                    let total = roles.get("total").map_or("–".to_owned(), |v| format!("{v:.3}"));
+                    let each: Vec<String> =
+                        roles.iter().filter(|(r, _)| *r != "total").map(|(r, v)| format!("{r} {v:.3}")).collect();
+                    format!("{total} ({})", each.join(" / "))
+                }
+                Some(CounterFigure::Unsupported(why)) => why.clone(),
+                None => "–".to_owned(),
+            })
+            .collect();
+        writeln!(out, "| {lane} | {} |", cells.join(" | "))?;
+    }
+    writeln!(out, "\ntask-clock is in ns per operation; an unsupported counter is listed below, never shown as 0.\n")?;
+    let crossing: Vec<(&str, f64, f64)> = d
+        .lanes_in_order()
+        .into_iter()
+        .filter_map(|(lane, r)| Some((lane, r.cross_core_hops_per_op?, r.ops_crossing_cores?)))
+        .collect();
+    if !crossing.is_empty() {
+        writeln!(out, "Cross-core hops (from the CPU each mark was taken on):\n")?;
+        writeln!(out, "| lane | CPU changes per write | writes crossing cores |")?;
+        writeln!(out, "|---|---:|---:|")?;
+        for (lane, hops, share) in crossing {
+            writeln!(out, "| {lane} | {hops:.3} | {:.1}% |", share * 100.0)?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+fn row(out: &mut String, name: &str, definition: &str, d: &Difference) -> std::fmt::Result {
+    writeln!(out, "| {name} | {definition} | {:.3} | {:.3}–{:.3} | {} |", d.median, d.ci95[0], d.ci95[1], d.rounds)
+}
+
+fn owner_name(owner: Owner) -> &'static str {
+    super::owner_label(owner)
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}
+
+/// What the span machinery is, under a slice table that states its share.
+fn render_machinery(m: &hopscope_probe::SpanMachinery, out: &mut String) -> std::fmt::Result {
+    writeln!(
+        out,
+        "\n*Span machinery* is what a slice between two `tracing` span edges on one thread holds besides your code: \
+         the layer's callbacks and, between spans, the Registry closing one span and creating the next. It was \
+         measured in this process on empty operations ({} before the run and, in a harness run, 400 after every \
+         probed block, whose medians are used): one span's whole life (create, enter, \
+         exit, close) took {:.1} ns through Registry + HopLayer ({:.1} ns under a bare Registry); inside a slice, \
+         enter → own exit {:.1} ns, exit → next span's enter {:.1} ns, enter → child's enter {:.1} ns, child's exit \
+         → exit {:.1} ns, against {:.1} ns between two `hop!` marks. *Net of it* subtracts that median; \
+         cross-thread slices state none (each side's share runs concurrently with the other's).",
+        m.samples,
+        m.span_life_ns,
+        m.registry_life_ns,
+        m.inside_ns,
+        m.between_ns,
+        m.into_ns,
+        m.out_of_ns,
+        m.bare_mark_ns
+    )
+}
