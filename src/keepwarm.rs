@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use hopscope_analyze::wake::{Spread, WakeFloor};
 use hopscope_harness::{Placement, placement, rundir};
 use hopscope_workloads::experiments::keep_warm::{self, KeepWarm, Mode};
+use hopscope_workloads::knobs::CpuBudget;
 use hopscope_workloads::wake;
 
 /// Flags of `hopscope keep-warm`.
@@ -18,9 +19,15 @@ pub(crate) struct Args {
     /// Modes: spin (writer spins), yield (writer yields), both (writer and
     /// caller spin), tick (both sleep in 5 µs timer ticks), adaptive (both
     /// spin only while recent spins mostly got their message within the
-    /// window, never on a shared core); the parking baseline always runs.
-    #[arg(long, value_delimiter = ',', default_value = "spin,yield,both,tick,adaptive")]
+    /// window, never on a shared core), budget (adaptive, each thread's
+    /// spin also capped by --cpu-budget); the parking baseline always runs.
+    #[arg(long, value_delimiter = ',', default_value = "spin,yield,both,tick,adaptive,budget")]
     modes: Vec<Mode>,
+    /// The budget mode's CPU budget: a waiting thread may spin this
+    /// multiple of its own work between waits, less that work (1.5x: half
+    /// as long as it worked; 1x: never).
+    #[arg(long, default_value = "1.5x")]
+    cpu_budget: CpuBudget,
     /// Placements: unpinned, same-core, different-cores.
     #[arg(long, value_delimiter = ',', default_value = "unpinned,same-core,different-cores")]
     placement: Vec<Placement>,
@@ -50,6 +57,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         gap_us: args.gap_us,
         samples: args.samples,
         ops: args.ops,
+        cpu_budget: args.cpu_budget,
     };
     sweep.validate()?;
     let dir = rundir::create(args.out.as_deref(), "keep-warm")?;

@@ -15,10 +15,10 @@ pub(crate) struct KnobArgs {
     /// Request channel: std, crossbeam (its receive spins, yields, then parks) or parking (checks once, then parks).
     #[arg(long, default_value = "crossbeam")]
     channel: ChannelKind,
-    /// How the writer waits: park, spin:<us>, yield:<us>, tick:<us> (sleep in 5 µs ticks), adaptive:<us> (spin only while recent spins mostly got their message within the window).
+    /// How the writer waits: park, spin:<us>, yield:<us>, tick:<us> (sleep in 5 µs ticks), adaptive:<us> (spin only while recent spins mostly got their message within the window), adaptive:<us>:<budget>x (also spin at most the budget's share of the thread's own work between waits, e.g. adaptive:200us:1.5x).
     #[arg(long, default_value = "park")]
     writer_wait: Wait,
-    /// How callers wait for replies: park, spin:<us>, yield:<us>, tick:<us>, adaptive:<us>.
+    /// How callers wait for replies: park, spin:<us>, yield:<us>, tick:<us>, adaptive:<us>, adaptive:<us>:<budget>x.
     #[arg(long, default_value = "park")]
     caller_wait: Wait,
     /// Drain every queued request per wake (true) or one per wake (false).

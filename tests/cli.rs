@@ -378,7 +378,9 @@ fn keep_warm_sweeps_and_writes_its_table_and_frontier() {
         "--windows",
         "5",
         "--modes",
-        "spin,both,tick,adaptive",
+        "spin,both,tick,adaptive,budget",
+        "--cpu-budget",
+        "2x",
         "--placement",
         "same-core",
         "--gap-us",
@@ -395,12 +397,12 @@ fn keep_warm_sweeps_and_writes_its_table_and_frontier() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("keep-warm.json")).expect("json")).expect("parses");
     let settings: Vec<&str> =
         rows.as_array().expect("rows").iter().map(|r| r["setting"].as_str().expect("setting")).collect();
-    // Two shapes (back to back, and with a 5 µs caller gap) × 6 lanes.
-    assert_eq!(settings.len(), 12, "{settings:?}");
+    // Two shapes (back to back, and with a 5 µs caller gap) × 7 lanes.
+    assert_eq!(settings.len(), 14, "{settings:?}");
     let placements: Vec<&str> =
         rows.as_array().expect("rows").iter().map(|r| r["placement"].as_str().expect("p")).collect();
     assert!(placements.contains(&"same-core+gap5us"), "{placements:?}");
-    for s in ["inline", "park", "spin-5us", "both-5us", "tick-5us", "adaptive-5us"] {
+    for s in ["inline", "park", "spin-5us", "both-5us", "tick-5us", "adaptive-5us", "budget2x-5us"] {
         assert!(settings.contains(&s), "{s} missing from {settings:?}");
     }
     assert!(dir.join("frontier.png").exists() && dir.join("receipt.md").exists());
@@ -593,12 +595,14 @@ fn a_placement_the_cpuset_cannot_give_is_refused_before_anything_is_written() {
 
 #[test]
 fn a_bad_keyword_value_exits_2_before_anything_runs() {
-    let cases: [&[&str]; 6] = [
+    let cases: [&[&str]; 8] = [
         &["decompose", "--delay", "bogus"],
         &["decompose", "--placement", "cross-core"],
         &["decompose", "--writer-wait", "bogus"],
         &["keep-warm", "--placement", "bogus"],
         &["keep-warm", "--modes", "bogus"],
+        &["keep-warm", "--cpu-budget", "0.5x"],
+        &["decompose", "--writer-wait", "adaptive:50us:fast"],
         &["export", "--format", "svg", "trace.hop"],
     ];
     for args in cases {

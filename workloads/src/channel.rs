@@ -174,7 +174,7 @@ mod tests {
                 Wait::Spin(Duration::from_micros(50)),
                 Wait::Yield(Duration::from_micros(50)),
                 Wait::Tick(Duration::from_micros(50)),
-                Wait::Adaptive(Duration::from_micros(50)),
+                Wait::Adaptive(Duration::from_micros(50), None),
             ] {
                 let (tx, rx) = unbounded::<u32>(kind);
                 let producer = std::thread::spawn(move || {

@@ -54,8 +54,57 @@ pub enum Wait {
     /// Spin for up to the duration while this thread's recent spins mostly
     /// got their message within it, else park at once (one wait in 16
     /// spins anyway, to notice when messages come quickly again); never
-    /// spins on a shared core ([`Wait::on`]).
-    Adaptive(Duration),
+    /// spins on a shared core ([`Wait::on`]). With a [`CpuBudget`], the
+    /// window shrinks to what the budget allows this thread to spin (its
+    /// budget share of its own work between waits).
+    Adaptive(Duration, Option<CpuBudget>),
+}
+
+/// How much CPU a waiting thread may spend per unit of its own work: 1.5×
+/// lets it spin up to half as long as it worked since its last wait. A
+/// thread that works 12 µs between waits (a writer running a statement)
+/// may then spin 6 µs; one that works 1 µs (a caller turning a reply
+/// around) may spin 0.5 µs. Held in hundredths, so a [`Wait`] stays `Eq`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CpuBudget(u16);
+
+impl CpuBudget {
+    /// Largest budget: 100× the thread's own work.
+    pub const MAX: f64 = 100.0;
+
+    /// The budget as a multiple of the thread's own work (≥ 1).
+    pub fn ratio(self) -> f64 {
+        f64::from(self.0) / 100.0
+    }
+
+    /// The spin this budget allows after `work` of the thread's own work.
+    pub fn allows(self, work: Duration) -> Duration {
+        work.mul_f64(self.ratio() - 1.0)
+    }
+}
+
+impl fmt::Display for CpuBudget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = format!("{:.2}", self.ratio());
+        write!(f, "{}x", text.trim_end_matches('0').trim_end_matches('.'))
+    }
+}
+
+impl FromStr for CpuBudget {
+    type Err = ParseError;
+    /// `1.5x` or `1.5`: from 1 (never spin) to [`CpuBudget::MAX`], in
+    /// hundredths.
+    fn from_str(s: &str) -> Result<Self, ParseError> {
+        let number = s.strip_suffix('x').unwrap_or(s);
+        match number.parse::<f64>() {
+            Ok(r) if (1.0..=Self::MAX).contains(&r) => Ok(CpuBudget((r * 100.0).round() as u16)),
+            _ => Err(ParseError::new(
+                "CPU budget",
+                s,
+                format!("1 to {} times the thread's own work, e.g. 1.5x", Self::MAX),
+            )),
+        }
+    }
 }
 
 /// How BLOB parameters reach the writer thread.
@@ -258,7 +307,7 @@ impl Wait {
         let one_core = placement.shares_a_core();
         match self {
             Wait::Spin(window) if one_core => Wait::Yield(window),
-            Wait::Adaptive(_) if one_core => Wait::Park,
+            Wait::Adaptive(..) if one_core => Wait::Park,
             other => other,
         }
     }
@@ -271,7 +320,8 @@ impl fmt::Display for Wait {
             Wait::Spin(d) => write!(f, "spin:{}us", d.as_micros()),
             Wait::Yield(d) => write!(f, "yield:{}us", d.as_micros()),
             Wait::Tick(d) => write!(f, "tick:{}us", d.as_micros()),
-            Wait::Adaptive(d) => write!(f, "adaptive:{}us", d.as_micros()),
+            Wait::Adaptive(d, None) => write!(f, "adaptive:{}us", d.as_micros()),
+            Wait::Adaptive(d, Some(budget)) => write!(f, "adaptive:{}us:{budget}", d.as_micros()),
         }
     }
 }
@@ -281,8 +331,8 @@ pub const MAX_WAIT_WINDOW_US: u64 = 1_000_000;
 
 impl FromStr for Wait {
     type Err = ParseError;
-    /// `park`, `spin:50us`, `yield:20us`, `tick:200us` or `adaptive:30us`
-    /// (a bare number is microseconds).
+    /// `park`, `spin:50us`, `yield:20us`, `tick:200us`, `adaptive:30us` or
+    /// `adaptive:30us:1.5x` (a bare number is microseconds).
     fn from_str(s: &str) -> Result<Self, ParseError> {
         let window = |w: &str| -> Result<Duration, ParseError> {
             let digits = w.strip_suffix("us").unwrap_or(w);
@@ -296,8 +346,15 @@ impl FromStr for Wait {
             Some(("spin", w)) => Ok(Wait::Spin(window(w)?)),
             Some(("yield", w)) => Ok(Wait::Yield(window(w)?)),
             Some(("tick", w)) => Ok(Wait::Tick(window(w)?)),
-            Some(("adaptive", w)) => Ok(Wait::Adaptive(window(w)?)),
-            _ => Err(ParseError::new("wait", s, "park, spin:<us>, yield:<us>, tick:<us> or adaptive:<us>")),
+            Some(("adaptive", rest)) => match rest.split_once(':') {
+                None => Ok(Wait::Adaptive(window(rest)?, None)),
+                Some((w, budget)) => Ok(Wait::Adaptive(window(w)?, Some(budget.parse()?))),
+            },
+            _ => Err(ParseError::new(
+                "wait",
+                s,
+                "park, spin:<us>, yield:<us>, tick:<us>, adaptive:<us> or adaptive:<us>:<budget>x",
+            )),
         }
     }
 }
@@ -308,10 +365,17 @@ mod tests {
 
     #[test]
     fn keywords_round_trip() {
-        for w in ["park", "spin:50us", "yield:20us", "tick:200us", "adaptive:30us"] {
+        for w in
+            ["park", "spin:50us", "yield:20us", "tick:200us", "adaptive:30us", "adaptive:30us:1.5x", "adaptive:5us:2x"]
+        {
             assert_eq!(w.parse::<Wait>().expect("parses").to_string(), w);
         }
         assert_eq!("spin:7".parse::<Wait>(), Ok(Wait::Spin(Duration::from_micros(7))));
+        assert_eq!("1.25".parse::<CpuBudget>().map(CpuBudget::ratio), Ok(1.25));
+        for bad in ["0.5x", "101x", "x", "nan", "adaptive:30us:fast"] {
+            let parsed = bad.parse::<CpuBudget>().map(|_| ()).or_else(|_| bad.parse::<Wait>().map(|_| ()));
+            assert!(parsed.is_err(), "{bad} accepted");
+        }
         assert_eq!("persistent".parse::<ReplyMode>(), Ok(ReplyMode::Persistent));
         assert!("sometimes".parse::<ReplyMode>().unwrap_err().to_string().contains("oneshot, persistent"));
         assert_eq!("same-core".parse::<Placement>(), Ok(Placement::SameCore));

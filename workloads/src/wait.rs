@@ -10,7 +10,7 @@
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-use crate::knobs::Wait;
+use crate::knobs::{CpuBudget, Wait};
 
 /// How long a ticking wait sleeps between polls. Short enough that a
 /// message waits a few µs at most, long enough that the thread sleeps.
@@ -35,6 +35,12 @@ thread_local! {
     static SINCE_SPIN: Cell<u32> = const { Cell::new(0) };
     /// Whether this thread already asked for a fine timer slack.
     static SLACK_SET: Cell<bool> = const { Cell::new(false) };
+    /// When this thread's last budgeted wait ended (its work since then is
+    /// what the budget is a share of).
+    static WAIT_ENDED: Cell<Option<Instant>> = const { Cell::new(None) };
+    /// A running mean (weight [`SCORE_WEIGHT`]) of this thread's work
+    /// between budgeted waits, ns.
+    static WORK_NS: Cell<f64> = const { Cell::new(0.0) };
 }
 
 /// Wait as `how` says: `poll` (which takes a message if one is there) for
@@ -49,7 +55,8 @@ pub(crate) fn wait<T>(how: Wait, mut poll: impl FnMut() -> Option<T>, block: imp
             fine_timer_slack();
             poll_for(window, &mut poll, || std::thread::sleep(TICK))
         }
-        Wait::Adaptive(window) => return adaptive(window, poll, block),
+        Wait::Adaptive(window, None) => return adaptive(window, poll, block),
+        Wait::Adaptive(window, Some(budget)) => return budgeted(window, budget, poll, block),
     };
     warm.unwrap_or_else(block)
 }
@@ -95,6 +102,27 @@ fn adaptive<T>(window: Duration, mut poll: impl FnMut() -> Option<T>, block: imp
     }
 }
 
+/// An adaptive wait whose window is also capped by `budget`: this thread
+/// may spin at most its budget share of its recent work between waits (a
+/// running mean, so one long gap does not buy one long spin). A wait the
+/// budget cannot cover parks, and the spin score then learns that spins
+/// that short rarely get their message, so it parks at once.
+fn budgeted<T>(window: Duration, budget: CpuBudget, poll: impl FnMut() -> Option<T>, block: impl FnOnce() -> T) -> T {
+    let started = Instant::now();
+    if let Some(ended) = WAIT_ENDED.get() {
+        let work = started.saturating_duration_since(ended).as_nanos() as f64;
+        let mean = WORK_NS.get();
+        WORK_NS.set(if mean == 0.0 { work } else { mean + (work - mean) * SCORE_WEIGHT });
+    }
+    let allowed = budget.allows(Duration::from_nanos(WORK_NS.get() as u64));
+    let window = window.min(allowed);
+    // Nothing to spin (no work seen yet, or a 1x budget): block, and leave
+    // the spin score to the spins.
+    let got = if window.is_zero() { block() } else { adaptive(window, poll, block) };
+    WAIT_ENDED.set(Some(Instant::now()));
+    got
+}
+
 /// Ask the kernel to wake this thread's sleeps within [`TICK_SLACK_NS`],
 /// once per thread.
 pub(crate) fn fine_timer_slack() {
@@ -114,6 +142,8 @@ pub(crate) fn fine_timer_slack() {
 mod tests {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicU64, Ordering};
+
+    use std::str::FromStr;
 
     use super::*;
 
@@ -145,7 +175,10 @@ mod tests {
     #[test]
     fn every_mode_gets_the_message_whether_it_comes_within_the_window_or_after() {
         let window = Duration::from_micros(300);
-        let modes = [Wait::Park, Wait::Spin(window), Wait::Yield(window), Wait::Tick(window), Wait::Adaptive(window)];
+        let modes =
+            [Wait::Park, Wait::Spin(window), Wait::Yield(window), Wait::Tick(window), Wait::Adaptive(window, None)];
+        let modes =
+            modes.into_iter().chain([Wait::Adaptive(window, Some(CpuBudget::from_str("1.5x").expect("budget")))]);
         for how in modes {
             for after in [Duration::ZERO, Duration::from_micros(50), Duration::from_millis(3)] {
                 assert_eq!(one_message(how, after), 7, "{how} after {after:?}");
@@ -161,7 +194,7 @@ mod tests {
         let late = || std::thread::sleep(Duration::from_millis(1));
         // Spins that find nothing within the window: the score falls.
         for _ in 0..4 {
-            wait(Wait::Adaptive(window), || None::<()>, late);
+            wait(Wait::Adaptive(window, None), || None::<()>, late);
         }
         assert!(SPIN_SCORE.get() < 0.5, "{}", SPIN_SCORE.get());
         // Now it blocks at once, never polling, except one wait in
@@ -173,15 +206,66 @@ mod tests {
                 polled = true;
                 None::<()>
             };
-            wait(Wait::Adaptive(window), poll, late);
+            wait(Wait::Adaptive(window, None), poll, late);
             spun += u32::from(polled);
         }
         assert_eq!(spun, 1, "one wait in {EXPLORE_EVERY} spins");
         // Explores that find their message raise the score until it spins
         // every time again.
         for _ in 0..EXPLORE_EVERY * 8 {
-            wait(Wait::Adaptive(window), || Some(()), late);
+            wait(Wait::Adaptive(window, None), || Some(()), late);
         }
         assert!(SPIN_SCORE.get() >= 0.5, "{}", SPIN_SCORE.get());
+    }
+
+    #[test]
+    fn a_budget_lets_a_thread_spin_only_its_share_of_its_own_work() {
+        let budget = CpuBudget::from_str("1.5x").expect("budget");
+        let window = Duration::from_millis(5);
+        SPIN_SCORE.set(1.0);
+        SINCE_SPIN.set(0);
+        WAIT_ENDED.set(None);
+        WORK_NS.set(0.0);
+        let busy = |d: Duration| {
+            let until = Instant::now() + d;
+            while Instant::now() < until {
+                std::hint::spin_loop();
+            }
+        };
+        // ~200 µs of work between waits: a 1.5x budget allows ~100 µs of
+        // spin, far below the 5 ms window. A message that never comes
+        // within the window: each spin gives up near the budget, not the
+        // window.
+        let mut spins = Vec::new();
+        for _ in 0..6 {
+            busy(Duration::from_micros(200));
+            let start = Instant::now();
+            let mut polled_until = start;
+            let poll = || {
+                polled_until = Instant::now();
+                None::<()>
+            };
+            wait(Wait::Adaptive(window, Some(budget)), poll, || ());
+            spins.push(polled_until.duration_since(start));
+        }
+        // The first wait has no work to go by: it blocks at once.
+        assert_eq!(spins[0], Duration::ZERO, "{spins:?}");
+        let longest = spins.iter().max().copied().unwrap_or_default();
+        assert!(longest > Duration::ZERO, "later waits spin: {spins:?}");
+        // Preemption can stretch a spin, never by a 5 ms window's worth.
+        assert!(longest < Duration::from_millis(2), "the budget, not the window, ends each spin: {spins:?}");
+        // A 1x budget never spins.
+        let never = CpuBudget::from_str("1x").expect("budget");
+        busy(Duration::from_micros(200));
+        let mut polled = false;
+        wait(
+            Wait::Adaptive(window, Some(never)),
+            || {
+                polled = true;
+                None::<()>
+            },
+            || (),
+        );
+        assert!(!polled, "a 1x budget blocks at once");
     }
 }

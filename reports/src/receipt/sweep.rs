@@ -36,7 +36,8 @@ pub fn markdown(rows: &[SweepRow], floor: Option<&WakeFloor>) -> String {
         "\nSettings: `park` parks both threads at once; `spin-Wus` spins the writer W µs before parking; \
          `yield-Wus` yields instead of spinning; `both-Wus` spins writer and caller; `tick-Wus` has both \
          sleep in 5 µs timer ticks for W µs; `adaptive-Wus` has both spin for up to W µs only while their \
-         recent spins mostly got their message within W. On one core a spin becomes a yield and an adaptive wait parks \
+         recent spins mostly got their message within W; `budgetBx-Wus` (B with `_` for its point) is adaptive \
+         with each thread's spin also capped at (B − 1)× its own work between waits. On one core a spin becomes a yield and an adaptive wait parks \
          (spinning there starves the other thread).\n",
     );
     out

@@ -14,7 +14,7 @@ use hopscope_harness::{HarnessError, Placement, Plan, Role, Variant};
 
 use crate::db::DbConfig;
 use crate::error::ParseError;
-use crate::knobs::{Knobs, Wait};
+use crate::knobs::{CpuBudget, Knobs, Wait};
 use crate::lane::{Builds, LaneKind, LaneSpec};
 use crate::shape::Shape;
 
@@ -33,17 +33,22 @@ pub enum Mode {
     /// The writer and its callers both spin only when their recent waits
     /// were shorter than the window ([`Wait::Adaptive`]).
     Adaptive,
+    /// Adaptive, with each thread's spin also capped by the sweep's CPU
+    /// budget: its share of the thread's own work between waits.
+    Budget,
 }
 
 impl Mode {
-    /// (writer wait, caller wait) for a window of `window`.
-    pub fn waits(self, window: Duration) -> (Wait, Wait) {
+    /// (writer wait, caller wait) for a window of `window`; `budget` caps
+    /// the budget mode's spins.
+    pub fn waits(self, window: Duration, budget: CpuBudget) -> (Wait, Wait) {
         match self {
             Mode::Spin => (Wait::Spin(window), Wait::Park),
             Mode::Yield => (Wait::Yield(window), Wait::Park),
             Mode::Both => (Wait::Spin(window), Wait::Spin(window)),
             Mode::Tick => (Wait::Tick(window), Wait::Tick(window)),
-            Mode::Adaptive => (Wait::Adaptive(window), Wait::Adaptive(window)),
+            Mode::Adaptive => (Wait::Adaptive(window, None), Wait::Adaptive(window, None)),
+            Mode::Budget => (Wait::Adaptive(window, Some(budget)), Wait::Adaptive(window, Some(budget))),
         }
     }
 }
@@ -56,6 +61,7 @@ impl fmt::Display for Mode {
             Mode::Both => "both",
             Mode::Tick => "tick",
             Mode::Adaptive => "adaptive",
+            Mode::Budget => "budget",
         })
     }
 }
@@ -69,10 +75,11 @@ impl FromStr for Mode {
             "both" => Ok(Mode::Both),
             "tick" => Ok(Mode::Tick),
             "adaptive" => Ok(Mode::Adaptive),
+            "budget" => Ok(Mode::Budget),
             other => Err(ParseError::new(
                 "keep-warm mode",
                 other,
-                "spin, yield, both, tick or adaptive (parking always runs)",
+                "spin, yield, both, tick, adaptive or budget (parking always runs)",
             )),
         }
     }
@@ -94,6 +101,8 @@ pub struct KeepWarm {
     pub samples: u32,
     /// Operations per block.
     pub ops: u64,
+    /// The budget mode's CPU budget.
+    pub cpu_budget: CpuBudget,
 }
 
 impl KeepWarm {
@@ -102,8 +111,13 @@ impl KeepWarm {
         let mut out = Vec::new();
         for mode in &self.modes {
             for &window in self.windows.iter().filter(|w| **w > 0) {
-                let (writer, caller) = mode.waits(Duration::from_micros(window));
-                out.push((format!("{mode}-{window}us"), writer, caller));
+                let (writer, caller) = mode.waits(Duration::from_micros(window), self.cpu_budget);
+                let label = match mode {
+                    // Lane names hold no '.': 1.5x reads `budget1_5x`.
+                    Mode::Budget => format!("{mode}{}-{window}us", self.cpu_budget.to_string().replace('.', "_")),
+                    _ => format!("{mode}-{window}us"),
+                };
+                out.push((label, writer, caller));
             }
         }
         out
