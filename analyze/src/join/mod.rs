@@ -212,8 +212,11 @@ impl Join {
         }
         // The table's columns follow the hops in time order.
         let table = Table::build(block, &out.hops, self.hop_count);
-        let rows = table.rows;
         let slice_count = out.slices.len();
+        // The buffer below is sized by the rows that can be complete (one
+        // mark per column), so a block of many incomplete operations (a
+        // damaged or hostile one) cannot make it larger than its marks.
+        let stride = table.full_rows();
         // One slice-major buffer for every slice's durations plus the path
         // total (the last run), reused block after block: no allocation
         // (and no page faults) per block. Durations stay in ticks (integers)
@@ -221,18 +224,18 @@ impl Join {
         // scale keeps their order.
         let runs = slice_count + 1;
         self.ticks.clear();
-        self.ticks.resize(runs * rows, 0);
+        self.ticks.resize(runs * stride, 0);
         let mut complete = 0usize;
-        for row in 0..rows {
-            let Some(ticks) = table.complete_row(row) else {
+        for row in 0..table.rows {
+            let Some(ticks) = table.complete_row(row).filter(|_| complete < stride) else {
                 out.incomplete += 1;
                 continue;
             };
             for (s, def) in out.slices.iter().enumerate() {
                 let (from, to) = def.columns;
-                self.ticks[s * rows + complete] = signed_ticks(ticks[from], ticks[to]);
+                self.ticks[s * stride + complete] = signed_ticks(ticks[from], ticks[to]);
             }
-            self.ticks[slice_count * rows + complete] = signed_ticks(ticks[0], ticks[out.path_len - 1]);
+            self.ticks[slice_count * stride + complete] = signed_ticks(ticks[0], ticks[out.path_len - 1]);
             complete += 1;
             core_changes(table.row_cpus(row), &mut out.core_changes);
         }
@@ -242,7 +245,7 @@ impl Join {
         }
         let mut summaries = Vec::with_capacity(runs);
         for run in 0..runs {
-            let ticks = &mut self.ticks[run * rows..run * rows + complete];
+            let ticks = &mut self.ticks[run * stride..run * stride + complete];
             sorted_ns(ticks, self.ns_per_tick, &mut self.ns);
             let pooled = out.slice_ns.get_mut(run).unwrap_or(&mut out.total_ns);
             summaries.push(Summary {
@@ -354,4 +357,57 @@ fn core_changes(cpus: &[u16], into: &mut CoreChanges) {
     into.ops += 1;
     into.changes += changes;
     into.ops_changed += u64::from(changes > 0);
+}
+
+#[cfg(test)]
+mod tests {
+    use hopscope_probe::{OpId, Stream, Ticks};
+
+    use super::*;
+
+    #[test]
+    fn incomplete_operations_cost_the_join_no_buffer_space() {
+        let header = TraceHeader::for_this_host(&["writer-probed"], &["caller", "writer"]);
+        let (mut caller, mut writer) = (Vec::new(), Vec::new());
+        let mut t = 0;
+        // One complete operation...
+        for (hop, _, side) in Hop::STANDARD {
+            t += 100;
+            let mark = Mark { op: OpId(1), hop, cpu: 0, ticks: Ticks(t) };
+            match side {
+                Side::Caller => caller.push(mark),
+                Side::Writer => writer.push(mark),
+            }
+        }
+        // ...and 100,000 that only entered (a damaged or hostile block).
+        let incomplete = 100_000u64;
+        for op in 2..2 + incomplete {
+            t += 100;
+            caller.push(Mark { op: OpId(op), hop: Hop::ENTER, cpu: 0, ticks: Ticks(t) });
+        }
+        let block = Block {
+            lane: 0,
+            pass: 0,
+            sample: 0,
+            op_count: incomplete + 1,
+            start: Ticks(0),
+            end: Ticks(t),
+            streams: vec![
+                Stream { thread: 0, dropped: 0, marks: caller },
+                Stream { thread: 1, dropped: 0, marks: writer },
+            ],
+            readings: Vec::new(),
+        };
+        let mut scan = HopScan::new(&header);
+        scan.add(&block);
+        let mut join = Join::new(&header, &scan);
+        join.add(0, &block);
+        // The duration buffer holds the complete operation's slices, not a
+        // row for every operation the block names.
+        assert!(join.ticks.capacity() < 1_000, "{} ticks held", join.ticks.capacity());
+        let lane = &join.finish()[0];
+        assert_eq!((lane.complete, lane.incomplete), (1, incomplete));
+        assert_eq!(lane.blocks.len(), 1);
+        assert!(lane.blocks[0].slice_median_ns.iter().all(|m| *m == Some(100.0 * header.clock.ns_per_tick)));
+    }
 }

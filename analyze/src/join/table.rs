@@ -111,6 +111,12 @@ impl Table {
         &self.cpus[row * self.columns..(row + 1) * self.columns]
     }
 
+    /// Rows holding exactly one mark per column: every complete row, and
+    /// rarely one with a hop repeated and another missing.
+    pub(super) fn full_rows(&self) -> usize {
+        self.marks.iter().filter(|&&n| usize::try_from(n).is_ok_and(|n| n == self.columns)).count()
+    }
+
     /// `row`'s ticks when the operation has every hop exactly once.
     pub(super) fn complete_row(&self, row: usize) -> Option<&[u64]> {
         let ticks = &self.ticks[row * self.columns..(row + 1) * self.columns];
