@@ -221,7 +221,7 @@ mod tests {
     #[test]
     fn a_budget_lets_a_thread_spin_only_its_share_of_its_own_work() {
         let budget = CpuBudget::from_str("1.5x").expect("budget");
-        let window = Duration::from_millis(5);
+        let window = Duration::from_millis(50);
         SPIN_SCORE.set(1.0);
         SINCE_SPIN.set(0);
         WAIT_ENDED.set(None);
@@ -233,7 +233,7 @@ mod tests {
             }
         };
         // ~200 µs of work between waits: a 1.5x budget allows ~100 µs of
-        // spin, far below the 5 ms window. A message that never comes
+        // spin, far below the 50 ms window. A message that never comes
         // within the window: each spin gives up near the budget, not the
         // window.
         let mut spins = Vec::new();
@@ -252,8 +252,9 @@ mod tests {
         assert_eq!(spins[0], Duration::ZERO, "{spins:?}");
         let longest = spins.iter().max().copied().unwrap_or_default();
         assert!(longest > Duration::ZERO, "later waits spin: {spins:?}");
-        // Preemption can stretch a spin, never by a 5 ms window's worth.
-        assert!(longest < Duration::from_millis(2), "the budget, not the window, ends each spin: {spins:?}");
+        // Preemption on a busy test machine can stretch a spin by a few
+        // time slices, not to the 50 ms window.
+        assert!(longest < Duration::from_millis(20), "the budget, not the window, ends each spin: {spins:?}");
         // A 1x budget never spins.
         let never = CpuBudget::from_str("1x").expect("budget");
         busy(Duration::from_micros(200));
