@@ -129,10 +129,11 @@ pub fn findings(rows: &[SweepRow]) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn row(placement: &str, setting: &str, wall: f64, cpu: f64) -> SweepRow {
+    /// A sweep row with these figures (and a ±1 µs wall CI), for tests.
+    pub(crate) fn row(placement: &str, setting: &str, wall: f64, cpu: f64) -> SweepRow {
         SweepRow {
             placement: placement.into(),
             setting: setting.into(),

@@ -98,17 +98,8 @@ mod tests {
 
     fn row(setting: &str, wall: f64, cpu: f64, boundary: Option<f64>) -> SweepRow {
         SweepRow {
-            placement: "different-cores".into(),
-            setting: setting.into(),
-            wall_us: wall,
-            wall_ci95: [wall - 1.0, wall + 1.0],
-            caller_cpu_us: None,
-            writer_cpu_us: None,
-            process_cpu_us: Some(cpu),
-            context_switches: None,
-            cpu_migrations: None,
-            cross_core_hops: None,
             boundary_us: boundary.map(|b| Difference { median: b, ci95: [b - 0.1, b + 0.1], rounds: 40 }),
+            ..crate::sweep::tests::row("different-cores", setting, wall, cpu)
         }
     }
 
