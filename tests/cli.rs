@@ -64,6 +64,18 @@ fn decompose_writes_the_receipt_and_says_where() {
     }
     assert!(result["cpu_us_per_op"]["writer"]["writer"].is_number());
     assert_eq!(result["drops"]["marks_dropped"], 0);
+    // Each probed lane's cold start, and the library's split into its cold
+    // start and its cost once warm, in the result and the receipt.
+    let cold = &result["cold_start"];
+    let cold_lanes: Vec<&str> =
+        cold["lanes"].as_array().expect("lanes").iter().filter_map(|l| l["lane"].as_str()).collect();
+    assert!(cold_lanes.contains(&"writer-probed") && cold_lanes.contains(&"floor-probed"), "{cold_lanes:?}");
+    assert_eq!(cold["compared"], serde_json::json!(["writer-probed", "floor-probed"]));
+    for key in ["library_first_op_us", "library_steady_us"] {
+        assert!(cold[key]["median"].is_number() && cold[key]["ci95"].is_array(), "cold_start.{key}");
+    }
+    let receipt = std::fs::read_to_string(dir.join("receipt.md")).expect("receipt");
+    assert!(receipt.contains("## Cold start") && receipt.contains("The library once warm"), "{receipt}");
 
     // Re-analysis of the same trace gives the same result.
     let again = temp_dir("reanalyze");

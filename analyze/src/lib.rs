@@ -16,6 +16,7 @@
 pub mod ab;
 pub mod accounting;
 pub mod change;
+pub mod cold_start;
 pub mod comparison;
 mod decomposition;
 pub mod distribution;

@@ -182,6 +182,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
     if let Some(slow) = &slow_rounds {
         warnings.push(slow.warning());
     }
+    let cold_start = crate::cold_start::cold_start(header, blocks, joined, &roles);
     let drops = drops(header, scanned.dropped, joined, &mut warnings);
     let comparison = comparison(header, blocks, &roles, &per_lane);
 
@@ -209,6 +210,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         ctx_switches_per_op: per_lane.ctx_switches,
         comparison,
         span_machinery: insitu.machinery.or_else(|| header.span_machinery.clone()),
+        cold_start,
         drops,
         slow_rounds,
         partial: None,

@@ -66,6 +66,11 @@ pub struct Decomposition {
     /// [`SliceFigures::machinery_us`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span_machinery: Option<hopscope_probe::SpanMachinery>,
+    /// How much more each probed lane's first operation of a block costs
+    /// than its median one, and the library's share of that, when a lane
+    /// has blocks of two or more complete operations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cold_start: Option<crate::cold_start::ColdStart>,
     /// Marks dropped and operations excluded.
     pub drops: Drops,
     /// Rounds in which every lane ran slow at once (a shared cost such as a

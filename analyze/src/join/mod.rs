@@ -94,6 +94,10 @@ pub struct BlockOps {
     /// as a median is, yet not stuck on the clock's grain as a median of
     /// quantised durations is. Per-slice verdicts pair these.
     pub slice_iqm_ns: Vec<Option<f64>>,
+    /// The path time of the block's first complete operation (the one
+    /// whose path starts earliest), ns: the operation that runs after the
+    /// other lanes' blocks, with this lane's code and data gone cold.
+    pub first_total_ns: Option<f64>,
 }
 
 /// How often operations' marks were taken on different CPUs.
@@ -226,6 +230,8 @@ impl Join {
         self.ticks.clear();
         self.ticks.resize(runs * stride, 0);
         let mut complete = 0usize;
+        // (path start, path time) of the earliest complete operation.
+        let mut first: Option<(u64, i64)> = None;
         for row in 0..table.rows {
             let Some(ticks) = table.complete_row(row).filter(|_| complete < stride) else {
                 out.incomplete += 1;
@@ -235,7 +241,11 @@ impl Join {
                 let (from, to) = def.columns;
                 self.ticks[s * stride + complete] = signed_ticks(ticks[from], ticks[to]);
             }
-            self.ticks[slice_count * stride + complete] = signed_ticks(ticks[0], ticks[out.path_len - 1]);
+            let total = signed_ticks(ticks[0], ticks[out.path_len - 1]);
+            self.ticks[slice_count * stride + complete] = total;
+            if first.is_none_or(|(start, _)| ticks[0] < start) {
+                first = Some((ticks[0], total));
+            }
             complete += 1;
             core_changes(table.row_cpus(row), &mut out.core_changes);
         }
@@ -265,6 +275,7 @@ impl Join {
             slice_mean_ns: summaries.iter().map(|s| s.mean).collect(),
             total_mean_ns: total.mean,
             slice_iqm_ns: summaries.iter().map(|s| s.iqm).collect(),
+            first_total_ns: first.map(|(_, total)| total as f64 * self.ns_per_tick).filter(|ns| ns.is_finite()),
         });
     }
 

@@ -2,6 +2,7 @@
 //! from a [`Decomposition`]. Formatting only: every figure comes from the
 //! analysis.
 
+mod cold_start;
 mod sections;
 
 use std::fmt::Write as _;
@@ -94,6 +95,7 @@ fn render_head(d: &Decomposition, out: &mut String) -> std::fmt::Result {
 fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     sections::lanes(d, out)?;
     sections::derived(d, out)?;
+    cold_start::render(d, out)?;
     if let Some(c) = &d.comparison {
         render_comparison(c, out)?;
     }
