@@ -3,10 +3,11 @@
 //! Criterion times one function after another, so host drift lands on whole
 //! rows and a difference of two rows can be off by more than it measures.
 //! This bench instead runs the inline lane, the floor and the reference
-//! writer (clean build, no marks) in short alternating blocks, rotating the
+//! writer (clean build, no marks) in short alternating blocks, changing the
 //! order every round, and reports the median of the per-round differences
 //! with a bootstrap 95% confidence interval. Every lane sees the same
-//! interleaving: each block starts after the other lanes have run.
+//! interleaving: the rounds follow the harness's balanced order, so each
+//! lane's block follows each other lane's equally often.
 //!
 //! Two set-ups:
 //! - `memory · 2 cores · spin`: in-memory databases, caller and worker on
@@ -23,6 +24,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use hopscope_analyze::stats::{BOOTSTRAP_RESAMPLES, Samples, bootstrap_ci95, median_of_unsorted};
+use hopscope_harness::Order;
 use hopscope_probe::NoProbe;
 use hopscope_workloads::knobs::{Placement, Wait};
 use hopscope_workloads::{DbConfig, Floor, FloorClient, FloorOptions, Inline, Knobs, Value, Writer};
@@ -140,8 +142,11 @@ fn measure(setup: &Setup) -> [Vec<f64>; 4] {
     let warmup = (setup.rounds / 10).max(3);
     let mut blocks: [Vec<f64>; 4] = Default::default();
     for round in 0..warmup + setup.rounds {
-        for offset in 0..LANES.len() {
-            let lane = (round + offset) % LANES.len();
+        // The harness's balanced order: each lane follows every other lane
+        // equally often, so a lane whose threads are still settling (a
+        // crossbeam receiver yielding before it parks) delays every lane
+        // alike instead of always the one after it.
+        for lane in Order::Balanced.round(0, round as u32, LANES.len()) {
             let ns = lanes.block(lane, inputs(setup.ops_per_block));
             if round >= warmup {
                 blocks[lane].push(ns);

@@ -73,7 +73,7 @@ impl Plan {
             samples: 500,
             passes: 4,
             warmup_blocks: 5,
-            order: Order::Rotate,
+            order: Order::Balanced,
             caller_gap_ns: 0,
             perf_counters: false,
             placement: Placement::SameCore,
@@ -134,10 +134,24 @@ impl Default for Plan {
 }
 
 /// How the lanes of one round are ordered.
+///
+/// A lane's block starts while the lane before it may still be settling:
+/// its threads finishing a backoff (crossbeam's receive yields a few times
+/// before it parks), its pages being written back. That *carryover* lands
+/// on whichever lane comes next, so an order in which a lane always follows
+/// the same lane bills it for that neighbour. [`Order::Balanced`] gives
+/// every lane every other lane as its predecessor equally often.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Order {
-    /// Rotate by one lane every round, so no lane always goes first.
+    /// A Williams design, cycled round by round: over `n` rounds (`2n` for
+    /// an odd number of lanes) every lane goes first equally often and
+    /// follows every other lane exactly as often, so carryover from a
+    /// neighbour falls on every lane alike and cancels in lane differences.
     #[default]
+    Balanced,
+    /// Rotate by one lane every round, so no lane always goes first; but
+    /// each lane always follows the same one (the one declared before it),
+    /// and pays for that lane's carryover.
     Rotate,
     /// Plan order in even passes, the first two lanes swapped in odd passes:
     /// the `a→b` / `b→a` passes of an A/B experiment.
@@ -163,6 +177,7 @@ impl Order {
     /// The lane indices of round (`pass`, `sample`) for `lanes` lanes.
     pub fn round(&self, pass: u32, sample: u32, lanes: usize) -> Vec<usize> {
         match self {
+            Order::Balanced => williams_row(lanes, (sample as usize).wrapping_add(pass as usize)),
             Order::Rotate => {
                 let rotation = (sample as usize).wrapping_add(pass as usize) % lanes.max(1);
                 (0..lanes).map(|offset| (rotation + offset) % lanes).collect()
@@ -191,6 +206,25 @@ impl Order {
     }
 }
 
+/// Row `row` (cycling) of a Williams design for `n` lanes: row 0 is
+/// `0, 1, n−1, 2, n−2, …`, row `i < n` adds `i` to every entry mod `n`, and
+/// for odd `n` rows `n..2n` are rows `0..n` reversed. In the `n` rows (`2n`
+/// for odd `n`) every ordered pair of distinct lanes stands side by side
+/// equally often: a first-order carryover design.
+fn williams_row(n: usize, row: usize) -> Vec<usize> {
+    if n == 0 {
+        return Vec::new();
+    }
+    let rows = if n.is_multiple_of(2) { n } else { 2 * n };
+    let row = row % rows;
+    let first = (0..n).map(|j| if j % 2 == 1 { j.div_ceil(2) } else { (n - j / 2) % n });
+    let mut order: Vec<usize> = first.map(|lane| (lane + row % n) % n).collect();
+    if row >= n {
+        order.reverse();
+    }
+    order
+}
+
 /// A permutation of `0..n` drawn from `seed` (Fisher–Yates over SplitMix64).
 pub fn shuffled(n: usize, seed: u64) -> Vec<usize> {
     let mut order: Vec<usize> = (0..n).collect();
@@ -212,7 +246,7 @@ mod tests {
 
     #[test]
     fn every_order_runs_every_lane_once_per_round() {
-        for order in [Order::Rotate, Order::FlipEachPass, Order::Shuffle] {
+        for order in [Order::Balanced, Order::Rotate, Order::FlipEachPass, Order::Shuffle] {
             for (pass, sample) in [(0, 0), (1, 3), (3, 17)] {
                 let mut round = order.round(pass, sample, 5);
                 round.sort_unstable();
@@ -235,6 +269,40 @@ mod tests {
         );
         assert_eq!(Order::Rotate.round(0, 1, 3), [1, 2, 0]);
         assert_ne!(Order::Shuffle.round(0, 1, 6), Order::Shuffle.round(0, 2, 6));
+    }
+
+    #[test]
+    fn the_balanced_order_gives_every_lane_every_predecessor_equally_often() {
+        assert_eq!(Order::Balanced.round(0, 0, 6), [0, 1, 5, 2, 4, 3]);
+        assert!(Order::Balanced.round(0, 0, 0).is_empty());
+        for n in 1..=9usize {
+            let rows = if n.is_multiple_of(2) { n } else { 2 * n };
+            let mut first = vec![0usize; n];
+            let mut follows = vec![vec![0usize; n]; n];
+            for sample in 0..rows as u32 {
+                let round = Order::Balanced.round(0, sample, n);
+                let mut sorted = round.clone();
+                sorted.sort_unstable();
+                assert_eq!(sorted, (0..n).collect::<Vec<_>>(), "n={n} row {sample}");
+                first[round[0]] += 1;
+                for pair in round.windows(2) {
+                    follows[pair[1]][pair[0]] += 1;
+                }
+            }
+            assert!(first.iter().all(|&f| f == rows / n), "n={n}: {first:?}");
+            for (lane, before) in follows.iter().enumerate() {
+                for (other, &times) in before.iter().enumerate() {
+                    let expected = if lane == other { 0 } else { rows / n };
+                    assert_eq!(times, expected, "n={n}: lane {lane} after lane {other}");
+                }
+            }
+        }
+        // A rotation always puts the same lane before another.
+        let before_4: Vec<usize> = (0..6)
+            .map(|s| Order::Rotate.round(0, s, 6))
+            .filter_map(|r| r.windows(2).find(|pair| pair[1] == 4).map(|pair| pair[0]))
+            .collect();
+        assert_eq!(before_4, [3; 5]);
     }
 
     #[test]
