@@ -342,7 +342,10 @@ pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> 
     } else {
         Verdict::NoChange
     };
-    let findings = findings(&figures, &controls, &rule);
+    let mut findings = findings(&figures, &controls, &rule);
+    if let Some(different) = made_differently(a, b) {
+        findings.insert(0, different);
+    }
     Change {
         schema: SCHEMA.to_owned(),
         a: a_label.to_owned(),
@@ -353,6 +356,24 @@ pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> 
         verdict,
         findings,
     }
+}
+
+/// A sentence naming the run facts the two runs differ in (both recorded,
+/// different values), when there are any.
+fn made_differently(a: &RunSamples, b: &RunSamples) -> Option<String> {
+    let differing: Vec<String> = samples::SETTINGS
+        .iter()
+        .filter_map(|key| match (a.settings.get(key), b.settings.get(key)) {
+            (Some(x), Some(y)) if x != y => Some(format!("{key} {x} → {y}")),
+            _ => None,
+        })
+        .collect();
+    (!differing.is_empty()).then(|| {
+        format!(
+            "The runs were made differently ({}): a change below may be the method's as much as the code's",
+            differing.join(", ")
+        )
+    })
 }
 
 /// How far apart the controls' drifts are, as the ratio of the larger

@@ -19,7 +19,15 @@ pub struct RunSamples {
     /// The subject's probed lane's slices: name, whether it crosses
     /// threads, per-block interquartile means (µs).
     pub(super) slices: Vec<(String, Vec<f64>)>,
+    /// How the run was made, as far as it moves the figures: the run facts
+    /// of [`SETTINGS`] the run recorded.
+    pub(super) settings: BTreeMap<&'static str, String>,
 }
+
+/// Run facts that change what a figure measures: two runs that differ in
+/// one compare the method as much as the code.
+pub(super) const SETTINGS: [&str; 8] =
+    ["shape", "db", "placement", "order", "ops_per_block", "caller_gap_ns", "build", "perf_counters"];
 
 impl RunSamples {
     /// A run's samples from its decomposition and, for its slices, its
@@ -58,6 +66,7 @@ impl RunSamples {
             floor: role(Role::Floor),
             handoff: role(Role::Handoff),
             slices,
+            settings: SETTINGS.iter().filter_map(|&k| Some((k, d.run.meta.get(k)?.clone()))).collect(),
         }
     }
 

@@ -23,7 +23,24 @@ fn run(scale: f64, writer_extra: f64, slice_extra: f64) -> RunSamples {
         floor: Some("floor".into()),
         handoff: Some("handoff".into()),
         slices: vec![("locked→built".into(), slice(0.06 + slice_extra)), ("sent→woke".into(), slice(4.0))],
+        settings: BTreeMap::from([("order", "Balanced".to_owned()), ("ops_per_block", "20".to_owned())]),
     }
+}
+
+#[test]
+fn runs_made_differently_say_how_first() {
+    let same = compare(&run(1.0, 0.0, 0.0), &run(1.0, 0.0, 0.0), "a", "b");
+    assert!(!same.findings.iter().any(|f| f.contains("made differently")), "{:#?}", same.findings);
+    let mut rotated = run(1.0, 0.0, 0.0);
+    rotated.settings.insert("order", "Rotate".to_owned());
+    // A fact only one run recorded (an older result) is not a difference.
+    rotated.settings.insert("shape", "single-insert".to_owned());
+    let c = compare(&rotated, &run(1.0, 0.0, 0.0), "a", "b");
+    assert_eq!(
+        c.findings[0],
+        "The runs were made differently (order Rotate → Balanced): a change below may be the method's as much as \
+         the code's"
+    );
 }
 
 #[test]
