@@ -210,6 +210,16 @@ fn hostile_result() -> serde_json::Value {
     for (i, slice) in d["slices"].as_array_mut().expect("slices").iter_mut().enumerate() {
         slice["name"] = Value::String(format!("{}→{}", HOSTILE[i % 3], HOSTILE[(i + 1) % 3]));
     }
+    // The cold-start section names lanes too.
+    let difference = serde_json::json!({"median": 1.5, "ci95": [1.0, 2.0], "rounds": 40});
+    let cold_lane = |lane: &str| serde_json::json!({"lane": name(lane), "first_us": 35.0, "median_us": 17.0, "excess_us": difference});
+    d["cold_start"] = serde_json::json!({
+        "lanes": [cold_lane("floor-probed"), cold_lane("writer-probed")],
+        "compared": [name("writer-probed"), name("floor-probed")],
+        "library_first_op_us": difference,
+        "ops_per_block": 20.0,
+        "library_steady_us": difference,
+    });
     d["warnings"] = HOSTILE.iter().map(|h| Value::String(format!("lane {h} was noisy"))).collect();
     for key in ["command", "commit", "shape"] {
         d["run"]["meta"][key] = Value::String(HOSTILE.join(" "));
@@ -231,6 +241,7 @@ fn hostile_strings_stay_text_in_the_report_in_headless_chromium() {
     let page = dir.join("report.html");
     let dom = headless(&browser, &page, &["--dump-dom".to_owned()]);
     assert!(dom.contains("<html"), "no DOM came back");
+    assert!(dom.contains("Cold start") && dom.contains("The library once warm"), "the cold-start section rendered");
     // The browser built no element from the data...
     for tag in ["<img", "<script", "<iframe"] {
         assert!(!dom.contains(tag), "{tag} became an element");
