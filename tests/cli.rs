@@ -76,6 +76,11 @@ fn decompose_writes_the_receipt_and_says_where() {
     }
     let receipt = std::fs::read_to_string(dir.join("receipt.md")).expect("receipt");
     assert!(receipt.contains("## Cold start") && receipt.contains("The library once warm"), "{receipt}");
+    // Each lane by the lane before it. Six rounds are less than one cycle
+    // of the balanced order for six lanes, and the receipt says so.
+    assert_eq!(result["carryover"]["balanced"], false, "{}", result["carryover"]);
+    assert!(result["carryover"]["lanes"].as_array().is_some_and(|l| l.len() == 6), "{}", result["carryover"]);
+    assert!(receipt.contains("## Carryover") && receipt.contains("shorter than one cycle"), "{receipt}");
 
     // Re-analysis of the same trace gives the same result.
     let again = temp_dir("reanalyze");

@@ -15,6 +15,7 @@
 
 pub mod ab;
 pub mod accounting;
+pub mod carryover;
 pub mod change;
 pub mod cold_start;
 pub mod comparison;

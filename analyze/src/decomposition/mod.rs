@@ -98,6 +98,8 @@ pub fn decompose_source(
 struct Scanned {
     blocks: u64,
     dropped: u64,
+    /// Each block's lane, pass and sample, in trace (run) order.
+    order: Vec<(u16, u32, u32)>,
     lanes: Vec<LaneBlocks>,
     hops: HopScan,
 }
@@ -106,10 +108,16 @@ struct Scanned {
 /// how many blocks it held.
 fn decompose_blocks(source: &mut impl BlockSource) -> Result<(Decomposition, u64), AnalyzeError> {
     let header = source.header().clone();
-    let mut scanned =
-        Scanned { blocks: 0, dropped: 0, lanes: lanes::empty_lanes(&header), hops: HopScan::new(&header) };
+    let mut scanned = Scanned {
+        blocks: 0,
+        dropped: 0,
+        order: Vec::new(),
+        lanes: lanes::empty_lanes(&header),
+        hops: HopScan::new(&header),
+    };
     source.replay(&mut |_, block: &Block| {
         scanned.blocks += 1;
+        scanned.order.push((block.lane, block.pass, block.sample));
         scanned.dropped = scanned.dropped.saturating_add(block.dropped());
         lanes::add_block(&mut scanned.lanes, &header, block);
         scanned.hops.add(block);
@@ -183,6 +191,10 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         warnings.push(slow.warning());
     }
     let cold_start = crate::cold_start::cold_start(header, blocks, joined, &roles);
+    let carryover = crate::carryover::carryover(header, &scanned.order, blocks);
+    if let Some(warning) = carryover.as_ref().and_then(carryover_warning) {
+        warnings.push(warning);
+    }
     let drops = drops(header, scanned.dropped, joined, &mut warnings);
     let comparison = comparison(header, blocks, &roles, &per_lane);
 
@@ -211,6 +223,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         comparison,
         span_machinery: insitu.machinery.or_else(|| header.span_machinery.clone()),
         cold_start,
+        carryover,
         drops,
         slow_rounds,
         partial: None,
@@ -378,6 +391,24 @@ fn comparison(
     };
     let shape = header.run.get("shape").map_or("this shape", String::as_str);
     crate::comparison::compare(blocks, roles, &facts, shape)
+}
+
+/// A warning when the lanes did not run after each other about equally
+/// often and some lane's figure depends on the lane before it: the lane
+/// differences then carry that neighbour's cost.
+fn carryover_warning(c: &crate::carryover::Carryover) -> Option<String> {
+    if c.balanced {
+        return None;
+    }
+    let (lane, (fast, slow)) = c.lanes.iter().find_map(|l| Some((&l.lane, l.apart()?)))?;
+    Some(format!(
+        "the lanes did not follow each other equally often, and `{lane}` ran {:.3} µs per op slower after `{}` than \
+         after `{}` (CIs apart): lane differences carry that neighbour's cost; run them in a balanced order \
+         (the harness's default)",
+        slow.median_us - fast.median_us,
+        slow.lane,
+        fast.lane
+    ))
 }
 
 /// Robust block-to-block spread (MAD / median) above which a lane is

@@ -71,6 +71,11 @@ pub struct Decomposition {
     /// has blocks of two or more complete operations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cold_start: Option<crate::cold_start::ColdStart>,
+    /// Each lane's figure by the lane that ran just before it, and whether
+    /// the order was balanced (every lane after every other about equally
+    /// often).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carryover: Option<crate::carryover::Carryover>,
     /// Marks dropped and operations excluded.
     pub drops: Drops,
     /// Rounds in which every lane ran slow at once (a shared cost such as a

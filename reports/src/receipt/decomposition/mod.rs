@@ -2,6 +2,7 @@
 //! from a [`Decomposition`]. Formatting only: every figure comes from the
 //! analysis.
 
+mod carryover;
 mod cold_start;
 mod sections;
 
@@ -96,6 +97,7 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     sections::lanes(d, out)?;
     sections::derived(d, out)?;
     cold_start::render(d, out)?;
+    carryover::render(d, out)?;
     if let Some(c) = &d.comparison {
         render_comparison(c, out)?;
     }
