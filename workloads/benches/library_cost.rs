@@ -156,6 +156,10 @@ fn measure(setup: &Setup) -> [Vec<f64>; 4] {
             // that lane shares its core with a spinner.
             if let Wait::Spin(window) | Wait::Yield(window) = setup.wait {
                 std::thread::sleep(window + Duration::from_millis(1));
+            } else {
+                // As the harness does: let a crossbeam receiver's backoff
+                // end in a park before the next lane's block.
+                std::thread::sleep(hopscope_harness::DEFAULT_SETTLE);
             }
         }
     }

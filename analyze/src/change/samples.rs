@@ -26,8 +26,8 @@ pub struct RunSamples {
 
 /// Run facts that change what a figure measures: two runs that differ in
 /// one compare the method as much as the code.
-pub(super) const SETTINGS: [&str; 8] =
-    ["shape", "db", "placement", "order", "ops_per_block", "caller_gap_ns", "build", "perf_counters"];
+pub(super) const SETTINGS: [&str; 9] =
+    ["shape", "db", "placement", "order", "settle_us", "ops_per_block", "caller_gap_ns", "build", "perf_counters"];
 
 impl RunSamples {
     /// A run's samples from its decomposition and, for its slices, its

@@ -80,8 +80,8 @@ pub use harness::{Harness, HarnessError, Outcome};
 pub use lane::{Lane, MAX_CALLERS, MAX_NAME_BYTES};
 pub use placement::Placement;
 pub use plan::{
-    DEFAULT_BLOCK_DEADLINE, DEFAULT_MARKS_PER_OP, MAX_BLOCKS_PER_LANE, MAX_BUFFER_MARKS, MAX_OPS_PER_BLOCK, Order,
-    Plan, shuffled,
+    DEFAULT_BLOCK_DEADLINE, DEFAULT_MARKS_PER_OP, DEFAULT_SETTLE, MAX_BLOCKS_PER_LANE, MAX_BUFFER_MARKS,
+    MAX_OPS_PER_BLOCK, MAX_SETTLE, Order, Plan, shuffled,
 };
 pub use readings::{CALLER_ROLE, PROCESS};
 pub use runner::RunSummary;

@@ -31,6 +31,12 @@ pub struct Plan {
     /// Longest a block (or any other call into a lane's code) may take; a
     /// lane that blocks past it stops the run, keeping what was measured.
     pub block_deadline: Duration,
+    /// How long the harness idles before each block, so the threads of the
+    /// lane before it go quiet first: a crossbeam receiver yields a few
+    /// times before it parks, a keep-warm thread spins out its window, and
+    /// on a shared core each of those steals from the next block. Give it
+    /// the longest keep-warm window a run's lanes use, plus a margin.
+    pub settle: Duration,
     /// Marks each marking thread can hold per operation (its buffer is this
     /// × the block's operations); beyond it marks are dropped and counted.
     pub marks_per_op: usize,
@@ -42,6 +48,14 @@ pub struct Plan {
 /// Deadline of a block by default: far beyond any sane block (a careful
 /// block takes milliseconds), short enough that a hung lane is noticed.
 pub const DEFAULT_BLOCK_DEADLINE: Duration = Duration::from_secs(60);
+
+/// Idle time before each block by default: long enough for a crossbeam
+/// receiver's backoff to end in a park (a few µs of spins and yields), and
+/// ~1 s over a careful run's 12,000 blocks.
+pub const DEFAULT_SETTLE: Duration = Duration::from_micros(100);
+
+/// Longest idle time before each block a plan may ask for.
+pub const MAX_SETTLE: Duration = Duration::from_secs(1);
 
 /// Marks per operation per thread by default: the twelve standard and closing hops with
 /// room to spare.
@@ -60,7 +74,8 @@ pub const MAX_BLOCKS_PER_LANE: u64 = 1_000_000;
 
 impl Plan {
     /// The careful defaults: 20 ops per block, 500 samples, 4 passes, 5
-    /// warm-up blocks per lane, lanes rotated, same-core placement. Many
+    /// warm-up blocks per lane, lanes in a balanced order with 100 µs of
+    /// settling before each block, same-core placement. Many
     /// short blocks rather than a few long ones: a block median shrugs off
     /// the rare WAL checkpoint that a long block would average in, and a
     /// host-speed episode (which scales every slice of a block) covers both
@@ -78,6 +93,7 @@ impl Plan {
             perf_counters: false,
             placement: Placement::SameCore,
             block_deadline: DEFAULT_BLOCK_DEADLINE,
+            settle: DEFAULT_SETTLE,
             marks_per_op: DEFAULT_MARKS_PER_OP,
             hops: HopTable::standard(),
         }
@@ -107,6 +123,9 @@ impl Plan {
         }
         if self.block_deadline.is_zero() {
             return Err("the block deadline must be longer than 0".to_owned());
+        }
+        if self.settle > MAX_SETTLE {
+            return Err(format!("{:?} of settling before each block (at most {MAX_SETTLE:?})", self.settle));
         }
         if let Order::Phases { groups, rounds } = &self.order
             && (groups.is_empty() || groups.iter().any(Vec::is_empty) || *rounds == 0)
@@ -143,10 +162,12 @@ impl Default for Plan {
 /// every lane every other lane as its predecessor equally often.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Order {
-    /// A Williams design, cycled round by round: over `n` rounds (`2n` for
-    /// an odd number of lanes) every lane goes first equally often and
-    /// follows every other lane exactly as often, so carryover from a
-    /// neighbour falls on every lane alike and cancels in lane differences.
+    /// A Williams design, its rows drawn in a new order every cycle: over
+    /// each `n` rounds (`2n` for an odd number of lanes) every lane goes
+    /// first once (twice) and follows every other lane exactly as often
+    /// inside the rounds; the seams between rounds pair lanes at random. So
+    /// carryover from a neighbour falls on every lane alike and cancels in
+    /// lane differences.
     #[default]
     Balanced,
     /// Rotate by one lane every round, so no lane always goes first; but
@@ -177,7 +198,17 @@ impl Order {
     /// The lane indices of round (`pass`, `sample`) for `lanes` lanes.
     pub fn round(&self, pass: u32, sample: u32, lanes: usize) -> Vec<usize> {
         match self {
-            Order::Balanced => williams_row(lanes, (sample as usize).wrapping_add(pass as usize)),
+            Order::Balanced => {
+                // The design's rows in an order drawn per cycle: the seam
+                // between two rounds (one's last lane before the next's
+                // first) is then a different pair each cycle, where a fixed
+                // row order would repeat one pair per lane and double it.
+                let rows = williams_rows(lanes);
+                let round = (sample as usize).wrapping_add(pass as usize);
+                let cycle = (round / rows.max(1)) as u64;
+                let row = shuffled(rows, cycle).get(round % rows.max(1)).copied().unwrap_or(0);
+                williams_row(lanes, row)
+            }
             Order::Rotate => {
                 let rotation = (sample as usize).wrapping_add(pass as usize) % lanes.max(1);
                 (0..lanes).map(|offset| (rotation + offset) % lanes).collect()
@@ -215,14 +246,18 @@ fn williams_row(n: usize, row: usize) -> Vec<usize> {
     if n == 0 {
         return Vec::new();
     }
-    let rows = if n.is_multiple_of(2) { n } else { 2 * n };
-    let row = row % rows;
+    let row = row % williams_rows(n);
     let first = (0..n).map(|j| if j % 2 == 1 { j.div_ceil(2) } else { (n - j / 2) % n });
     let mut order: Vec<usize> = first.map(|lane| (lane + row % n) % n).collect();
     if row >= n {
         order.reverse();
     }
     order
+}
+
+/// Rows in a Williams design for `n` lanes: `n`, or `2n` for odd `n`.
+fn williams_rows(n: usize) -> usize {
+    if n.is_multiple_of(2) { n } else { 2 * n }
 }
 
 /// A permutation of `0..n` drawn from `seed` (Fisher–Yates over SplitMix64).
@@ -273,7 +308,7 @@ mod tests {
 
     #[test]
     fn the_balanced_order_gives_every_lane_every_predecessor_equally_often() {
-        assert_eq!(Order::Balanced.round(0, 0, 6), [0, 1, 5, 2, 4, 3]);
+        assert_eq!(williams_row(6, 0), [0, 1, 5, 2, 4, 3]);
         assert!(Order::Balanced.round(0, 0, 0).is_empty());
         for n in 1..=9usize {
             let rows = if n.is_multiple_of(2) { n } else { 2 * n };
@@ -312,6 +347,8 @@ mod tests {
         assert!(Plan { ops_per_block: MAX_OPS_PER_BLOCK + 1, ..Plan::quick() }.check().is_err());
         assert!(Plan { samples: u32::MAX, passes: u32::MAX, ..Plan::quick() }.check().is_err());
         assert!(Plan { block_deadline: Duration::ZERO, ..Plan::quick() }.check().is_err());
+        assert!(Plan { settle: MAX_SETTLE + Duration::from_nanos(1), ..Plan::quick() }.check().is_err());
+        assert!(Plan { settle: Duration::ZERO, ..Plan::quick() }.check().is_ok());
         let huge = Plan { ops_per_block: MAX_OPS_PER_BLOCK, marks_per_op: 1 << 16, ..Plan::quick() };
         assert_eq!(huge.marks_per_block(), MAX_BUFFER_MARKS, "a thread's buffer is capped");
     }

@@ -10,7 +10,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use hopscope_analyze::sweep::{self, BASELINE, INLINE, SweepRow};
-use hopscope_harness::{HarnessError, Placement, Plan, Role, Variant};
+use hopscope_harness::{DEFAULT_SETTLE, HarnessError, MAX_SETTLE, Placement, Plan, Role, Variant};
 
 use crate::db::DbConfig;
 use crate::error::ParseError;
@@ -186,6 +186,11 @@ pub fn run(
             warmup_blocks: 2,
             caller_gap_ns: gap_ns,
             placement,
+            // A keep-warm lane's threads poll out their window after its
+            // block's last write: let the longest window end before the
+            // next lane's block, or that block shares a core with a spinner.
+            settle: (Duration::from_micros(sweep.windows.iter().copied().max().unwrap_or(0)) + DEFAULT_SETTLE)
+                .min(MAX_SETTLE),
             ..Plan::careful()
         };
         say(&format!("{name}: {} lanes", lanes.len()));

@@ -163,6 +163,7 @@ pub fn run(
                     interrupted = Some(signal);
                     break 'run;
                 }
+                settle(plan.settle);
                 if let Err((at, failure)) = blocks.run(lane, BlockId::Warmup { round }) {
                     failed = Some((lane.name.clone(), at, failure));
                     break 'run;
@@ -178,6 +179,7 @@ pub fn run(
                         break 'run;
                     }
                     let lane = &mut open[index];
+                    settle(plan.settle);
                     let measured = match blocks.run(lane, BlockId::Measured { pass, sample }) {
                         Ok(block) => block,
                         Err((at, failure)) => {
@@ -411,6 +413,7 @@ fn header(
         ("perf_counters", if plan.perf_counters { "on" } else { "off" }.to_owned()),
         ("placement", plan.placement.to_string()),
         ("block_deadline_s", plan.block_deadline.as_secs_f64().to_string()),
+        ("settle_us", plan.settle.as_micros().to_string()),
     ];
     for (key, value) in settings {
         header.run.entry(key.to_owned()).or_insert(value);
@@ -436,4 +439,12 @@ fn header(
         }
     }
     header
+}
+
+/// Idle for `settle` before a block, so the threads of the lane before it
+/// go quiet (see [`Plan::settle`]).
+fn settle(settle: std::time::Duration) {
+    if !settle.is_zero() {
+        std::thread::sleep(settle);
+    }
 }
