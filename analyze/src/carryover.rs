@@ -13,8 +13,7 @@ use std::collections::BTreeMap;
 use hopscope_probe::TraceHeader;
 use serde::{Deserialize, Serialize};
 
-use crate::lanes::LaneBlocks;
-use crate::stats::{median_ci95_order_statistics, median_of_unsorted};
+use crate::lanes::{Difference, LaneBlocks};
 
 /// A lane's blocks that ran right after one other lane.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -64,8 +63,10 @@ pub const MIN_BLOCKS: usize = 6;
 /// The carryover table of a run whose blocks ran in `order` (each block's
 /// lane, pass and sample, in trace order); `None` with fewer than two lanes.
 pub fn carryover(header: &TraceHeader, order: &[(u16, u32, u32)], lanes: &[LaneBlocks]) -> Option<Carryover> {
-    let n = lanes.iter().filter(|l| !l.us_per_op.is_empty()).count();
-    if n < 2 {
+    // Lanes that measured any block.
+    let live: Vec<u16> =
+        (0..lanes.len()).filter(|&l| !lanes[l].us_per_op.is_empty()).filter_map(|l| u16::try_from(l).ok()).collect();
+    if live.len() < 2 {
         return None;
     }
     // (lane, lane before) → that lane's µs per op in each such block.
@@ -80,26 +81,20 @@ pub fn carryover(header: &TraceHeader, order: &[(u16, u32, u32)], lanes: &[LaneB
     let name = |lane: u16| header.lanes.get(usize::from(lane)).cloned().unwrap_or_else(|| format!("lane {lane}"));
     // Balanced: for every lane, its least frequent predecessor ran before
     // it at least BALANCED_SHARE as often as its most frequent one.
-    let live: Vec<u16> =
-        (0..lanes.len()).filter(|&l| !lanes[l].us_per_op.is_empty()).filter_map(|l| u16::try_from(l).ok()).collect();
     let balanced = live.iter().all(|&lane| {
         let counts = live.iter().filter(|&&b| b != lane).map(|b| figures.get(&(lane, *b)).map_or(0, Vec::len));
         let (least, most) = counts.fold((usize::MAX, 0), |(lo, hi), c| (lo.min(c), hi.max(c)));
         least as f64 >= BALANCED_SHARE * most as f64
     });
     let mut out: BTreeMap<u16, Vec<After>> = BTreeMap::new();
-    for ((lane, before), mut values) in figures {
+    for ((lane, before), values) in figures {
         if lane == before {
             continue;
         }
-        let (lo, hi) = median_ci95_order_statistics(&mut values);
-        let median_us = median_of_unsorted(&mut values);
-        out.entry(lane).or_default().push(After {
-            lane: name(before),
-            blocks: values.len(),
-            median_us,
-            ci95: [lo, hi],
-        });
+        if let Some(d) = Difference::of(values) {
+            let after = After { lane: name(before), blocks: d.rounds, median_us: d.median, ci95: d.ci95 };
+            out.entry(lane).or_default().push(after);
+        }
     }
     let lanes = out
         .into_iter()
@@ -126,15 +121,7 @@ impl LaneCarryover {
 mod tests {
     use super::*;
 
-    fn lane(name: &str, figures: &[((u32, u32), f64)]) -> LaneBlocks {
-        LaneBlocks {
-            name: name.to_owned(),
-            us_per_op: figures.iter().copied().collect(),
-            ops: 0,
-            cpu_ns_per_op: BTreeMap::new(),
-            span_machinery_ns: BTreeMap::new(),
-        }
-    }
+    use crate::lanes::tests::lane;
 
     /// Three lanes; lane 2 runs 1 µs slower after lane 1 than after lane 0.
     fn run(rounds: &[[u16; 3]]) -> Option<Carryover> {

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::join::LaneOps;
 use crate::lanes::{Difference, LaneBlocks, per_round};
 use crate::roles::Roles;
-use crate::stats::{median_ci95_order_statistics, median_of_unsorted};
+use crate::stats::median_of_unsorted;
 
 /// A round of the run: (pass, sample).
 type Round = (u32, u32);
@@ -81,7 +81,7 @@ pub fn cold_start(header: &TraceHeader, blocks: &[LaneBlocks], joined: &[LaneOps
     let name = |role: Role| roles.find(role, Variant::Probed).and_then(|i| header.lanes.get(i)).cloned();
     let compared = name(Role::Subject).zip(name(Role::Floor)).map(|(s, f)| [s, f]);
     let library_first_op = match (of(Role::Subject, Variant::Probed), of(Role::Floor, Variant::Probed)) {
-        (Some(subject), Some(floor)) => paired(per_round_map(subject, floor)),
+        (Some(subject), Some(floor)) => Difference::of(per_round_map(subject, floor).into_values().collect()),
         _ => None,
     };
     let clean = |role: Role| roles.find(role, Variant::Clean).and_then(|i| blocks.get(i)).filter(|l| l.ops > 0);
@@ -91,7 +91,7 @@ pub fn cold_start(header: &TraceHeader, blocks: &[LaneBlocks], joined: &[LaneOps
         let excess = per_round_map(of(Role::Subject, Variant::Probed)?, of(Role::Floor, Variant::Probed)?);
         let n = ops_per_block.filter(|n| *n >= 1.0)?;
         let spread: BTreeMap<Round, f64> = excess.into_iter().map(|(r, d)| (r, d / n)).collect();
-        paired(per_round(&subject.us_per_op, &[&floor.us_per_op, &spread]).into_iter().enumerate().collect())
+        Difference::of(per_round(&subject.us_per_op, &[&floor.us_per_op, &spread]))
     })();
     Some(ColdStart {
         lanes,
@@ -126,23 +126,13 @@ fn lane_cold_start(header: &TraceHeader, ops: &LaneOps, by_round: &BTreeMap<Roun
         lane: header.lanes.get(usize::from(ops.lane))?.clone(),
         first_us: median_of_unsorted(&mut firsts),
         median_us: median_of_unsorted(&mut medians),
-        excess_us: paired(by_round.values().copied().enumerate().collect())?,
+        excess_us: Difference::of(by_round.values().copied().collect())?,
     })
 }
 
 /// `a − b` for every round both have.
 fn per_round_map(a: &BTreeMap<Round, f64>, b: &BTreeMap<Round, f64>) -> BTreeMap<Round, f64> {
     a.iter().filter_map(|(r, x)| b.get(r).map(|y| (*r, x - y))).collect()
-}
-
-/// The median and 95% CI of per-round figures; `None` when there are none.
-fn paired<K>(figures: BTreeMap<K, f64>) -> Option<Difference> {
-    let mut values: Vec<f64> = figures.into_values().collect();
-    if values.is_empty() {
-        return None;
-    }
-    let (lo, hi) = median_ci95_order_statistics(&mut values);
-    Some(Difference { median: median_of_unsorted(&mut values), ci95: [lo, hi], rounds: values.len() })
 }
 
 #[cfg(test)]

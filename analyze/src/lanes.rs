@@ -170,12 +170,19 @@ pub fn difference(a: &LaneBlocks, b: &LaneBlocks) -> Option<Difference> {
 /// cancels as it does in a difference; `None` if no round has every lane.
 pub fn combination(a: &LaneBlocks, minus: &[&LaneBlocks]) -> Option<Difference> {
     let minus: Vec<&BTreeMap<(u32, u32), f64>> = minus.iter().map(|b| &b.us_per_op).collect();
-    let mut diffs = per_round(&a.us_per_op, &minus);
-    if diffs.is_empty() {
-        return None;
+    Difference::of(per_round(&a.us_per_op, &minus))
+}
+
+impl Difference {
+    /// The median of per-round figures and its sign-test 95% CI; `None`
+    /// when there are none.
+    pub fn of(mut figures: Vec<f64>) -> Option<Difference> {
+        if figures.is_empty() {
+            return None;
+        }
+        let (lo, hi) = median_ci95_order_statistics(&mut figures);
+        Some(Difference { median: median_of_unsorted(&mut figures), ci95: [lo, hi], rounds: figures.len() })
     }
-    let (lo, hi) = median_ci95_order_statistics(&mut diffs);
-    Some(Difference { median: median_of_unsorted(&mut diffs), ci95: [lo, hi], rounds: diffs.len() })
 }
 
 /// Per round `(pass, sample)`, `x − y₁ − y₂ − …` over the rounds every
@@ -185,10 +192,11 @@ pub(crate) fn per_round(x: &BTreeMap<(u32, u32), f64>, minus: &[&BTreeMap<(u32, 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn lane(name: &str, figures: &[((u32, u32), f64)]) -> LaneBlocks {
+    /// A lane with these block figures and nothing else.
+    pub(crate) fn lane(name: &str, figures: &[((u32, u32), f64)]) -> LaneBlocks {
         LaneBlocks {
             name: name.to_owned(),
             us_per_op: figures.iter().copied().collect(),
