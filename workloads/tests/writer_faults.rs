@@ -255,6 +255,27 @@ fn harvest_reports_exactly_the_tables_a_statement_changed() {
         assert!(nothing.tables.is_empty());
         assert_eq!(nothing.changes, 0);
 
+        // A statement that changes a row (and its trigger's) and then fails
+        // is rolled back: its tables belong to no outcome, not to the next
+        // statement's.
+        let failed = writer.execute("INSERT INTO items (id, k, v) VALUES (1000, 1, 'a'), (1000, 2, 'b')", &[]);
+        assert!(matches!(failed, Err(WriteError::Sqlite { .. })), "{failed:?}");
+        let next = writer
+            .execute("INSERT INTO blobs (k, data) VALUES (?1, ?2)", &[ValueRef::Integer(2), ValueRef::Blob(&[4])])
+            .expect("blob insert after a failure");
+        assert_eq!(next.tables.iter().collect::<Vec<_>>(), ["blobs"]);
+        let in_batch = writer
+            .batch(vec![
+                ("INSERT INTO items (id, k, v) VALUES (1001, 1, 'a'), (1001, 2, 'b')".into(), vec![]),
+                ("INSERT INTO blobs (k, data) VALUES (3, x'05')".into(), vec![]),
+            ])
+            .map(|outcomes| outcomes.len());
+        assert!(matches!(in_batch, Err(WriteError::Sqlite { .. })), "{in_batch:?}");
+        let after_batch = writer
+            .execute("INSERT INTO blobs (k, data) VALUES (?1, ?2)", &[ValueRef::Integer(4), ValueRef::Blob(&[6])])
+            .expect("blob insert after a failed batch");
+        assert_eq!(after_batch.tables.iter().collect::<Vec<_>>(), ["blobs"]);
+
         let off = Writer::open(
             &temp_db("harvest-off"),
             DbConfig::default(),

@@ -2,19 +2,20 @@
 //!
 //! A caller thread registers one reply mailbox with a writer on its first
 //! call and names it by index in every request after that, the way the
-//! floor's clients do: nothing is created, cloned or dropped per call, so a
-//! request carries four bytes of reply path and no reference count. The
-//! mailbox parks its caller at once (see [`crate::mailbox`]).
+//! floor's clients do: nothing is created per call, and a request carries
+//! four bytes of reply path and no reference count (the caller keeps a
+//! thread-local one to its mailbox while it waits). The mailbox parks its
+//! caller at once (see [`crate::mailbox`]).
 //! Registration and unregistration travel on the request channel under the
 //! writer mutex, so the writer thread sees them in order with the requests.
 //! A thread's registrations are undone when the thread exits.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-use crate::channel::{Disconnected, Tx};
-use crate::knobs::Wait;
+use crate::channel::Tx;
 use crate::mailbox::{self, Mailbox};
 use crate::writer::request::{Message, Reply};
 
@@ -50,7 +51,9 @@ pub(crate) fn next_writer_id() -> u64 {
 struct Registration {
     writer: u64,
     client: u32,
-    replies: Mailbox<Reply>,
+    // Shared with the call that waits on it (same thread), so the wait
+    // needs no second look-up in the registry.
+    replies: Rc<Mailbox<Reply>>,
     gate: Weak<Mutex<Gate>>,
 }
 
@@ -74,13 +77,13 @@ thread_local! {
     static REGISTRY: RefCell<Vec<Registration>> = const { RefCell::new(Vec::new()) };
 }
 
-/// This thread's client id with `writer`, registering a reply channel (sent
-/// on `gate`'s channel) on the thread's first call. `None` if the writer is
-/// closing. Call with the gate held.
-pub(crate) fn client_id(writer: u64, gate_ref: &Arc<Mutex<Gate>>, gate: &mut Gate) -> Option<u32> {
+/// This thread's client id with `writer` and the mailbox its replies arrive
+/// in, registering one (sent on `gate`'s channel) on the thread's first
+/// call. `None` if the writer is closing. Call with the gate held.
+pub(crate) fn client(writer: u64, gate_ref: &Arc<Mutex<Gate>>, gate: &mut Gate) -> Option<(u32, Rc<Mailbox<Reply>>)> {
     let known = REGISTRY.with(|registry| {
         let registry = registry.borrow();
-        registry.first().filter(|r| r.writer == writer).map(|r| r.client)
+        registry.first().filter(|r| r.writer == writer).map(|r| (r.client, Rc::clone(&r.replies)))
     });
     match known {
         Some(client) => Some(client),
@@ -88,15 +91,15 @@ pub(crate) fn client_id(writer: u64, gate_ref: &Arc<Mutex<Gate>>, gate: &mut Gat
     }
 }
 
-/// The slow half of [`client_id`]: another writer's registration is first,
+/// The slow half of [`client`]: another writer's registration is first,
 /// or this thread has none yet.
 #[cold]
-fn find_or_register(writer: u64, gate_ref: &Arc<Mutex<Gate>>, gate: &mut Gate) -> Option<u32> {
+fn find_or_register(writer: u64, gate_ref: &Arc<Mutex<Gate>>, gate: &mut Gate) -> Option<(u32, Rc<Mailbox<Reply>>)> {
     REGISTRY.with(|registry| {
         let mut registry = registry.borrow_mut();
         if let Some(i) = registry.iter().position(|r| r.writer == writer) {
             registry.swap(0, i);
-            return Some(registry[0].client);
+            return Some((registry[0].client, Rc::clone(&registry[0].replies)));
         }
         // Registrations with writers that are gone hold only a closed
         // channel; their drops find no gate to lock.
@@ -108,22 +111,10 @@ fn find_or_register(writer: u64, gate_ref: &Arc<Mutex<Gate>>, gate: &mut Gate) -
         });
         let (reply_tx, replies) = mailbox::mailbox();
         tx.send(Message::Register { client, reply: reply_tx }).ok()?;
-        registry.push(Registration { writer, client, replies, gate: Arc::downgrade(gate_ref) });
+        let replies = Rc::new(replies);
+        registry.push(Registration { writer, client, replies: Rc::clone(&replies), gate: Arc::downgrade(gate_ref) });
         let last = registry.len() - 1;
         registry.swap(0, last);
-        Some(client)
-    })
-}
-
-/// Wait for the reply to this thread's request to `writer` (registered by
-/// [`client_id`]), the way `wait` says.
-pub(crate) fn recv(writer: u64, wait: Wait) -> Result<Reply, Disconnected> {
-    REGISTRY.with(|registry| {
-        // Nothing else on this thread touches the registry while it waits.
-        let registry = registry.borrow();
-        match registry.iter().find(|r| r.writer == writer) {
-            Some(registration) => registration.replies.recv(wait),
-            None => Err(Disconnected),
-        }
+        Some((client, replies))
     })
 }

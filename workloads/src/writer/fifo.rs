@@ -107,7 +107,7 @@ impl Fifo {
                     // The writer is gone: every registered caller gets the error.
                     let orphans: Vec<Arc<Slot>> = lock(&self.pending).drain(..).collect();
                     for orphan in orphans {
-                        orphan.fill(Err(shared.stopped_error()));
+                        orphan.fill(Err(shared.stopped_error().into()));
                     }
                 }
             }

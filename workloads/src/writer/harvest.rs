@@ -34,7 +34,9 @@ static NAMES: RwLock<Vec<&'static str>> = RwLock::new(Vec::new());
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Tables {
     mask: u64,
-    overflow: Vec<u32>,
+    // An optional boxed slice: a reply carries 16 bytes of tables, and
+    // moving or dropping one with no overflow touches no heap memory.
+    overflow: Option<Box<[u32]>>,
 }
 
 impl Tables {
@@ -42,14 +44,14 @@ impl Tables {
     pub fn iter(&self) -> impl Iterator<Item = &'static str> + use<> {
         let names = NAMES.read().unwrap_or_else(PoisonError::into_inner);
         let masked = (0..MASK_TABLES).filter(|i| self.mask & (1 << i) != 0);
-        let indices = masked.chain(self.overflow.iter().map(|&i| i as usize));
+        let indices = masked.chain(self.overflow.iter().flat_map(|o| o.iter()).map(|&i| i as usize));
         let found: Vec<&'static str> = indices.filter_map(|i| names.get(i).copied()).collect();
         found.into_iter()
     }
 
     /// How many tables changed.
     pub fn len(&self) -> usize {
-        self.mask.count_ones() as usize + self.overflow.len()
+        self.mask.count_ones() as usize + self.overflow.as_ref().map_or(0, |o| o.len())
     }
 
     /// Whether no table changed.
@@ -70,11 +72,12 @@ impl fmt::Debug for Tables {
 }
 
 /// What the hook has seen: names it has resolved to indices, and what the
-/// current statement touched.
+/// current statement touched (tables in the mask, and those beyond it).
 #[derive(Default)]
 struct Dirty {
     known: Vec<(&'static str, u32)>,
-    current: Tables,
+    mask: u64,
+    overflow: Vec<u32>,
 }
 
 impl Dirty {
@@ -87,12 +90,17 @@ impl Dirty {
                 resolved.1
             }
         };
-        let current = &mut self.current;
         if (index as usize) < MASK_TABLES {
-            current.mask |= 1 << index;
-        } else if !current.overflow.contains(&index) {
-            current.overflow.push(index);
+            self.mask |= 1 << index;
+        } else if !self.overflow.contains(&index) {
+            self.overflow.push(index);
         }
+    }
+
+    /// The current statement's tables, leaving none.
+    fn take(&mut self) -> Tables {
+        let overflow = if self.overflow.is_empty() { None } else { Some(std::mem::take(&mut self.overflow).into()) };
+        Tables { mask: std::mem::take(&mut self.mask), overflow }
     }
 }
 
@@ -120,17 +128,12 @@ impl Harvest {
         }
     }
 
-    /// Forget what earlier statements touched (call before each statement).
-    pub(crate) fn reset(&self) {
-        let mut dirty = self.dirty.borrow_mut();
-        dirty.current.mask = 0;
-        dirty.current.overflow.clear();
-    }
-
-    /// The tables touched since the last [`Harvest::reset`].
+    /// The tables touched since the last take, leaving none: every
+    /// statement's outcome takes its own, and a failed statement's are
+    /// taken and dropped, so the next statement starts empty without a
+    /// reset of its own.
     pub(crate) fn take(&self) -> Tables {
-        // Cloning an empty overflow list does not allocate.
-        self.dirty.borrow().current.clone()
+        self.dirty.borrow_mut().take()
     }
 }
 
@@ -177,7 +180,7 @@ mod tests {
         for i in 0..70 {
             record(&format!("harvest-test-{i}"));
         }
-        harvest.reset();
+        drop(harvest.take());
         record("harvest-test-3");
         record("harvest-test-69");
         record("harvest-test-3");
@@ -185,7 +188,6 @@ mod tests {
         assert_eq!(tables.iter().collect::<Vec<_>>(), ["harvest-test-3", "harvest-test-69"]);
         assert_eq!(tables.len(), 2);
         assert!(tables.contains("harvest-test-69") && !tables.contains("harvest-test-4"));
-        harvest.reset();
         assert!(harvest.take().is_empty());
     }
 }

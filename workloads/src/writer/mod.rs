@@ -22,6 +22,7 @@ pub(crate) mod spin;
 mod thread;
 
 use std::path::Path;
+use std::rc::Rc;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
@@ -33,6 +34,7 @@ use crate::channel::{self, Rx};
 use crate::db::{self, DbConfig};
 use crate::error::WriteError;
 use crate::knobs::{Knobs, ReplyMode, ResultSlot};
+use crate::mailbox::Mailbox;
 use crate::value::{Sql, Value, ValueRef};
 
 pub use harvest::Tables;
@@ -224,7 +226,7 @@ impl<P: Probe> Writer<P> {
         // Completion: the reply is the call's result as it stands.
         self.delay.before(Hop::DONE);
         probe.mark(op, Hop::DONE);
-        reply
+        reply.map_err(|failed| *failed.0)
     }
 
     /// Where this call's reply will arrive, per the reply and slot knobs;
@@ -236,8 +238,8 @@ impl<P: Probe> Writer<P> {
                 (ReplyTo::Oneshot(Some(tx)), Waiter::Oneshot(rx))
             }
             (ReplyMode::Oneshot, ResultSlot::Reuse) => {
-                let client = clients::client_id(self.id, &self.gate, gate)?;
-                (ReplyTo::Client(client), Waiter::Client)
+                let (client, replies) = clients::client(self.id, &self.gate, gate)?;
+                (ReplyTo::Client(client), Waiter::Client(replies))
             }
             (ReplyMode::Persistent, ResultSlot::Allocate) => (ReplyTo::Fifo, Waiter::Fifo(Arc::new(Slot::default()))),
             (ReplyMode::Persistent, ResultSlot::Reuse) => (ReplyTo::Fifo, Waiter::Fifo(fifo::cached_slot())),
@@ -247,14 +249,14 @@ impl<P: Probe> Writer<P> {
     fn wait(&self, waiter: Waiter) -> Reply {
         let wait = self.knobs.caller_wait;
         match waiter {
-            Waiter::Oneshot(rx) => rx.recv_with(wait).unwrap_or_else(|_| Err(self.shared.stopped_error())),
+            Waiter::Oneshot(rx) => rx.recv_with(wait).unwrap_or_else(|_| Err(self.shared.stopped_error().into())),
             // The writer thread holds the sending side until it exits,
             // answering every request it took; once it is gone, the channel
             // reports the disconnection instead of hanging.
-            Waiter::Client => clients::recv(self.id, wait).unwrap_or_else(|_| Err(self.shared.stopped_error())),
+            Waiter::Client(replies) => replies.recv(wait).unwrap_or_else(|_| Err(self.shared.stopped_error().into())),
             Waiter::Fifo(slot) => match &self.fifo {
                 Some(fifo) => fifo.wait(&slot, wait, &self.shared),
-                None => Err(WriteError::WriterStopped),
+                None => Err(WriteError::WriterStopped.into()),
             },
         }
     }
@@ -282,7 +284,7 @@ impl<P: Probe> Drop for Writer<P> {
 enum Waiter {
     Oneshot(Rx<Reply>),
     /// This thread's registered reply channel.
-    Client,
+    Client(Rc<Mailbox<Reply>>),
     Fifo(Arc<Slot>),
 }
 

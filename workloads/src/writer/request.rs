@@ -20,7 +20,20 @@ pub struct WriteOutcome {
 }
 
 /// A reply: one outcome, the outcomes of a batch, or the error.
-pub(crate) type Reply = Result<Done, WriteError>;
+pub(crate) type Reply = Result<Done, Failed>;
+
+/// A reply's error, boxed: errors are rare, and a reply that carries a bare
+/// [`WriteError`] (88 bytes) is moved through the writer's answer, the
+/// mailbox and the caller's return at twice the size of an outcome.
+#[derive(Debug)]
+pub(crate) struct Failed(pub(crate) Box<WriteError>);
+
+impl From<WriteError> for Failed {
+    #[cold]
+    fn from(error: WriteError) -> Failed {
+        Failed(Box::new(error))
+    }
+}
 
 /// The successful half of a [`Reply`].
 #[derive(Debug)]
@@ -81,7 +94,7 @@ impl Drop for ReplyTo {
                 WriteError::WriterStopped
             };
             // The caller may be gone too; nothing else to do then.
-            let _ = tx.send(Err(error));
+            let _ = tx.send(Err(error.into()));
         }
     }
 }

@@ -19,7 +19,7 @@ use crate::error::WriteError;
 use crate::knobs::{Knobs, Wait};
 use crate::value::Sql;
 use crate::writer::harvest;
-use crate::writer::request::{Done, Message, Reply, ReplyTo, Request, Work, WriteOutcome};
+use crate::writer::request::{Done, Failed, Message, Reply, ReplyTo, Request, Work, WriteOutcome};
 use crate::writer::spin::Delay;
 
 /// State shared between the handle and the writer thread.
@@ -169,16 +169,13 @@ impl<P: Probe> WriterThread<P> {
     fn perform(&mut self, op: hopscope_probe::OpId, work: &Work) -> Reply {
         match work {
             Work::Execute { sql, params } => {
-                if self.knobs.harvest {
-                    self.harvest.reset();
-                }
                 let result = execute(&self.conn, sql, params);
                 self.delay.before(Hop::EXECUTED);
                 self.probe.mark(op, Hop::EXECUTED);
-                let outcome = result.map(|(changes, rowid)| self.outcome(changes, rowid));
+                let outcome = self.outcome(result);
                 self.delay.before(Hop::HARVESTED);
                 self.probe.mark(op, Hop::HARVESTED);
-                outcome.map(Done::One)
+                outcome.map(Done::One).map_err(Failed::from)
             }
             Work::Batch(statements) => {
                 let result = self.batch(statements);
@@ -188,15 +185,18 @@ impl<P: Probe> WriterThread<P> {
                 self.probe.mark(op, Hop::EXECUTED);
                 self.delay.before(Hop::HARVESTED);
                 self.probe.mark(op, Hop::HARVESTED);
-                result.map(Done::Batch)
+                result.map(Done::Batch).map_err(Failed::from)
             }
             Work::Panic => panic!("injected fault: writer thread panic"),
         }
     }
 
-    fn outcome(&self, changes: u64, last_insert_rowid: i64) -> WriteOutcome {
+    /// A statement's outcome with the tables it changed. A failed
+    /// statement's tables (rows it changed before it failed, rolled back)
+    /// are taken too and dropped, so the next statement starts empty.
+    fn outcome(&self, result: Result<(u64, i64), WriteError>) -> Result<WriteOutcome, WriteError> {
         let tables = if self.knobs.harvest { self.harvest.take() } else { harvest::Tables::default() };
-        WriteOutcome { changes, last_insert_rowid, tables }
+        result.map(|(changes, last_insert_rowid)| WriteOutcome { changes, last_insert_rowid, tables })
     }
 
     /// All statements in one transaction; any failure rolls back all of them.
@@ -205,11 +205,8 @@ impl<P: Probe> WriterThread<P> {
         self.conn.execute_batch(begin.as_str()).map_err(|source| WriteError::Sqlite { sql: begin, source })?;
         let mut outcomes = Vec::with_capacity(statements.len());
         for (sql, params) in statements {
-            if self.knobs.harvest {
-                self.harvest.reset();
-            }
-            match execute(&self.conn, sql, params) {
-                Ok((changes, rowid)) => outcomes.push(self.outcome(changes, rowid)),
+            match self.outcome(execute(&self.conn, sql, params)) {
+                Ok(outcome) => outcomes.push(outcome),
                 Err(err) => {
                     // The rollback error, if any, is less useful than the
                     // statement's own error.
@@ -231,7 +228,7 @@ impl<P: Probe> WriterThread<P> {
     fn poisoned(&self, payload: &(dyn std::any::Any + Send)) -> (Reply, Option<String>) {
         let message = panic_message(payload);
         let _ = self.shared.panic.set(message.clone());
-        (Err(WriteError::WriterPanicked { message: message.clone() }), Some(message))
+        (Err(WriteError::WriterPanicked { message: message.clone() }.into()), Some(message))
     }
 
     /// After a panic: answer every request still queued with the panic.
@@ -242,7 +239,7 @@ impl<P: Probe> WriterThread<P> {
             match queued {
                 Message::Write(mut request) => {
                     let oneshot = request.reply.take();
-                    self.answer(&request.reply, oneshot, Err(error()));
+                    self.answer(&request.reply, oneshot, Err(error().into()));
                 }
                 // A caller registering now must still hear back.
                 control @ Message::Register { .. } => self.serve_control(control),
