@@ -14,7 +14,7 @@
 //! than the bookkeeping itself. Ours compares the table name's bytes with
 //! the names it already knows and sets a bit.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::fmt;
 use std::sync::{PoisonError, RwLock};
@@ -71,37 +71,119 @@ impl fmt::Debug for Tables {
     }
 }
 
-/// What the hook has seen: names it has resolved to indices, and what the
-/// current statement touched (tables in the mask, and those beyond it).
+/// What the hook has seen: the current statement's tables (in the mask, and
+/// those beyond it), the names it has resolved to indices, and the last name
+/// it was given.
+///
+/// Only the hook and the writer thread touch it, one at a time, on the
+/// connection's thread: plain cells, and a `RefCell` for the rarely used
+/// lists, never borrowed across a statement.
 #[derive(Default)]
 struct Dirty {
+    mask: Cell<u64>,
+    /// Whether `lists.overflow` holds tables of the current statement.
+    overflowed: Cell<bool>,
+    /// The address of the last name SQLite passed, with the name and its
+    /// index. SQLite passes its schema's own copy of a table's name, so one
+    /// statement's rows (and the next statement's, on the same table) come
+    /// with one address and skip the search. Only compared, never read.
+    last: Cell<Option<(usize, &'static str, u32)>>,
+    lists: RefCell<Lists>,
+}
+
+/// Names resolved to indices, and the current statement's tables beyond
+/// the mask.
+#[derive(Default)]
+struct Lists {
     known: Vec<(&'static str, u32)>,
-    mask: u64,
     overflow: Vec<u32>,
 }
 
 impl Dirty {
-    fn record(&mut self, table: &[u8]) {
-        let index = match self.known.iter().find(|(name, _)| name.as_bytes() == table) {
-            Some(&(_, index)) => index,
-            None => {
-                let resolved = intern(&String::from_utf8_lossy(table));
-                self.known.push(resolved);
-                resolved.1
-            }
+    /// Record a row changed in the table whose NUL-terminated name SQLite
+    /// passed as `table`.
+    ///
+    /// # Safety
+    ///
+    /// `table` must point to a NUL-terminated string, readable for the call.
+    unsafe fn record(&self, table: *const c_char) {
+        // A schema reloaded after DDL frees its names, and the same address
+        // can come back holding another one: the pointer only picks the
+        // candidate, the bytes decide.
+        let index = match self.last.get() {
+            // SAFETY: the caller's contract.
+            Some((last, name, index)) if last == table as usize && unsafe { names_equal(table, name) } => index,
+            // SAFETY: the caller's contract.
+            _ => unsafe { self.resolve(table) },
         };
         if (index as usize) < MASK_TABLES {
-            self.mask |= 1 << index;
-        } else if !self.overflow.contains(&index) {
-            self.overflow.push(index);
+            self.mask.set(self.mask.get() | 1 << index);
+        } else if let Ok(mut lists) = self.lists.try_borrow_mut()
+            && !lists.overflow.contains(&index)
+        {
+            lists.overflow.push(index);
+            self.overflowed.set(true);
         }
     }
 
-    /// The current statement's tables, leaving none.
-    fn take(&mut self) -> Tables {
-        let overflow = if self.overflow.is_empty() { None } else { Some(std::mem::take(&mut self.overflow).into()) };
-        Tables { mask: std::mem::take(&mut self.mask), overflow }
+    /// The slow half of [`Dirty::record`]: look the name up (interning it
+    /// if new) and remember its pointer.
+    ///
+    /// # Safety
+    ///
+    /// As [`Dirty::record`].
+    #[cold]
+    unsafe fn resolve(&self, table: *const c_char) -> u32 {
+        // SAFETY: the caller's contract.
+        let bytes = unsafe { CStr::from_ptr(table) }.to_bytes();
+        // The writer never holds a borrow while a statement steps; if it
+        // somehow did, the name is resolved without the cache.
+        let (name, index) = match self.lists.try_borrow_mut() {
+            Ok(mut lists) => match lists.known.iter().find(|(name, _)| name.as_bytes() == bytes) {
+                Some(&known) => known,
+                None => {
+                    let resolved = intern(&String::from_utf8_lossy(bytes));
+                    lists.known.push(resolved);
+                    resolved
+                }
+            },
+            Err(_) => intern(&String::from_utf8_lossy(bytes)),
+        };
+        self.last.set(Some((table as usize, name, index)));
+        index
     }
+
+    /// The current statement's tables, leaving none.
+    fn take(&self) -> Tables {
+        let mask = self.mask.replace(0);
+        let overflow = if self.overflowed.replace(false) {
+            self.lists.try_borrow_mut().ok().map(|mut lists| std::mem::take(&mut lists.overflow).into())
+        } else {
+            None
+        };
+        Tables { mask, overflow }
+    }
+}
+
+/// Whether the NUL-terminated string at `table` is `name`, read byte by
+/// byte without measuring it first.
+///
+/// # Safety
+///
+/// `table` must point to a NUL-terminated string. Reading stops at the first
+/// byte that differs; `name` holds no NUL (it was read from a C string), so
+/// that is at the latest the string's own NUL, and nothing past it is read.
+unsafe fn names_equal(table: *const c_char, name: &str) -> bool {
+    for (i, expected) in name.bytes().enumerate() {
+        // SAFETY: bytes 0..i matched `name`'s, none of which is NUL, so the
+        // string is longer than i and byte i is readable.
+        if unsafe { *table.add(i) } as u8 != expected {
+            return false;
+        }
+    }
+    // SAFETY: all of `name` matched without a NUL, so the string is at least
+    // that long and its next byte (its NUL, if the names are equal) is readable.
+    unsafe { *table.add(name.len()) == 0 }
 }
 
 /// One connection's harvest: the state its update hook writes into.
@@ -111,18 +193,18 @@ impl Dirty {
 #[derive(Default)]
 pub(crate) struct Harvest {
     // Boxed so the address given to SQLite stays put when the owner moves.
-    dirty: Box<RefCell<Dirty>>,
+    dirty: Box<Dirty>,
 }
 
 impl Harvest {
     /// Register the update hook on `conn`. The connection must not outlive
     /// this `Harvest` with the hook still installed.
     pub(crate) fn install(&self, conn: &Connection) {
-        let arg: *const RefCell<Dirty> = &*self.dirty;
+        let arg: *const Dirty = &*self.dirty;
         // SAFETY: `handle` is the live connection's pointer, used on the
         // thread that owns the connection. `arg` points into a box that lives
         // as long as `self`, which outlives the hook (see the type's docs);
-        // `on_update` only reads it as a `RefCell<Dirty>`.
+        // `on_update` only reads it as a `Dirty`.
         unsafe {
             ffi::sqlite3_update_hook(conn.handle(), Some(on_update), arg.cast_mut().cast::<c_void>());
         }
@@ -133,7 +215,7 @@ impl Harvest {
     /// taken and dropped, so the next statement starts empty without a
     /// reset of its own.
     pub(crate) fn take(&self) -> Tables {
-        self.dirty.borrow_mut().take()
+        self.dirty.take()
     }
 }
 
@@ -142,18 +224,13 @@ extern "C" fn on_update(arg: *mut c_void, _op: c_int, _db: *const c_char, table:
     if arg.is_null() || table.is_null() {
         return;
     }
-    // SAFETY: `arg` is the `RefCell<Dirty>` registered by `Harvest::install`,
-    // alive while the hook is installed; SQLite calls the hook on the
-    // connection's own thread, so no other thread touches it.
-    let dirty = unsafe { &*arg.cast_const().cast::<RefCell<Dirty>>() };
+    // SAFETY: `arg` is the `Dirty` registered by `Harvest::install`, alive
+    // while the hook is installed; SQLite calls the hook on the connection's
+    // own thread, so no other thread touches it.
+    let dirty = unsafe { &*arg.cast_const().cast::<Dirty>() };
     // SAFETY: SQLite passes the table's NUL-terminated name, valid for the
     // duration of the call.
-    let table = unsafe { CStr::from_ptr(table) }.to_bytes();
-    // The writer never holds a borrow while a statement steps; if it somehow
-    // did, losing one row's table is better than unwinding into C.
-    if let Ok(mut dirty) = dirty.try_borrow_mut() {
-        dirty.record(table);
-    }
+    unsafe { dirty.record(table) };
 }
 
 /// The process-wide name and index of `table`, registering it if new.
@@ -169,25 +246,67 @@ fn intern(table: &str) -> (&'static str, u32) {
 
 #[cfg(test)]
 mod tests {
+    use std::ffi::CString;
+
     use super::*;
+
+    fn record(harvest: &Harvest, name: &str) {
+        let name = CString::new(name).expect("no NUL");
+        // SAFETY: a live NUL-terminated string.
+        unsafe { harvest.dirty.record(name.as_ptr()) };
+    }
+
+    fn names(tables: &Tables) -> Vec<&'static str> {
+        tables.iter().collect()
+    }
 
     #[test]
     fn the_mask_and_the_overflow_both_report_their_tables() {
         let harvest = Harvest::default();
-        let record = |name: &str| harvest.dirty.borrow_mut().record(name.as_bytes());
         // Other tests may have interned names already: register enough
         // that some land beyond the mask either way.
         for i in 0..70 {
-            record(&format!("harvest-test-{i}"));
+            record(&harvest, &format!("harvest-test-{i}"));
         }
         drop(harvest.take());
-        record("harvest-test-3");
-        record("harvest-test-69");
-        record("harvest-test-3");
+        record(&harvest, "harvest-test-3");
+        record(&harvest, "harvest-test-69");
+        record(&harvest, "harvest-test-3");
         let tables = harvest.take();
-        assert_eq!(tables.iter().collect::<Vec<_>>(), ["harvest-test-3", "harvest-test-69"]);
+        assert_eq!(names(&tables), ["harvest-test-3", "harvest-test-69"]);
         assert_eq!(tables.len(), 2);
         assert!(tables.contains("harvest-test-69") && !tables.contains("harvest-test-4"));
         assert!(harvest.take().is_empty());
+    }
+
+    #[test]
+    fn a_name_pointer_reused_for_another_name_is_read_again() {
+        let harvest = Harvest::default();
+        // One buffer stands for a schema's name string whose address comes
+        // back holding other names: shorter, longer, same length.
+        let mut buffer = [0u8; 32];
+        let mut at_same_address = |name: &str| {
+            buffer.fill(0);
+            buffer[..name.len()].copy_from_slice(name.as_bytes());
+            // SAFETY: `buffer` is NUL-terminated (its last byte stays 0).
+            unsafe { harvest.dirty.record(buffer.as_ptr().cast()) };
+            names(&harvest.take())
+        };
+        for name in ["reuse-items", "reuse-items", "reuse-item", "reuse-itemsx", "reuse-itens", "reuse-items"] {
+            assert_eq!(at_same_address(name), [name]);
+        }
+    }
+
+    #[test]
+    fn names_equal_stops_at_the_first_difference_and_needs_the_end() {
+        let c = |s: &str| CString::new(s).expect("no NUL");
+        // SAFETY: live NUL-terminated strings.
+        unsafe {
+            assert!(names_equal(c("items").as_ptr(), "items"));
+            assert!(!names_equal(c("item").as_ptr(), "items"));
+            assert!(!names_equal(c("itemsx").as_ptr(), "items"));
+            assert!(!names_equal(c("").as_ptr(), "items"));
+            assert!(names_equal(c("").as_ptr(), ""));
+        }
     }
 }
