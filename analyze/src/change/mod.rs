@@ -320,7 +320,7 @@ pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> 
         if let Some(bv) = b_derived.get(name) {
             // Judged, not gated: a difference of two lanes moves between
             // processes far more than either run's CI shows (library
-            // 0.29–0.47 µs over ten unchanged careful reruns here); the subject's
+            // 0.18–0.33 µs over ten unchanged careful reruns here); the subject's
             // slices measure the same work directly, ten times finer.
             figures.extend(judge((name, FigureKind::Derived, false), &av, bv, &rule, (&controls, refused)));
         }
