@@ -126,6 +126,60 @@ impl Mark {
     }
 }
 
+/// Whose time a slice is. A program declares it for the same-thread
+/// slices that end at its hops ([`HopTable::set_owner`],
+/// `HopLayer::database`, ...): attribution is declared, never guessed
+/// from names. A slice from one thread to the other is always the
+/// boundary's, whatever its hops say: it holds a wake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Owner {
+    /// The subject's own code: the writer's bookkeeping on either thread
+    /// (lock, request, harvest, reply). What a same-thread slice is when
+    /// nothing else is declared.
+    Library,
+    /// The database call: SQLite executing the statement.
+    Sqlite,
+    /// The thread boundary: a slice that starts on one thread and ends on
+    /// the other (a wake or a transport).
+    Boundary,
+    /// A thread's closing work after its last step of the operation: the
+    /// writer's `replied→idle` (the reply's and request's drop) and the
+    /// caller's `done→returned` (the result's drop).
+    Tail,
+    /// The caller's own code around the write (not the subject's): work
+    /// the program does before or after it hands the write over.
+    Caller,
+    /// A thread waiting for another, with the other's work inside the
+    /// slice unsplit (a caller-side span around the wait for the reply,
+    /// with no marks of the writer's inside it).
+    Wait,
+    /// Time no pair of marks covers: an operation's wall time beyond its
+    /// path slices. Never declared by a hop; analyses report it as a row of
+    /// its own.
+    Between,
+}
+
+impl Owner {
+    /// The owners a hop may declare for the slice that ends at it
+    /// ([`Owner::Boundary`] follows from the sides, [`Owner::Between`]
+    /// from the lane's wall time).
+    pub const DECLARABLE: [Owner; 5] = [Owner::Library, Owner::Sqlite, Owner::Tail, Owner::Caller, Owner::Wait];
+
+    /// Stable lower-case name, as serialized (`library`, `sqlite`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Owner::Library => "library",
+            Owner::Sqlite => "sqlite",
+            Owner::Boundary => "boundary",
+            Owner::Tail => "tail",
+            Owner::Caller => "caller",
+            Owner::Wait => "wait",
+            Owner::Between => "between",
+        }
+    }
+}
+
 /// A hop's name and side, as declared in a trace header.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HopDef {
@@ -137,6 +191,13 @@ pub struct HopDef {
     /// it: how an analysis knows which span machinery runs inside a slice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span: Option<SpanEdge>,
+    /// Who owns the same-thread slice that ends at this hop, as the
+    /// program declared it (`executed`: SQLite; `idle`, `returned`: tails).
+    /// `None`: the subject's own code ([`Owner::Library`]). Traces written
+    /// before owners were declared carry none, and analyses read
+    /// hopscope's fixed hops as these declarations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owns: Option<Owner>,
 }
 
 /// Which edge of which span marks a hop.
@@ -178,7 +239,16 @@ impl HopTable {
             Hop::STANDARD
                 .iter()
                 .chain(&Hop::CLOSING)
-                .map(|(_, name, side)| HopDef { name: (*name).to_owned(), side: *side, span: None })
+                .map(|(hop, name, side)| HopDef {
+                    name: (*name).to_owned(),
+                    side: *side,
+                    span: None,
+                    owns: match *hop {
+                        Hop::EXECUTED => Some(Owner::Sqlite),
+                        Hop::IDLE | Hop::RETURNED => Some(Owner::Tail),
+                        _ => None,
+                    },
+                })
                 .collect(),
         )
     }
@@ -188,8 +258,25 @@ impl HopTable {
         if let Some(hop) = self.find(name) {
             return hop;
         }
-        self.0.push(HopDef { name: name.to_owned(), side, span: None });
+        self.0.push(HopDef { name: name.to_owned(), side, span: None, owns: None });
         Hop((self.0.len() - 1) as u16)
+    }
+
+    /// Declare who owns the same-thread slice that ends at `hop` (a hop
+    /// outside the table is left alone). Refuses [`Owner::Boundary`] and
+    /// [`Owner::Between`], which no hop declares, naming them.
+    pub fn set_owner(&mut self, hop: Hop, owner: Owner) -> Result<(), String> {
+        if !Owner::DECLARABLE.contains(&owner) {
+            return Err(format!(
+                "`{}` is not declared by a hop (a cross-thread slice is the boundary's; time between marks is \
+                 measured): declare library, sqlite, tail, caller or wait",
+                owner.name()
+            ));
+        }
+        if let Some(def) = self.0.get_mut(usize::from(hop.0)) {
+            def.owns = Some(owner);
+        }
+        Ok(())
     }
 
     /// Say that `edge` marks `hop` (a hop outside the table is left alone).
@@ -239,6 +326,26 @@ mod tests {
             assert_eq!(def.side, side);
         }
         assert_eq!(table.find("woke"), Some(Hop::WOKE));
+        let owns = |hop: Hop| table.get(hop).and_then(|d| d.owns);
+        assert_eq!(owns(Hop::EXECUTED), Some(Owner::Sqlite));
+        assert_eq!((owns(Hop::IDLE), owns(Hop::RETURNED)), (Some(Owner::Tail), Some(Owner::Tail)));
+        assert_eq!(owns(Hop::BUILT), None, "undeclared: the subject's own code");
+    }
+
+    #[test]
+    fn owners_are_declared_on_hops_and_the_undeclarable_are_refused() {
+        let mut table = HopTable::standard();
+        let exit = table.add("execute.exit", Side::Writer);
+        table.set_owner(exit, Owner::Sqlite).expect("declarable");
+        assert_eq!(table.get(exit).and_then(|d| d.owns), Some(Owner::Sqlite));
+        for owner in [Owner::Boundary, Owner::Between] {
+            let err = table.set_owner(exit, owner).unwrap_err();
+            assert!(err.contains(owner.name()), "{err}");
+        }
+        assert_eq!(table.get(exit).and_then(|d| d.owns), Some(Owner::Sqlite), "a refusal changes nothing");
+        // A header written before owners existed reads as undeclared.
+        let old: HopDef = serde_json::from_str(r#"{"name":"woke","side":"writer"}"#).expect("old header hop");
+        assert_eq!(old.owns, None);
     }
 
     #[test]

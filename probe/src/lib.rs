@@ -110,7 +110,7 @@ pub use disabled::ENABLED;
 
 pub use capture::Capture;
 pub use clock::{ClockInfo, ClockSource, Ticks};
-pub use hop::{Edge, Hop, HopDef, HopTable, Mark, OpId, Side, SpanEdge};
+pub use hop::{Edge, Hop, HopDef, HopTable, Mark, OpId, Owner, Side, SpanEdge};
 pub use host::HostInfo;
 pub use machinery::{SliceKind, SpanMachinery};
 pub use probe::{NoProbe, Probe, Recording};

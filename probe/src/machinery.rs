@@ -133,6 +133,7 @@ mod tests {
             name: format!("{span}.{edge:?}"),
             side: Side::Caller,
             span: Some(SpanEdge { span: span.into(), edge }),
+            owns: None,
         }
     }
 
@@ -145,7 +146,7 @@ mod tests {
         assert_eq!(SliceKind::of(&def("b", Exit), &def("a", Exit)), Some(SliceKind::OutOf));
         assert_eq!(SliceKind::of(&def("a", Exit), &def("a", Enter)), None, "a span re-entered");
         assert_eq!(SliceKind::of(&def("a", Enter), &def("b", Exit)), None);
-        let plain = HopDef { name: "sent".into(), side: Side::Caller, span: None };
+        let plain = HopDef { name: "sent".into(), side: Side::Caller, span: None, owns: None };
         assert_eq!(SliceKind::of(&plain, &def("a", Enter)), None, "a hop! mark is not a span edge");
     }
 }

@@ -1,10 +1,16 @@
 //! `tracing` spans as hop marks (feature `tracing`).
 //!
 //! Code instrumented with `tracing` gets hopscope's decomposition without
-//! touching the probe API. Name the spans to watch and the side they run on
-//! ([`HopLayer::caller`], [`HopLayer::writer`]); each becomes two hops, its
+//! touching the probe API. Name the spans to watch, the side they run on
+//! and what their inside is: [`HopLayer::caller`] and [`HopLayer::writer`]
+//! for the subject's own code, [`HopLayer::database`] for the database
+//! call, [`HopLayer::wait`] for a caller waiting on the writer,
+//! [`HopLayer::owned_by`] for anything else. Each becomes two hops, its
 //! enter and its exit, named after it (`execute.enter`, `execute.exit`), or
-//! map spans onto hops of your own table ([`HopLayer::span`]). The operation
+//! map spans onto hops of your own table ([`HopLayer::span`]). The
+//! declaration decides the slice's owner in every receipt: the time
+//! between a `database` span's enter and exit is SQLite's, a `writer`
+//! span's is the writer's own work. The operation
 //! id comes from a span field (`op` by default), given when the span is
 //! created or recorded later with `Span::record`; spans on the caller and
 //! the writer thread that carry the same id join into one operation.
@@ -41,7 +47,7 @@ pub use capture::{BLOCKS, MAX_HELD_MARKS, SpanCapture};
 pub use collector::{Collector, DEFAULT_RING_MARKS, Drained, MAX_RING_MARKS, ThreadMarks};
 pub use switch::LayerSwitch;
 
-use crate::hop::{Edge, Hop, HopTable, Side, SpanEdge};
+use crate::hop::{Edge, Hop, HopTable, Owner, Side, SpanEdge};
 use callsites::Callsites;
 use live::LiveSpans;
 
@@ -153,21 +159,66 @@ impl HopLayer {
     }
 
     /// Watch spans called `span` on the calling side: hops `<span>.enter`
-    /// and `<span>.exit`.
+    /// and `<span>.exit`. Time inside it on the caller is the subject's own
+    /// code (its client side: building and sending the request).
     pub fn caller(self, span: &str) -> HopLayer {
-        self.named(span, Side::Caller)
+        self.named(span, Side::Caller, None)
     }
 
     /// Watch spans called `span` on the writer's side: hops `<span>.enter`
-    /// and `<span>.exit`.
+    /// and `<span>.exit`. Time inside it is the writer's own work; a span
+    /// around the database call is [`HopLayer::database`] instead.
     pub fn writer(self, span: &str) -> HopLayer {
-        self.named(span, Side::Writer)
+        self.named(span, Side::Writer, None)
     }
 
-    fn named(mut self, span: &str, side: Side) -> HopLayer {
+    /// Watch spans called `span` on the writer's side that wrap the
+    /// database call (the statement's execution): hops `<span>.enter` and
+    /// `<span>.exit`, the slice between them SQLite's.
+    pub fn database(self, span: &str) -> HopLayer {
+        self.named(span, Side::Writer, Some(Owner::Sqlite))
+    }
+
+    /// Watch spans called `span` on the calling side in which the caller
+    /// waits for the writer: hops `<span>.enter` and `<span>.exit`, the
+    /// time between them a wait (with no marks of the writer's inside it,
+    /// it holds the writer's whole turn, unsplit).
+    pub fn wait(self, span: &str) -> HopLayer {
+        self.named(span, Side::Caller, Some(Owner::Wait))
+    }
+
+    /// Declare what the inside of the watched span `span` is: the
+    /// same-thread slice that ends at its exit hop belongs to `owner`
+    /// (e.g. a span mapped with [`HopLayer::span`] onto hops of your own).
+    /// A span not watched, one that marks no exit, or an owner no hop can
+    /// declare ([`Owner::DECLARABLE`]) makes the layer's
+    /// [`problem`](HopLayer::problem).
+    pub fn owned_by(mut self, span: &str, owner: Owner) -> HopLayer {
+        let exit = self.watches.iter().find(|w| w.span == span).map(|w| w.on_exit);
+        match exit {
+            Some(Some(exit)) => {
+                if let Err(why) = self.hops.set_owner(exit, owner) {
+                    self.problem.get_or_insert_with(|| format!("span `{span}`: {why}"));
+                }
+            }
+            Some(None) => {
+                self.problem.get_or_insert_with(|| format!("span `{span}` marks no exit: nothing to own"));
+            }
+            None => {
+                self.problem.get_or_insert_with(|| format!("owned_by: span `{span}` is not watched (watch it first)"));
+            }
+        }
+        self
+    }
+
+    fn named(mut self, span: &str, side: Side, owner: Option<Owner>) -> HopLayer {
         let enter = self.hops.add(&format!("{span}.enter"), side);
         let exit = self.hops.add(&format!("{span}.exit"), side);
-        self.watch(span, Some(enter), Some(exit))
+        let layer = self.watch(span, Some(enter), Some(exit));
+        match owner {
+            Some(owner) => layer.owned_by(span, owner),
+            None => layer,
+        }
     }
 
     /// Mark `on_enter` when a span called `span` is entered and, if given,

@@ -54,6 +54,32 @@ fn named_spans_become_hops_of_their_own_with_their_side_and_edge() {
 }
 
 #[test]
+fn each_kind_of_span_declares_who_owns_its_inside() {
+    let layer = HopLayer::new()
+        .caller("insert")
+        .writer("harvest")
+        .database("execute")
+        .wait("wait")
+        .span("own", Hop::BUILT, None)
+        .span_exit("after", Hop::LOCKED)
+        .owned_by("after", Owner::Caller);
+    assert_eq!(layer.problem(), None);
+    let table = layer.hops();
+    let owns = |name: &str| table.get(table.find(name).expect("declared")).and_then(|d| d.owns);
+    assert_eq!(owns("insert.exit"), None, "the subject's own code: undeclared, library");
+    assert_eq!(owns("harvest.exit"), None);
+    assert_eq!(owns("execute.exit"), Some(Owner::Sqlite));
+    assert_eq!(owns("execute.enter"), None, "the slice ending at the enter is not the database's");
+    assert_eq!(owns("wait.exit"), Some(Owner::Wait));
+    assert_eq!(owns("locked"), Some(Owner::Caller), "owned_by declares a mapped span's exit hop");
+    // What cannot be declared is a problem naming the span, not a panic.
+    let problem = |layer: HopLayer| layer.problem().map(str::to_owned).unwrap_or_default();
+    assert!(problem(HopLayer::new().owned_by("nope", Owner::Sqlite)).contains("`nope` is not watched"));
+    assert!(problem(HopLayer::new().span("own", Hop::BUILT, None).owned_by("own", Owner::Sqlite)).contains("no exit"));
+    assert!(problem(HopLayer::new().caller("x").owned_by("x", Owner::Boundary)).contains("boundary"));
+}
+
+#[test]
 fn an_op_id_recorded_after_creation_still_binds_the_span() {
     let layer = HopLayer::new().caller("late");
     let dispatch = tracing::Dispatch::new(tracing_subscriber::registry().with(layer.clone()));
