@@ -482,7 +482,10 @@ fn decompose_with_peers_compares_every_peer_with_the_writer() {
     }
     assert!(!result["comparison"]["findings"].as_array().expect("findings").is_empty());
     let receipt = std::fs::read_to_string(dir.join("receipt.md")).expect("receipt");
-    assert!(receipt.contains("| lane | µs/op | 95% CI | hop vs inline | beyond floor | CPU µs/op | ctx switches/op |"));
+    assert!(receipt.contains(
+        "| lane | µs/op | 95% CI | hop vs inline | beyond floor | − writer (same build) | CPU µs/op | ctx switches/op |"
+    ));
+    assert!(receipt.contains("## `writer` and its peers"), "named after the subject lane");
     assert!(receipt.contains("tokio-rusqlite 0.7.0") && receipt.contains("deadpool-sqlite 0.12.1"), "versions named");
 }
 

@@ -1,9 +1,11 @@
 //! The full accounting: where the lanes' `writer − floor` goes, according
 //! to the marks.
 //!
-//! Both probed builds close each thread's cycle (`idle`, `returned`), so an
-//! operation's path slices add up to all of its time on the caller's path.
-//! Per round, the writer's and the floor's blocks are reduced to per-slice
+//! When both probed builds close each thread's cycle (`idle`, `returned`),
+//! an operation's path slices add up to all of its time on the caller's
+//! path; when they do not (a program's own spans), the time between marks
+//! is its own row, writer − floor like the others, and is not in the
+//! slices' total. Per round, the writer's and the floor's blocks are reduced to per-slice
 //! *means* (means add up, as a lane's wall time per operation does), summed
 //! by owner, and subtracted; medians over rounds with bootstrap CIs follow,
 //! as for the lanes. The marks the writer takes beyond the floor's are
@@ -55,7 +57,8 @@ pub struct OwnerFigure {
 /// Where the lanes' `writer − floor` goes according to the marks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Accounting {
-    /// Per owner, in display order (library, tail, SQLite, boundary).
+    /// Per owner that either lane has a path slice of, in display order
+    /// (library, tail, caller, SQLite, wait, boundary).
     pub by_owner: Vec<OwnerFigure>,
     /// The whole path: writer's mean path time minus the floor's, per round.
     pub total: Figure,
@@ -93,8 +96,25 @@ pub struct Accounting {
     /// the path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub off_path: Option<Figure>,
+    /// Whether both probed builds close each thread's cycle (mark `idle`
+    /// and `returned`): only then are their path slices meant to hold each
+    /// operation's whole time.
+    #[serde(default = "closed_by_default")]
+    pub closed: bool,
+    /// The time between marks (a block's wall time per operation beyond
+    /// its mean path time), writer − floor per round: what the slices do
+    /// not see of the lanes' difference. Not part of `total`. Absent
+    /// without the blocks' wall times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub between: Option<Figure>,
     /// Rounds paired.
     pub rounds: usize,
+}
+
+/// Results written before [`Accounting::closed`] came from hopscope's own
+/// lanes, which always close their cycles.
+fn closed_by_default() -> bool {
+    true
 }
 
 /// One block's sums, µs.
@@ -103,10 +123,22 @@ struct BlockSums {
     by_owner: BTreeMap<u8, f64>,
     total: f64,
     off_path: f64,
+    /// Wall time per operation beyond the mean path time, when known.
+    between: Option<f64>,
 }
 
-/// Owners in display order.
-const OWNERS: [Owner; 4] = [Owner::Library, Owner::Tail, Owner::Sqlite, Owner::Boundary];
+/// A probed lane as the accounting reads it: its joined operations and,
+/// when known, its blocks' wall times.
+#[derive(Debug, Clone, Copy)]
+pub struct Probed<'a> {
+    /// The lane's joined operations.
+    pub ops: &'a LaneOps,
+    /// Its blocks' wall time per operation.
+    pub walls: Option<&'a crate::lanes::LaneBlocks>,
+}
+
+/// Owners in display order: every owner a path slice can have.
+const OWNERS: [Owner; 6] = [Owner::Library, Owner::Tail, Owner::Caller, Owner::Sqlite, Owner::Wait, Owner::Boundary];
 
 fn owner_key(owner: Owner) -> u8 {
     OWNERS.iter().position(|o| *o == owner).unwrap_or(0) as u8
@@ -118,14 +150,16 @@ fn owner_key(owner: Owner) -> u8 {
 /// run's mark cost; `None` when a lane has no complete round or either
 /// lacks a mean path time.
 pub fn account(
-    writer: &LaneOps,
-    floor: &LaneOps,
+    writer: Probed<'_>,
+    floor: Probed<'_>,
     lanes_library: &Difference,
     probed_lanes: Option<Difference>,
     mark_ns: Option<f64>,
     seed: u64,
 ) -> Option<Accounting> {
     let (w, f) = (block_sums(writer), block_sums(floor));
+    let closed = crate::coverage::closes_cycles(writer.ops) && crate::coverage::closes_cycles(floor.ops);
+    let (writer, floor) = (writer.ops, floor.ops);
     let pairs: Vec<(&BlockSums, &BlockSums)> = w.iter().filter_map(|(round, a)| f.get(round).map(|b| (a, b))).collect();
     if pairs.is_empty() {
         return None;
@@ -134,9 +168,12 @@ pub fn account(
         let diffs: Vec<f64> = pairs.iter().map(|(a, b)| value(a) - value(b)).collect();
         summarize(diffs, seed.wrapping_add(salt))
     };
+    // Owners neither lane has a path slice of are left out, not shown as 0.
+    let has = |owner: Owner| writer.slices.iter().chain(&floor.slices).any(|d| d.on_path && d.owner == owner);
     let by_owner: Vec<OwnerFigure> = OWNERS
         .iter()
         .enumerate()
+        .filter(|(_, owner)| has(**owner))
         .map(|(i, owner)| {
             let key = owner_key(*owner);
             OwnerFigure {
@@ -161,6 +198,10 @@ pub fn account(
     );
     let has_off_path = writer.slices.iter().chain(&floor.slices).any(|d| !d.on_path);
     let off_path = has_off_path.then(|| figure(&|s: &BlockSums| s.off_path, 12));
+    let between = pairs
+        .iter()
+        .all(|(a, b)| a.between.is_some() && b.between.is_some())
+        .then(|| figure(&|s: &BlockSums| s.between.unwrap_or(0.0), 13));
     let extra_marks = writer.path_len as i64 - floor.path_len as i64;
     let marks_us = mark_ns.map_or(0.0, |ns| extra_marks as f64 * ns / 1_000.0);
     let net_us = total.median_us - marks_us;
@@ -179,18 +220,23 @@ pub fn account(
         indirect,
         probed_lanes,
         off_path,
+        closed,
+        between,
         rounds: pairs.len(),
     })
 }
 
 /// Per round (pass, sample), one block's path sums by owner, µs; blocks
 /// missing a finite mean are left out.
-fn block_sums(ops: &LaneOps) -> BTreeMap<(u32, u32), BlockSums> {
+fn block_sums(lane: Probed<'_>) -> BTreeMap<(u32, u32), BlockSums> {
+    let ops = lane.ops;
     let owners: Vec<Owner> = ops.slices.iter().map(slices::owner).collect();
     let mut out = BTreeMap::new();
     for block in &ops.blocks {
         let Some(total) = block.total_mean_ns else { continue };
-        let mut sums = BlockSums { total: total / 1_000.0, ..BlockSums::default() };
+        let wall = lane.walls.and_then(|w| w.us_per_op.get(&(block.pass, block.sample)));
+        let total = total / 1_000.0;
+        let mut sums = BlockSums { total, between: wall.map(|w| w - total), ..BlockSums::default() };
         let mut usable = true;
         for ((def, owner), mean) in ops.slices.iter().zip(&owners).zip(&block.slice_mean_ns) {
             let Some(mean) = mean else {

@@ -70,7 +70,16 @@ pub struct ColdStart {
 /// The cold start of every probed lane of a run, and the library's when
 /// the run has a probed subject and a probed floor; `None` when no lane
 /// has blocks of two or more complete operations.
-pub fn cold_start(header: &TraceHeader, blocks: &[LaneBlocks], joined: &[LaneOps], roles: &Roles) -> Option<ColdStart> {
+///
+/// `floor_stands` is false when the floor cannot stand for the boundary
+/// ([`crate::floor::refusal`]): the library's figures are then left out.
+pub fn cold_start(
+    header: &TraceHeader,
+    blocks: &[LaneBlocks],
+    joined: &[LaneOps],
+    roles: &Roles,
+    floor_stands: bool,
+) -> Option<ColdStart> {
     let excess: Vec<BTreeMap<Round, f64>> = joined.iter().map(excess_by_round).collect();
     let lanes: Vec<LaneColdStart> =
         joined.iter().zip(&excess).filter_map(|(ops, by_round)| lane_cold_start(header, ops, by_round)).collect();
@@ -79,7 +88,8 @@ pub fn cold_start(header: &TraceHeader, blocks: &[LaneBlocks], joined: &[LaneOps
     }
     let of = |role: Role, variant: Variant| roles.find(role, variant).and_then(|i| excess.get(i));
     let name = |role: Role| roles.find(role, Variant::Probed).and_then(|i| header.lanes.get(i)).cloned();
-    let compared = name(Role::Subject).zip(name(Role::Floor)).map(|(s, f)| [s, f]);
+    let of = |role: Role, variant: Variant| of(role, variant).filter(|_| role != Role::Floor || floor_stands);
+    let compared = name(Role::Subject).zip(name(Role::Floor)).filter(|_| floor_stands).map(|(s, f)| [s, f]);
     let library_first_op = match (of(Role::Subject, Variant::Probed), of(Role::Floor, Variant::Probed)) {
         (Some(subject), Some(floor)) => Difference::of(per_round_map(subject, floor).into_values().collect()),
         _ => None,
@@ -185,7 +195,7 @@ mod tests {
         }
         let joined = join(&trace);
         let roles = Roles::of(&trace.header, &joined);
-        let cold = cold_start(&trace.header, &[], &joined, &roles).expect("cold start");
+        let cold = cold_start(&trace.header, &[], &joined, &roles, true).expect("cold start");
         let floor = cold.lanes.iter().find(|l| l.lane == "floor-probed").expect("floor");
         let writer = cold.lanes.iter().find(|l| l.lane == "writer-probed").expect("writer");
         assert_eq!((floor.first_us, floor.median_us, floor.excess_us.median), (30.0, 17.0, 13.0));
@@ -202,6 +212,6 @@ mod tests {
             Trace { header: TraceHeader::for_this_host(&["writer-probed"], &["caller"]), blocks: Vec::new() };
         trace.blocks.push(block(0, (0, 0), &[20]));
         let joined = join(&trace);
-        assert_eq!(cold_start(&trace.header, &[], &joined, &Roles::of(&trace.header, &joined)), None);
+        assert_eq!(cold_start(&trace.header, &[], &joined, &Roles::of(&trace.header, &joined), true), None);
     }
 }

@@ -1,12 +1,17 @@
-//! Side by side: the reference writer and every other lane of a run that
-//! is not one of its references (published peers, as a rule), each priced
-//! from outside against the same inline and floor lanes.
+//! Side by side: the subject and every peer lane of a run (published
+//! crates, another implementation of the subject's job), each priced from
+//! outside against the same baseline and floor lanes, and compared like
+//! with like: a clean peer with the clean subject, a probed one with the
+//! probed subject, so no row carries an observer effect its neighbour
+//! lacks.
 //!
-//! `hop vs inline` is what the lane's thread boundary costs in all;
-//! `beyond floor` is what its own machinery adds to the bare boundary. The
-//! findings say in words which lane is fastest, whether the intervals
-//! separate, and where a peer wins and how it waits, so a winning peer is
-//! reported, never hidden.
+//! `hop vs inline` is what the lane's thread boundary costs in all
+//! (against the baseline, which has only a clean build); `beyond floor` is
+//! what its own machinery adds to the bare boundary, against the floor
+//! build of the same kind, and only when the floor stands for the boundary
+//! ([`crate::floor`]). The findings say in words which lane is fastest,
+//! whether the intervals separate, and where a peer wins and how it waits,
+//! so a winning peer is reported, never hidden.
 
 use std::collections::BTreeMap;
 
@@ -29,8 +34,19 @@ pub struct ComparisonRow {
     pub us_per_op: Summary,
     /// `lane − inline`, paired by round.
     pub hop_vs_inline: Option<Difference>,
-    /// `lane − floor`, paired by round.
+    /// `lane − floor` (the floor's build of the same kind), paired by
+    /// round; absent when the floor cannot stand for the boundary.
     pub beyond_floor: Option<Difference>,
+    /// Whether this is a probed build.
+    #[serde(default)]
+    pub probed: bool,
+    /// The subject build this row is compared with (the same kind of
+    /// build), for a peer's row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub versus: Option<String>,
+    /// `lane − versus`, paired by round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vs_subject: Option<Difference>,
     /// Process CPU µs per operation (every thread, a peer's included).
     pub process_cpu_us: Option<f64>,
     /// Context switches per operation, every thread of the process.
@@ -40,7 +56,8 @@ pub struct ComparisonRow {
 /// The comparison table and what it says.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Comparison {
-    /// The reference writer first, then the other lanes in run order.
+    /// The subject's builds first (clean, then probed when a probed peer
+    /// needs it), then the peers in run order.
     pub rows: Vec<ComparisonRow>,
     /// Sentences for the receipt.
     pub findings: Vec<String>,
@@ -58,82 +75,114 @@ pub struct LaneFacts<'a> {
     pub meta: &'a BTreeMap<String, String>,
 }
 
-/// Compare the clean subject with every peer lane, or `None` when the run
-/// has no peer (or lacks a baseline, a floor or a subject).
-pub fn compare(blocks: &[LaneBlocks], roles: &Roles, facts: &LaneFacts<'_>, shape: &str) -> Option<Comparison> {
+/// Compare the subject with every peer lane, build by build, or `None`
+/// when the run has no peer (or lacks a baseline or a subject).
+/// `floor_stands` is false when the floor cannot stand for the boundary:
+/// no row then has a `beyond floor`.
+pub fn compare(
+    blocks: &[LaneBlocks],
+    roles: &Roles,
+    facts: &LaneFacts<'_>,
+    shape: &str,
+    floor_stands: bool,
+) -> Option<Comparison> {
     let measured = |lane: Option<usize>| lane.and_then(|i| blocks.get(i)).filter(|l| l.ops > 0);
     let inline = measured(roles.prefer(Role::Baseline, Variant::Clean))?;
-    let floor = measured(roles.prefer(Role::Floor, Variant::Clean))?;
-    let writer = measured(roles.prefer(Role::Subject, Variant::Clean))?;
-    let others: Vec<&LaneBlocks> = roles.with_role(Role::Peer).filter_map(|i| measured(Some(i))).collect();
-    if others.is_empty() {
+    let build = |role: Role, variant: Variant| measured(roles.find(role, variant));
+    let subject_clean = measured(roles.prefer(Role::Subject, Variant::Clean))?;
+    let subject_of = |variant: Variant| match variant {
+        Variant::Clean => Some(subject_clean),
+        Variant::Probed => build(Role::Subject, Variant::Probed),
+    };
+    let floor_of = |variant: Variant| {
+        let floor = match variant {
+            Variant::Clean => measured(roles.prefer(Role::Floor, Variant::Clean)),
+            Variant::Probed => build(Role::Floor, Variant::Probed),
+        };
+        floor.filter(|_| floor_stands)
+    };
+    let peers: Vec<(&LaneBlocks, Variant)> = roles
+        .with_role(Role::Peer)
+        .filter_map(|i| Some((measured(Some(i))?, roles.variant(i).unwrap_or(Variant::Clean))))
+        .collect();
+    if peers.is_empty() {
         return None;
     }
-    let rows: Vec<ComparisonRow> = std::iter::once(writer)
-        .chain(others)
-        .filter_map(|lane| {
-            Some(ComparisonRow {
-                lane: lane.name.clone(),
-                description: facts.meta.get(&format!("lane.{}", lane.name)).cloned().unwrap_or_default(),
-                us_per_op: *facts.summaries.get(&lane.name)?,
-                hop_vs_inline: lanes::difference(lane, inline),
-                beyond_floor: lanes::difference(lane, floor),
-                process_cpu_us: facts.process_cpu_us.get(&lane.name).copied(),
-                ctx_switches: facts.ctx_switches.get(&lane.name).copied(),
-            })
+    let probed_subject =
+        peers.iter().any(|(_, v)| *v == Variant::Probed).then(|| subject_of(Variant::Probed)).flatten();
+    let subjects = std::iter::once((subject_clean, Variant::Clean)).chain(probed_subject.map(|l| (l, Variant::Probed)));
+    let row = |lane: &LaneBlocks, variant: Variant, versus: Option<&LaneBlocks>| {
+        Some(ComparisonRow {
+            lane: lane.name.clone(),
+            description: facts.meta.get(&format!("lane.{}", lane.name)).cloned().unwrap_or_default(),
+            us_per_op: *facts.summaries.get(&lane.name)?,
+            hop_vs_inline: lanes::difference(lane, inline),
+            beyond_floor: floor_of(variant).and_then(|f| lanes::difference(lane, f)),
+            probed: variant == Variant::Probed,
+            versus: versus.map(|v| v.name.clone()),
+            vs_subject: versus.and_then(|v| lanes::difference(lane, v)),
+            process_cpu_us: facts.process_cpu_us.get(&lane.name).copied(),
+            ctx_switches: facts.ctx_switches.get(&lane.name).copied(),
         })
+    };
+    let rows: Vec<ComparisonRow> = subjects
+        .filter_map(|(lane, variant)| row(lane, variant, None))
+        .chain(peers.iter().filter_map(|(lane, variant)| row(lane, *variant, subject_of(*variant))))
         .collect();
-    let findings = findings(&rows, blocks, shape);
+    let findings = findings(&rows, shape);
     Some(Comparison { rows, findings })
 }
 
-fn findings(rows: &[ComparisonRow], blocks: &[LaneBlocks], shape: &str) -> Vec<String> {
+/// What the rows say: per kind of build, the subject against its peers;
+/// then the smallest cost beyond the floor among the clean builds.
+fn findings(rows: &[ComparisonRow], shape: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let Some(writer) = rows.first() else { return out };
-    let writer_blocks = blocks.iter().find(|l| l.name == writer.lane);
     let overlaps = |a: &Summary, b: &Summary| a.ci95[0] <= b.ci95[1] && b.ci95[0] <= a.ci95[1];
-    let mut peers_beaten = Vec::new();
-    for row in &rows[1..] {
-        let paired =
-            writer_blocks.zip(blocks.iter().find(|l| l.name == row.lane)).and_then(|(w, p)| lanes::difference(p, w));
-        let delta = paired.map_or(String::new(), |d| {
-            format!(" (paired {} − writer {:+.2} µs, 95% CI {:+.2}…{:+.2})", row.lane, d.median, d.ci95[0], d.ci95[1])
-        });
-        if row.us_per_op.median < writer.us_per_op.median {
-            out.push(format!(
-                "`{}` is faster than the reference writer on {shape}: {:.2} against {:.2} µs per write{delta}. What it \
-                 is and how it waits: {}.",
-                row.lane, row.us_per_op.median, writer.us_per_op.median, row.description
-            ));
-        } else {
-            let separated = if overlaps(&row.us_per_op, &writer.us_per_op) {
-                "their intervals overlap"
+    for subject in rows.iter().filter(|r| r.versus.is_none()) {
+        let kind = if subject.probed { "probed builds" } else { "clean builds" };
+        let mut beaten = Vec::new();
+        for peer in rows.iter().filter(|r| r.versus.as_deref() == Some(subject.lane.as_str())) {
+            let delta = peer.vs_subject.map_or(String::new(), |d| {
+                format!(
+                    " (paired {} − {} {:+.2} µs, 95% CI {:+.2}…{:+.2})",
+                    peer.lane, subject.lane, d.median, d.ci95[0], d.ci95[1]
+                )
+            });
+            if peer.us_per_op.median < subject.us_per_op.median {
+                out.push(format!(
+                    "`{}` is faster than `{}` on {shape} ({kind}): {:.2} against {:.2} µs per write{delta}. What it is \
+                     and how it waits: {}.",
+                    peer.lane, subject.lane, peer.us_per_op.median, subject.us_per_op.median, peer.description
+                ));
             } else {
-                "the intervals do not overlap"
-            };
-            peers_beaten.push(format!("`{}` {:.2} µs ({separated}){delta}", row.lane, row.us_per_op.median));
+                let separated = if overlaps(&peer.us_per_op, &subject.us_per_op) {
+                    "their intervals overlap"
+                } else {
+                    "the intervals do not overlap"
+                };
+                beaten.push(format!("`{}` {:.2} µs ({separated}){delta}", peer.lane, peer.us_per_op.median));
+            }
+        }
+        if !beaten.is_empty() {
+            out.push(format!(
+                "`{}` ({:.2} µs per write, 95% CI {:.2}…{:.2}) is faster on {shape} ({kind}) than {}.",
+                subject.lane,
+                subject.us_per_op.median,
+                subject.us_per_op.ci95[0],
+                subject.us_per_op.ci95[1],
+                beaten.join("; ")
+            ));
         }
     }
-    if !peers_beaten.is_empty() {
-        out.insert(
-            0,
-            format!(
-                "The reference writer ({:.2} µs per write, 95% CI {:.2}…{:.2}) is faster on {shape} than {}.",
-                writer.us_per_op.median,
-                writer.us_per_op.ci95[0],
-                writer.us_per_op.ci95[1],
-                peers_beaten.join("; ")
-            ),
-        );
-    }
-    let smallest =
-        rows.iter().filter_map(|r| Some((r, r.beyond_floor?))).min_by(|a, b| a.1.median.total_cmp(&b.1.median));
+    let smallest = rows
+        .iter()
+        .filter(|r| !r.probed)
+        .filter_map(|r| Some((r, r.beyond_floor?)))
+        .min_by(|a, b| a.1.median.total_cmp(&b.1.median));
     if let Some((row, beyond)) = smallest {
-        let who =
-            if row.lane == writer.lane { "the reference writer's".to_owned() } else { format!("`{}`'s", row.lane) };
         out.push(format!(
-            "The smallest cost beyond the floor is {who}: {:+.2} µs per write (95% CI {:+.2}…{:+.2}).",
-            beyond.median, beyond.ci95[0], beyond.ci95[1]
+            "The smallest cost beyond the floor (clean builds) is `{}`'s: {:+.2} µs per write (95% CI {:+.2}…{:+.2}).",
+            row.lane, beyond.median, beyond.ci95[0], beyond.ci95[1]
         ));
     }
     out

@@ -15,13 +15,16 @@
 
 pub mod ab;
 pub mod accounting;
+pub mod attribution;
 pub mod carryover;
 pub mod change;
 pub mod cold_start;
 pub mod comparison;
+pub mod coverage;
 mod decomposition;
 pub mod distribution;
 pub mod experiment;
+pub mod floor;
 pub mod join;
 pub mod lanes;
 pub mod merge;
@@ -40,7 +43,7 @@ pub mod wake;
 pub use hopscope_probe::{ClockInfo, HostInfo, Role, Variant};
 
 pub use decomposition::{
-    AnalyzeError, BOOTSTRAP_SEED, BlockFigure, CounterFigure, Decomposition, Derived, Drops, LaneResult,
-    ObserverEffect, Partial, ResultError, RunInfo, SCHEMA, decompose, decompose_file, decompose_partial,
+    AnalyzeError, BOOTSTRAP_SEED, BlockFigure, CounterFigure, Decomposition, Derived, Drops, InstrumentCost,
+    LaneResult, ObserverEffect, Partial, ResultError, RunInfo, SCHEMA, decompose, decompose_file, decompose_partial,
     decompose_source, join_file,
 };

@@ -35,7 +35,10 @@ pub struct SliceFigures {
     /// the pooled distribution, so an operation within its accuracy of a
     /// fence may count either way).
     pub outliers: u64,
-    /// This slice's median as a share of the sum of slice medians.
+    /// This slice's share of the operation's whole time: its mean over the
+    /// lane's mean wall time per operation when the run has it (so the path
+    /// slices' shares and the time between marks add up to one), else its
+    /// median over the sum of the path slices' medians.
     pub share: f64,
     /// Who the slice's cost belongs to.
     pub owner: Owner,
@@ -66,22 +69,9 @@ pub struct SliceFigures {
     pub within_two_grains: bool,
 }
 
-/// Who pays for a slice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Owner {
-    /// The writer's own bookkeeping: mutex, request, harvest, completion.
-    Library,
-    /// SQLite's work: the slice that ends at `executed`.
-    Sqlite,
-    /// The thread boundary: a slice that starts on one thread and ends on
-    /// the other (a wake or a transport).
-    Boundary,
-    /// A thread's closing work after its last step of the operation: the
-    /// writer's `replied→idle` (the reply's and request's drop, its
-    /// bookkeeping) and the caller's `done→returned` (the result's drop).
-    Tail,
-}
+/// Who pays for a slice: declared by the program on the hop that ends it
+/// (see [`hopscope_probe::Owner`]), read with [`owner`].
+pub use hopscope_probe::Owner;
 
 fn on_path_by_default() -> bool {
     true
@@ -132,6 +122,16 @@ pub fn slice_figures(ops: &LaneOps, seed: u64) -> Vec<SliceFigures> {
         }
     }
     out
+}
+
+/// Make every slice's share its mean's share of `whole_us`, the
+/// operation's mean time (its lane's mean wall time per operation).
+pub fn share_of(figures: &mut [SliceFigures], whole_us: f64) {
+    if whole_us > 0.0 {
+        for s in figures {
+            s.share = s.mean_us.unwrap_or(s.median_us) / whole_us;
+        }
+    }
 }
 
 /// Flag every slice whose median lies within two grains of a clock whose
@@ -186,15 +186,31 @@ fn kind_in_order(header: &TraceHeader, order: &[Hop], from: Hop, to: Hop) -> Opt
     nested.then_some(kind)
 }
 
-/// Classify a slice by its side and the hops that open and close it.
+/// The owner of a slice: the boundary's when it crosses threads, else what
+/// the hop that ends it declares (see [`crate::join::SliceDef::owner`]).
 pub fn owner(def: &crate::join::SliceDef) -> Owner {
-    let closing = |hop: Hop, name: &str| def.to == hop && def.name.ends_with(&format!("→{name}"));
-    if def.to == Hop::EXECUTED {
+    def.owner
+}
+
+/// Who owns the slice on `side` that ends at `to`: a cross-thread slice is the
+/// boundary's; a same-thread one is what the trace declares for `to` or,
+/// in a trace written before hops declared owners, what hopscope's fixed
+/// hops stand for (`executed` ends SQLite's slice, `idle` and `returned`
+/// the tails); anything else is the subject's own code.
+pub fn declared_owner(header: &TraceHeader, side: SliceSide, to: Hop) -> Owner {
+    if side == SliceSide::Cross {
+        return Owner::Boundary;
+    }
+    let def = header.hops.get(to);
+    if let Some(owner) = def.and_then(|d| d.owns) {
+        return owner;
+    }
+    // Older traces: the standard table's fixed meanings, by hop and name.
+    let named = |hop: Hop, name: &str| to == hop && def.is_some_and(|d| d.name == name);
+    if named(Hop::EXECUTED, "executed") {
         Owner::Sqlite
-    } else if def.side != SliceSide::Cross && (closing(Hop::IDLE, "idle") || closing(Hop::RETURNED, "returned")) {
+    } else if named(Hop::IDLE, "idle") || named(Hop::RETURNED, "returned") {
         Owner::Tail
-    } else if def.side == SliceSide::Cross {
-        Owner::Boundary
     } else {
         Owner::Library
     }

@@ -202,7 +202,11 @@ fn a_writer_tail_after_the_callers_wake_is_beside_the_path_not_in_it() {
     let tail = d.slices.iter().find(|s| s.name == "replied→idle").expect("the tail is still a slice");
     assert!(!tail.on_path && close(tail.median_us, 2.0));
     assert!(d.slices.iter().any(|s| s.name == "replied→received" && s.on_path));
-    let a = d.crosscheck.as_ref().and_then(|c| c.accounting.as_ref()).expect("accounting");
+    let a = d
+        .crosscheck
+        .as_ref()
+        .and_then(|c| c.accounting.as_ref())
+        .unwrap_or_else(|| panic!("no accounting: {:?}", d.warnings));
     let off = a.off_path.expect("an off-path tail is reported");
     // Writer's tail 2.0 µs, floor's 0.15 µs (on its path, not beside it).
     assert!(close(off.median_us, 2.0));

@@ -51,7 +51,6 @@ struct Parts<'a> {
 
 /// The whole decomposition page for `d`.
 pub fn page(d: &Decomposition, options: ChartOptions) -> Result<String, ReportError> {
-    let meta = |key: &str| d.run.meta.get(key).map_or("unknown", String::as_str);
     let mut charts = String::new();
     for kind in ChartKind::drawn_for(d) {
         charts.push_str(&figure(kind.file_stem(), kind.title(), &kind.render_svg(d, options)?));
@@ -66,9 +65,10 @@ pub fn page(d: &Decomposition, options: ChartOptions) -> Result<String, ReportEr
             "<p class=\"left-out\">Charts left out, with nothing to draw:</p>\n<ul class=\"left-out\">{items}</ul>\n"
         ));
     }
+    let title = receipt::run_title(&d.run.meta, d.lanes.keys().next().map(String::as_str));
     assemble(&Parts {
-        title: format!("hopscope report: {}", meta("shape")),
-        header_html: header(&format!("hopscope: {}", meta("shape")), &d.host, &d.clock, &d.run.meta, &receipt::date(d)),
+        title: format!("hopscope report: {title}"),
+        header_html: header(&format!("hopscope: {title}"), &d.host, &d.clock, &d.run.meta, &receipt::date(d)),
         headline: receipt::headline(d).unwrap_or_else(|| "This run has no lane arithmetic to summarise.".to_owned()),
         warnings: &d.warnings,
         charts,

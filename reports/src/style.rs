@@ -67,5 +67,11 @@ pub const SQLITE_COLOR: RGBColor = RGBColor(0, 114, 178);
 pub const TAIL_COLOR: RGBColor = RGBColor(204, 121, 167);
 /// Cross-thread slices: the boundary.
 pub const BOUNDARY_COLOR: RGBColor = RGBColor(120, 120, 120);
+/// The caller's own code around the write.
+pub const CALLER_COLOR: RGBColor = RGBColor(0, 158, 115);
+/// A wait whose inside is not split.
+pub const WAIT_COLOR: RGBColor = RGBColor(86, 180, 233);
+/// Time between marks: what no slice covers.
+pub const BETWEEN_COLOR: RGBColor = RGBColor(200, 200, 200);
 /// Grid and reference lines.
 pub const GRID_COLOR: RGBColor = RGBColor(200, 200, 200);

@@ -5,7 +5,10 @@ use std::collections::BTreeMap;
 
 use hopscope_probe::Role;
 
-use super::{Derived, ObserverEffect};
+use hopscope_probe::{SpanMachinery, TraceHeader};
+
+use super::{Derived, InstrumentCost, ObserverEffect};
+use crate::join::LaneOps;
 use crate::lanes::{self, LaneBlocks};
 
 /// The lane arithmetic from the lanes that stand for each role.
@@ -52,5 +55,40 @@ pub(super) fn observer(clean: &LaneBlocks, probed: &LaneBlocks) -> Option<Observ
         delta_us: delta.median,
         delta_ci95: delta.ci95,
         delta_pct: if clean_us > 0.0 { delta.median / clean_us * 100.0 } else { 0.0 },
+        instrument: None,
+    })
+}
+
+/// What the probed build's instrument costs per operation at the costs
+/// this run measured (`machinery`: the span machinery; the header's mark
+/// cost), and what of `delta_us` that leaves unexplained; `None` when the
+/// run measured neither cost its marks need.
+pub(super) fn instrument(
+    header: &TraceHeader,
+    ops: &LaneOps,
+    machinery: Option<&SpanMachinery>,
+    delta_us: f64,
+) -> Option<InstrumentCost> {
+    let path = &ops.hops;
+    let edges: Vec<Option<&str>> =
+        path.iter().map(|h| header.hops.get(*h).and_then(|d| d.span.as_ref()).map(|e| e.span.as_str())).collect();
+    let mut spans: Vec<&str> = edges.iter().flatten().copied().collect();
+    spans.sort_unstable();
+    spans.dedup();
+    let marks = edges.iter().filter(|e| e.is_none()).count() as u64;
+    let span_life_ns = machinery.map(|m| m.span_life_ns);
+    let mark_ns = header.mark_ns;
+    if (!spans.is_empty() && span_life_ns.is_none()) || (marks > 0 && mark_ns.is_none()) {
+        return None;
+    }
+    let (span_life_ns, mark_ns) = (span_life_ns.unwrap_or(0.0), mark_ns.unwrap_or(0.0));
+    let explained_us = (spans.len() as f64 * span_life_ns + marks as f64 * mark_ns) / 1_000.0;
+    Some(InstrumentCost {
+        spans_per_op: spans.len() as u64,
+        span_life_ns,
+        marks_per_op: marks,
+        mark_ns,
+        explained_us,
+        unexplained_us: delta_us - explained_us,
     })
 }

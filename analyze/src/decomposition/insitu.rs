@@ -17,6 +17,7 @@ pub(super) struct InSitu {
     pub(super) slices: Vec<SliceFigures>,
     pub(super) floor_slices: Vec<SliceFigures>,
     pub(super) floor_lane: Option<String>,
+    pub(super) coverage: Option<crate::coverage::Coverage>,
     pub(super) crosscheck: Option<CrossCheck>,
 }
 
@@ -46,6 +47,10 @@ pub(super) fn insitu(
     });
     let machinery =
         sliced.and_then(|o| blocks.get(usize::from(o.lane))).and_then(|l| crate::lanes::span_machinery(header, l));
+    let coverage = sliced.and_then(|o| {
+        let lane = blocks.get(usize::from(o.lane))?;
+        crate::coverage::coverage(lane, o, seed.wrapping_add(50))
+    });
     let slices = sliced
         .map(|o| {
             let mut figures = slices::slice_figures(o, seed);
@@ -53,6 +58,9 @@ pub(super) fn insitu(
                 slices::state_machinery(&mut figures, o, header, m);
             }
             slices::mark_grain(&mut figures, header.clock.grain_ns());
+            if let Some(c) = &coverage {
+                slices::share_of(&mut figures, c.op_mean_us);
+            }
             figures
         })
         .unwrap_or_default();
@@ -75,7 +83,15 @@ pub(super) fn insitu(
                 .zip(probed_floor.and_then(lane_blocks))
                 .and_then(|(w, f)| crate::lanes::difference(w, f));
             let accounting = subject.zip(probed_floor).and_then(|(w, f)| {
-                crate::accounting::account(w, f, library, probed_lanes, header.mark_ns, seed.wrapping_add(40))
+                use crate::accounting::Probed;
+                crate::accounting::account(
+                    Probed { ops: w, walls: lane_blocks(w) },
+                    Probed { ops: f, walls: lane_blocks(f) },
+                    library,
+                    probed_lanes,
+                    header.mark_ns,
+                    seed.wrapping_add(40),
+                )
             });
             Some(slices::cross_check(&slices, floor_slices.as_deref(), library, accounting))
         }
@@ -93,6 +109,7 @@ pub(super) fn insitu(
         slices,
         floor_slices: floor_slices.unwrap_or_default(),
         floor_lane: probed_floor.and_then(|o| header.lanes.get(usize::from(o.lane)).cloned()),
+        coverage,
         crosscheck,
     }
 }

@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 use hopscope_probe::{Block, Role, Trace, TraceHeader, Variant};
 
 pub use result::{
-    BlockFigure, CounterFigure, Decomposition, Derived, Drops, LaneResult, ObserverEffect, Partial, ResultError,
-    RunInfo,
+    BlockFigure, CounterFigure, Decomposition, Derived, Drops, InstrumentCost, LaneResult, ObserverEffect, Partial,
+    ResultError, RunInfo,
 };
 
 use crate::join::{HopScan, Join, LaneOps};
@@ -161,7 +161,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
                 .to_owned(),
         );
     }
-    let derived = match (subject, baseline) {
+    let mut derived = match (subject, baseline) {
         (Some(subject), Some(baseline)) => derived::derive(References { subject, baseline, floor, handoff }),
         _ => {
             if has_reference {
@@ -175,9 +175,51 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
             "no floor lane: the hop is not split into boundary and library, and nothing is cross-checked".to_owned(),
         );
     }
+    let floor_stands = match (floor, subject) {
+        (Some(floor), Some(subject)) => {
+            let library = derived.as_ref().and_then(|d| d.library_us);
+            let complete = |lane: Option<usize>| {
+                lane.and_then(|i| joined.iter().find(|o| usize::from(o.lane) == i && o.complete > 0))
+            };
+            let refusal = crate::floor::refusal(&crate::floor::FloorFacts {
+                floor: &floor.name,
+                subject: &subject.name,
+                library: library.as_ref(),
+                subject_us: crate::stats::median_of_unsorted(
+                    &mut subject.us_per_op.values().copied().collect::<Vec<_>>(),
+                ),
+                subject_marks: complete(roles.find(Role::Subject, Variant::Probed)),
+                floor_marks: complete(roles.find(Role::Floor, Variant::Probed)),
+                header,
+            });
+            if let Some(why) = refusal {
+                warnings.push(why);
+                if let Some(d) = &mut derived {
+                    d.library_us = None;
+                }
+                false
+            } else {
+                true
+            }
+        }
+        _ => true,
+    };
     let insitu = insitu::insitu(header, blocks, joined, &roles, derived.as_ref(), seed, &mut warnings);
+    let sliced = insitu.lane.as_deref().and_then(|name| {
+        let lane = header.lane(name)?;
+        joined.iter().find(|o| o.lane == lane)
+    });
+    let baseline_op = baseline.and_then(|b| Some((b.name.as_str(), per_lane.results.get(&b.name)?.us_per_op?)));
+    if let (Some(ops), Some((name, op))) = (sliced, baseline_op) {
+        warnings.extend(crate::attribution::check(header, ops, &insitu.slices, (name, &op)));
+    }
     let observer_effect = match (clean, probed) {
-        (Some(c), Some(p)) => derived::observer(c, p),
+        (Some(c), Some(p)) => derived::observer(c, p).map(|mut o| {
+            let marks = sliced.filter(|o| Some(usize::from(o.lane)) == roles.find(Role::Subject, Variant::Probed));
+            o.instrument =
+                marks.and_then(|ops| derived::instrument(header, ops, insitu.machinery.as_ref(), o.delta_us));
+            o
+        }),
         _ => {
             if has_reference {
                 warnings
@@ -190,13 +232,13 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
     if let Some(slow) = &slow_rounds {
         warnings.push(slow.warning());
     }
-    let cold_start = crate::cold_start::cold_start(header, blocks, joined, &roles);
+    let cold_start = crate::cold_start::cold_start(header, blocks, joined, &roles, floor_stands);
     let carryover = crate::carryover::carryover(header, &scanned.order, blocks);
     if let Some(warning) = carryover.as_ref().and_then(carryover_warning) {
         warnings.push(warning);
     }
     let drops = drops(header, scanned.dropped, joined, &mut warnings);
-    let comparison = comparison(header, blocks, &roles, &per_lane);
+    let comparison = comparison(header, blocks, &roles, &per_lane, floor_stands);
 
     Decomposition {
         schema: SCHEMA.to_owned(),
@@ -216,6 +258,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         slices: insitu.slices,
         floor_slices: insitu.floor_slices,
         floor_slices_lane: insitu.floor_lane,
+        coverage: insitu.coverage,
         crosscheck: insitu.crosscheck,
         observer_effect,
         cpu_us_per_op: per_lane.cpu,
@@ -377,6 +420,7 @@ fn comparison(
     blocks: &[LaneBlocks],
     roles: &Roles,
     per_lane: &PerLane,
+    floor_stands: bool,
 ) -> Option<crate::comparison::Comparison> {
     let summaries = per_lane.results.iter().filter_map(|(k, v)| Some((k.clone(), v.us_per_op?))).collect();
     let process = |map: &BTreeMap<String, BTreeMap<String, f64>>| {
@@ -390,7 +434,7 @@ fn comparison(
         meta: &header.run,
     };
     let shape = header.run.get("shape").map_or("this shape", String::as_str);
-    crate::comparison::compare(blocks, roles, &facts, shape)
+    crate::comparison::compare(blocks, roles, &facts, shape, floor_stands)
 }
 
 /// A warning when the lanes did not run after each other about equally

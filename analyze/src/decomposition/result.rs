@@ -45,6 +45,11 @@ pub struct Decomposition {
     /// it was recorded lack it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor_slices_lane: Option<String>,
+    /// How much of the sliced lane's operation its path slices cover: the
+    /// time between marks, and whether the marks close every thread's
+    /// cycle (absent in results written before it, or without wall times).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<crate::coverage::Coverage>,
     /// In-situ library slices against the lane arithmetic.
     pub crosscheck: Option<CrossCheck>,
     /// Cost of the probe itself: probed vs clean writer.
@@ -233,6 +238,31 @@ pub struct ObserverEffect {
     pub delta_ci95: [f64; 2],
     /// `delta / clean`, percent.
     pub delta_pct: f64,
+    /// What the instrument was measured to cost in this run, per operation
+    /// of the probed build: the part of `delta` it explains (absent when
+    /// the run measured neither the span machinery nor a mark's cost).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instrument: Option<InstrumentCost>,
+}
+
+/// The observer effect's explained part: what the probed build's spans
+/// and marks cost per operation at the cost this run measured for each.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InstrumentCost {
+    /// Watched spans per operation (each a whole life: created, entered,
+    /// exited, closed; the clean build creates none).
+    pub spans_per_op: u64,
+    /// One span's life through the Registry and the layer, ns (measured on
+    /// empty operations in this process).
+    pub span_life_ns: f64,
+    /// Marks per operation that are not span edges (`hop!` or a `Probe`).
+    pub marks_per_op: u64,
+    /// One mark's cost, ns (the run's calibration).
+    pub mark_ns: f64,
+    /// `spans × span life + marks × mark cost`, µs.
+    pub explained_us: f64,
+    /// `delta − explained`, µs: what the measured costs do not account for.
+    pub unexplained_us: f64,
 }
 
 /// What a partial decomposition left out, and why.

@@ -60,6 +60,8 @@ pub struct SliceDef {
     /// Whether the slice is a step of the operation's path (the path's
     /// slices add up to its time) rather than a tail beside it.
     pub on_path: bool,
+    /// Who owns it, as the trace declares ([`crate::slices::declared_owner`]).
+    pub owner: crate::slices::Owner,
     /// Table columns of `from` and `to`.
     #[serde(skip)]
     columns: (usize, usize),
@@ -314,16 +316,18 @@ fn slice_defs(header: &TraceHeader, lane: &LaneHops, hops: &[Hop]) -> Vec<SliceD
     let define = |from: Hop, to: Hop, on_path: bool| {
         let side = |h: Hop| header.hops.get(h).map_or(Side::Caller, |d| d.side);
         let name = |h: Hop| header.hops.get(h).map_or_else(|| format!("hop{}", h.0), |d| d.name.clone());
+        let side = match (side(from), side(to)) {
+            (Side::Caller, Side::Caller) => SliceSide::Caller,
+            (Side::Writer, Side::Writer) => SliceSide::Writer,
+            _ => SliceSide::Cross,
+        };
         SliceDef {
             name: format!("{}→{}", name(from), name(to)),
             from,
             to,
-            side: match (side(from), side(to)) {
-                (Side::Caller, Side::Caller) => SliceSide::Caller,
-                (Side::Writer, Side::Writer) => SliceSide::Writer,
-                _ => SliceSide::Cross,
-            },
+            side,
             on_path,
+            owner: crate::slices::declared_owner(header, side, to),
             columns: (column(from), column(to)),
         }
     };

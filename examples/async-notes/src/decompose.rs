@@ -15,7 +15,7 @@ use crate::{Notes, insert_on, note, open_db};
 /// The spans as hops: the task's `insert` on the calling side, `execute`
 /// on the connection thread.
 pub fn layer() -> HopLayer {
-    HopLayer::new().caller("insert").writer("execute")
+    HopLayer::new().caller("insert").database("execute")
 }
 
 /// The service on a runtime of its own with two workers.

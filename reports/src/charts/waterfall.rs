@@ -237,7 +237,8 @@ where
     let step = size * 3 / 2;
     let text = TextStyle::from(font(LEGEND_PX * 0.85, w)).pos(Pos::new(HPos::Left, VPos::Center));
     let (x, mut y) = (px(24.0, w) as i32, px(16.0, w) as i32 + size / 2);
-    let owners = [Owner::Library, Owner::Tail, Owner::Sqlite, Owner::Boundary];
+    let owners =
+        [Owner::Library, Owner::Tail, Owner::Caller, Owner::Sqlite, Owner::Wait, Owner::Boundary, Owner::Between];
     for owner in owners.into_iter().filter(|o| d.slices.iter().any(|s| s.owner == *o)) {
         area.draw(&Rectangle::new([(x, y - size / 3), (x + size, y + size / 3)], owner_color(owner).filled()))?;
         area.draw(&Text::new(owner_label(owner), (x + size * 3 / 2, y), text.clone()))?;
@@ -261,14 +262,20 @@ fn owner_color(owner: Owner) -> RGBColor {
         Owner::Sqlite => style::SQLITE_COLOR,
         Owner::Boundary => style::BOUNDARY_COLOR,
         Owner::Tail => style::TAIL_COLOR,
+        Owner::Caller => style::CALLER_COLOR,
+        Owner::Wait => style::WAIT_COLOR,
+        Owner::Between => style::BETWEEN_COLOR,
     }
 }
 
 fn owner_label(owner: Owner) -> &'static str {
     match owner {
-        Owner::Library => "library (writer's own work)",
-        Owner::Sqlite => "SQLite (execute)",
+        Owner::Library => "library (the writer's own code)",
+        Owner::Sqlite => "SQLite (the database call)",
         Owner::Boundary => "thread boundary (wake, transport)",
         Owner::Tail => "tails (a thread's closing work)",
+        Owner::Caller => "the caller's own code",
+        Owner::Wait => "a wait (the other thread's work, unsplit)",
+        Owner::Between => "between marks (no pair of marks covers it)",
     }
 }

@@ -36,12 +36,13 @@ pub(super) fn headline_clause(c: &CrossCheck) -> String {
     }
 }
 
-/// The section `## Cross-check`.
-pub(super) fn render(c: &CrossCheck, out: &mut String) -> std::fmt::Result {
+/// The section `## Cross-check`; `names` are the subject's and the
+/// floor's lane names, as the lane arithmetic uses them.
+pub(super) fn render(c: &CrossCheck, names: (&str, &str), out: &mut String) -> std::fmt::Result {
     writeln!(out, "## Cross-check: two instruments on the library's cost\n")?;
     match &c.accounting {
-        Some(a) => render_accounting(c, a, out)?,
-        None => render_slices_only(c, out)?,
+        Some(a) => render_accounting(c, a, names, out)?,
+        None => render_slices_only(c, names, out)?,
     }
     Ok(())
 }
@@ -52,6 +53,9 @@ fn owner_row(owner: Owner) -> &'static str {
         Owner::Tail => "tails (closing work)",
         Owner::Sqlite => "SQLite",
         Owner::Boundary => "boundary (wakes)",
+        Owner::Caller => "the caller's own code",
+        Owner::Wait => "waits (unsplit)",
+        Owner::Between => "between marks",
     }
 }
 
@@ -59,15 +63,22 @@ fn cell(f: &Figure) -> String {
     format!("{:+.3} | {:+.3}…{:+.3}", f.median_us, f.ci95[0], f.ci95[1])
 }
 
-fn render_accounting(c: &CrossCheck, a: &Accounting, out: &mut String) -> std::fmt::Result {
+fn render_accounting(c: &CrossCheck, a: &Accounting, (s, f): (&str, &str), out: &mut String) -> std::fmt::Result {
+    let cycles = if a.closed {
+        "Both probed builds close each thread's cycle (`idle`, `returned`), so their path slices add up to each \
+         operation's whole time on the caller's path."
+    } else {
+        "These marks do not close each thread's cycle (no `idle` and `returned` hops): the path slices hold what lies \
+         between an operation's first and last mark, and the time between marks is a row of its own, outside the \
+         slices' total."
+    };
     writeln!(
         out,
-        "Where `writer − floor` goes according to the marks. Both probed builds close each thread's cycle (`idle`, \
-         `returned`), so their path slices add up to each operation's whole time on the caller's path; per round, \
-         the writer's slice means minus the floor's, summed by owner (median over {} rounds, 95% CI).\n",
+        "Where `{s} − {f}` goes according to the marks. {cycles} Per round, the probed `{s}`'s slice means minus the \
+         probed `{f}`'s, summed by owner (median over {} rounds, 95% CI).\n",
         a.rounds
     )?;
-    writeln!(out, "| owner | writer slices | Δ µs per op | 95% CI |")?;
+    writeln!(out, "| owner | {s}'s slices | Δ µs per op | 95% CI |")?;
     writeln!(out, "|---|---|---:|---:|")?;
     for o in &a.by_owner {
         let slices = if o.slices.is_empty() { "—".to_owned() } else { o.slices.join(", ") };
@@ -78,11 +89,14 @@ fn render_accounting(c: &CrossCheck, a: &Accounting, out: &mut String) -> std::f
         "| **every slice** | | **{:+.3}** | {:+.3}…{:+.3} |",
         a.total.median_us, a.total.ci95[0], a.total.ci95[1]
     )?;
-    writeln!(out, "| less the writer's {} extra marks | | {:+.3} | |", a.extra_marks, -a.marks_us)?;
+    if let Some(between) = &a.between {
+        writeln!(out, "| between marks (not in the slices' total) | | {} |", cell(between))?;
+    }
+    writeln!(out, "| less {s}'s {} extra marks | | {:+.3} | |", a.extra_marks, -a.marks_us)?;
     writeln!(out, "| **accounting: the library** | | **{:+.3}** | |", a.net_us)?;
     writeln!(
         out,
-        "| **lanes: writer − floor** (clean builds) | | **{:+.3}** | {:+.3}…{:+.3} |",
+        "| **lanes: {s} − {f}** (clean builds) | | **{:+.3}** | {:+.3}…{:+.3} |",
         a.lanes_library_us, a.lanes_library_ci95[0], a.lanes_library_ci95[1]
     )?;
     writeln!(out, "| difference | | {:+.3} | |", a.difference_us)?;
@@ -95,16 +109,20 @@ fn render_accounting(c: &CrossCheck, a: &Accounting, out: &mut String) -> std::f
         a.difference_us
     )?;
     if let Some(p) = &a.probed_lanes {
+        let between = a.between.map_or(0.0, |b| b.median_us);
+        let covered = if a.closed {
+            format!("the slices add up to that within {:+.3} µs", a.total.median_us - p.median)
+        } else {
+            format!("the slices hold {:+.3} µs of it and the time between marks {between:+.3} µs", a.total.median_us)
+        };
         writeln!(
             out,
             "\nOn the very operations the marks cover, the probed builds' lanes differ by {:+.3} µs (95% CI \
-             {:+.3}…{:+.3}), and the slices add up to that within {:+.3} µs. What separates the accounting from the \
-             clean lanes' figure beyond that is the two builds' observer effects differing ({:+.3} µs), not work the \
-             marks miss.",
+             {:+.3}…{:+.3}), and {covered}. The clean lanes' figure differs from the probed ones' by {:+.3} µs: the \
+             two builds' observer effects differing.",
             p.median,
             p.ci95[0],
             p.ci95[1],
-            a.total.median_us - p.median,
             p.median - a.lanes_library_us
         )?;
     }
@@ -112,15 +130,15 @@ fn render_accounting(c: &CrossCheck, a: &Accounting, out: &mut String) -> std::f
     if i.covers_zero() {
         writeln!(
             out,
-            "\nNo indirect cost is distinguishable from zero: writer − floor in the slices the library does not own \
-             (SQLite's execute and the wakes) is {:+.3} µs (95% CI {:+.3}…{:+.3}).",
+            "\nNo indirect cost is distinguishable from zero: {s} − {f} in the slices the library does not own (the \
+             database's and the boundary's) is {:+.3} µs (95% CI {:+.3}…{:+.3}).",
             i.median_us, i.ci95[0], i.ci95[1]
         )?;
     } else {
         writeln!(
             out,
-            "\nThe library's **indirect cost**: {:+.3} µs (95% CI {:+.3}…{:+.3}) of writer − floor sits in slices it \
-             does not own (SQLite's execute and the wakes): the writer's larger footprint slows work that is not its \
+            "\nThe library's **indirect cost**: {:+.3} µs (95% CI {:+.3}…{:+.3}) of {s} − {f} sits in slices it does \
+             not own (the database's and the boundary's): the subject's larger footprint slows work that is not its \
              own code.",
             i.median_us, i.ci95[0], i.ci95[1]
         )?;
@@ -128,43 +146,39 @@ fn render_accounting(c: &CrossCheck, a: &Accounting, out: &mut String) -> std::f
     if let Some(off) = &a.off_path {
         writeln!(
             out,
-            "\nBeside the path, not in the total: the writer's tail runs while the caller already has its reply \
-             (writer − floor {:+.3} µs, 95% CI {:+.3}…{:+.3}).",
+            "\nBeside the path, not in the total: {s}'s tail runs while the caller already has its reply ({s} − {f} \
+             {:+.3} µs, 95% CI {:+.3}…{:+.3}).",
             off.median_us, off.ci95[0], off.ci95[1]
         )?;
     }
+    let listed = |slices: &[String]| if slices.is_empty() { "none".to_owned() } else { slices.join(", ") };
     writeln!(
         out,
-        "\nThe library's own slices alone (writer's {} less the floor's {}): {:+.3} µs.\n",
-        c.slices.join(", "),
-        if c.floor_slices.is_empty() { "none".to_owned() } else { c.floor_slices.join(", ") },
+        "\nThe library's own slices alone ({s}'s {} less {f}'s {}): {:+.3} µs.\n",
+        listed(&c.slices),
+        listed(&c.floor_slices),
         c.insitu_library_us
     )
 }
 
-fn render_slices_only(c: &CrossCheck, out: &mut String) -> std::fmt::Result {
+fn render_slices_only(c: &CrossCheck, (s, f): (&str, &str), out: &mut String) -> std::fmt::Result {
     writeln!(out, "| instrument | µs per op |")?;
     writeln!(out, "|---|---:|")?;
-    writeln!(out, "| in-situ: writer's library slices ({}) | {:.3} |", c.slices.join(", "), c.insitu_writer_us)?;
+    writeln!(out, "| in-situ: {s}'s library slices ({}) | {:.3} |", c.slices.join(", "), c.insitu_writer_us)?;
     if !c.floor_slices.is_empty() {
-        writeln!(
-            out,
-            "| in-situ: less the floor's own slices ({}) | {:.3} |",
-            c.floor_slices.join(", "),
-            c.insitu_floor_us
-        )?;
+        writeln!(out, "| in-situ: less {f}'s own slices ({}) | {:.3} |", c.floor_slices.join(", "), c.insitu_floor_us)?;
     }
     writeln!(out, "| **in-situ library** | **{:.3}** |", c.insitu_library_us)?;
     writeln!(
         out,
-        "| **lanes: writer − floor** | **{:.3}** (95% CI {:.3}…{:.3}) |",
+        "| **lanes: {s} − {f}** | **{:.3}** (95% CI {:.3}…{:.3}) |",
         c.lanes_library_us, c.lanes_library_ci95[0], c.lanes_library_ci95[1]
     )?;
     writeln!(out, "| difference | {:+.3} |", c.difference_us)?;
     writeln!(
         out,
-        "\nWithout a probed floor only the library's own slices can be summed (the wakes and SQLite's slice are not \
-         accounted). The instruments agree when they lie within a fixed {:.2} µs: **agree: {}**\n",
+        "\nWithout a probed floor only the library's own slices can be summed (the boundary's and the database's \
+         slices are not accounted). The instruments agree when they lie within a fixed {:.2} µs: **agree: {}**\n",
         c.tolerance_us, c.agree
     )
 }

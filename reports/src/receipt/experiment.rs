@@ -121,10 +121,14 @@ fn render(e: &Experiment, out: &mut String) -> std::fmt::Result {
     writeln!(out, "\n## Run\n")?;
     writeln!(out, "- command: `{}`", meta("command"))?;
     writeln!(out, "- commit: {}", meta("commit"))?;
+    let what = match (e.meta.get("shape"), e.meta.get("harness")) {
+        (Some(shape), _) => format!("shape: {shape}"),
+        (None, Some(program)) => format!("program: {program}"),
+        (None, None) => "shape: unknown".to_owned(),
+    };
     writeln!(
         out,
-        "- shape: {} · {} ops per block · {} samples × {} passes",
-        meta("shape"),
+        "- {what} · {} ops per block · {} samples × {} passes",
         meta("ops_per_block"),
         meta("samples"),
         meta("passes")

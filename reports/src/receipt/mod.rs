@@ -17,6 +17,17 @@ use hopscope_analyze::slices::{Owner, SliceFigures};
 
 pub use decomposition::{body_markdown, date, headline, markdown};
 
+/// What a run is called in titles: the shape hopscope's own commands
+/// ran, else the harness program's name, else `fallback` (a program's
+/// own capture: its first lane).
+pub fn run_title<'a>(meta: &'a std::collections::BTreeMap<String, String>, fallback: Option<&'a str>) -> &'a str {
+    meta.get("shape")
+        .or_else(|| meta.get("harness"))
+        .map(String::as_str)
+        .or(fallback)
+        .unwrap_or("a program's own trace")
+}
+
 /// A short name for `owner`, as tables print it.
 pub fn owner_label(owner: Owner) -> &'static str {
     match owner {
@@ -24,6 +35,9 @@ pub fn owner_label(owner: Owner) -> &'static str {
         Owner::Sqlite => "SQLite",
         Owner::Boundary => "boundary",
         Owner::Tail => "tail",
+        Owner::Caller => "caller's own",
+        Owner::Wait => "wait",
+        Owner::Between => "between marks",
     }
 }
 

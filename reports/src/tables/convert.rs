@@ -174,10 +174,5 @@ fn side_name(side: SliceSide) -> &'static str {
 
 /// As `result.json` spells it.
 fn owner_name(owner: Owner) -> &'static str {
-    match owner {
-        Owner::Library => "library",
-        Owner::Sqlite => "sqlite",
-        Owner::Boundary => "boundary",
-        Owner::Tail => "tail",
-    }
+    owner.name()
 }

@@ -225,11 +225,14 @@ pub(crate) fn declare_traced_role(lanes: &[Lane], threads: &mut Vec<String>) {
 }
 
 /// Refuse span lanes whose hop tables cannot share one trace: every table
-/// (the plan's and each layer's) must be a prefix of the longest.
+/// (the plan's and each layer's) must be a prefix of the longest, with the
+/// same owners declared (one hop cannot end SQLite's slice in one lane and
+/// the writer's own in another).
 pub(crate) fn check_hops(plan: &Plan, lanes: &[Lane]) -> Result<(), String> {
     let longest = trace_hops(plan, lanes);
-    let prefix =
-        |t: &HopTable| t.iter().zip(longest.iter()).all(|((_, a), (_, b))| a.name == b.name && a.side == b.side);
+    let prefix = |t: &HopTable| {
+        t.iter().zip(longest.iter()).all(|((_, a), (_, b))| a.name == b.name && a.side == b.side && a.owns == b.owns)
+    };
     if !prefix(&plan.hops) {
         return Err("the plan's hops and a span layer's hops differ: declare the same hops in the same order".into());
     }
@@ -238,8 +241,8 @@ pub(crate) fn check_hops(plan: &Plan, lanes: &[Lane]) -> Result<(), String> {
             && !prefix(layer.hops())
         {
             return Err(format!(
-                "lane `{}`: its span layer's hops differ from another lane's: give both layers the same spans in \
-                 the same order",
+                "lane `{}`: its span layer's hops differ from another lane's: give both layers the same spans, \
+                 declared the same way (caller, writer, database, ...), in the same order",
                 lane.name()
             ));
         }

@@ -47,6 +47,18 @@ fn write(d: &Decomposition, out: &mut String) -> std::fmt::Result {
                 s.share * 100.0
             )?;
         }
+        if let Some(c) = &d.coverage {
+            let b = &c.between;
+            writeln!(
+                out,
+                "  {:<22} {:>10.3} {:>10.3} – {:<8.3} {:>5.1}%",
+                "(between marks)",
+                b.median_us,
+                b.ci95[0],
+                b.ci95[1],
+                c.between_share * 100.0
+            )?;
+        }
     }
     if let Some(c) = &d.crosscheck {
         let (what, figure) = match &c.accounting {
@@ -70,7 +82,9 @@ fn write(d: &Decomposition, out: &mut String) -> std::fmt::Result {
                 .iter()
                 .map(|o| format!("{} {:+.3}", receipt::owner_label(o.owner), o.delta.median_us))
                 .collect();
-            writeln!(out, "  by owner           {} (µs, writer − floor)", owners.join(", "))?;
+            let lane = |role| d.derived.as_ref().and_then(|x| x.lane(role)).unwrap_or(role.name());
+            let (s, f) = (lane(hopscope_probe::Role::Subject), lane(hopscope_probe::Role::Floor));
+            writeln!(out, "  by owner           {} (µs, {s} − {f})", owners.join(", "))?;
         }
     }
     if let Some(o) = &d.observer_effect {

@@ -69,13 +69,7 @@ pub fn headline(d: &Decomposition) -> Option<String> {
 fn render_head(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     // hopscope's own runs name their shape; a harness program and a
     // program's capture name themselves.
-    let title = d
-        .run
-        .meta
-        .get("shape")
-        .or_else(|| d.run.meta.get("harness"))
-        .or_else(|| d.lanes.keys().next())
-        .map_or("unknown", String::as_str);
+    let title = super::run_title(&d.run.meta, d.lanes.keys().next().map(String::as_str));
     writeln!(out, "# hopscope receipt: {title}\n")?;
     if let Some(partial) = &d.partial {
         writeln!(out, "**Partial result:** {}.\n", partial.sentence())?;
@@ -99,11 +93,13 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     cold_start::render(d, out)?;
     carryover::render(d, out)?;
     if let Some(c) = &d.comparison {
-        render_comparison(c, out)?;
+        render_comparison(d, c, out)?;
     }
     sections::slices(d, out)?;
     if let Some(c) = &d.crosscheck {
-        super::crosscheck::render(c, out)?;
+        let lane = |role: hopscope_probe::Role| d.derived.as_ref().and_then(|x| x.lane(role)).unwrap_or(role.name());
+        let names = (lane(hopscope_probe::Role::Subject), lane(hopscope_probe::Role::Floor));
+        super::crosscheck::render(c, names, out)?;
     }
     sections::observer(d, out)?;
     sections::cpu(d, out)?;
@@ -125,19 +121,33 @@ pub fn date(d: &Decomposition) -> String {
     humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
 }
 
-/// Per-operation perf-event counts per lane: `total (caller / writer)`.
-fn render_comparison(c: &hopscope_analyze::comparison::Comparison, out: &mut String) -> std::fmt::Result {
-    writeln!(out, "## The reference writer and its peers (µs per operation)\n")?;
-    writeln!(out, "| lane | µs/op | 95% CI | hop vs inline | beyond floor | CPU µs/op | ctx switches/op |")?;
-    writeln!(out, "|---|---:|---:|---:|---:|---:|---:|")?;
+/// The subject beside its peers, each build beside the subject's build of
+/// the same kind.
+fn render_comparison(
+    d: &Decomposition,
+    c: &hopscope_analyze::comparison::Comparison,
+    out: &mut String,
+) -> std::fmt::Result {
+    let lane = |role: hopscope_probe::Role| d.derived.as_ref().and_then(|x| x.lane(role)).unwrap_or(role.name());
+    let (subject, baseline) = (lane(hopscope_probe::Role::Subject), lane(hopscope_probe::Role::Baseline));
+    writeln!(out, "## `{subject}` and its peers (µs per operation)\n")?;
+    writeln!(
+        out,
+        "| lane | µs/op | 95% CI | hop vs {baseline} | beyond floor | − {subject} (same build) | CPU µs/op | ctx switches/op |"
+    )?;
+    writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|")?;
     let diff = |d: &Option<hopscope_analyze::lanes::Difference>| {
         d.map_or("–".to_owned(), |d| format!("{:+.3} ({:+.3}…{:+.3})", d.median, d.ci95[0], d.ci95[1]))
     };
     let number = |v: Option<f64>| v.map_or("–".to_owned(), |v| format!("{v:.3}"));
     for r in &c.rows {
+        let versus = match &r.versus {
+            Some(v) => format!("{} vs {v}", diff(&r.vs_subject)),
+            None => "–".to_owned(),
+        };
         writeln!(
             out,
-            "| {} | {:.3} | {:.3}–{:.3} | {} | {} | {} | {} |",
+            "| {} | {:.3} | {:.3}–{:.3} | {} | {} | {versus} | {} | {} |",
             r.lane,
             r.us_per_op.median,
             r.us_per_op.ci95[0],
@@ -150,7 +160,10 @@ fn render_comparison(c: &hopscope_analyze::comparison::Comparison, out: &mut Str
     }
     writeln!(
         out,
-        "\nHop and beyond-floor figures are paired by round; CPU and context switches count every thread of the process.\n"
+        "\nEvery difference is paired by round. A peer is compared with `{subject}`'s build of the same kind (clean \
+         with clean, probed with probed), and beyond the floor with the floor's, so no row carries an observer effect \
+         the other lacks; the baseline has only a clean build. CPU and context switches count every thread of the \
+         process.\n"
     )?;
     for f in &c.findings {
         writeln!(out, "- {f}")?;

@@ -101,6 +101,18 @@ pub(super) fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
                 s.share * 100.0
             )?;
         }
+        if let Some(c) = &d.coverage {
+            let extra = if spans { " — | — |" } else { "" };
+            writeln!(
+                out,
+                "| *between marks* | — | between marks | {:.3} | {:.3}–{:.3} | | | {:.1}% |{extra}",
+                c.between.median_us,
+                c.between.ci95[0],
+                c.between.ci95[1],
+                c.between_share * 100.0
+            )?;
+            coverage(c, out)?;
+        }
         if let (true, Some(m)) = (spans, &d.span_machinery) {
             render_machinery(m, out)?;
         }
@@ -117,18 +129,73 @@ pub(super) fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     Ok(())
 }
 
-/// The probed writer against the clean one.
+/// What the slices cover of the operation, in words true for this lane's
+/// marks: closed cycles or not.
+fn coverage(c: &hopscope_analyze::coverage::Coverage, out: &mut String) -> std::fmt::Result {
+    writeln!(
+        out,
+        "\nShares are of the whole operation: each slice's mean over `{}`'s mean wall time per operation, {:.3} µs \
+         ({} blocks), so the path slices' shares and the time between marks add up to 100% (medians do not add up: a \
+         block's first operation, run cold, lifts every mean and no median). *Between marks* is, per block, the wall \
+         time per operation less the mean path time: {:.3} µs on average, the median beside it over blocks.",
+        c.lane, c.op_mean_us, c.blocks, c.between_mean_us
+    )?;
+    if c.closed {
+        writeln!(
+            out,
+            "The marks close each thread's cycle (`idle`, `returned`), so what lies between them is the harness's own \
+             loop between operations."
+        )
+    } else {
+        writeln!(
+            out,
+            "These marks do not close each thread's cycle (no `idle` and `returned` hops): what runs before the first \
+             mark and after the last one of an operation (a span's creation and close, code outside the spans, a \
+             thread's work after its last mark) is between marks, not in any slice."
+        )
+    }
+}
+
+/// The probed subject against the clean one, and how much of the
+/// difference the instrument's measured costs explain.
 pub(super) fn observer(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     writeln!(out, "## Observer effect\n")?;
-    match &d.observer_effect {
-        Some(o) => writeln!(
+    let subject = d.derived.as_ref().and_then(|x| x.lane(Role::Subject)).unwrap_or("the subject");
+    let Some(o) = &d.observer_effect else {
+        return writeln!(out, "Not measured: the run has no clean and probed build of `{subject}`.\n");
+    };
+    writeln!(
+        out,
+        "Probed `{subject}` {:.3} µs vs clean {:.3} µs per op: Δ {:+.3} µs (95% CI {:+.3}…{:+.3}), {:+.1}%.",
+        o.probed_us, o.clean_us, o.delta_us, o.delta_ci95[0], o.delta_ci95[1], o.delta_pct
+    )?;
+    if let Some(i) = &o.instrument {
+        let mut parts = Vec::new();
+        if i.spans_per_op > 0 {
+            parts.push(format!(
+                "{} span lives per operation × {:.1} ns (create, enter, exit, close through the Registry and the layer)",
+                i.spans_per_op, i.span_life_ns
+            ));
+        }
+        if i.marks_per_op > 0 {
+            parts.push(format!("{} marks × {:.1} ns", i.marks_per_op, i.mark_ns));
+        }
+        writeln!(
             out,
-            "Probed writer {:.3} µs vs clean writer {:.3} µs per op: Δ {:+.3} µs (95% CI {:+.3}…{:+.3}), {:+.1}%.\n",
-            o.probed_us, o.clean_us, o.delta_us, o.delta_ci95[0], o.delta_ci95[1], o.delta_pct
-        )?,
-        None => writeln!(out, "Not measured: the run has no clean and probed writer pair.\n")?,
+            "\n- **explained**: {:+.3} µs is what the instrument was measured to cost in this process, on empty \
+             operations: {}.",
+            i.explained_us,
+            parts.join(" and ")
+        )?;
+        writeln!(
+            out,
+            "- **not explained by that measurement**: {:+.3} µs. The same spans and marks cost more among the program's \
+             own work than on empty operations (caches and branch predictors they share with it, a thread's wake \
+             moved by the extra work before it); this run does not split that part further.",
+            i.unexplained_us
+        )?;
     }
-    Ok(())
+    writeln!(out)
 }
 
 /// CPU time and context switches per operation, by thread role.

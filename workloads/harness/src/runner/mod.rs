@@ -60,13 +60,17 @@ pub struct RunSummary {
     pub pin_failures: u64,
 }
 
+/// Held by the run in progress: see [`run`].
+static ONE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Run `lanes` under `plan`, writing `trace.hop` and one directory per trace
 /// lane (`lanes/<name>/`, handed to the lane as [`Setup::dir`], removed at
 /// the end) under `dir`, which no other run may use meanwhile (it is
 /// locked). A signal caught by [`crate::interrupt`] stops the run after the
 /// block in progress.
 /// `meta` is added to the trace header (command line, commit, ...); a
-/// progress bar is drawn on stderr when `progress`.
+/// progress bar is drawn on stderr when `progress`. Runs in one process
+/// take turns: a second waits for the first to end.
 pub fn run(
     plan: &Plan,
     lanes: &[Lane],
@@ -75,6 +79,11 @@ pub fn run(
     progress: bool,
 ) -> Result<RunSummary, RunError> {
     check(plan, lanes)?;
+    // Runs in one process take turns (a program's tests run them on
+    // parallel threads): the span switch, the process's CPU clock and its
+    // cores are the whole process's, and two runs at once would measure
+    // each other.
+    let _turn = ONE_RUN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let pin_failures_before = crate::placement::pin_failures();
     // One run per directory: a second run into it is refused before it
     // touches any file.

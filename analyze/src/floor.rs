@@ -1,0 +1,199 @@
+//! Whether a run's floor can stand for the thread boundary.
+//!
+//! `library = subject − floor` means something only when the floor is the
+//! subject's path without the subject's own machinery: the same statement
+//! through a bare thread boundary. Two things refute that from the trace
+//! itself, and either withholds the library figure, the cross-check and the
+//! figures built on them (the peers' `beyond floor`, the library's cold
+//! start), with a warning that says why:
+//!
+//! - the floor is **slower than the subject** beyond the CI (`library`'s
+//!   interval lies below zero) and by more than [`SLOWER_BY`]: it does more
+//!   than the subject, not less (a floor a hair slower is a library cost of
+//!   zero within what the two instruments can agree on, and stands);
+//! - the subject is probed but the floor's marks **cannot be compared** with
+//!   its: the floor has no probed build, or it marks a hop the subject does
+//!   not, or the subject marks one beyond the floor's that is not inside its
+//!   own code (both slices around it the library's). Then nothing shows
+//!   that the floor runs the subject's database work and boundary, and the
+//!   marks cannot say where the lanes' difference goes.
+
+use hopscope_probe::{Hop, TraceHeader};
+
+use crate::join::LaneOps;
+use crate::lanes::Difference;
+use crate::slices::Owner;
+
+/// How much slower than the subject a floor must be, beyond its CI, to be
+/// refused: the larger of the cross-check's fixed tolerance (µs) and this
+/// share of the subject's time per operation.
+pub const SLOWER_BY: (f64, f64) = (crate::accounting::ACCOUNTING_TOLERANCE_US, 0.02);
+
+/// What the floor check needs of a run.
+#[derive(Debug, Clone, Copy)]
+pub struct FloorFacts<'a> {
+    /// The floor lane (clean, or its only build), by name.
+    pub floor: &'a str,
+    /// The subject lane (clean, or its only build), by name.
+    pub subject: &'a str,
+    /// `subject − floor` from the lanes, paired by round.
+    pub library: Option<&'a Difference>,
+    /// The subject's time per operation, µs (median).
+    pub subject_us: f64,
+    /// The probed subject's joined operations, when it has complete ones.
+    pub subject_marks: Option<&'a LaneOps>,
+    /// The probed floor's joined operations, when it has complete ones.
+    pub floor_marks: Option<&'a LaneOps>,
+    /// The trace's header: hop names, for the warning.
+    pub header: &'a TraceHeader,
+}
+
+impl FloorFacts<'_> {
+    fn hop_name(&self, hop: Hop) -> String {
+        self.header.hops.get(hop).map_or_else(|| format!("hop{}", hop.0), |d| d.name.clone())
+    }
+}
+
+/// Why the floor cannot stand for the boundary, or `None` when it can.
+pub fn refusal(facts: &FloorFacts<'_>) -> Option<String> {
+    let FloorFacts { floor, subject, .. } = *facts;
+    let bar = SLOWER_BY.0.max(SLOWER_BY.1 * facts.subject_us);
+    if let Some(library) = facts.library.filter(|l| l.ci95[1] < 0.0 && l.median < -bar) {
+        return Some(format!(
+            "the floor `{floor}` is slower than the subject `{subject}` ({subject} − {floor} {:+.3} µs per op, 95% \
+             CI {:+.3}…{:+.3}): a floor is the subject's path without its own machinery and cannot cost more, so \
+             there is no library figure and no cross-check. Give the floor the subject's statement, thread and wait, \
+             and nothing else",
+            library.median, library.ci95[0], library.ci95[1]
+        ));
+    }
+    let subject_marks = facts.subject_marks?;
+    let Some(floor_marks) = facts.floor_marks else {
+        return Some(format!(
+            "the floor `{floor}` has no probed build with complete operations beside the probed subject: nothing \
+             shows it runs the subject's database work and boundary, so there is no library figure and no \
+             cross-check. Probe the floor as the subject is probed (the same spans or hops)"
+        ));
+    };
+    // Every hop either lane marks, its path and its tails beside it.
+    let (hops, floor_hops) = (&subject_marks.hops, &floor_marks.hops);
+    if let Some(extra) = floor_hops.iter().find(|h| !hops.contains(h)) {
+        return Some(format!(
+            "the floor `{floor}` marks `{}`, which the subject `{subject}` does not: their marks cannot be \
+             compared, so there is no library figure and no cross-check. Mark the floor with the subject's spans or \
+             hops",
+            facts.hop_name(*extra)
+        ));
+    }
+    // A hop only the subject marks must lie inside its own code: every
+    // slice into or out of it the library's.
+    let outside_own_code = hops.iter().find(|hop| {
+        !floor_hops.contains(hop)
+            && subject_marks
+                .slices
+                .iter()
+                .filter(|s| s.from == **hop || s.to == **hop)
+                .any(|s| s.owner != Owner::Library)
+    });
+    if let Some(hop) = outside_own_code {
+        return Some(format!(
+            "the subject `{subject}` marks `{}`, which the floor `{floor}` does not, and not inside its own code: \
+             their marks cannot be compared, so there is no library figure and no cross-check. Mark the floor with \
+             the subject's spans or hops (a subject may mark more only between slices of its own)",
+            facts.hop_name(*hop)
+        ));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use hopscope_probe::{Block, HopTable, Mark, OpId, Side, Stream, Ticks};
+
+    use super::*;
+    use crate::join::{HopScan, Join};
+
+    /// Join one block of lane 0 (`subject-probed`) and lane 1
+    /// (`floor-probed`), each operation marking `subject` and `floor` in
+    /// that order on the caller, 100 ticks apart.
+    fn joined(header: &TraceHeader, subject: &[Hop], floor: &[Hop]) -> Vec<LaneOps> {
+        let block = |lane: u16, hops: &[Hop]| {
+            let marks = (0..4u64)
+                .flat_map(|op| {
+                    hops.iter()
+                        .enumerate()
+                        .map(move |(i, h)| Mark::new(OpId(op + 1), *h, Ticks(op * 10_000 + i as u64 * 100)))
+                })
+                .collect();
+            Block {
+                lane,
+                op_count: 4,
+                end: Ticks(40_000),
+                streams: vec![Stream { thread: 0, dropped: 0, marks }],
+                ..Block::default()
+            }
+        };
+        let blocks = [block(0, subject), block(1, floor)];
+        let mut scan = HopScan::new(header);
+        blocks.iter().for_each(|b| scan.add(b));
+        let mut join = Join::new(header, &scan);
+        blocks.iter().enumerate().for_each(|(i, b)| join.add(i, b));
+        join.finish()
+    }
+
+    /// The standard hops: `locked` and `built` on the caller, `executed`
+    /// on the writer (so `sent→executed→done` crosses threads).
+    fn header() -> TraceHeader {
+        let mut header = TraceHeader::for_this_host(&["subject-probed", "floor-probed"], &["caller"]);
+        header.hops = HopTable::standard();
+        assert_eq!(header.hops.get(Hop::EXECUTED).map(|d| d.side), Some(Side::Writer));
+        header
+    }
+
+    fn check(subject: &[Hop], floor: Option<&[Hop]>, library: Option<Difference>) -> Option<String> {
+        let header = header();
+        let ops = joined(&header, subject, floor.unwrap_or(&[]));
+        refusal(&FloorFacts {
+            floor: "floor",
+            subject: "subject",
+            library: library.as_ref(),
+            subject_us: 20.0,
+            subject_marks: Some(&ops[0]),
+            floor_marks: floor.map(|_| &ops[1]),
+            header: &header,
+        })
+    }
+
+    #[test]
+    fn a_floor_that_marks_a_subset_inside_the_subjects_own_code_stands() {
+        let subject = [Hop::ENTER, Hop::LOCKED, Hop::BUILT, Hop::SENT, Hop::DONE];
+        assert_eq!(check(&subject, Some(&[Hop::ENTER, Hop::SENT, Hop::DONE]), None), None);
+        assert_eq!(check(&subject, Some(&subject), None), None, "the same hops");
+    }
+
+    #[test]
+    fn a_floor_without_marks_or_with_other_marks_is_refused_naming_the_hop() {
+        let subject = [Hop::ENTER, Hop::SENT, Hop::EXECUTED, Hop::DONE];
+        let none = check(&subject, None, None).expect("no probed floor");
+        assert!(none.contains("no probed build") && none.contains("no library figure"), "{none}");
+        let other = check(&subject, Some(&[Hop::ENTER, Hop::LOCKED, Hop::DONE]), None).expect("floor marks more");
+        assert!(other.contains("marks `locked`, which the subject"), "{other}");
+        // `executed` ends SQLite's slice: a subject marking it where the
+        // floor does not is not refining its own code.
+        let fewer = check(&subject, Some(&[Hop::ENTER, Hop::SENT, Hop::DONE]), None).expect("floor lacks the db");
+        assert!(fewer.contains("marks `executed`, which the floor"), "{fewer}");
+    }
+
+    #[test]
+    fn a_floor_slower_than_the_subject_beyond_the_ci_is_refused_and_a_tie_is_not() {
+        let hops = [Hop::ENTER, Hop::DONE];
+        let slower = Difference { median: -2.27, ci95: [-2.5, -2.0], rounds: 100 };
+        let why = check(&hops, Some(&hops), Some(slower)).expect("refused");
+        assert!(why.contains("slower than the subject") && why.contains("-2.270"), "{why}");
+        let tie = Difference { median: -0.06, ci95: [-0.25, 0.13], rounds: 100 };
+        assert_eq!(check(&hops, Some(&hops), Some(tie)), None);
+        // Beyond the CI but within the bar (0.4 µs of a 20 µs subject).
+        let hair = Difference { median: -0.3, ci95: [-0.35, -0.25], rounds: 100 };
+        assert_eq!(check(&hops, Some(&hops), Some(hair)), None);
+    }
+}

@@ -1,0 +1,153 @@
+//! A key-value store whose writes all go through one thread that owns the
+//! SQLite connection, written as plainly as an application would: a
+//! `std::sync::mpsc` channel to the writer thread, and for each request a
+//! reply slot (`Mutex<Option<_>>` and a `Condvar`) the caller waits on.
+//! Its only instrumentation is two `tracing` spans, each with the
+//! operation's id in the field `op`:
+//!
+//! | span | thread | covers |
+//! |---|---|---|
+//! | `insert` | caller | the whole call: build, send, wait, take the result |
+//! | `execute` | writer (`kv-writer`) | the SQLite statement |
+//!
+//! Nothing here knows about hopscope; `decompose` (feature `hopscope`)
+//! measures it.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread::JoinHandle;
+
+use rusqlite::Connection;
+
+/// The statement every write runs.
+pub const PUT: &str = "INSERT OR REPLACE INTO kv (key, value) VALUES (?1, ?2)";
+
+/// Why a write failed.
+#[derive(Debug)]
+pub enum Error {
+    /// SQLite refused the statement.
+    Sqlite(rusqlite::Error),
+    /// The writer thread is gone.
+    Stopped,
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Sqlite(e) => write!(f, "SQLite: {e}"),
+            Error::Stopped => f.write_str("the writer thread has stopped"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Where one request's result lands; the caller waits on it.
+#[derive(Default)]
+pub struct Slot {
+    result: Mutex<Option<Result<i64, Error>>>,
+    ready: Condvar,
+}
+
+impl Slot {
+    /// Put `result` in the slot and wake the caller waiting on it.
+    pub fn fill(&self, result: Result<i64, Error>) {
+        *self.result.lock().unwrap_or_else(PoisonError::into_inner) = Some(result);
+        self.ready.notify_one();
+    }
+
+    /// Wait until the slot is filled, and empty it.
+    pub fn take(&self) -> Result<i64, Error> {
+        let mut result = self.result.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if let Some(result) = result.take() {
+                return result;
+            }
+            result = self.ready.wait(result).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+}
+
+/// One write on its way to the writer thread.
+struct Request {
+    op: u64,
+    key: i64,
+    value: String,
+    slot: Arc<Slot>,
+}
+
+/// A handle to the writer thread; dropping it stops the thread.
+pub struct KvWriter {
+    tx: Option<Sender<Request>>,
+    thread: Option<JoinHandle<()>>,
+    next_op: AtomicU64,
+}
+
+impl KvWriter {
+    /// Open the store at `path` and start its writer thread, `kv-writer`.
+    pub fn open(path: &Path) -> Result<KvWriter, Error> {
+        let conn = open_db(path)?;
+        let (tx, rx) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("kv-writer".to_owned())
+            .spawn(move || serve(&conn, &rx))
+            .map_err(|_| Error::Stopped)?;
+        Ok(KvWriter { tx: Some(tx), thread: Some(thread), next_op: AtomicU64::new(0) })
+    }
+
+    /// Store `value` under `key`; returns the row's id.
+    pub fn insert(&self, key: i64, value: String) -> Result<i64, Error> {
+        let op = self.next_op.fetch_add(1, Ordering::Relaxed);
+        let _span = tracing::info_span!("insert", op).entered();
+        let slot = Arc::new(Slot::default());
+        let tx = self.tx.as_ref().ok_or(Error::Stopped)?;
+        tx.send(Request { op, key, value, slot: Arc::clone(&slot) }).map_err(|_| Error::Stopped)?;
+        slot.take()
+    }
+}
+
+impl Drop for KvWriter {
+    fn drop(&mut self) {
+        self.tx.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn serve(conn: &Connection, rx: &Receiver<Request>) {
+    for Request { op, key, value, slot } in rx {
+        let result = tracing::info_span!("execute", op).in_scope(|| put(conn, key, &value));
+        slot.fill(result);
+    }
+}
+
+/// Open the store's database at `path`: WAL, synchronous=NORMAL, the kv table.
+pub fn open_db(path: &Path) -> Result<Connection, Error> {
+    let conn = Connection::open(path).map_err(Error::Sqlite)?;
+    conn.execute_batch(
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;
+         CREATE TABLE IF NOT EXISTS kv (key INTEGER PRIMARY KEY, value TEXT NOT NULL);",
+    )
+    .map_err(Error::Sqlite)?;
+    Ok(conn)
+}
+
+/// Run the store's statement on `conn`, on the calling thread.
+pub fn put(conn: &Connection, key: i64, value: &str) -> Result<i64, Error> {
+    conn.prepare_cached(PUT)
+        .and_then(|mut statement| statement.execute((key, value)))
+        .map(|_| conn.last_insert_rowid())
+        .map_err(Error::Sqlite)
+}
+
+/// The value the examples store under `key`.
+pub fn value(key: u64) -> String {
+    format!("value {key}")
+}
+
+/// The store under hopscope's harness (feature `hopscope`).
+#[cfg(feature = "hopscope")]
+pub mod decompose;
