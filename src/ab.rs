@@ -7,13 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use hopscope_analyze::ab;
-use hopscope_analyze::change::Verdict;
 use hopscope_analyze::experiment::{self, Experiment};
+use hopscope_harness::gate::{self, FailOn};
 use hopscope_harness::{Harness, RunArgs, sha256_hex};
 use hopscope_probe::Trace;
 
-use crate::compare::{FailOn, exit_status};
 use crate::spec::Spec;
 
 /// Flags of `hopscope ab`.
@@ -47,15 +45,7 @@ fn print_json(dir: &Path, experiment: &Experiment) -> anyhow::Result<()> {
 
 /// An A/B verdict as a gate reads it: `b` against `a`.
 fn gate(experiment: &Experiment, fail_on: Option<FailOn>) -> ExitCode {
-    let outcome = &experiment.outcome;
-    let slower = outcome.passes.iter().map(|p| p.delta_us.median).sum::<f64>() > 0.0;
-    let verdict = match outcome.verdict {
-        ab::Verdict::Reproduced if slower => Verdict::Regression,
-        ab::Verdict::Reproduced => Verdict::Improvement,
-        ab::Verdict::Inconclusive => Verdict::NoChange,
-        ab::Verdict::DriftSuspected => Verdict::DriftSuspected,
-    };
-    ExitCode::from(exit_status(verdict, fail_on))
+    ExitCode::from(gate::exit_status(gate::ab_verdict(experiment), fail_on))
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {

@@ -7,10 +7,6 @@ use std::process::ExitCode;
 use hopscope_harness::{Harness, RunArgs};
 use hopscope_workloads::{LaneSpec, Peer, Shape};
 
-use anyhow::Context;
-
-use crate::compare::{self, FailOn};
-use crate::index::RunIndex;
 use crate::knob_args::{DbArgs, KnobArgs};
 
 /// The lanes of a decomposition: SQLite alone, the bare switches (a turn
@@ -44,25 +40,6 @@ pub(crate) struct Args {
     db: DbArgs,
     #[command(flatten)]
     knobs: KnobArgs,
-    /// Save this run as baseline NAME in the run index (replacing what the
-    /// name pointed at), for a later `--baseline NAME` or `compare NAME …`.
-    #[arg(long, value_name = "NAME")]
-    save_baseline: Option<String>,
-    /// Compare this run with baseline NAME (or any run `compare` accepts):
-    /// `change.md` and `change.json` in the run directory, the verdict on
-    /// stdout.
-    #[arg(long, value_name = "NAME")]
-    baseline: Option<String>,
-    /// With --baseline: exit 3 on a regression (and 5 when drift refuses
-    /// the verdict), or with `any` also 4 on an improvement.
-    #[arg(long, value_enum, requires = "baseline")]
-    fail_on: Option<FailOn>,
-    /// Print one JSON object on stdout instead of the summary
-    /// (`hopscope.decompose/1`: the run directory, its index id, the
-    /// decomposition and, with --baseline, the change); progress and
-    /// errors stay on stderr.
-    #[arg(long)]
-    json: bool,
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
@@ -81,68 +58,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     for spec in LaneSpec::standard(&names, knobs)? {
         harness = harness.lane(spec.lane(args.shape, db)?);
     }
-    // The baseline is looked up before the run, so a typo costs nothing.
-    // Without --baseline or --save-baseline the index is a convenience: a
-    // run whose index cannot be opened still runs, and says so.
-    let needed = args.baseline.is_some() || args.save_baseline.is_some();
-    let index = match RunIndex::open() {
-        Ok(index) => Some(index),
-        Err(err) if !needed => {
-            eprintln!("hopscope: warning: {err:#}; this run is not indexed");
-            None
-        }
-        Err(err) => return Err(err),
-    };
-    let baseline = match (&index, args.baseline.as_deref()) {
-        (Some(index), Some(key)) => Some((key, index.find(key)?)),
-        _ => None,
-    };
-    if args.json {
-        harness = harness.quiet();
-    }
-    let outcome = harness.run()?;
-    if let (true, Some(line)) = (args.json, &outcome.stopped) {
-        eprintln!("hopscope: {line}");
-    }
-    let say = |line: String| {
-        if !args.json {
-            println!("{line}");
-        }
-    };
-    let (Some(d), Some(index)) = (outcome.decomposition.as_ref().filter(|_| outcome.stopped.is_none()), &index) else {
-        return Ok(outcome.exit_code());
-    };
-    let id = index.record(&outcome.dir, d)?;
-    say(format!("index:   run #{id} in {}", index.path().display()));
-    if let Some(name) = &args.save_baseline {
-        index.save_baseline(name, id)?;
-        say(format!("baseline: {name} = run #{id}"));
-    }
-    let print_json = |change: Option<&hopscope_analyze::change::Change>| -> anyhow::Result<()> {
-        if args.json {
-            let out = serde_json::json!({
-                "schema": "hopscope.decompose/1", "dir": outcome.dir, "run_id": id, "result": d, "change": change,
-            });
-            println!("{}", serde_json::to_string_pretty(&out).context("cannot write JSON")?);
-        }
-        Ok(())
-    };
-    let Some((key, row)) = baseline else {
-        print_json(None)?;
-        return Ok(outcome.exit_code());
-    };
-    let this = outcome.dir.display().to_string();
-    let change = compare::between((&row.dir, &format!("{key} (run #{})", row.id)), (&outcome.dir, &this))?;
-    let md = outcome.dir.join("change.md");
-    std::fs::write(&md, hopscope_reports::change_markdown(&change))
-        .with_context(|| format!("cannot write {}", md.display()))?;
-    let json = outcome.dir.join("change.json");
-    let text = serde_json::to_string_pretty(&change).context("cannot write JSON")?;
-    std::fs::write(&json, text).with_context(|| format!("cannot write {}", json.display()))?;
-    say(format!("change:  {} against {key} → {}", change.verdict, md.display()));
-    for finding in change.findings.iter().skip(1) {
-        say(format!("         {finding}"));
-    }
-    print_json(Some(&change))?;
-    Ok(ExitCode::from(compare::exit_status(change.verdict, args.fail_on)))
+    // The harness records the run in the index, saves and compares
+    // baselines, prints `--json` and sets the exit status, as it does for
+    // any harness program.
+    Ok(harness.run()?.exit_code())
 }

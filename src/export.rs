@@ -75,7 +75,7 @@ fn trace_of(input: &str) -> anyhow::Result<PathBuf> {
     if path.is_file() {
         return Ok(path);
     }
-    let dir = if path.is_dir() { path } else { crate::index::RunIndex::open()?.find(input)?.dir };
+    let dir = if path.is_dir() { path } else { hopscope_harness::index::RunIndex::located().find(input)?.dir };
     let trace = dir.join("trace.hop");
     if !trace.is_file() {
         bail!("{} holds no trace.hop", dir.display());
@@ -198,7 +198,7 @@ fn parquet(keys: &[String], out: &std::path::Path, marks: bool) -> anyhow::Resul
     use hopscope_analyze::Decomposition;
     use hopscope_reports::tables::{self, RunSource};
 
-    let index = crate::index::RunIndex::open()?;
+    let index = hopscope_harness::index::RunIndex::located();
     let mut runs = Vec::with_capacity(keys.len());
     for key in keys {
         let dir = index.find(key)?.dir;

@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use crate::index::{FIGURES, RunIndex};
+use hopscope_harness::index::{FIGURES, RunIndex};
 
 /// Flags of `hopscope history`.
 #[derive(Debug, clap::Args)]
@@ -22,21 +22,29 @@ fn when(ms: i64) -> String {
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let index = RunIndex::open()?;
+    // Reading the index never creates it.
+    let index = RunIndex::located();
     let rows = index.history(usize::from(args.last))?;
     if rows.is_empty() {
-        println!("no runs in {} yet: `hopscope decompose` records each run there", index.path().display());
+        println!(
+            "no runs in {} yet: `hopscope decompose` and every harness program record each run there",
+            index.path().display()
+        );
         return Ok(ExitCode::SUCCESS);
     }
-    println!("| run | when (UTC) | commit | host | baseline | {} |", FIGURES.map(|f| format!("{f} µs")).join(" | "));
-    println!("|---|---|---|---|---|{}", "---:|".repeat(FIGURES.len()));
+    println!(
+        "| run | when (UTC) | program | commit | host | baseline | {} |",
+        FIGURES.map(|f| format!("{f} µs")).join(" | ")
+    );
+    println!("|---|---|---|---|---|---|{}", "---:|".repeat(FIGURES.len()));
     for row in rows {
         let commit = row.commit.as_deref().map_or("—".to_owned(), |c| c.chars().take(10).collect());
         let names = index.names_of(row.id)?.join(", ");
         let figures: Vec<String> =
             row.figures.iter().map(|f| f.map_or("—".to_owned(), |v| format!("{v:.3}"))).collect();
+        let program = if row.program.is_empty() { "—" } else { row.program.as_str() };
         println!(
-            "| #{} | {} | {commit} | {} | {} | {} |",
+            "| #{} | {} | {program} | {commit} | {} | {} | {} |",
             row.id,
             when(row.created_unix_ms),
             row.host,

@@ -60,7 +60,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         cpu_budget: args.cpu_budget,
     };
     sweep.validate()?;
-    let dir = rundir::create(args.out.as_deref(), "keep-warm")?;
+    let dir = rundir::create(args.out.as_deref(), "keep-warm", "latest-keep-warm")?;
     let rows = keep_warm::run(&sweep, &dir, &rundir::metadata(), rundir::show_progress(), |line| eprintln!("{line}"))?;
     let floor = wake_floor(&args.placement);
     let written = hopscope_reports::write_sweep(&dir, &rows, floor.as_ref())?;

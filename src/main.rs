@@ -12,7 +12,6 @@ mod compare;
 mod decompose;
 mod export;
 mod history;
-mod index;
 mod keepwarm;
 mod knob_args;
 mod merge;

@@ -68,7 +68,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         plan.arms.retain(|(name, _)| always.contains(&name.as_str()) || args.steps.contains(name));
     }
-    let dir = rundir::create(args.out.as_deref(), "merge")?;
+    let dir = rundir::create(args.out.as_deref(), "merge", "latest-merge")?;
     eprintln!(
         "merging {} changes × {} arms × 2 imports × {rounds} rounds into {}",
         spec.rows * spec.columns as u64,

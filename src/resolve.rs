@@ -40,7 +40,7 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let r = Resolve::new(&args.slice, args.deltas.clone(), args.repeats, args.samples, args.ops)?;
-    let dir = rundir::create(args.out.as_deref(), "resolve")?;
+    let dir = rundir::create(args.out.as_deref(), "resolve", "latest-resolve")?;
     let result = resolve::run(&r, &dir, &rundir::metadata(), |row| {
         eprintln!(
             "{:>6} ns: lane detected {:>3.0}%, estimated {:>6.0} ns · slice detected {:>3.0}%, estimated {} ns, \

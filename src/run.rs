@@ -42,7 +42,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let specs = LaneSpec::standard(&names, knobs)
         .unwrap_or_else(|err| crate::usage("run", clap::error::ErrorKind::InvalidValue, &err.to_string()));
     let lanes = specs.iter().map(|spec| spec.lane(args.shape, db)).collect::<Result<Vec<_>, _>>()?;
-    let dir = rundir::create(args.run.out.as_deref(), "run")?;
+    let dir = rundir::create(args.run.out.as_deref(), "run", "latest-run")?;
     let mut meta = rundir::metadata();
     meta.extend(hopscope_workloads::run_facts(args.shape, db).map(|(k, v)| (k.to_owned(), v)));
     let summary = runner::run(&plan, &lanes, &dir, meta, rundir::show_progress())?;

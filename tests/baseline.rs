@@ -99,3 +99,18 @@ fn a_knob_change_against_a_saved_baseline_names_the_slice_and_gates_the_exit() {
     let out = hopscope_indexed(&root, &["compare", "main", "#2", "--fail-on", "sometimes"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn reading_an_index_that_does_not_exist_creates_nothing() {
+    let root = temp_dir("read-only");
+    let history = hopscope_indexed(&root, &["history"]);
+    assert!(history.status.success(), "{}", text(&history));
+    assert!(text(&history).starts_with("no runs in "), "{}", text(&history));
+    let compare = hopscope_indexed(&root, &["compare", "latest", "main"]);
+    assert_eq!(compare.status.code(), Some(1), "{}", text(&compare));
+    assert!(text(&compare).contains("no run \"latest\""), "{}", text(&compare));
+    let export = hopscope_indexed(&root, &["export", "--format", "parquet", "-o", "x", "latest"]);
+    assert_eq!(export.status.code(), Some(1), "{}", text(&export));
+    assert!(!root.join("index.jsonl").exists(), "no read created the index");
+    assert_eq!(std::fs::read_dir(&root).expect("root").count(), 0, "nor anything else");
+}

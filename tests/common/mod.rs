@@ -22,11 +22,11 @@ pub(crate) fn hopscope(args: &[&str]) -> Output {
 }
 
 /// As [`hopscope`], with its run index in `root` rather than the shared
-/// `target/hopscope/index.sqlite`, so `latest`, baselines and history
+/// `target/hopscope/index.jsonl`, so `latest`, baselines and history
 /// are this test's alone.
 pub(crate) fn hopscope_indexed(root: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_hopscope"))
-        .env("HOPSCOPE_INDEX", root.join("index.sqlite"))
+        .env("HOPSCOPE_INDEX", root.join("index.jsonl"))
         .args(args)
         .output()
         .expect("hopscope runs")

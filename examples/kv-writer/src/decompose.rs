@@ -5,6 +5,10 @@
 //! peer). Every lane but the baseline runs clean and probed by a
 //! `HopLayer` over the same two spans, so their slices compare like with
 //! like.
+//!
+//! `KV_WRITER_SLOWDOWN_NS=N` in the environment makes the subject's writer
+//! busy N ns inside each `execute` span: a change of known size, for
+//! trying `--baseline NAME --fail-on regression` on a real change.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -78,11 +82,18 @@ pub fn floor(layer: HopLayer) -> Lane {
     floor_clean().probed_by_spans(layer)
 }
 
+/// The subject's slowdown, from `KV_WRITER_SLOWDOWN_NS` (zero when unset
+/// or not a number).
+fn slowdown() -> std::time::Duration {
+    let ns = std::env::var("KV_WRITER_SLOWDOWN_NS").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+    std::time::Duration::from_nanos(ns)
+}
+
 /// The subject: [`KvWriter`], clean and probed by `layer`.
 pub fn subject(layer: HopLayer) -> Lane {
     Lane::subject(
         "kv-writer",
-        |s| Opened::new(s, KvWriter::open),
+        |s| Opened::new(s, |path| KvWriter::open_slowed(path, slowdown())),
         |w: &mut Opened<KvWriter>, op| w.writer.insert(op.index() as i64, value(op.index())).map(drop),
     )
     .reset(|o| empty(&o.db))

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
@@ -88,11 +89,18 @@ pub struct KvWriter {
 impl KvWriter {
     /// Open the store at `path` and start its writer thread, `kv-writer`.
     pub fn open(path: &Path) -> Result<KvWriter, Error> {
+        KvWriter::open_slowed(path, Duration::ZERO)
+    }
+
+    /// As [`KvWriter::open`], with the writer thread busy `extra` inside
+    /// each `execute` span before the statement: a change of known size,
+    /// to check that a comparison with a baseline catches it.
+    pub fn open_slowed(path: &Path, extra: Duration) -> Result<KvWriter, Error> {
         let conn = open_db(path)?;
         let (tx, rx) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("kv-writer".to_owned())
-            .spawn(move || serve(&conn, &rx))
+            .spawn(move || serve(&conn, &rx, extra))
             .map_err(|_| Error::Stopped)?;
         Ok(KvWriter { tx: Some(tx), thread: Some(thread), next_op: AtomicU64::new(0) })
     }
@@ -117,10 +125,24 @@ impl Drop for KvWriter {
     }
 }
 
-fn serve(conn: &Connection, rx: &Receiver<Request>) {
+fn serve(conn: &Connection, rx: &Receiver<Request>, extra: Duration) {
     for Request { op, key, value, slot } in rx {
-        let result = tracing::info_span!("execute", op).in_scope(|| put(conn, key, &value));
+        let result = tracing::info_span!("execute", op).in_scope(|| {
+            spin(extra);
+            put(conn, key, &value)
+        });
         slot.fill(result);
+    }
+}
+
+/// Busy-wait `extra` (nothing for zero).
+fn spin(extra: Duration) {
+    if extra.is_zero() {
+        return;
+    }
+    let until = Instant::now() + extra;
+    while Instant::now() < until {
+        std::hint::spin_loop();
     }
 }
 

@@ -17,8 +17,8 @@ pub struct RunArgs {
     /// default (about ten seconds).
     #[arg(long)]
     pub quick: bool,
-    /// Run directory (default: a new one under target/hopscope/, linked
-    /// from target/hopscope/latest).
+    /// Run directory (default: a new one under hopscope/ in the target
+    /// directory Cargo built into, linked from hopscope/latest there).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Thread placement: same-core (the default: see the README), unpinned,
@@ -49,7 +49,8 @@ pub struct RunArgs {
     /// thread.
     #[arg(long)]
     pub counters: bool,
-    /// Run only these lanes (comma-separated declared names).
+    /// Run only these lanes (comma-separated: a declared name runs each of
+    /// its builds, `name-probed` only the probed one).
     #[arg(long, value_delimiter = ',')]
     pub lanes: Vec<String>,
     /// Run a pre-registered A/B experiment between two declared lanes
@@ -57,6 +58,26 @@ pub struct RunArgs {
     /// `[run]`, `[rule]`; see docs/experiments.md).
     #[arg(long, value_name = "SPEC")]
     pub ab: Option<PathBuf>,
+    /// Save this run as baseline NAME in the run index (replacing what the
+    /// name pointed at), for a later `--baseline NAME` or `hopscope compare
+    /// NAME …`.
+    #[arg(long, value_name = "NAME")]
+    pub save_baseline: Option<String>,
+    /// Compare this run with baseline NAME (or any run `hopscope compare`
+    /// accepts): `change.md` and `change.json` in the run directory, the
+    /// verdict on stdout.
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
+    /// With --baseline (or --ab): exit 3 on a regression and 5 when drift
+    /// refuses the verdict, or with `any` also 4 on an improvement.
+    #[arg(long, value_enum)]
+    pub fail_on: Option<crate::gate::FailOn>,
+    /// Print one JSON object on stdout instead of the summary
+    /// (`hopscope.decompose/1`: the run directory, its index id, the
+    /// decomposition and, with --baseline, the change; `hopscope.ab-run/1`
+    /// with --ab); progress and errors stay on stderr.
+    #[arg(long)]
+    pub json: bool,
     /// Passed by `cargo bench` to bench targets; ignored.
     #[arg(long, hide = true)]
     pub bench: bool,
@@ -106,6 +127,16 @@ impl RunArgs {
                 return Err(FlagError { flag: "--deadline", reason });
             }
             plan.block_deadline = Duration::from_secs_f64(seconds);
+        }
+        if self.fail_on.is_some() && self.baseline.is_none() && self.ab.is_none() {
+            return Err(FlagError {
+                flag: "--fail-on",
+                reason: "gates a verdict: give --baseline NAME or --ab SPEC".into(),
+            });
+        }
+        if self.ab.is_some() && (self.baseline.is_some() || self.save_baseline.is_some()) {
+            let reason = "an A/B run is judged by its own rule, not against a baseline".to_owned();
+            return Err(FlagError { flag: "--baseline", reason });
         }
         for (flag, zero) in
             [("--ops", plan.ops_per_block == 0), ("--samples", plan.samples == 0), ("--passes", plan.passes == 0)]

@@ -25,6 +25,7 @@ use crate::error::RunError;
 use crate::interrupt::Signal;
 use crate::lane::Lane;
 use crate::plan::Plan;
+use crate::record::Recorder;
 use crate::runner::{self, RunSummary};
 use crate::spec::{ExperimentSpec, SpecError};
 use crate::{ab, rundir, summary};
@@ -70,6 +71,20 @@ pub enum HarnessError {
         /// Why.
         source: ReportError,
     },
+    /// A file beside the results could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The run index could not record the run or find a baseline.
+    #[error(transparent)]
+    Index(#[from] crate::index::IndexError),
+    /// The baseline's run could not be read to compare with.
+    #[error(transparent)]
+    Compare(#[from] crate::gate::CompareError),
 }
 
 /// What a run produced.
@@ -92,16 +107,24 @@ pub struct Outcome {
     /// Pins the kernel refused during the run (see
     /// [`crate::placement::pin_failures`]).
     pub pin_failures: u64,
+    /// The run's id in the run index (a decomposition that finished).
+    pub run_id: Option<i64>,
+    /// The change from `--baseline`.
+    pub change: Option<hopscope_analyze::change::Change>,
+    /// The exit status `--fail-on` asks for, from the change or the A/B
+    /// verdict (0: nothing the gate fails on; see [`crate::gate`]).
+    pub gate: u8,
 }
 
 impl Outcome {
-    /// Success, unless the run stopped early: 128 + the signal after a
-    /// signal (130 for SIGINT), failure after a lane's failure.
+    /// Success, unless the run stopped early (128 + the signal after a
+    /// signal, 130 for SIGINT; failure after a lane's failure) or the gate
+    /// fails it (3 a regression, 4 an improvement, 5 drift: [`crate::gate`]).
     pub fn exit_code(&self) -> ExitCode {
         match (&self.signal, &self.stopped) {
             (Some(signal), _) => ExitCode::from(signal.exit_status()),
             (None, Some(_)) => ExitCode::FAILURE,
-            (None, None) => ExitCode::SUCCESS,
+            (None, None) => ExitCode::from(self.gate),
         }
     }
 }
@@ -244,14 +267,18 @@ impl Harness {
         if let Some(why) = placements.filter_map(crate::placement::unachievable).next() {
             return Err(HarnessError::Usage(why));
         }
+        if self.args.json {
+            self.quiet = true;
+        }
         if let Some(spec) = self.args.ab.clone() {
             let meta = std::mem::take(&mut self.meta);
             return self.run_ab(&spec, meta);
         }
+        let recorder = Recorder::prepare(&self.args)?;
         let mut meta = rundir::metadata();
         meta.extend(std::mem::take(&mut self.meta));
         meta.insert("harness".to_owned(), self.name.clone());
-        let dir = rundir::create(self.args.out.as_deref(), &self.name)?;
+        let dir = rundir::create(self.args.out.as_deref(), &self.name, rundir::LATEST)?;
         self.say(&format!("measuring {} lanes into {}", trace_lanes(&self.lanes), dir.display()));
         let (mut outcome, blocks) = self.measure(&plan, &self.lanes, dir, meta)?;
         if blocks > 0 {
@@ -287,7 +314,40 @@ impl Harness {
             outcome.decomposition = Some(d);
         }
         self.finish(&outcome);
+        if let (Some(d), None) = (&outcome.decomposition, &outcome.stopped) {
+            let recorded = recorder.record(&self.args, &outcome.dir, d)?;
+            for line in &recorded.lines {
+                self.say(line);
+            }
+            outcome.run_id = recorded.run_id;
+            outcome.gate = recorded.gate;
+            outcome.change = recorded.change;
+        }
+        if self.args.json {
+            self.print_json(&outcome)?;
+        }
         Ok(outcome)
+    }
+
+    /// `--json`: one object on stdout (`hopscope.decompose/1` or
+    /// `hopscope.ab-run/1`); what stopped the run, on stderr.
+    fn print_json(&self, outcome: &Outcome) -> Result<(), HarnessError> {
+        if let Some(line) = &outcome.stopped {
+            eprintln!("{}: {line}", self.name);
+        }
+        let out = match &outcome.experiment {
+            Some(e) => serde_json::json!({ "schema": "hopscope.ab-run/1", "dir": outcome.dir, "experiment": e }),
+            None => serde_json::json!({
+                "schema": "hopscope.decompose/1",
+                "dir": outcome.dir,
+                "run_id": outcome.run_id,
+                "result": outcome.decomposition,
+                "change": outcome.change,
+            }),
+        };
+        let text = serde_json::to_string_pretty(&out).map_err(|e| HarnessError::Usage(e.to_string()))?;
+        println!("{text}");
+        Ok(())
     }
 
     /// Run `lanes` under `plan` into `dir`; the outcome so far, and how
@@ -311,6 +371,9 @@ impl Harness {
             stopped,
             signal,
             pin_failures: summary.pin_failures,
+            run_id: None,
+            change: None,
+            gate: 0,
         };
         Ok((outcome, blocks))
     }
@@ -340,7 +403,7 @@ impl Harness {
         let deadline =
             self.args.apply(spec.plan.clone()).map_err(|e| HarnessError::Flag(e.to_string()))?.block_deadline;
         let plan = Plan { block_deadline: deadline, ..spec.plan.clone() };
-        let dir = rundir::create(self.args.out.as_deref(), &format!("{}-ab", self.name))?;
+        let dir = rundir::create(self.args.out.as_deref(), &format!("{}-ab", self.name), "latest-ab")?;
         let mut meta = rundir::metadata();
         meta.extend(std::mem::take(&mut self.meta));
         meta.insert("harness".to_owned(), self.name.clone());
@@ -369,13 +432,21 @@ impl Harness {
                 .map_err(|source| HarnessError::Report { dir: outcome.dir.clone(), source })?;
             outcome.written.push("trace", outcome.trace.clone());
             self.say(&ab::summary(&e));
+            if outcome.stopped.is_none() {
+                outcome.gate = crate::gate::exit_status(crate::gate::ab_verdict(&e), self.args.fail_on);
+            }
             outcome.experiment = Some(e);
         }
         self.finish(&outcome);
+        if self.args.json {
+            self.print_json(&outcome)?;
+        }
         Ok(outcome)
     }
 
-    /// Keep only the lanes `--lanes` names, refusing an unknown name.
+    /// Keep only the lanes `--lanes` names, refusing an unknown name: a
+    /// declared name keeps each of its builds, a name the tables print
+    /// (`name-probed`) that build alone.
     fn select_lanes(&mut self) -> Result<(), HarnessError> {
         if self.lanes.is_empty() {
             return Err(HarnessError::Usage("no lanes declared: add some with Harness::lane".to_owned()));
@@ -384,15 +455,25 @@ impl Harness {
         if wanted.is_empty() {
             return Ok(());
         }
-        if let Some(unknown) = wanted.iter().find(|w| !self.lanes.iter().any(|l| &l.name == *w)) {
+        let known = |w: &String| self.lanes.iter().any(|l| &l.name == w || l.trace_lanes().any(|(n, _)| &n == w));
+        if let Some(unknown) = wanted.iter().find(|w| !known(w)) {
             return Err(HarnessError::Flag(format!("--lanes: no lane `{unknown}` ({})", self.declared())));
         }
-        self.lanes.retain(|l| wanted.contains(&l.name));
+        for lane in &mut self.lanes {
+            if wanted.contains(&lane.name) {
+                continue;
+            }
+            let keep: Vec<bool> = lane.trace_lanes().map(|(name, _)| wanted.contains(&name)).collect();
+            let mut keep = keep.into_iter();
+            lane.builds.retain(|_| keep.next().unwrap_or(false));
+        }
+        self.lanes.retain(|l| !l.builds.is_empty());
         Ok(())
     }
 
+    /// Every lane name the run's tables can print, for a refusal.
     fn declared(&self) -> String {
-        let names: Vec<&str> = self.lanes.iter().map(Lane::name).collect();
+        let names: Vec<String> = self.lanes.iter().flat_map(|l| l.trace_lanes().map(|(n, _)| n)).collect();
         format!("declared: {}", names.join(", "))
     }
 

@@ -56,14 +56,17 @@ mod args;
 mod closure;
 pub mod cpu;
 mod error;
+pub mod gate;
 mod hand_in;
 mod harness;
+pub mod index;
 pub mod interrupt;
 mod lane;
 pub mod placement;
 mod plan;
 pub mod progress;
 mod readings;
+mod record;
 pub mod rundir;
 pub mod runner;
 #[cfg(feature = "tracing")]

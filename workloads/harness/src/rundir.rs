@@ -8,14 +8,35 @@ use std::path::{Path, PathBuf};
 
 use crate::error::RunError;
 
-/// Parent of the default run directories, relative to the working directory.
-pub const RUNS_DIR: &str = "target/hopscope";
+/// The output root's name under the target directory.
+pub const RUNS_SUBDIR: &str = "hopscope";
+
+/// The link to the newest decomposition under the output root; other
+/// kinds of run (A/B, sweeps) link `latest-<kind>` instead, so `latest`
+/// always names a decomposition.
+pub const LATEST: &str = "latest";
+
+/// Where run directories go by default: `hopscope/` under the target
+/// directory Cargo built this program into — `$CARGO_TARGET_DIR` when set,
+/// else the nearest directory above the executable that Cargo marked as a
+/// target directory (its `CACHEDIR.TAG`), else `target/` of the working
+/// directory (an installed binary).
+pub fn runs_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir).join(RUNS_SUBDIR);
+    }
+    let built_in = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.ancestors().skip(1).find(|dir| dir.join("CACHEDIR.TAG").is_file()).map(Path::to_owned));
+    built_in.unwrap_or_else(|| PathBuf::from("target")).join(RUNS_SUBDIR)
+}
 
 /// Create the run directory: `out` if given, else a new timestamped one
-/// `target/hopscope/<kind>-<ms>`, with `target/hopscope/latest` pointing at it.
-/// An `out` another run holds is refused here, before the caller says it
-/// is about to measure into it (the runner locks it for the run itself).
-pub fn create(out: Option<&Path>, kind: &str) -> Result<PathBuf, RunError> {
+/// `<output root>/<kind>-<ms>` ([`runs_dir`]), with the link `link`
+/// ([`LATEST`] for a decomposition) beside it pointing at it. An `out`
+/// another run holds is refused here, before the caller says it is about
+/// to measure into it (the runner locks it for the run itself).
+pub fn create(out: Option<&Path>, kind: &str, link: &str) -> Result<PathBuf, RunError> {
     let io = |path: &Path| {
         let path = path.to_owned();
         move |source| RunError::Io { what: "cannot create run directory", path, source }
@@ -26,11 +47,11 @@ pub fn create(out: Option<&Path>, kind: &str) -> Result<PathBuf, RunError> {
         return Ok(out.to_owned());
     }
     let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
-    let runs = PathBuf::from(RUNS_DIR);
+    let runs = runs_dir();
     sweep_stale(&runs);
     let dir = runs.join(format!("{kind}-{stamp}"));
     std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-    let latest = runs.join("latest");
+    let latest = runs.join(link);
     let _ = std::fs::remove_file(&latest);
     #[cfg(unix)]
     {

@@ -1,0 +1,90 @@
+//! What a finished decomposition leaves behind beyond its directory: its
+//! row in the run index, a baseline saved under a name, and the change
+//! from a baseline with the exit status a CI gate reads (`--save-baseline`,
+//! `--baseline`, `--fail-on`, `--json`) — the same road for hopscope's own
+//! `decompose` and for every harness program.
+
+use std::path::Path;
+
+use hopscope_analyze::Decomposition;
+use hopscope_analyze::change::Change;
+
+use crate::args::RunArgs;
+use crate::gate;
+use crate::harness::HarnessError;
+use crate::index::{RunIndex, RunRow};
+
+/// The index and the baseline a run will be recorded and judged against,
+/// found before it measures anything (a typo in a baseline's name costs
+/// nothing).
+#[derive(Debug)]
+pub(crate) struct Recorder {
+    /// `None` when the index could not be read and the run does not need
+    /// it: the run is then not indexed, and says so.
+    index: Option<RunIndex>,
+    baseline: Option<(String, RunRow)>,
+}
+
+/// What recording a run produced.
+#[derive(Debug, Default)]
+pub(crate) struct Recorded {
+    /// The run's id in the index.
+    pub(crate) run_id: Option<i64>,
+    /// The change from the baseline.
+    pub(crate) change: Option<Change>,
+    /// The exit status the gate asks for (0: nothing it fails on).
+    pub(crate) gate: u8,
+    /// Lines for the person at the terminal.
+    pub(crate) lines: Vec<String>,
+}
+
+impl Recorder {
+    /// Find the index and the baseline `args` name. Without `--baseline`
+    /// or `--save-baseline` a damaged index is a warning, not an error.
+    pub(crate) fn prepare(args: &RunArgs) -> Result<Recorder, HarnessError> {
+        let index = RunIndex::located();
+        let needed = args.baseline.is_some() || args.save_baseline.is_some();
+        let baseline = match &args.baseline {
+            Some(key) => Some((key.clone(), index.find(key)?)),
+            None => None,
+        };
+        let index = match index.history(1) {
+            Ok(_) => Some(index),
+            Err(err) if !needed => {
+                eprintln!("hopscope: warning: {err}; this run is not indexed");
+                None
+            }
+            Err(err) => return Err(err.into()),
+        };
+        Ok(Recorder { index, baseline })
+    }
+
+    /// Index the run in `dir`, save it as a baseline if asked, and judge
+    /// it against the baseline, writing `change.md` and `change.json`.
+    pub(crate) fn record(&self, args: &RunArgs, dir: &Path, d: &Decomposition) -> Result<Recorded, HarnessError> {
+        let mut out = Recorded::default();
+        let Some(index) = &self.index else { return Ok(out) };
+        let id = index.record(dir, d)?;
+        out.run_id = Some(id);
+        out.lines.push(format!("index:   run #{id} in {}", index.path().display()));
+        if let Some(name) = &args.save_baseline {
+            index.save_baseline(name, id)?;
+            out.lines.push(format!("baseline: {name} = run #{id}"));
+        }
+        let Some((key, row)) = &self.baseline else { return Ok(out) };
+        let this = dir.display().to_string();
+        let change = gate::between((&row.dir, &format!("{key} (run #{})", row.id)), (dir, &this))?;
+        let write = |file: &str, text: String| {
+            let path = dir.join(file);
+            std::fs::write(&path, text).map_err(|source| HarnessError::Write { path, source })
+        };
+        write("change.md", hopscope_reports::change_markdown(&change))?;
+        let json = serde_json::to_string_pretty(&change).map_err(|e| HarnessError::Usage(e.to_string()))?;
+        write("change.json", json)?;
+        out.lines.push(format!("change:  {} against {key} → {}", change.verdict, dir.join("change.md").display()));
+        out.lines.extend(change.findings.iter().skip(1).map(|f| format!("         {f}")));
+        out.gate = gate::exit_status(change.verdict, args.fail_on);
+        out.change = Some(change);
+        Ok(out)
+    }
+}
