@@ -114,4 +114,12 @@ fn the_traced_writer_example_decomposes_with_a_baseline_and_both_builds() {
     assert!(wrong.is_empty(), "{wrong:#?}");
     let events = timeline["traceEvents"].as_array().expect("events");
     assert!(events.iter().filter(|e| e["ph"] == "X").count() >= 300 * 5, "same-thread intervals are slices");
+    // The example's writer thread keeps its own name on its track.
+    let tracks: Vec<&str> = events
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+        .filter_map(|e| e["args"]["name"].as_str())
+        .collect();
+    assert!(tracks.contains(&"traced-writer"), "{tracks:?}");
+    assert!(!tracks.iter().any(|t| t.starts_with("traced-1")), "{tracks:?}");
 }

@@ -76,6 +76,31 @@ fn a_trace_round_trips_through_a_file() {
 }
 
 #[test]
+fn thread_roles_are_renamed_in_place_when_the_header_has_room() {
+    let path = std::env::temp_dir().join(format!("hopscope-rename-{}.hop", std::process::id()));
+    let mut writer = TraceWriter::create_with_room(&path, header(), 64).expect("file created");
+    writer.write_block(&block(1, 0)).expect("block written");
+    // A reader before the rename sees the first names.
+    assert_eq!(Trace::salvage(&path).expect("salvage").0.header.threads, ["caller", "writer"]);
+    assert!(writer.rename_threads(&[(1, "kv-writer".to_owned())]).expect("renamed"));
+    // A name that does not fit the room is refused, and nothing changes.
+    assert!(!writer.rename_threads(&[(1, "x".repeat(200))]).expect("no room"));
+    writer.write_block(&block(2, 1)).expect("a block after the rename");
+    writer.finish().expect("finished");
+    let trace = Trace::read(&path).expect("read back: the checksum and the padding hold");
+    std::fs::remove_file(&path).ok();
+    assert_eq!(trace.header.threads, ["caller", "kv-writer"]);
+    assert_eq!(trace.blocks, vec![block(1, 0), block(2, 1)]);
+    let no_room = std::env::temp_dir().join(format!("hopscope-rename-tight-{}.hop", std::process::id()));
+    let mut tight = TraceWriter::create(&no_room, header()).expect("file created");
+    assert!(!tight.rename_threads(&[(1, "kv-writer-thread".to_owned())]).expect("no room"));
+    assert!(!tight.rename_threads(&[(9, "w".to_owned())]).expect("no such thread"));
+    tight.finish().expect("finished");
+    assert_eq!(Trace::read(&no_room).expect("read").header.threads, ["caller", "writer"]);
+    std::fs::remove_file(&no_room).ok();
+}
+
+#[test]
 fn a_missing_file_is_an_open_error_naming_the_path() {
     let err = Trace::read(std::path::Path::new("/nonexistent/x.hop")).unwrap_err();
     assert!(matches!(err, TraceError::Open { .. }));

@@ -77,6 +77,11 @@ fn the_users_writer_is_decomposed_as_its_declarations_say() {
     assert_eq!((instrument.spans_per_op, instrument.marks_per_op), (2, 0));
     assert!((instrument.explained_us + instrument.unexplained_us - o.delta_us).abs() < 1e-9);
     assert!(receipt.contains("**explained**") && receipt.contains("**not explained by that measurement**"));
+    // The trace names the program's own threads, as its timelines show them.
+    let trace = hopscope_probe::Trace::read(&out.join("trace.hop")).expect("trace");
+    for thread in ["kv-writer", "kv-floor", "kv-crossbeam"] {
+        assert!(trace.header.threads.iter().any(|t| t == thread), "{thread}: {:?}", trace.header.threads);
+    }
     let page = std::fs::read_to_string(out.join("report.html")).expect("report");
     assert!(page.contains("<title>hopscope report: kv-writer</title>"), "the page is titled by the program");
     let _ = std::fs::remove_dir_all(&out);

@@ -1,12 +1,13 @@
 //! Writing a trace, block by block, so a long run never holds it all.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use super::block::{self, Block};
 use super::{
-    FORMAT_VERSION, MAGIC, MAX_HEADER_BYTES, TAG_BLOCK, TAG_END, TAG_HEADER, TraceError, TraceHeader, record_crc,
+    FORMAT_VERSION, MAGIC, MAX_HEADER_BYTES, PREAMBLE_BYTES, TAG_BLOCK, TAG_END, TAG_HEADER, TraceError, TraceHeader,
+    record_crc,
 };
 
 /// Streams a trace to any [`Write`]: the header on creation, blocks as they
@@ -16,6 +17,8 @@ use super::{
 pub struct TraceWriter<W: Write> {
     out: W,
     header: TraceHeader,
+    /// The header record's payload length: its JSON and any room after it.
+    header_len: usize,
     blocks: u64,
     dropped: u64,
     scratch: Vec<u8>,
@@ -24,20 +27,61 @@ pub struct TraceWriter<W: Write> {
 impl TraceWriter<BufWriter<File>> {
     /// Create (or replace) the file at `path` and write the header.
     pub fn create(path: &Path, header: TraceHeader) -> Result<Self, TraceError> {
+        TraceWriter::create_with_room(path, header, 0)
+    }
+
+    /// As [`TraceWriter::create`], with `room` spare bytes in the header
+    /// record (JSON whitespace), so [`TraceWriter::rename_threads`] can
+    /// rewrite the header in place once the run knows its threads' names.
+    pub fn create_with_room(path: &Path, header: TraceHeader, room: usize) -> Result<Self, TraceError> {
         let file = File::create(path)?;
-        TraceWriter::new(BufWriter::new(file), header)
+        TraceWriter::with_room(BufWriter::new(file), header, room)
+    }
+}
+
+impl<W: Write + Seek> TraceWriter<W> {
+    /// Rename thread roles of the header in place (`(thread index, new
+    /// name)`), when the new header fits the record written at the start;
+    /// whether it did. A trace cut short before this keeps the first names.
+    pub fn rename_threads(&mut self, names: &[(u16, String)]) -> Result<bool, TraceError> {
+        let mut header = self.header.clone();
+        for (thread, name) in names {
+            match header.threads.get_mut(usize::from(*thread)) {
+                Some(slot) => name.clone_into(slot),
+                None => return Ok(false),
+            }
+        }
+        let mut json = serde_json::to_vec(&header).map_err(|e| TraceError::Io(e.into()))?;
+        if json.len() > self.header_len {
+            return Ok(false);
+        }
+        json.resize(self.header_len, b' ');
+        let end = self.out.stream_position()?;
+        self.out.seek(SeekFrom::Start(PREAMBLE_BYTES as u64))?;
+        write_record(&mut self.out, TAG_HEADER, &json)?;
+        self.out.seek(SeekFrom::Start(end))?;
+        self.out.flush()?;
+        self.header = header;
+        Ok(true)
     }
 }
 
 impl<W: Write> TraceWriter<W> {
     /// Write the preamble and `header` to `out`.
-    pub fn new(mut out: W, header: TraceHeader) -> Result<Self, TraceError> {
+    pub fn new(out: W, header: TraceHeader) -> Result<Self, TraceError> {
+        TraceWriter::with_room(out, header, 0)
+    }
+
+    /// Write the preamble and `header` to `out`, with `room` spare bytes in
+    /// the header record.
+    fn with_room(mut out: W, header: TraceHeader, room: usize) -> Result<Self, TraceError> {
         if !header.lane_info.is_empty() && header.lane_info.len() != header.lanes.len() {
             return Err(TraceError::Unwritable {
                 reason: format!("{} lanes but roles for {}", header.lanes.len(), header.lane_info.len()),
             });
         }
-        let json = serde_json::to_vec(&header).map_err(|e| TraceError::Io(e.into()))?;
+        let mut json = serde_json::to_vec(&header).map_err(|e| TraceError::Io(e.into()))?;
+        json.resize(json.len().saturating_add(room), b' ');
         if json.len() > MAX_HEADER_BYTES {
             return Err(TraceError::Unwritable {
                 reason: format!("header is {} bytes, the limit is {MAX_HEADER_BYTES}", json.len()),
@@ -48,7 +92,8 @@ impl<W: Write> TraceWriter<W> {
         out.write_all(&0u16.to_le_bytes())?;
         write_record(&mut out, TAG_HEADER, &json)?;
         out.flush()?;
-        Ok(TraceWriter { out, header, blocks: 0, dropped: 0, scratch: Vec::new() })
+        let header_len = json.len();
+        Ok(TraceWriter { out, header, header_len, blocks: 0, dropped: 0, scratch: Vec::new() })
     }
 
     /// The header this trace was opened with.

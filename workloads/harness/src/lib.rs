@@ -73,6 +73,8 @@ pub mod runner;
 mod spans;
 mod spec;
 pub mod summary;
+#[cfg(feature = "tracing")]
+mod traced;
 mod workload;
 
 pub use args::{FlagError, RunArgs};

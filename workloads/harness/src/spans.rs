@@ -8,10 +8,12 @@
 //! layer's collector: the lane's threads run no code to hand marks in.
 //! Marks made on the harness's caller threads go to their caller roles;
 //! marks from any other thread go to the lane's first declared thread role
-//! or, for a lane that declares none, to roles `traced-1`, `traced-2`, ...
-//! one per thread in the order threads first mark (up to
+//! or, for a lane that declares none, to a role of the thread's own
+//! ([`crate::traced`]): declared `traced-1`, `traced-2`, ... and renamed
+//! after the thread (`kv-writer`) when the run ends (up to
 //! [`MAX_TRACED_THREADS`]; later threads share the last), so a timeline
-//! shows a runtime's workers and a connection thread on tracks of their own.
+//! shows a runtime's workers and a connection thread on tracks of their
+//! own, under their own names.
 //!
 //! When the program already has a global subscriber of its own, the switch
 //! cannot be installed: the probed build then runs under a `Registry` with
@@ -30,9 +32,12 @@ use hopscope_probe::{HopLayer, HopTable, TraceHeader};
 
 use crate::lane::{Build, Lane};
 use crate::plan::Plan;
+use crate::traced::SharedThreads;
 
 /// The thread roles of a span lane's marks made off the harness's callers,
-/// when the lane declares no role of its own: `traced-1`, `traced-2`, ...
+/// when the lane declares no role of its own, as the trace first declares
+/// them: `traced-1`, `traced-2`, ... (renamed after their threads at the
+/// end of the run, when each held one named thread).
 pub const TRACED_ROLE: &str = "traced";
 
 /// Threads off the callers that get a `traced-N` role of their own.
@@ -50,6 +55,31 @@ pub(crate) struct SpanBuild {
     pub(crate) probed: bool,
 }
 
+/// Where a span lane's marks made off the harness's callers go.
+#[derive(Clone)]
+pub(crate) enum OffCallers {
+    /// The lane's first declared thread role.
+    Declared(u16),
+    /// A role of each thread's own, shared by the run's span lanes.
+    Traced(SharedThreads),
+}
+
+impl OffCallers {
+    fn thread(&self, thread: ThreadId, name: &str) -> u16 {
+        match self {
+            OffCallers::Declared(role) => *role,
+            OffCallers::Traced(threads) => crate::traced::lock(threads).slot_of(thread, name),
+        }
+    }
+
+    fn first(&self) -> u16 {
+        match self {
+            OffCallers::Declared(role) => *role,
+            OffCallers::Traced(threads) => crate::traced::lock(threads).first(),
+        }
+    }
+}
+
 /// A span build, opened: where its marks go and how it is switched on.
 #[derive(Clone)]
 pub(crate) struct SpanLane {
@@ -58,11 +88,8 @@ pub(crate) struct SpanLane {
     /// program had its own global subscriber.
     switched: Option<(&'static LayerSwitch, usize)>,
     probed: bool,
-    /// The trace thread indices for marks made off the callers, handed out
-    /// one per thread in order (the last one shared).
-    pub(crate) other_roles: Vec<u16>,
-    /// Which of them each thread got.
-    assigned: HashMap<ThreadId, u16>,
+    /// Where marks made off the callers go.
+    off_callers: OffCallers,
     /// Spans seen open across a block end (not waited for again).
     long_lived: Vec<u64>,
     /// Measures the span machinery after each probed block, through the
@@ -77,7 +104,7 @@ impl SpanLane {
     /// clean and probed builds of a lane share one).
     pub(crate) fn open(
         build: &SpanBuild,
-        other_roles: Vec<u16>,
+        off_callers: OffCallers,
         registered: &mut Vec<(HopLayer, usize)>,
     ) -> (SpanLane, Option<tracing::Dispatch>) {
         let switched = LayerSwitch::global().map(|switch| {
@@ -118,8 +145,7 @@ impl SpanLane {
             layer: build.layer.clone(),
             switched,
             probed: build.probed,
-            other_roles,
-            assigned: HashMap::new(),
+            off_callers,
             long_lived: Vec::new(),
             calibrator,
         };
@@ -157,12 +183,12 @@ impl SpanLane {
         for t in drained.threads {
             let thread = match callers.get(&t.thread) {
                 Some(caller) => *caller,
-                None => self.role_of(t.thread),
+                None => self.off_callers.thread(t.thread, &t.name),
             };
             add(streams, thread, t.marks, t.dropped);
         }
         if drained.dropped_elsewhere > 0 {
-            let thread = self.other_roles.first().copied().unwrap_or(0);
+            let thread = self.off_callers.first();
             add(streams, thread, Vec::new(), drained.dropped_elsewhere);
         }
         streams.sort_by_key(|s| s.thread);
@@ -174,16 +200,18 @@ impl SpanLane {
 /// Open `build` of `lane` if it is a span build: its span lane, and the
 /// dispatcher its threads run under (the build's own, or the fallback when
 /// the switch could not be installed).
+/// `traced` is the run's shared assignment of threads to their own roles.
 pub(crate) fn open_build(
     lane: &Lane,
     build: &Build,
     threads: &[String],
+    traced: &SharedThreads,
     registered: &mut Vec<(HopLayer, usize)>,
 ) -> (Option<SpanLane>, Option<tracing::Dispatch>) {
-    let index = |role: &str| threads.iter().position(|t| t == role).map(|i| i as u16);
-    let other_roles: Vec<u16> = match lane.threads.first() {
-        Some(role) => index(role).into_iter().collect(),
-        None => traced_roles().filter_map(|r| index(&r)).collect(),
+    let declared = lane.threads.first().and_then(|role| threads.iter().position(|t| t == role));
+    let off_callers = match declared {
+        Some(index) => OffCallers::Declared(index as u16),
+        None => OffCallers::Traced(traced.clone()),
     };
     let Some(spans) = &build.spans else {
         // A dispatcher of the user's own: if a HopLayer is in it, its
@@ -194,15 +222,14 @@ pub(crate) fn open_build(
             layer,
             switched: None,
             probed: true,
-            other_roles,
-            assigned: HashMap::new(),
+            off_callers,
             long_lived: Vec::new(),
             // Its own stack is not the harness's to calibrate between blocks.
             calibrator: None,
         });
         return (lane, build.dispatch.clone());
     };
-    let (span_lane, fallback) = SpanLane::open(spans, other_roles, registered);
+    let (span_lane, fallback) = SpanLane::open(spans, off_callers, registered);
     (Some(span_lane), fallback.or_else(|| build.dispatch.clone()))
 }
 
@@ -291,16 +318,6 @@ const CALIBRATION_OPS: usize = 400;
 /// Empty span operations the machinery is measured over before a run
 /// (about 40 ms).
 const MACHINERY_SAMPLES: usize = 20_000;
-
-impl SpanLane {
-    /// The trace thread index of a thread off the callers: its own, given
-    /// the first time it marks.
-    fn role_of(&mut self, thread: ThreadId) -> u16 {
-        let next = self.assigned.len().min(self.other_roles.len().saturating_sub(1));
-        let fallback = self.other_roles.get(next).copied().unwrap_or(0);
-        *self.assigned.entry(thread).or_insert(fallback)
-    }
-}
 
 /// Switch every span layer off: before a block of a lane without one.
 pub(crate) fn none_active() {

@@ -70,17 +70,19 @@ fn a_span_lane_marks_threads_it_never_touched_and_names_slices_after_the_spans()
     let names: Vec<&str> = d.slices.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["write.enter→serve.enter", "serve.enter→serve.exit", "serve.exit→write.exit"]);
     let trace = hopscope_probe::Trace::read(&outcome.trace).expect("trace");
-    // The writer thread's marks: on a traced role of their own.
+    // The writer thread's marks: on a role of their own, declared as the
+    // first traced slot and renamed after the thread when the run ended.
     let traced: Vec<u16> = trace
         .blocks
         .iter()
         .filter(|b| b.lane == 2)
         .flat_map(|b| &b.streams)
-        .filter(|s| trace.header.threads[usize::from(s.thread)].starts_with(TRACED_ROLE))
+        .filter(|s| trace.header.threads[usize::from(s.thread)] != "caller")
         .map(|s| s.thread)
         .collect();
     assert!(!traced.is_empty() && traced.iter().all(|t| *t == traced[0]), "one thread, one role: {traced:?}");
-    assert_eq!(trace.header.threads[usize::from(traced[0])], format!("{TRACED_ROLE}-1"));
+    assert_eq!(trace.header.threads[usize::from(traced[0])], "user-writer", "{:?}", trace.header.threads);
+    assert!(trace.header.threads.contains(&format!("{TRACED_ROLE}-2")), "unused slots keep their names");
     assert!(trace.header.span_machinery.is_some(), "the machinery is measured for a span lane");
     let _ = std::fs::remove_dir_all(&dir);
 }

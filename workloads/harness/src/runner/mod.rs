@@ -128,7 +128,16 @@ pub fn run(
 
     // However the run ends, its lanes' scratch directories go with it.
     let _scratch = Scratch(dir.join(LANES_DIR));
-    let mut open = open_lanes(plan, lanes, dir, &threads)?;
+    #[cfg(feature = "tracing")]
+    let traced = crate::traced::TracedThreads::shared(&threads);
+    let mut open = open_lanes(
+        plan,
+        lanes,
+        dir,
+        &threads,
+        #[cfg(feature = "tracing")]
+        &traced,
+    )?;
 
     let counters = if plan.perf_counters { counters::detect() } else { Vec::new() };
     let supported: Vec<Counter> = counters.iter().filter(|c| c.support.is_supported()).map(|c| c.counter).collect();
@@ -141,7 +150,12 @@ pub fn run(
     meta.insert("planned_blocks".to_owned(), planned_blocks(plan, open.len()).to_string());
     let header = header(plan, lanes, &open, &threads, &keys, counters, meta);
     let trace_path = dir.join("trace.hop");
-    let mut trace = TraceWriter::create(&trace_path, header).inspect_err(|_| {
+    // Room to rename the traced threads' roles after their threads at the end.
+    #[cfg(feature = "tracing")]
+    let room = if span_lanes { crate::traced::HEADER_ROOM } else { 0 };
+    #[cfg(not(feature = "tracing"))]
+    let room = 0;
+    let mut trace = TraceWriter::create_with_room(&trace_path, header, room).inspect_err(|_| {
         // Nothing half-written: a trace that could not even take its header.
         let _ = std::fs::remove_file(&trace_path);
     })?;
@@ -205,6 +219,13 @@ pub fn run(
                     note.tick(written);
                 }
             }
+        }
+    }
+    #[cfg(feature = "tracing")]
+    {
+        let renames = crate::traced::lock(&traced).renames(&threads);
+        if !renames.is_empty() {
+            trace.rename_threads(&renames)?;
         }
     }
     trace.finish()?;
@@ -307,7 +328,13 @@ fn check(plan: &Plan, lanes: &[Lane]) -> Result<(), RunError> {
 /// Open every build of every lane, each in its own fresh directory, on the
 /// thread that runs the harness (as a program opens its writer), a panic
 /// caught and described. Not on a caller thread, and so without a deadline.
-fn open_lanes(plan: &Plan, lanes: &[Lane], dir: &Path, threads: &[String]) -> Result<Vec<OpenLane>, RunError> {
+fn open_lanes(
+    plan: &Plan,
+    lanes: &[Lane],
+    dir: &Path,
+    threads: &[String],
+    #[cfg(feature = "tracing")] traced: &crate::traced::SharedThreads,
+) -> Result<Vec<OpenLane>, RunError> {
     let mut open = Vec::new();
     #[cfg(feature = "tracing")]
     let mut registered = Vec::new();
@@ -325,7 +352,7 @@ fn open_lanes(plan: &Plan, lanes: &[Lane], dir: &Path, threads: &[String]) -> Re
             let lane_dir = dir.join(LANES_DIR).join(&name);
             fresh_dir(&lane_dir)?;
             #[cfg(feature = "tracing")]
-            let (spans, dispatch) = crate::spans::open_build(lane, build, threads, &mut registered);
+            let (spans, dispatch) = crate::spans::open_build(lane, build, threads, traced, &mut registered);
             let context = Context {
                 #[cfg(feature = "tracing")]
                 dispatch: dispatch.clone(),
