@@ -172,6 +172,20 @@ pub fn process_cpu_ns() -> u64 {
     cpu_clock_ns(libc::CLOCK_PROCESS_CPUTIME_ID)
 }
 
+/// The whole process's CPU time since `start` (a [`process_cpu_ns`]
+/// reading), less what this very reading cost the calling thread: listing
+/// `/proc/self/task` and reading every thread's clock take tens of µs of
+/// the caller's CPU, which a block's figure must not carry. Read after the
+/// calling thread's own end-of-block sample, as `start` was read before
+/// its first, so the process's window holds the thread's and its CPU is
+/// never less than the thread's.
+pub fn process_cpu_since(start: u64) -> u64 {
+    let before = thread_cpu_ns();
+    account_running_threads();
+    let own = thread_cpu_ns().saturating_sub(before);
+    cpu_clock_ns(libc::CLOCK_PROCESS_CPUTIME_ID).saturating_sub(start).saturating_sub(own)
+}
+
 /// Read every thread's CPU clock, which brings a running thread's runtime
 /// up to date in the kernel (`task_sched_runtime`).
 fn account_running_threads() {

@@ -242,18 +242,21 @@ fn caller(
     }
     // Marks made outside any block (set-up, resets) are not this block's.
     let _ = local::drain_into(&mut Vec::new());
-    let before = ThreadSample::here();
+    // The process's readings enclose every caller's own: caller 0 reads the
+    // process before the start line and after the end line, each caller
+    // samples itself between them. So the process's CPU is never less than
+    // the callers' (the process clock's own cost is taken off its figure).
     let process_before = around.as_ref().map(|_| (cpu::process_cpu_ns(), cpu::process_ctx_switches()));
     start_line.wait();
+    let before = ThreadSample::here();
     let skipped = skip.load(Ordering::Acquire) || failed.is_some();
     let start = clock::now();
     let result = if skipped { Ok(Ok(0)) } else { catching(|| workload.run(c, ops)) };
     let end = clock::now();
-    end_line.wait();
-    let process = process_before.map(|(cpu_ns, ctx)| {
-        (cpu::process_cpu_ns().saturating_sub(cpu_ns), cpu::process_ctx_switches().saturating_sub(ctx))
-    });
     let sample = ThreadSample::here().since(&before);
+    end_line.wait();
+    let process = process_before
+        .map(|(cpu_ns, ctx)| (cpu::process_cpu_since(cpu_ns), cpu::process_ctx_switches().saturating_sub(ctx)));
     session.collect(thread);
     let reported = match flatten(result) {
         Ok(n) => n,
