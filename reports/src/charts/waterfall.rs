@@ -2,8 +2,9 @@
 //! where the previous one ended, coloured by who owns it, with its CI as a
 //! whisker and the inline, floor and writer lane figures as reference
 //! lines, so `boundary` (floor − inline) and `library` (writer − floor)
-//! show as lengths. Slices too small to see at that scale are drawn again,
-//! zoomed, beside it.
+//! show as lengths. The time between marks (what no slice covers) is the
+//! last bar, so the bars reach the lane's whole operation. Slices too
+//! small to see at that scale are drawn again, zoomed, beside it.
 
 use hopscope_analyze::slices::{Owner, SliceFigures};
 use hopscope_analyze::{Decomposition, Role};
@@ -29,10 +30,11 @@ struct Bar<'a> {
 /// Where each slice starts: on the path, where the previous one ended; a
 /// tail beside the path, where its first hop was marked (the caller
 /// already runs on).
-fn bars(d: &Decomposition) -> (Vec<Bar<'_>>, f64) {
-    let mut bars: Vec<Bar<'_>> = Vec::with_capacity(d.slices.len());
+/// `between`, the time between marks, comes last, on the path.
+fn bars<'a>(d: &'a Decomposition, between: Option<&'a SliceFigures>) -> (Vec<Bar<'a>>, f64) {
+    let mut bars: Vec<Bar<'a>> = Vec::with_capacity(d.slices.len() + 1);
     let mut end = 0.0;
-    for slice in &d.slices {
+    for slice in d.slices.iter().chain(between) {
         let start = if slice.on_path {
             let start = end;
             end += slice.median_us.max(0.0);
@@ -59,7 +61,8 @@ where
         return note(area, ChartKind::Waterfall.title(), "No probed lane in this run: no slices to draw.");
     }
     let (w, h) = area.dim_in_pixel();
-    let (mut bars, end) = bars(d);
+    let between = d.coverage.as_ref().map(between_marks);
+    let (mut bars, end) = bars(d, between.as_ref());
     let names = lane_names(d);
     let references: Vec<(&str, f64, RGBColor)> = [Role::Baseline, Role::Floor, Role::Subject]
         .into_iter()
@@ -75,10 +78,9 @@ where
     for bar in &mut bars {
         bar.zoomed = bar.slice.ci95[1].max(bar.slice.median_us) < ZOOM_BELOW * x_max;
     }
-    let labels: Vec<String> = d
-        .slices
+    let labels: Vec<String> = bars
         .iter()
-        .map(|s| if s.on_path { s.name.clone() } else { format!("{} (beside the path)", s.name) })
+        .map(|b| if b.slice.on_path { b.slice.name.clone() } else { format!("{} (beside the path)", b.slice.name) })
         .collect();
 
     let (left, right) = area.split_horizontally((f64::from(w) * 0.63) as i32);
@@ -239,7 +241,8 @@ where
     let (x, mut y) = (px(24.0, w) as i32, px(16.0, w) as i32 + size / 2);
     let owners =
         [Owner::Library, Owner::Tail, Owner::Caller, Owner::Sqlite, Owner::Wait, Owner::Boundary, Owner::Between];
-    for owner in owners.into_iter().filter(|o| d.slices.iter().any(|s| s.owner == *o)) {
+    let drawn = |o: Owner| d.slices.iter().any(|s| s.owner == o) || (o == Owner::Between && d.coverage.is_some());
+    for owner in owners.into_iter().filter(|o| drawn(*o)) {
         area.draw(&Rectangle::new([(x, y - size / 3), (x + size, y + size / 3)], owner_color(owner).filled()))?;
         area.draw(&Text::new(owner_label(owner), (x + size * 3 / 2, y), text.clone()))?;
         y += step;
@@ -254,6 +257,30 @@ where
         y += step;
     }
     Ok(())
+}
+
+/// The time between marks as a bar of its own: median and CI over blocks.
+fn between_marks(c: &hopscope_analyze::coverage::Coverage) -> SliceFigures {
+    let b = &c.between;
+    SliceFigures {
+        name: "(between marks)".to_owned(),
+        side: hopscope_analyze::join::SliceSide::Caller,
+        median_us: b.median_us,
+        ci95: b.ci95,
+        mad_us: 0.0,
+        p10_us: b.median_us,
+        p90_us: b.median_us,
+        p99_us: b.median_us,
+        outliers: 0,
+        share: c.between_share,
+        owner: Owner::Between,
+        library: false,
+        machinery_us: None,
+        span_kind: None,
+        mean_us: Some(c.between_mean_us),
+        on_path: true,
+        within_two_grains: false,
+    }
 }
 
 fn owner_color(owner: Owner) -> RGBColor {
