@@ -3,13 +3,14 @@
 
 use std::collections::BTreeMap;
 
-use hopscope_probe::Role;
+use hopscope_probe::{Role, Variant};
 
 use hopscope_probe::{SpanMachinery, TraceHeader};
 
 use super::{Derived, InstrumentCost, ObserverEffect};
 use crate::join::LaneOps;
 use crate::lanes::{self, LaneBlocks};
+use crate::roles::Roles;
 
 /// The lane arithmetic from the lanes that stand for each role.
 pub(super) struct References<'a> {
@@ -39,6 +40,31 @@ pub(super) fn derive(r: References<'_>) -> Option<Derived> {
         switches_us: handoff.and_then(|h| lanes::combination(h, &[])),
         machinery_us: floor.zip(handoff).and_then(|(f, h)| lanes::combination(f, &[baseline, h])),
         lanes,
+    })
+}
+
+/// Why the `floor` cannot stand for the boundary beside `subject` (see
+/// [`crate::floor`]), or `None` when it can.
+pub(super) fn floor_refusal(
+    header: &TraceHeader,
+    joined: &[LaneOps],
+    roles: &Roles,
+    (floor, subject): (&LaneBlocks, &LaneBlocks),
+    derived: Option<&Derived>,
+) -> Option<String> {
+    let complete = |role: Role| {
+        let lane = roles.find(role, Variant::Probed)?;
+        joined.iter().find(|o| usize::from(o.lane) == lane && o.complete > 0)
+    };
+    let mut subject_us: Vec<f64> = subject.us_per_op.values().copied().collect();
+    crate::floor::refusal(&crate::floor::FloorFacts {
+        floor: &floor.name,
+        subject: &subject.name,
+        library: derived.and_then(|d| d.library_us.as_ref()),
+        subject_us: crate::stats::median_of_unsorted(&mut subject_us),
+        subject_marks: complete(Role::Subject),
+        floor_marks: complete(Role::Floor),
+        header,
     })
 }
 

@@ -1,5 +1,6 @@
 //! One lane's result: its figures, counters per operation, latency
-//! quantiles and how often its writes crossed cores.
+//! quantiles and how often its writes crossed cores; every lane's, with
+//! the warnings a lane's own figures call for.
 
 use std::collections::BTreeMap;
 
@@ -68,3 +69,74 @@ fn cross_core(ops: &LaneOps) -> Option<(f64, f64)> {
     let n = c.ops as f64;
     Some((c.changes as f64 / n, c.ops_changed as f64 / n))
 }
+
+/// Every lane's result and its CPU and context-switch figures by role.
+pub(super) struct PerLane {
+    pub(super) results: BTreeMap<String, LaneResult>,
+    pub(super) cpu: BTreeMap<String, BTreeMap<String, f64>>,
+    pub(super) ctx_switches: BTreeMap<String, BTreeMap<String, f64>>,
+}
+
+/// Each lane's figures, warning about lanes that measured nothing or whose
+/// blocks spread beyond [`NOISY_SPREAD`].
+pub(super) fn per_lane(
+    header: &TraceHeader,
+    blocks: &[LaneBlocks],
+    joined: &[LaneOps],
+    seed: u64,
+    warnings: &mut Vec<String>,
+) -> PerLane {
+    let mut out = PerLane { results: BTreeMap::new(), cpu: BTreeMap::new(), ctx_switches: BTreeMap::new() };
+    for (lane, ops) in blocks.iter().zip(joined) {
+        let figures = crate::lanes::figures(lane, seed);
+        match &figures {
+            None => warnings.push(format!("lane `{}` has no measured operations", lane.name)),
+            Some(f) => {
+                out.cpu.insert(lane.name.clone(), f.cpu_us_per_op.clone());
+                if let Some(switches) = f.counters_per_op.get("ctx_switches") {
+                    out.ctx_switches.insert(lane.name.clone(), switches.clone());
+                }
+                let spread = f.us_per_op.mad / f.us_per_op.median;
+                if spread > NOISY_SPREAD {
+                    warnings.push(format!(
+                        "lane `{}`: blocks spread by {:.0}% (MAD / median); the host was noisy",
+                        lane.name,
+                        spread * 100.0
+                    ));
+                }
+            }
+        }
+        let result = lane_result(header, lane, ops, figures.as_ref());
+        if let Some(warning) = placement_missed(header, &lane.name, &result) {
+            warnings.push(warning);
+        }
+        out.results.insert(lane.name.clone(), result);
+    }
+    out
+}
+
+/// A warning when a probed lane's marks show its threads ran elsewhere than
+/// its recorded placement asked: a `same-core` lane whose writes' marks were
+/// taken on different CPUs (more than 5% of them), or a `different-cores`
+/// lane whose writes mostly stayed on one.
+fn placement_missed(header: &TraceHeader, lane: &str, result: &LaneResult) -> Option<String> {
+    let placement = header.run.get(&format!("lane.{lane}.placement"))?;
+    let crossing = result.ops_crossing_cores?;
+    let missed = match placement.as_str() {
+        "same-core" => crossing > 0.05,
+        "different-cores" => crossing < 0.5,
+        _ => false,
+    };
+    missed.then(|| {
+        format!(
+            "lane `{lane}` asked for {placement}, but {:.0}% of its writes were marked on more than one CPU: its \
+             threads did not run where the placement says",
+            crossing * 100.0
+        )
+    })
+}
+
+/// Robust block-to-block spread (MAD / median) above which a lane is
+/// flagged as noisy. Robust on purpose: one block that caught a WAL
+/// checkpoint moves the CV a lot and the MAD not at all.
+const NOISY_SPREAD: f64 = 0.05;

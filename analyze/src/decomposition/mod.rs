@@ -8,6 +8,7 @@ mod lane;
 mod result;
 
 use derived::References;
+use lane::PerLane;
 use std::collections::BTreeMap;
 
 use hopscope_probe::{Block, Role, Trace, TraceHeader, Variant};
@@ -140,7 +141,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
     let blocks = &scanned.lanes;
     let roles = Roles::of(header, joined);
     let mut warnings = Vec::new();
-    let per_lane = per_lane(header, blocks, joined, seed, &mut warnings);
+    let per_lane = lane::per_lane(header, blocks, joined, seed, &mut warnings);
 
     let measured = |lane: Option<usize>| lane.and_then(|i| blocks.get(i)).filter(|l| l.ops > 0);
     let baseline = measured(roles.prefer(Role::Baseline, Variant::Clean));
@@ -177,30 +178,12 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
     }
     let floor_stands = match (floor, subject) {
         (Some(floor), Some(subject)) => {
-            let library = derived.as_ref().and_then(|d| d.library_us);
-            let complete = |lane: Option<usize>| {
-                lane.and_then(|i| joined.iter().find(|o| usize::from(o.lane) == i && o.complete > 0))
-            };
-            let refusal = crate::floor::refusal(&crate::floor::FloorFacts {
-                floor: &floor.name,
-                subject: &subject.name,
-                library: library.as_ref(),
-                subject_us: crate::stats::median_of_unsorted(
-                    &mut subject.us_per_op.values().copied().collect::<Vec<_>>(),
-                ),
-                subject_marks: complete(roles.find(Role::Subject, Variant::Probed)),
-                floor_marks: complete(roles.find(Role::Floor, Variant::Probed)),
-                header,
-            });
-            if let Some(why) = refusal {
-                warnings.push(why);
-                if let Some(d) = &mut derived {
-                    d.library_us = None;
-                }
-                false
-            } else {
-                true
+            let refusal = derived::floor_refusal(header, joined, &roles, (floor, subject), derived.as_ref());
+            if let (Some(why), Some(d)) = (&refusal, &mut derived) {
+                d.library_us = None;
+                warnings.push(why.clone());
             }
+            refusal.is_none()
         }
         _ => true,
     };
@@ -327,72 +310,6 @@ fn mark_partial(mut d: Decomposition, header: &TraceHeader, held: u64, partial: 
     d
 }
 
-/// Every lane's result and its CPU and context-switch figures by role.
-struct PerLane {
-    results: BTreeMap<String, LaneResult>,
-    cpu: BTreeMap<String, BTreeMap<String, f64>>,
-    ctx_switches: BTreeMap<String, BTreeMap<String, f64>>,
-}
-
-/// Each lane's figures, warning about lanes that measured nothing or whose
-/// blocks spread beyond [`NOISY_SPREAD`].
-fn per_lane(
-    header: &TraceHeader,
-    blocks: &[LaneBlocks],
-    joined: &[LaneOps],
-    seed: u64,
-    warnings: &mut Vec<String>,
-) -> PerLane {
-    let mut out = PerLane { results: BTreeMap::new(), cpu: BTreeMap::new(), ctx_switches: BTreeMap::new() };
-    for (lane, ops) in blocks.iter().zip(joined) {
-        let figures = lanes::figures(lane, seed);
-        match &figures {
-            None => warnings.push(format!("lane `{}` has no measured operations", lane.name)),
-            Some(f) => {
-                out.cpu.insert(lane.name.clone(), f.cpu_us_per_op.clone());
-                if let Some(switches) = f.counters_per_op.get("ctx_switches") {
-                    out.ctx_switches.insert(lane.name.clone(), switches.clone());
-                }
-                let spread = f.us_per_op.mad / f.us_per_op.median;
-                if spread > NOISY_SPREAD {
-                    warnings.push(format!(
-                        "lane `{}`: blocks spread by {:.0}% (MAD / median); the host was noisy",
-                        lane.name,
-                        spread * 100.0
-                    ));
-                }
-            }
-        }
-        let result = lane::lane_result(header, lane, ops, figures.as_ref());
-        if let Some(warning) = placement_missed(header, &lane.name, &result) {
-            warnings.push(warning);
-        }
-        out.results.insert(lane.name.clone(), result);
-    }
-    out
-}
-
-/// A warning when a probed lane's marks show its threads ran elsewhere than
-/// its recorded placement asked: a `same-core` lane whose writes' marks were
-/// taken on different CPUs (more than 5% of them), or a `different-cores`
-/// lane whose writes mostly stayed on one.
-fn placement_missed(header: &TraceHeader, lane: &str, result: &LaneResult) -> Option<String> {
-    let placement = header.run.get(&format!("lane.{lane}.placement"))?;
-    let crossing = result.ops_crossing_cores?;
-    let missed = match placement.as_str() {
-        "same-core" => crossing > 0.05,
-        "different-cores" => crossing < 0.5,
-        _ => false,
-    };
-    missed.then(|| {
-        format!(
-            "lane `{lane}` asked for {placement}, but {:.0}% of its writes were marked on more than one CPU: its \
-             threads did not run where the placement says",
-            crossing * 100.0
-        )
-    })
-}
-
 /// What the instrument lost, warning about dropped marks and counters the
 /// host cannot count.
 fn drops(header: &TraceHeader, dropped: u64, joined: &[LaneOps], warnings: &mut Vec<String>) -> Drops {
@@ -454,11 +371,6 @@ fn carryover_warning(c: &crate::carryover::Carryover) -> Option<String> {
         fast.lane
     ))
 }
-
-/// Robust block-to-block spread (MAD / median) above which a lane is
-/// flagged as noisy. Robust on purpose: one block that caught a WAL
-/// checkpoint moves the CV a lot and the MAD not at all.
-const NOISY_SPREAD: f64 = 0.05;
 
 #[cfg(test)]
 mod tests {

@@ -58,6 +58,11 @@ fn the_users_writer_is_decomposed_as_its_declarations_say() {
     assert!(receipt.contains("| *between marks* |"), "{receipt}");
     assert!(receipt.contains("These marks do not close each thread's cycle"), "{receipt}");
     assert!(!receipt.contains("reference writer"), "no sentence written for hopscope's own writer:\n{receipt}");
+    if d.crosscheck.is_some() {
+        // No slice of the subject's own code: no claim of an indirect cost.
+        assert!(receipt.contains("Neither lane's marks give the subject's own code a slice of its own"), "{receipt}");
+        assert!(!receipt.contains("larger footprint"), "{receipt}");
+    }
     // The peer, clean and probed, against the subject's build of its kind.
     let c = d.comparison.as_ref().expect("peers compared");
     let pairs: Vec<(&str, Option<&str>)> = c.rows.iter().map(|r| (r.lane.as_str(), r.versus.as_deref())).collect();

@@ -127,6 +127,17 @@ fn render_accounting(c: &CrossCheck, a: &Accounting, (s, f): (&str, &str), out: 
         )?;
     }
     let i = &a.indirect;
+    if c.slices.is_empty() && c.floor_slices.is_empty() {
+        writeln!(
+            out,
+            "\nNeither lane's marks give the subject's own code a slice of its own: it runs inside the slices the \
+             boundary and the database own (a cross-thread slice holds the code on either side of its wake), so \
+             {s} − {f} there, {:+.3} µs (95% CI {:+.3}…{:+.3}), is the library's own code and any indirect cost \
+             together. Mark its steps (a `caller` or `writer` span around them) to split them.\n",
+            i.median_us, i.ci95[0], i.ci95[1]
+        )?;
+        return Ok(());
+    }
     if i.covers_zero() {
         writeln!(
             out,
@@ -139,7 +150,7 @@ fn render_accounting(c: &CrossCheck, a: &Accounting, (s, f): (&str, &str), out: 
             out,
             "\nThe library's **indirect cost**: {:+.3} µs (95% CI {:+.3}…{:+.3}) of {s} − {f} sits in slices it does \
              not own (the database's and the boundary's): the subject's larger footprint slows work that is not its \
-             own code.",
+             own code, or its own code runs inside those slices where no mark separates it from the wake.",
             i.median_us, i.ci95[0], i.ci95[1]
         )?;
     }

@@ -62,6 +62,7 @@ mod harness;
 pub mod index;
 pub mod interrupt;
 mod lane;
+mod outcome;
 pub mod placement;
 mod plan;
 pub mod progress;
