@@ -17,13 +17,20 @@ pub const RUNS_SUBDIR: &str = "hopscope";
 pub const LATEST: &str = "latest";
 
 /// Where run directories go by default: `hopscope/` under the target
-/// directory Cargo built this program into — `$CARGO_TARGET_DIR` when set,
-/// else the nearest directory above the executable that Cargo marked as a
-/// target directory (its `CACHEDIR.TAG`), else `target/` of the working
-/// directory (an installed binary).
+/// directory Cargo builds into — `$CARGO_TARGET_DIR` when set; else
+/// `target/` of the working directory when Cargo made it (it holds Cargo's
+/// `CACHEDIR.TAG`: the project you run in, so `hopscope history` run there
+/// reads that project's runs); else the nearest directory above the
+/// executable that Cargo marked so (a program run from elsewhere, a
+/// workspace member's directory, a `target-dir` set in Cargo's config);
+/// else `target/` of the working directory (an installed binary).
 pub fn runs_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(dir).join(RUNS_SUBDIR);
+    }
+    let here = Path::new("target");
+    if here.join("CACHEDIR.TAG").is_file() {
+        return here.join(RUNS_SUBDIR);
     }
     let built_in = std::env::current_exe()
         .ok()
