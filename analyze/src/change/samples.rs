@@ -16,9 +16,17 @@ pub struct RunSamples {
     pub(super) baseline: Option<String>,
     pub(super) floor: Option<String>,
     pub(super) handoff: Option<String>,
-    /// The subject's probed lane's slices: name, whether it crosses
-    /// threads, per-block interquartile means (µs).
+    /// The subject's probed lane's slices: name, per-block interquartile
+    /// means (µs).
     pub(super) slices: Vec<(String, Vec<f64>)>,
+    /// Each of those slices the probed floor marks too, beyond the floor's:
+    /// name, per-round `subject − floor` of their interquartile means (µs).
+    /// Within one run both lanes ran in the same rounds, so the machine's
+    /// drift cancels in it as it does in `library`.
+    pub(super) beyond_floor: Vec<(String, Vec<f64>)>,
+    /// Whether the run's floor stands for the boundary (it has a library
+    /// figure: see [`crate::floor`]).
+    pub(super) floor_stands: bool,
     /// How the run was made, as far as it moves the figures: the run facts
     /// of [`SETTINGS`] the run recorded.
     pub(super) settings: BTreeMap<&'static str, String>,
@@ -41,21 +49,32 @@ impl RunSamples {
             })
             .collect();
         let role = |r: Role| d.derived.as_ref().and_then(|x| x.lane(r)).map(str::to_owned);
+        let lane_ops = |lane: Option<&String>| {
+            let (header, joined) = joined?;
+            let index = header.lanes.iter().position(|l| Some(l) == lane)?;
+            joined.iter().find(|o| usize::from(o.lane) == index)
+        };
+        // Interquartile means: robust as a median, but not stuck on the
+        // clock's grain as a median of quantised durations is.
+        let by_round = |ops: &LaneOps, slice: &str| -> BTreeMap<(u32, u32), f64> {
+            let Some(i) = ops.slices.iter().position(|s| s.name == slice) else { return BTreeMap::new() };
+            ops.blocks
+                .iter()
+                .filter_map(|b| Some(((b.pass, b.sample), b.slice_iqm_ns.get(i).copied().flatten()? / 1e3)))
+                .collect()
+        };
+        let (subject_ops, floor_ops) = (lane_ops(d.insitu_lane.as_ref()), lane_ops(d.floor_slices_lane.as_ref()));
         let mut slices = Vec::new();
-        if let (Some((header, joined)), Some(lane)) = (joined, d.insitu_lane.as_ref()) {
-            let index = header.lanes.iter().position(|l| l == lane);
-            if let Some(ops) = joined.iter().find(|o| Some(usize::from(o.lane)) == index) {
-                for (i, slice) in ops.slices.iter().enumerate() {
-                    // Interquartile means: robust as a median, but not
-                    // stuck on the clock's grain as a median of quantised
-                    // durations is.
-                    let values: Vec<f64> = ops
-                        .blocks
-                        .iter()
-                        .filter_map(|b| b.slice_iqm_ns.get(i).copied().flatten())
-                        .map(|ns| ns / 1e3)
-                        .collect();
-                    slices.push((slice.name.clone(), values));
+        let mut beyond_floor = Vec::new();
+        if let Some(ops) = subject_ops {
+            for slice in &ops.slices {
+                let own = by_round(ops, &slice.name);
+                slices.push((slice.name.clone(), own.values().copied().collect()));
+                if let Some(floor) = floor_ops.filter(|f| f.slices.iter().any(|s| s.name == slice.name)) {
+                    let diffs = crate::lanes::per_round(&own, &[&by_round(floor, &slice.name)]);
+                    if !diffs.is_empty() {
+                        beyond_floor.push((slice.name.clone(), diffs));
+                    }
                 }
             }
         }
@@ -66,6 +85,8 @@ impl RunSamples {
             floor: role(Role::Floor),
             handoff: role(Role::Handoff),
             slices,
+            beyond_floor,
+            floor_stands: d.derived.as_ref().is_some_and(|x| x.library_us.is_some()),
             settings: SETTINGS.iter().filter_map(|&k| Some((k, d.run.meta.get(k)?.clone()))).collect(),
         }
     }

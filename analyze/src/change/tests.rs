@@ -23,6 +23,10 @@ fn run(scale: f64, writer_extra: f64, slice_extra: f64) -> RunSamples {
         floor: Some("floor".into()),
         handoff: Some("handoff".into()),
         slices: vec![("locked→built".into(), slice(0.06 + slice_extra)), ("sent→woke".into(), slice(4.0))],
+        // The floor marks sent→woke as well: beyond it, the subject's
+        // extra work in its own slices does not show, only a wake's change.
+        beyond_floor: vec![("sent→woke".into(), (0..60).map(|i| 0.1 + 0.01 * f64::from(i % 5)).collect())],
+        floor_stands: true,
         settings: BTreeMap::from([("order", "Balanced".to_owned()), ("ops_per_block", "20".to_owned())]),
     }
 }
@@ -68,6 +72,32 @@ fn a_slower_slice_is_a_regression_that_names_it() {
     assert!(c.findings.iter().any(|f| f.starts_with("Slice locked→built slower")), "{:#?}", c.findings);
     let faster = compare(&run(1.0, 0.5, 0.5), &run(1.0, 0.0, 0.0), "a", "b");
     assert_eq!(faster.verdict, Verdict::Improvement);
+}
+
+#[test]
+fn the_library_gates_and_names_the_slice_that_carried_it() {
+    // The writer 0.5 µs slower in its execute slice, which the floor marks
+    // too: beyond the floor's, that slice moved; the library gates.
+    let mut slow = run(1.0, 0.5, 0.0);
+    slow.beyond_floor = vec![("woke→executed".into(), (0..60).map(|i| 0.55 + 0.01 * f64::from(i % 5)).collect())];
+    let mut base = run(1.0, 0.0, 0.0);
+    base.beyond_floor = vec![("woke→executed".into(), (0..60).map(|i| 0.05 + 0.01 * f64::from(i % 5)).collect())];
+    let c = compare(&base, &slow, "a", "b");
+    let library = c.figures.iter().find(|f| f.name == "library").expect("library");
+    assert!(library.gated && library.call == Call::Slower, "{library:?}");
+    assert_eq!(c.verdict, Verdict::Regression);
+    let carried = library.carried_by.as_ref().expect("the slice named");
+    assert_eq!(carried.slice, "woke→executed");
+    assert!((carried.delta_us - 0.5).abs() < 0.02 && carried.ci95[0] > 0.0, "{carried:?}");
+    assert!(
+        c.findings.iter().any(|f| f.contains("moved most beyond the floor's: woke→executed +0.500")),
+        "{:#?}",
+        c.findings
+    );
+    // A floor that cannot stand for the boundary in either run: no library.
+    slow.floor_stands = false;
+    let c = compare(&base, &slow, "a", "b");
+    assert!(c.figures.iter().all(|f| f.name != "library"), "{:#?}", c.figures);
 }
 
 #[test]

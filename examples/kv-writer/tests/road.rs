@@ -23,6 +23,7 @@ fn temp(name: &str) -> PathBuf {
 
 /// The program with `args` and its index in `root`; `env` set too.
 fn kv(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let _turn = ONE_RUN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     Command::new(env!("CARGO_BIN_EXE_kv-writer"))
         .env("HOPSCOPE_INDEX", root.join("index.jsonl"))
         .envs(env.iter().copied())
@@ -31,6 +32,10 @@ fn kv(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
         .output()
         .expect("kv-writer runs")
 }
+
+/// The tests' runs take turns: each is a process measuring the machine,
+/// and two at once on a small machine measure each other.
+static ONE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn text(out: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
@@ -72,8 +77,14 @@ fn baselines_gate_the_exit_and_every_run_is_indexed() {
     assert!(matches!(slow_verdict.as_str(), "regression" | "drift-suspected"), "{}", text(&slow));
     assert_eq!(slow.status.code(), Some(code(&slow_verdict)), "{}", text(&slow));
     let md = std::fs::read_to_string(root.join("slow/change.md")).expect("change.md");
-    let call = if slow_verdict == "regression" { "slower" } else { "drift" };
-    assert!(md.contains(&format!("Slice execute.enter→execute.exit {call}")), "{md}");
+    if slow_verdict == "regression" {
+        // Named as a slice of its own, or as where the library's move sits.
+        let named = md.contains("Slice execute.enter→execute.exit slower")
+            || md.contains("moved most beyond the floor's: execute.enter→execute.exit");
+        assert!(named, "{md}");
+    } else {
+        assert!(md.contains("no verdict"), "{md}");
+    }
 
     // All three in the index, under the program's name.
     let history = index.history(10).expect("history");
