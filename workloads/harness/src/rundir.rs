@@ -113,6 +113,9 @@ pub fn show_progress() -> bool {
 /// The lock file in a run directory.
 pub const LOCK_FILE: &str = ".hopscope.lock";
 
+/// How many 5 ms waits [`lock`] gives a lock its own process holds (1 s).
+const OWN_LOCK_WAITS: u32 = 200;
+
 /// An advisory lock on a run directory, held while a run writes into it;
 /// released when dropped (or when the process dies, even killed).
 #[derive(Debug)]
@@ -136,13 +139,24 @@ pub fn lock(dir: &Path) -> Result<DirLock, RunError> {
         .write(true)
         .open(&path)
         .map_err(io("cannot open the lock file", &path))?;
-    if let Err(err) = file.try_lock() {
+    // A lock this process dropped can still be held for a moment by a child
+    // another thread is forking (`git` for the metadata, a user's own
+    // commands): the child shares the open file until it execs. Our own pid
+    // as the holder means that window, so it is waited out, up to a bound.
+    let own = std::process::id().to_string();
+    let mut waits = 0u32;
+    while let Err(err) = file.try_lock() {
         if let std::fs::TryLockError::Error(source) = err {
             return Err(RunError::Io { what: "cannot lock", path, source });
         }
         let mut holder = String::new();
-        let _ = file.read_to_string(&mut holder);
+        let _ = file.rewind().and_then(|()| file.read_to_string(&mut holder));
         let holder = holder.trim();
+        if holder == own && waits < OWN_LOCK_WAITS {
+            waits += 1;
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            continue;
+        }
         return Err(RunError::Busy {
             dir: dir.to_owned(),
             holder: if holder.is_empty() { "another run".to_owned() } else { format!("pid {holder}") },
