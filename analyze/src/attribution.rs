@@ -17,9 +17,14 @@ use crate::slices::{Owner, SliceFigures};
 use crate::stats::Summary;
 
 /// A library slice no shorter than the baseline's operation less this
-/// share of it is "as long as" it, even where the two CIs do not overlap
-/// (a slice lacks the baseline's per-operation loop and argument handling).
-pub const MATCH_SHARE: f64 = 0.10;
+/// share of it is "as long as" it, even where the two CIs do not overlap:
+/// a slice lacks the baseline's per-operation loop and argument handling,
+/// and a statement run by a writer whose thread does nothing else is often
+/// quicker than the same statement inline (kv-writer's `execute` span
+/// measured 11.1 µs against an inline operation of 12.3 µs on a noisy
+/// 2-vCPU host, 10% short). A writer's own bookkeeping three quarters as
+/// long as a whole database write is rare enough to be worth the question.
+pub const MATCH_SHARE: f64 = 0.25;
 
 /// Warnings for the library-owned slices of `ops` whose median matches the
 /// baseline lane's whole operation (`baseline`: its name and µs per op).
@@ -127,6 +132,8 @@ mod tests {
         // Longer than the baseline's operation is as suspect; far shorter
         // is left alone.
         assert_eq!(check(&header, &ops, &slices, ("inline", &baseline(11.0))).len(), 1);
+        assert_eq!(check(&header, &ops, &slices, ("inline", &baseline(19.5))).len(), 1);
+        assert!(check(&header, &ops, &slices, ("inline", &baseline(21.0))).is_empty());
         assert!(check(&header, &ops, &slices, ("inline", &baseline(40.0))).is_empty());
     }
 
