@@ -215,6 +215,10 @@ pub struct AbOutcome {
     pub verdict: Verdict,
     /// Why, one sentence per finding.
     pub reasons: Vec<String>,
+    /// The effect judged across passes, when every pass ran on fresh
+    /// processes ([`crate::generations`]); the verdict is then its.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub across: Option<crate::generations::AcrossPasses>,
 }
 
 /// Scale of the MAD that makes it estimate a standard deviation.
@@ -273,10 +277,11 @@ pub fn verdict(passes: &[PassBlocks], rule: &Rule) -> AbOutcome {
         Verdict::Inconclusive
     };
     drift.extend(notes);
-    AbOutcome { passes: effects, verdict, reasons: drift }
+    AbOutcome { passes: effects, verdict, reasons: drift, across: None }
 }
 
-fn effect(p: &PassBlocks, rule: &Rule) -> Option<PassEffect> {
+/// One pass's effect under `rule`; `None` without both arms.
+pub(crate) fn effect(p: &PassBlocks, rule: &Rule) -> Option<PassEffect> {
     let a = blocks(&p.a);
     let b = blocks(&p.b);
     let delta_us = lanes::difference(&b, &a)?;

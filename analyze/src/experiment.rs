@@ -48,7 +48,11 @@ pub struct Experiment {
 pub fn judge(trace: &Trace, rule: &Rule) -> Experiment {
     let meta = &trace.header.run;
     let get = |k: &str| meta.get(k).cloned().unwrap_or_default();
-    let outcome = ab::verdict(&ab::pass_blocks(trace), rule);
+    let joined = join::join(trace);
+    let passes = ab::pass_blocks_joined(trace, &joined);
+    // Every pass by fresh processes: the passes are the replicates.
+    let across = crate::generations::applies(meta);
+    let outcome = if across { crate::generations::verdict(&passes, rule) } else { ab::verdict(&passes, rule) };
     // Each arm described by its lane: `a: <lane> — <description>`.
     let arms = ab::Arms::of(trace)
         .map(|arms| arms.keyed())
@@ -61,9 +65,15 @@ pub fn judge(trace: &Trace, rule: &Rule) -> Experiment {
             Some((key.to_owned(), text))
         })
         .collect();
-    let joined = join::join(trace);
-    let slices = crate::resolution::arm_ops(trace, &joined)
-        .and_then(|(a, b)| slice_verdict::judge(a, b, rule.slice_min_effect(trace.header.clock.grain_ns())));
+    let min_effect = rule.slice_min_effect(trace.header.clock.grain_ns());
+    let b_first = passes.iter().map(|p| (p.pass, p.b_first)).collect();
+    let slices = crate::resolution::arm_ops(trace, &joined).and_then(|(a, b)| {
+        if across {
+            crate::generations::slices(a, b, &b_first, min_effect)
+        } else {
+            slice_verdict::judge(a, b, min_effect)
+        }
+    });
     let mut warnings = Vec::new();
     if trace.dropped() > 0 {
         warnings.push(format!("{} marks were dropped", trace.dropped()));

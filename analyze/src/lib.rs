@@ -25,6 +25,7 @@ mod decomposition;
 pub mod distribution;
 pub mod experiment;
 pub mod floor;
+pub mod generations;
 pub mod join;
 pub mod lanes;
 pub mod merge;

@@ -76,6 +76,27 @@ fn render_head(e: &Experiment, out: &mut String) -> std::fmt::Result {
     Ok(())
 }
 
+/// The effect judged over passes of fresh processes, beside the noise
+/// floor two processes of build A show in the same run.
+fn render_across(a: &hopscope_analyze::generations::AcrossPasses, out: &mut String) -> std::fmt::Result {
+    writeln!(out, "\n## Effect across passes (µs per operation; each pass by fresh processes)\n")?;
+    writeln!(out, "| | mean | 95% CI (Student t) | % of A | SD over passes | passes |")?;
+    writeln!(out, "|---|---:|---:|---:|---:|---:|")?;
+    let row = |out: &mut String, what: &str, m: &hopscope_analyze::generations::PassMean| {
+        writeln!(
+            out,
+            "| {what} | {:+.3} | {:+.3}…{:+.3} | {:+.2}% | {:.3} | {} |",
+            m.mean_us, m.ci95[0], m.ci95[1], m.pct, m.sd_us, a.passes
+        )
+    };
+    row(out, "B − A", &a.delta)?;
+    if let Some(c) = &a.control {
+        row(out, "control − A (two processes of A: the noise floor)", c)?;
+    }
+    let orders: Vec<String> = a.by_order.iter().map(|(o, m)| format!("{o} {m:+.3} µs")).collect();
+    writeln!(out, "\nMean B − A by order: {}.", orders.join(", "))
+}
+
 fn render(e: &Experiment, out: &mut String) -> std::fmt::Result {
     writeln!(out, "Hypothesis: {}\n", e.hypothesis)?;
     writeln!(out, "## Why\n")?;
@@ -86,7 +107,17 @@ fn render(e: &Experiment, out: &mut String) -> std::fmt::Result {
     for (arm, description) in &e.arms {
         writeln!(out, "- `{arm}`: {description}")?;
     }
-    writeln!(out, "\n## Effect per pass (µs per operation, B − A paired by round)\n")?;
+    if let Some(across) = &e.outcome.across {
+        render_across(across, out)?;
+        writeln!(
+            out,
+            "\n## Effect per pass (µs per operation, B − A paired by round)\n\nEach pass is one set of processes: \
+             its rounds share their layout, so a pass's CI is that set's, and the verdict is judged across passes \
+             above.\n"
+        )?;
+    } else {
+        writeln!(out, "\n## Effect per pass (µs per operation, B − A paired by round)\n")?;
+    }
     writeln!(out, "| pass | order | A | B | Δ | 95% CI | Δ % | control − A | spread A | spread B | clears the rule |")?;
     writeln!(out, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")?;
     for p in &e.outcome.passes {
@@ -133,6 +164,12 @@ fn render(e: &Experiment, out: &mut String) -> std::fmt::Result {
         meta("samples"),
         meta("passes")
     )?;
+    for arm in ["a", "b"] {
+        if let Some(program) = e.meta.get(&format!("lockstep.{arm}.program")) {
+            let commit = e.meta.get(&format!("lockstep.{arm}.commit")).map_or("unknown", String::as_str);
+            writeln!(out, "- build {arm}: `{program}` (commit {commit})")?;
+        }
+    }
     writeln!(out, "- host: {} · {} cores · kernel {}", e.host.cpu_model, e.host.cores, e.host.kernel)?;
     writeln!(out, "- clock: {} · {:.6} ns/tick", e.clock.source, e.clock.ns_per_tick)?;
     Ok(())
