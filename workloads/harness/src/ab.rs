@@ -44,7 +44,24 @@ impl Lane {
 pub fn summary(e: &Experiment) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}: {}", e.name, e.outcome.verdict);
-    for p in &e.outcome.passes {
+    if let Some(a) = &e.outcome.across {
+        let _ = writeln!(
+            out,
+            "  across {} passes, each by fresh processes: Δ {:+.3} µs ({:+.2}%), 95% CI {:+.3}…{:+.3}, SD {:.3}",
+            a.passes, a.delta.mean_us, a.delta.pct, a.delta.ci95[0], a.delta.ci95[1], a.delta.sd_us
+        );
+        if let Some(c) = &a.control {
+            let _ = writeln!(
+                out,
+                "  control − A (two processes of A): {:+.3} µs, 95% CI {:+.3}…{:+.3}, SD {:.3}",
+                c.mean_us, c.ci95[0], c.ci95[1], c.sd_us
+            );
+        }
+    }
+    // Passes of fresh processes are many and each only one set's figure:
+    // the table in the receipt lists them.
+    let listed = if e.outcome.across.is_some() { &[][..] } else { &e.outcome.passes[..] };
+    for p in listed {
         let _ = writeln!(
             out,
             "  pass {} ({}): Δ {:+.3} µs ({:+.2}%), CI {:+.3}…{:+.3}, control {}",

@@ -78,6 +78,11 @@ pub struct RunArgs {
     /// with --ab); progress and errors stay on stderr.
     #[arg(long)]
     pub json: bool,
+    /// Run as a follower of `hopscope ab --builds`, which listens on this
+    /// Unix socket and says which block to run next (see the README's "Did
+    /// my change make writes slower?"); not for use by hand.
+    #[arg(long, value_name = "SOCKET", conflicts_with_all = ["ab", "save_baseline", "baseline", "json"])]
+    pub follow: Option<PathBuf>,
     /// Passed by `cargo bench` to bench targets; ignored.
     #[arg(long, hide = true)]
     pub bench: bool,

@@ -45,6 +45,10 @@ pub enum RunError {
         /// The trace as kept.
         kept: RunSummary,
     },
+    /// A follower's conversation with the process driving it broke: an
+    /// unknown command, another protocol version, a closed socket.
+    #[error("follower: {0}")]
+    Follow(String),
     /// Writing the trace failed.
     #[error("cannot write the trace: {0}")]
     Trace(#[from] hopscope_probe::TraceError),

@@ -171,6 +171,12 @@ impl Harness {
         if self.args.json {
             self.quiet = true;
         }
+        if let Some(socket) = self.args.follow.clone() {
+            let mut meta = rundir::metadata();
+            meta.extend(std::mem::take(&mut self.meta));
+            meta.insert("harness".to_owned(), self.name.clone());
+            return crate::follower::serve(&self.name, &socket, &plan, &self.lanes, self.args.out.as_deref(), meta);
+        }
         if let Some(spec) = self.args.ab.clone() {
             let meta = std::mem::take(&mut self.meta);
             return self.run_ab(&spec, meta);

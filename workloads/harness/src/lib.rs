@@ -56,12 +56,15 @@ mod args;
 mod closure;
 pub mod cpu;
 mod error;
+mod follower;
 pub mod gate;
 mod hand_in;
 mod harness;
 pub mod index;
 pub mod interrupt;
 mod lane;
+#[cfg(unix)]
+pub mod lockstep;
 mod outcome;
 pub mod placement;
 mod plan;

@@ -1,0 +1,355 @@
+//! Two builds in lockstep: the coordinator side of [`crate::runner::follow`].
+//!
+//! `hopscope ab --builds A B` starts build A twice (arm `a` and the inert
+//! `control`) and build B once (arm `b`), each as a follower process, and
+//! drives their blocks one at a time in a balanced order, so consecutive
+//! blocks of A and B are milliseconds apart and whatever the host does
+//! falls on both. The blocks go into one A/B trace (arms `a`, `b`,
+//! `control`, each named after its build's lane) that the A/B analysis
+//! judges as it judges two lanes of one process.
+//!
+//! Every build measures with the same clock counter (the TSC, or the OS's
+//! monotonic clock): their raw ticks mean the same, so the trace keeps them
+//! as read and converts them with one calibration, build A's. A follower
+//! whose clock source, hops, thread roles or readings differ from A's is
+//! refused before any block runs.
+
+mod follower;
+mod order;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use hopscope_analyze::generations;
+use hopscope_probe::{LaneInfo, Role, TraceHeader, TraceWriter};
+
+use follower::Follower;
+pub use follower::Launch;
+pub use order::round;
+
+/// The arms, in the order their followers start.
+pub const ARMS: [&str; 3] = ["a", "b", "control"];
+
+/// Why a lockstep run could not start or went wrong.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LockstepError {
+    /// A follower could not start, refused the handshake, or failed.
+    #[error("{build}: {what}")]
+    Follower {
+        /// The build, as lines name it.
+        build: String,
+        /// What happened, in one line.
+        what: String,
+    },
+    /// The builds declare different things: nothing was measured.
+    #[error("the builds cannot be compared: {0}")]
+    Mismatch(String),
+    /// The combined trace could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Trace {
+        /// The trace.
+        path: PathBuf,
+        /// Why.
+        source: hopscope_probe::TraceError,
+    },
+}
+
+/// What to run: sizes of the run and the lane each build runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lockstep {
+    /// Measured blocks per arm per pass.
+    pub samples: u32,
+    /// Passes: even ones run `a` before `b` in every round, odd ones `b`
+    /// before `a`.
+    pub passes: u32,
+    /// Unrecorded warm-up blocks per arm.
+    pub warmup: u32,
+    /// How long one block may take to come back.
+    pub deadline: Duration,
+    /// The trace lane each build runs (a name the tables print:
+    /// `writer`, `writer-probed`); `None`: the subject's probed build, or
+    /// the subject.
+    pub lane: Option<String>,
+}
+
+/// What a lockstep run wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockstepRun {
+    /// The combined trace.
+    pub trace: PathBuf,
+    /// Measured blocks in it.
+    pub blocks: u64,
+    /// What stopped the run early, in one line (the blocks before are kept).
+    pub stopped: Option<String>,
+}
+
+/// Run `launches` (arms `a`, `b`, `control`, in that order) in lockstep
+/// under `plan`, writing `trace.hop` and the followers' logs
+/// (`followers/<pass>/`) under `dir`; `meta` goes into the trace header.
+///
+/// Every pass is a generation: three fresh processes, started, warmed up,
+/// run for the pass's rounds and stopped. Two processes of one build differ
+/// by more than most changes (measured: 100–200 ns per write of kv-writer's
+/// 7 µs, mostly in SQLite's slice, from where each process's memory and
+/// database file sit), and that difference is fixed for a process's life:
+/// judged within one set of processes, it is taken for the builds'. With a
+/// new set per pass, the process is the unit a verdict counts, and what one
+/// process's layout does falls on each build alike across passes.
+pub fn run(
+    launches: [Launch; 3],
+    plan: &Lockstep,
+    dir: &Path,
+    meta: BTreeMap<String, String>,
+) -> Result<LockstepRun, LockstepError> {
+    let logs = dir.join("followers");
+    let path = dir.join("trace.hop");
+    let trace_error = |source| LockstepError::Trace { path: path.clone(), source };
+    // The first generation's header: what every later one must match.
+    let mut first: Option<(TraceHeader, Vec<u16>, TraceWriter<std::io::BufWriter<std::fs::File>>)> = None;
+    let mut written = 0u64;
+    let mut stopped = None;
+    for pass in 0..plan.passes {
+        if let Some(signal) = crate::interrupt::requested() {
+            stopped = Some(format!("interrupted by {signal}"));
+            break;
+        }
+        let followers = match start(&launches, &logs.join(pass.to_string()), plan.deadline) {
+            Ok(followers) => followers,
+            Err(err) if first.is_some() => {
+                stopped = Some(format!("pass {pass}: {err}"));
+                break;
+            }
+            Err(err) => return Err(err),
+        };
+        let lanes = match &first {
+            None => {
+                let lanes = chosen_lanes(&followers, plan.lane.as_deref())?;
+                let planned = u64::from(plan.passes) * u64::from(plan.samples) * ARMS.len() as u64;
+                let header = merged(&followers, &lanes, meta.clone(), planned, plan.passes);
+                let trace = TraceWriter::create(&path, header).map_err(trace_error)?;
+                first = Some((followers[0].header.clone(), lanes.clone(), trace));
+                lanes
+            }
+            Some((header, lanes, _)) => match same_generation(header, lanes, &followers) {
+                Ok(()) => lanes.clone(),
+                Err(why) => {
+                    stopped = Some(format!("pass {pass}: {why}"));
+                    stop_all(followers, &mut stopped);
+                    break;
+                }
+            },
+        };
+        let Some((_, _, trace)) = first.as_mut() else { break };
+        let mut followers = followers;
+        let ended = generation(pass, plan, &lanes, &mut followers, trace, &mut written)?;
+        if ended.is_some() {
+            stopped = ended;
+        }
+        stop_all(followers, &mut stopped);
+        if stopped.is_some() {
+            break;
+        }
+    }
+    if let Some((_, _, trace)) = first {
+        trace.finish().map_err(trace_error)?;
+    }
+    Ok(LockstepRun { trace: path, blocks: written, stopped })
+}
+/// Start the three followers of one generation, their logs under `logs`.
+fn start(launches: &[Launch; 3], logs: &Path, deadline: Duration) -> Result<Vec<Follower>, LockstepError> {
+    launches.iter().map(|launch| Follower::start(launch.clone(), logs, deadline)).collect()
+}
+
+/// Stop every follower; the first failure becomes the run's stop line
+/// unless one is already set.
+fn stop_all(followers: Vec<Follower>, stopped: &mut Option<String>) {
+    for follower in followers {
+        if let Err(err) = follower.stop() {
+            stopped.get_or_insert_with(|| err.to_string());
+        }
+    }
+}
+
+/// Run pass `pass`: its warm-up rounds (unrecorded), then its measured
+/// rounds in the balanced order, each block into `trace`. `Some(line)`
+/// when a follower failed or a signal came: the blocks before are kept.
+fn generation(
+    pass: u32,
+    plan: &Lockstep,
+    lanes: &[u16],
+    followers: &mut [Follower],
+    trace: &mut TraceWriter<std::io::BufWriter<std::fs::File>>,
+    written: &mut u64,
+) -> Result<Option<String>, LockstepError> {
+    let warmups =
+        (0..plan.warmup).flat_map(|round| order::round(pass, round).into_iter().map(move |arm| (arm, None, round)));
+    let measured =
+        (0..plan.samples).flat_map(|sample| round(pass, sample).into_iter().map(move |arm| (arm, Some(pass), sample)));
+    for (arm, measured_pass, sample) in warmups.chain(measured) {
+        if let Some(signal) = crate::interrupt::requested() {
+            return Ok(Some(format!("interrupted by {signal}")));
+        }
+        let command = match measured_pass {
+            None => format!("warmup {} {sample}", lanes[arm]),
+            Some(pass) => format!("block {} {pass} {sample}", lanes[arm]),
+        };
+        let block = match followers[arm].block(&command) {
+            Ok(block) => block,
+            Err(err) => return Ok(Some(format!("pass {pass}: {err}"))),
+        };
+        let Some(pass) = measured_pass else { continue };
+        if block.lane != lanes[arm] {
+            return Ok(Some(format!("{}: answered `{command}` with lane {}", followers[arm].launch.build, block.lane)));
+        }
+        let block = hopscope_probe::Block { lane: arm as u16, pass, sample, ..block };
+        trace
+            .write_block(&block)
+            .map_err(|source| LockstepError::Trace { path: PathBuf::from("trace.hop"), source })?;
+        *written += 1;
+    }
+    Ok(None)
+}
+
+/// Refuse a later generation whose processes declare other than the
+/// first's (a program rebuilt under the run, say).
+fn same_generation(first: &TraceHeader, lanes: &[u16], followers: &[Follower]) -> Result<(), String> {
+    for (follower, &lane) in followers.iter().zip(lanes) {
+        let same = follower.header.hops == first.hops
+            && follower.header.threads == first.threads
+            && follower.header.readings == first.readings
+            && follower.header.lanes.get(usize::from(lane)) == first.lanes.get(usize::from(lanes[0]));
+        if !same {
+            return Err(format!(
+                "{} now declares other lanes, hops or threads than at the start",
+                follower.launch.build
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The trace lane each follower runs, the same in every build.
+fn chosen_lanes(followers: &[Follower], wanted: Option<&str>) -> Result<Vec<u16>, LockstepError> {
+    let first = &followers[0];
+    let lane = pick(&first.header, wanted)
+        .map_err(|what| LockstepError::Follower { build: first.launch.build.clone(), what })?;
+    let name = &first.header.lanes[usize::from(lane)];
+    let mut lanes = Vec::new();
+    for follower in followers {
+        let Some(index) = follower.header.lane(name) else {
+            return Err(LockstepError::Mismatch(format!(
+                "{} has no lane `{name}` (it runs {})",
+                follower.launch.build,
+                follower.header.lanes.join(", ")
+            )));
+        };
+        same_shape(first, lane, follower, index).map_err(LockstepError::Mismatch)?;
+        lanes.push(index);
+    }
+    Ok(lanes)
+}
+
+/// The lane `wanted` names, or the subject's probed build, or the subject.
+fn pick(header: &TraceHeader, wanted: Option<&str>) -> Result<u16, String> {
+    if let Some(name) = wanted {
+        return header.lane(name).ok_or_else(|| format!("no lane `{name}` (it runs {})", header.lanes.join(", ")));
+    }
+    let subject = |probed: bool| {
+        (0..header.lanes.len() as u16).find(|&i| {
+            header.lane_info(i).is_some_and(|l| {
+                l.role == Role::Subject && (!probed || l.variant == Some(hopscope_probe::Variant::Probed))
+            })
+        })
+    };
+    subject(true).or_else(|| subject(false)).ok_or_else(|| {
+        format!("declares no subject lane: name the lane to compare with --lane (it runs {})", header.lanes.join(", "))
+    })
+}
+
+/// Refuse two builds whose blocks cannot share one trace.
+fn same_shape(a: &Follower, lane_a: u16, b: &Follower, lane_b: u16) -> Result<(), String> {
+    let (ha, hb) = (&a.header, &b.header);
+    let differ =
+        |what: &str, x: String, y: String| Err(format!("{} {what} {y}, {} {x}", b.launch.build, a.launch.build));
+    if ha.clock.source != hb.clock.source {
+        return differ("reads the clock", ha.clock.source.to_string(), hb.clock.source.to_string());
+    }
+    if ha.hops != hb.hops {
+        let names = |h: &TraceHeader| h.hops.iter().map(|(_, d)| d.name.clone()).collect::<Vec<_>>().join(", ");
+        return differ("declares hops", names(ha), names(hb));
+    }
+    if ha.threads != hb.threads {
+        return differ("declares thread roles", ha.threads.join(", "), hb.threads.join(", "));
+    }
+    if ha.readings != hb.readings {
+        return differ("takes readings", ha.readings.join(", "), hb.readings.join(", "));
+    }
+    let info = |h: &TraceHeader, lane: u16| {
+        h.lane_info(lane).map_or_else(String::new, |l| format!("{} ({:?} build)", l.role, l.variant))
+    };
+    if info(ha, lane_a) != info(hb, lane_b) {
+        return differ("runs the lane as", info(ha, lane_a), info(hb, lane_b));
+    }
+    Ok(())
+}
+
+/// The combined trace's header: build A's, with the three arms as its
+/// lanes and what each build is among its run facts.
+fn merged(
+    followers: &[Follower],
+    lanes: &[u16],
+    meta: BTreeMap<String, String>,
+    planned: u64,
+    passes: u32,
+) -> TraceHeader {
+    let first = &followers[0].header;
+    let lane_name = first.lanes[usize::from(lanes[0])].clone();
+    let mut header = first.clone();
+    header.run.retain(|k, _| !k.starts_with("lane.") && !k.starts_with("follow."));
+    header.lanes.clear();
+    header.lane_info.clear();
+    for (arm, (follower, &lane)) in ARMS.iter().zip(followers.iter().zip(lanes)) {
+        let name = format!("{arm}/{lane_name}");
+        let info = follower.header.lane_info(lane);
+        let role = match *arm {
+            "a" => Role::ArmA,
+            "b" => Role::ArmB,
+            _ => Role::Control,
+        };
+        header.lane_info.push(LaneInfo {
+            role,
+            variant: info.as_ref().and_then(|l| l.variant),
+            code: info.map_or_else(|| lane_name.clone(), |l| l.code),
+        });
+        let described = follower.header.run.get(&format!("lane.{lane_name}")).cloned().unwrap_or_default();
+        header.run.insert(format!("lane.{name}"), format!("{}: {described}", follower.launch.build));
+        for key in ["role", "placement", "probed"] {
+            if let Some(value) = follower.header.run.get(&format!("lane.{lane_name}.{key}")) {
+                header.run.insert(format!("lane.{name}.{key}"), value.clone());
+            }
+        }
+        let facts = [("program", Some(follower.launch.program.display().to_string()))]
+            .into_iter()
+            .chain(["commit", "build", "hopscope_version"].map(|k| (k, follower.header.run.get(k).cloned())));
+        for (key, value) in facts {
+            if let Some(value) = value {
+                header.run.insert(format!("lockstep.{arm}.{key}"), value);
+            }
+        }
+        header.run.insert(format!("lockstep.{arm}.ns_per_tick"), follower.header.clock.ns_per_tick.to_string());
+        header.lanes.push(name);
+    }
+    header.run.insert("lockstep.lane".to_owned(), lane_name);
+    header.run.insert(
+        "lockstep.clock".to_owned(),
+        format!("every build's raw {} ticks, converted with build a's calibration", first.clock.source),
+    );
+    header.run.insert("planned_blocks".to_owned(), planned.to_string());
+    // The analysis counts passes, not rounds, as a verdict's replicates.
+    header.run.insert(generations::PROCESSES_META.to_owned(), generations::FRESH_PER_PASS.to_owned());
+    header.run.insert("lockstep.passes".to_owned(), passes.to_string());
+    header.run.extend(meta);
+    header
+}

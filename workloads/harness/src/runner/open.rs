@@ -1,0 +1,463 @@
+//! A run's apparatus, opened: its caller threads, every lane's builds, the
+//! readings it takes and the trace header that declares them. The plan's
+//! loop ([`super::run`]) and a follower ([`super::follow`]) both run blocks
+//! through an [`OpenRun`]; only who decides the next block differs.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use hopscope_probe::counters::{self, Counter};
+use hopscope_probe::{Block, LaneInfo, TraceHeader};
+
+use super::block::{Blocks, Context, OpenLane};
+use super::callers::{self, Callers};
+use super::{LANES_DIR, MAX_THREAD_ROLES, MAX_TRACE_LANES, ONE_RUN, RunSummary};
+use crate::cpu::{self, Gap};
+use crate::error::{At, Failure, RunError, Stopped};
+use crate::interrupt::Signal;
+use crate::lane::Lane;
+use crate::placement::Affinity;
+use crate::plan::Plan;
+use crate::readings::{CALLER_ROLE, ReadingKeys};
+use crate::workload::{BlockId, Setup, ThreadInit};
+
+/// Everything a run holds while it measures. Dropping it closes the lanes,
+/// removes their scratch directories, gives the driving thread its
+/// affinity back and lets the next run of the process start.
+pub(crate) struct OpenRun {
+    /// The trace lanes, in header order.
+    pub(crate) lanes: Vec<OpenLane>,
+    /// The header every block written refers to.
+    pub(crate) header: TraceHeader,
+    /// Thread roles, in header order (the traced ones renamed at the end).
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+    threads: Vec<String>,
+    callers: Callers,
+    keys: ReadingKeys,
+    caller_threads: Vec<u16>,
+    ops_per_block: u64,
+    deadline: std::time::Duration,
+    gap: Gap,
+    settle: std::time::Duration,
+    next_op: u64,
+    dropped: u64,
+    span_lanes: bool,
+    pin_failures_before: u64,
+    #[cfg(feature = "tracing")]
+    traced: crate::traced::SharedThreads,
+    // Dropped in this order after the lanes: the scratch space, the
+    // placement, the directory's lock, the process's turn.
+    _scratch: Scratch,
+    _placed: Placed,
+    _lock: crate::rundir::DirLock,
+    _turn: std::sync::MutexGuard<'static, ()>,
+}
+
+impl OpenRun {
+    /// Check the declaration, take the process's turn and `dir`'s lock,
+    /// start the callers and open every build of every lane (in its own
+    /// fresh directory under `dir`); the header carries `meta`.
+    pub(crate) fn open(
+        plan: &Plan,
+        lanes: &[Lane],
+        dir: &Path,
+        meta: BTreeMap<String, String>,
+    ) -> Result<OpenRun, RunError> {
+        check(plan, lanes)?;
+        // Runs in one process take turns (a program's tests run them on
+        // parallel threads): the span switch, the process's CPU clock and
+        // its cores are the whole process's, and two runs at once would
+        // measure each other.
+        let turn = ONE_RUN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let pin_failures_before = crate::placement::pin_failures();
+        // One run per directory: a second run into it is refused before it
+        // touches any file.
+        let lock = crate::rundir::lock(dir)?;
+        // The thread that drives the run sits where the callers run, as the
+        // caller of a program does, and gets its affinity back at the end.
+        // Left to roam, it woke between blocks on the otherwise idle core,
+        // and every same-core wake inside the blocks read ~0.1 µs dearer
+        // (sent→woke 2.11 vs 1.99 µs, replied→received 2.78 vs 2.69,
+        // repeatable).
+        let placed = Placed::here(plan.placement);
+        // Before any lane starts a thread: threads open counters on first use.
+        cpu::record_perf_counters(plan.perf_counters);
+        let capacity = plan.marks_per_block();
+        let max_callers = lanes.iter().map(|l| l.callers).max().unwrap_or(1);
+        let callers = Callers::spawn(max_callers, capacity).map_err(|source| RunError::Io {
+            what: "cannot start the caller threads in",
+            path: dir.to_owned(),
+            source,
+        })?;
+
+        // Thread roles: the caller, every lane's own roles, the extra callers.
+        let mut threads: Vec<String> = vec![CALLER_ROLE.to_owned()];
+        for lane in lanes {
+            for role in &lane.threads {
+                if !threads.contains(role) {
+                    threads.push(role.clone());
+                }
+            }
+        }
+        let reading_roles = threads.clone();
+        let caller_threads: Vec<u16> = (0..max_callers)
+            .map(|c| {
+                if c == 0 {
+                    return 0;
+                }
+                threads.push(format!("{CALLER_ROLE}-{c}"));
+                (threads.len() - 1) as u16
+            })
+            .collect();
+        #[cfg(feature = "tracing")]
+        crate::spans::declare_traced_role(lanes, &mut threads);
+
+        // However the run ends, its lanes' scratch directories go with it.
+        let scratch = Scratch(dir.join(LANES_DIR));
+        #[cfg(feature = "tracing")]
+        let traced = crate::traced::TracedThreads::shared(&threads);
+        let open = open_lanes(
+            plan,
+            lanes,
+            dir,
+            &threads,
+            #[cfg(feature = "tracing")]
+            &traced,
+        )?;
+
+        let counters = if plan.perf_counters { counters::detect() } else { Vec::new() };
+        let supported: Vec<Counter> = counters.iter().filter(|c| c.support.is_supported()).map(|c| c.counter).collect();
+        #[cfg(feature = "tracing")]
+        let span_lanes = lanes.iter().any(|l| l.span_layer().is_some());
+        #[cfg(not(feature = "tracing"))]
+        let span_lanes = false;
+        let keys = ReadingKeys::new(reading_roles, supported).with_span_machinery(span_lanes);
+        let header = header(plan, lanes, &open, &threads, &keys, counters, meta);
+        Ok(OpenRun {
+            lanes: open,
+            header,
+            threads,
+            callers,
+            keys,
+            caller_threads,
+            ops_per_block: plan.ops_per_block,
+            deadline: plan.block_deadline,
+            gap: Gap::ns(plan.caller_gap_ns),
+            settle: plan.settle,
+            next_op: 0,
+            dropped: 0,
+            span_lanes,
+            pin_failures_before,
+            #[cfg(feature = "tracing")]
+            traced,
+            _scratch: scratch,
+            _placed: placed,
+            _lock: lock,
+            _turn: turn,
+        })
+    }
+
+    /// Whether a lane is probed by spans (its traced threads are renamed
+    /// after their own names at the end, so the header needs room).
+    pub(crate) fn span_lanes(&self) -> bool {
+        self.span_lanes
+    }
+
+    /// Settle, then run block `id` of trace lane `index`; the block comes
+    /// back with its lane, pass and sample set (a warm-up block: pass 0,
+    /// its round as the sample).
+    pub(crate) fn block(&mut self, index: usize, id: BlockId) -> Result<Block, (At, Failure)> {
+        settle(self.settle);
+        let mut blocks = Blocks {
+            callers: &mut self.callers,
+            keys: &self.keys,
+            ops_per_block: self.ops_per_block,
+            deadline: self.deadline,
+            gap: self.gap,
+            caller_threads: &self.caller_threads,
+            next_op: self.next_op,
+        };
+        let Some(lane) = self.lanes.get_mut(index) else {
+            return Err((At::BeforeBlock(id), Failure::Error(format!("no trace lane {index}").into())));
+        };
+        let result = blocks.run(lane, id);
+        self.next_op = blocks.next_op;
+        let (pass, sample) = match id {
+            BlockId::Warmup { round } => (0, round),
+            BlockId::Measured { pass, sample } => (pass, sample),
+        };
+        result.map(|measured| Block { lane: index as u16, pass, sample, ..measured })
+    }
+
+    /// Count a measured block's operations and dropped marks for the
+    /// run's summary.
+    pub(crate) fn count(&mut self, block: &Block) {
+        self.dropped = self.dropped.saturating_add(block.dropped());
+        if let Some(lane) = self.lanes.get_mut(usize::from(block.lane)) {
+            lane.ops = lane.ops.saturating_add(block.op_count);
+        }
+    }
+
+    /// The traced threads' roles renamed after the threads' own names.
+    #[cfg(feature = "tracing")]
+    pub(crate) fn renames(&self) -> Vec<(u16, String)> {
+        crate::traced::lock(&self.traced).renames(&self.threads)
+    }
+
+    /// End the run: close the lanes (a lane still stuck in a call keeps its
+    /// own reference) and remove their scratch space — a run's results are
+    /// its trace and files — then say how it went.
+    pub(crate) fn close(
+        self,
+        trace: PathBuf,
+        written: u64,
+        failed: Option<(String, At, Failure)>,
+        interrupted: Option<Signal>,
+    ) -> Result<RunSummary, RunError> {
+        let summary = RunSummary {
+            trace,
+            blocks: written,
+            ops: self.lanes.iter().map(|l| (l.name.clone(), l.ops)).collect(),
+            dropped: self.dropped,
+            pin_failures: crate::placement::pin_failures().saturating_sub(self.pin_failures_before),
+        };
+        drop(self);
+        if let Some((lane, at, failure)) = failed {
+            return Err(RunError::Stopped(Box::new(Stopped { lane, at, failure, kept: summary })));
+        }
+        if let Some(signal) = interrupted {
+            return Err(RunError::Interrupted { signal, kept: summary });
+        }
+        Ok(summary)
+    }
+}
+
+/// A run's lane directories, removed when the run ends (however it ends).
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The calling thread placed as a caller until this is dropped, when its
+/// affinity is given back.
+struct Placed(Option<Affinity>);
+
+impl Placed {
+    fn here(placement: crate::placement::Placement) -> Placed {
+        let before = Affinity::current();
+        placement.place_caller();
+        Placed(before)
+    }
+}
+
+impl Drop for Placed {
+    fn drop(&mut self) {
+        if let Some(affinity) = &self.0 {
+            affinity.restore();
+        }
+    }
+}
+
+/// Refuse a plan or declaration the run cannot carry out, before anything
+/// runs.
+fn check(plan: &Plan, lanes: &[Lane]) -> Result<(), RunError> {
+    plan.check().map_err(RunError::Plan)?;
+    if lanes.is_empty() {
+        return Err(RunError::Plan("no lanes to run".to_owned()));
+    }
+    let mut names: Vec<String> = Vec::new();
+    let mut roles: Vec<&str> = Vec::new();
+    #[cfg(feature = "tracing")]
+    crate::spans::check_hops(plan, lanes).map_err(RunError::Plan)?;
+    // Placements the process's CPUs cannot give are refused before
+    // anything runs, rather than measured somewhere else.
+    let placements = std::iter::once(plan.placement).chain(lanes.iter().filter_map(|l| l.placement));
+    if let Some(why) = placements.filter_map(crate::placement::unachievable).next() {
+        return Err(RunError::Plan(why));
+    }
+    for lane in lanes {
+        lane.check().map_err(RunError::Plan)?;
+        for (name, _) in lane.trace_lanes() {
+            if names.contains(&name) {
+                return Err(RunError::Plan(format!("lane name `{name}` is used twice")));
+            }
+            names.push(name);
+        }
+        for role in &lane.threads {
+            if !roles.contains(&role.as_str()) {
+                roles.push(role);
+            }
+        }
+    }
+    if names.len() > MAX_TRACE_LANES {
+        return Err(RunError::Plan(format!("{} lanes (at most {MAX_TRACE_LANES})", names.len())));
+    }
+    if roles.len() > MAX_THREAD_ROLES {
+        return Err(RunError::Plan(format!("{} thread roles (at most {MAX_THREAD_ROLES})", roles.len())));
+    }
+    Ok(())
+}
+
+/// Open every build of every lane, each in its own fresh directory, on the
+/// thread that runs the harness (as a program opens its writer), a panic
+/// caught and described. Not on a caller thread, and so without a deadline.
+fn open_lanes(
+    plan: &Plan,
+    lanes: &[Lane],
+    dir: &Path,
+    threads: &[String],
+    #[cfg(feature = "tracing")] traced: &crate::traced::SharedThreads,
+) -> Result<Vec<OpenLane>, RunError> {
+    let mut open = Vec::new();
+    #[cfg(feature = "tracing")]
+    let mut registered = Vec::new();
+    for lane in lanes {
+        let placement = lane.placement.unwrap_or(plan.placement);
+        let roles: Vec<(String, u16, usize)> = lane
+            .threads
+            .iter()
+            .filter_map(|role| {
+                let index = threads.iter().position(|t| t == role)?;
+                Some((role.clone(), index as u16, index))
+            })
+            .collect();
+        for (name, build) in lane.trace_lanes() {
+            let lane_dir = dir.join(LANES_DIR).join(&name);
+            fresh_dir(&lane_dir)?;
+            #[cfg(feature = "tracing")]
+            let (spans, dispatch) = crate::spans::open_build(lane, build, threads, traced, &mut registered);
+            let context = Context {
+                #[cfg(feature = "tracing")]
+                dispatch: dispatch.clone(),
+                #[cfg(feature = "tracing")]
+                switched: spans.as_ref().is_some_and(crate::spans::SpanLane::switched),
+            };
+            let setup = Setup {
+                dir: lane_dir,
+                lane: name.clone(),
+                variant: build.variant,
+                placement,
+                thread: ThreadInit {
+                    capacity: plan.marks_per_block(),
+                    placement,
+                    #[cfg(feature = "tracing")]
+                    dispatch,
+                },
+            };
+            let (opener, ctx) = (build.opener.clone(), context.clone());
+            let job = move || ctx.enter(|| opener(&setup));
+            let opened = match callers::here(job) {
+                Ok(Ok(workload)) => workload,
+                Ok(Err(error)) => return Err(RunError::Open { lane: name, failure: Failure::Error(error) }),
+                Err(failure) => return Err(RunError::Open { lane: name, failure }),
+            };
+            open.push(OpenLane {
+                name,
+                workload: Arc::from(opened),
+                context,
+                roles: roles.clone(),
+                placement,
+                callers: lane.callers,
+                per_op: lane.per_op,
+                ops: 0,
+                #[cfg(feature = "tracing")]
+                spans,
+            });
+        }
+    }
+    Ok(open)
+}
+
+/// Remove `dir` if it exists and create it empty.
+fn fresh_dir(dir: &Path) -> Result<(), RunError> {
+    match std::fs::remove_dir_all(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(source) => return Err(RunError::Io { what: "cannot empty lane directory", path: dir.to_owned(), source }),
+    }
+    std::fs::create_dir_all(dir).map_err(|source| RunError::Io {
+        what: "cannot create lane directory",
+        path: dir.to_owned(),
+        source,
+    })
+}
+
+/// One probe mark's cost on this host, ns, timed on a thread of its own
+/// (timing attaches a mark buffer, which must not be the driving
+/// thread's): ~70,000 marks, a millisecond or two.
+fn mark_ns() -> Option<f64> {
+    let plan = hopscope_probe::calibrate::CostPlan { batch: 1_000, rounds: 31, warmup_rounds: 4 };
+    let costs = std::thread::scope(|s| s.spawn(|| hopscope_probe::calibrate::measure_costs(plan)).join()).ok()?;
+    costs.mark.median_ns.is_finite().then_some(costs.mark.median_ns)
+}
+
+/// The trace header of a run: lanes with their roles, thread roles,
+/// readings, counters, `meta` and every plan setting.
+fn header(
+    plan: &Plan,
+    lanes: &[Lane],
+    open: &[OpenLane],
+    threads: &[String],
+    keys: &ReadingKeys,
+    counters: Vec<hopscope_probe::counters::CounterSupport>,
+    meta: BTreeMap<String, String>,
+) -> TraceHeader {
+    let names: Vec<&str> = open.iter().map(|l| l.name.as_str()).collect();
+    let thread_names: Vec<&str> = threads.iter().map(String::as_str).collect();
+    let mut header = TraceHeader::for_this_host(&names, &thread_names);
+    header.hops = plan.hops.clone();
+    header.mark_ns = mark_ns();
+    #[cfg(feature = "tracing")]
+    crate::spans::declare_hops(plan, lanes, &mut header);
+    header.counters = counters;
+    header.readings = keys.names();
+    header.run = meta;
+    let settings = [
+        ("ops_per_block", plan.ops_per_block.to_string()),
+        ("samples", plan.samples.to_string()),
+        ("passes", plan.passes.to_string()),
+        ("warmup_blocks", plan.warmup_blocks.to_string()),
+        ("order", format!("{:?}", plan.order)),
+        ("caller_gap_ns", plan.caller_gap_ns.to_string()),
+        ("perf_counters", if plan.perf_counters { "on" } else { "off" }.to_owned()),
+        ("placement", plan.placement.to_string()),
+        ("block_deadline_s", plan.block_deadline.as_secs_f64().to_string()),
+        ("settle_us", plan.settle.as_micros().to_string()),
+    ];
+    for (key, value) in settings {
+        header.run.entry(key.to_owned()).or_insert(value);
+    }
+    for lane in lanes {
+        for (name, build) in lane.trace_lanes() {
+            header.lane_info.push(LaneInfo { role: lane.role, variant: build.variant, code: lane.name.clone() });
+            let placement = lane.placement.unwrap_or(plan.placement);
+            let described = lane.description.clone().unwrap_or_else(|| format!("{} ({})", lane.name, lane.role));
+            let description = match build.variant {
+                Some(hopscope_probe::Variant::Clean) => format!("{described} · clean build"),
+                Some(hopscope_probe::Variant::Probed) => format!("{described} · probed build"),
+                None => described,
+            };
+            header.run.entry(format!("lane.{name}")).or_insert(description);
+            header.run.insert(format!("lane.{name}.role"), lane.role.to_string());
+            header.run.insert(format!("lane.{name}.placement"), placement.to_string());
+            let probed = match build.variant {
+                Some(v) => (v == hopscope_probe::Variant::Probed).to_string(),
+                None => "as built".to_owned(),
+            };
+            header.run.insert(format!("lane.{name}.probed"), probed);
+        }
+    }
+    header
+}
+
+/// Idle for `settle` before a block, so the threads of the lane before it
+/// go quiet (see [`Plan::settle`]).
+fn settle(settle: std::time::Duration) {
+    if !settle.is_zero() {
+        std::thread::sleep(settle);
+    }
+}
