@@ -17,8 +17,20 @@ use crate::spec::Spec;
 /// Flags of `hopscope ab`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The experiment spec (TOML), e.g. experiments/reply-persistent.toml.
-    spec: PathBuf,
+    /// The experiment spec (TOML), e.g. experiments/reply-persistent.toml;
+    /// with --builds optional (its `[run]` sizes and `[rule]`; the default
+    /// is written into the run directory).
+    #[arg(required_unless_present = "builds")]
+    spec: Option<PathBuf>,
+    /// Judge two builds of a harness program (yours, or hopscope itself)
+    /// against each other, run in lockstep: BIN_A twice (arm a and the
+    /// control), BIN_B once (arm b), block by block, interleaved in time.
+    #[arg(long, num_args = 2, value_names = ["BIN_A", "BIN_B"], conflicts_with = "analyze")]
+    builds: Option<Vec<PathBuf>>,
+    /// With --builds: the lane both builds run (a name their tables print,
+    /// e.g. `kv-writer-probed`); default: the subject's probed build.
+    #[arg(long, requires = "builds")]
+    lane: Option<String>,
     /// Run directory (default: a new one under target/hopscope/).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -37,7 +49,7 @@ pub(crate) struct Args {
 }
 
 /// The JSON `--json` prints: where the run is, and its experiment.
-fn print_json(dir: &Path, experiment: &Experiment) -> anyhow::Result<()> {
+pub(crate) fn print_json(dir: &Path, experiment: &Experiment) -> anyhow::Result<()> {
     let out = serde_json::json!({ "schema": "hopscope.ab-run/1", "dir": dir, "experiment": experiment });
     println!("{}", serde_json::to_string_pretty(&out).context("cannot write JSON")?);
     Ok(())
@@ -49,8 +61,29 @@ fn gate(experiment: &Experiment, fail_on: Option<FailOn>) -> ExitCode {
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    if let Some(builds) = &args.builds {
+        let request = crate::builds::Request {
+            a: builds[0].clone(),
+            b: builds[1].clone(),
+            spec: args.spec.clone(),
+            lane: args.lane.clone(),
+            out: args.out.clone(),
+            json: args.json,
+        };
+        let experiment = crate::builds::run(&request)?;
+        return Ok(match experiment {
+            Some((dir, e, true)) => {
+                if args.json {
+                    print_json(&dir, &e)?;
+                }
+                gate(&e, args.fail_on)
+            }
+            _ => ExitCode::FAILURE,
+        });
+    }
     // Parse before anything else: a bad spec must fail before measuring.
-    let spec = Spec::load(&args.spec)?;
+    let spec_path = args.spec.as_deref().context("give an experiment spec, or --builds BIN_A BIN_B")?;
+    let spec = Spec::load(spec_path)?;
     if let Some(dir) = &args.analyze {
         let experiment = reanalyze(&spec, dir)?;
         let written = hopscope_reports::write_experiment(dir, &experiment)

@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 mod ab;
 mod analyze;
+mod builds;
 mod calibrate;
 mod compare;
 mod decompose;

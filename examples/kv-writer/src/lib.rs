@@ -22,6 +22,47 @@ use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
+/// A busy loop compiled into every [`KvWriter::insert`] before its request
+/// is sent: `KV_WRITER_BUILD_SPIN` iterations when the crate was built
+/// (none when unset). Two builds that differ only here differ by a change
+/// of known size in one slice (`insert.enter→execute.enter`), which is
+/// what `hopscope ab --builds` is checked against. A loop of dependent
+/// additions, not a wait on the clock: reading the clock costs more than
+/// the 25 ns such a change is meant to be (`KV_WRITER_TIME_BUILD_DELAY=1
+/// kv-writer` prints what one costs on the host).
+pub const BUILD_SPIN: u64 = digits(option_env!("KV_WRITER_BUILD_SPIN"));
+
+/// A build-time number; anything but digits stops the build.
+const fn digits(value: Option<&str>) -> u64 {
+    let Some(value) = value else { return 0 };
+    let bytes = value.as_bytes();
+    let mut n = 0u64;
+    let mut i = 0;
+    while i < bytes.len() {
+        assert!(bytes[i].is_ascii_digit(), "KV_WRITER_BUILD_SPIN: a number of iterations, digits only");
+        n = n * 10 + (bytes[i] - b'0') as u64;
+        i += 1;
+    }
+    n
+}
+
+/// The build's compiled-in busy loop ([`BUILD_SPIN`]); nothing at all in a
+/// build without one.
+#[inline]
+pub fn build_delay() {
+    if BUILD_SPIN == 0 {
+        return;
+    }
+    let mut x = 0u64;
+    // The count through black_box too: a loop of known length unrolled
+    // would cost a tenth as much.
+    for i in 0..std::hint::black_box(BUILD_SPIN) {
+        // Each addition waits for the last: the loop cannot be folded.
+        x = std::hint::black_box(x.wrapping_add(i));
+    }
+    std::hint::black_box(x);
+}
+
 /// The statement every write runs.
 pub const PUT: &str = "INSERT OR REPLACE INTO kv (key, value) VALUES (?1, ?2)";
 
@@ -111,6 +152,7 @@ impl KvWriter {
         let _span = tracing::info_span!("insert", op).entered();
         let slot = Arc::new(Slot::default());
         let tx = self.tx.as_ref().ok_or(Error::Stopped)?;
+        build_delay();
         tx.send(Request { op, key, value, slot: Arc::clone(&slot) }).map_err(|_| Error::Stopped)?;
         slot.take()
     }

@@ -1,0 +1,181 @@
+//! `hopscope ab --builds BIN_A BIN_B`: judge a code change by running two
+//! builds of a harness program in lockstep ([`hopscope_harness::lockstep`])
+//! under a rule fixed before the run, and write the A/B receipt.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use hopscope_analyze::Partial;
+use hopscope_analyze::experiment::{self, Experiment};
+use hopscope_harness::lockstep::{self, Launch, Lockstep};
+use hopscope_harness::{ExperimentSpec, rundir};
+use hopscope_probe::Trace;
+
+/// The spec a lockstep run is held to when none is given: every block
+/// pair counts, an effect must show in both orders with its CI clear of
+/// zero, and the second process of build A (the control) may move by at
+/// most 2% — beyond that the processes differ by more than any change.
+pub(crate) const DEFAULT_SPEC: &str = r#"# The rule `hopscope ab --builds` used: no spec was given.
+name = "builds"
+hypothesis = "Build B writes no slower than build A."
+
+[run]
+ops = 200
+samples = 4
+pairs = 50
+warmup = 1
+placement = "same-core"
+probed = true
+
+[a]
+
+[b]
+
+[rule]
+min_effect_pct = 0.0
+min_effect_us = 0.02
+both_orders = true
+max_control_drift_pct = 2.0
+max_spread_ratio = 4.0
+"#;
+
+/// What `hopscope ab --builds` was asked.
+#[derive(Debug)]
+pub(crate) struct Request {
+    pub(crate) a: PathBuf,
+    pub(crate) b: PathBuf,
+    pub(crate) spec: Option<PathBuf>,
+    pub(crate) lane: Option<String>,
+    pub(crate) out: Option<PathBuf>,
+    pub(crate) json: bool,
+}
+
+/// Run and judge; the run directory, the experiment and whether the run
+/// completed (`None`: nothing was measured).
+pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experiment, bool)>> {
+    hopscope_harness::interrupt::install().context("cannot handle signals")?;
+    // Everything the user gave is checked before a process starts.
+    let spec = match &request.spec {
+        Some(path) => ExperimentSpec::load(path)?,
+        None => ExperimentSpec::parse(Path::new("(default rule of ab --builds)"), DEFAULT_SPEC)?,
+    };
+    let lane = lane(&spec, request.lane.as_deref())?;
+    let programs = [&request.a, &request.b, &request.a];
+    for (arm, program) in ["a", "b"].iter().zip(programs) {
+        check_program(arm, program)?;
+    }
+    let dir = rundir::create(request.out.as_deref(), "ab-builds", "latest-ab")?;
+    if request.spec.is_none() {
+        let path = dir.join("spec.toml");
+        std::fs::write(&path, DEFAULT_SPEC).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    let plan = Lockstep {
+        samples: spec.plan.samples,
+        passes: spec.plan.passes,
+        warmup: spec.plan.warmup_blocks,
+        deadline: spec.plan.block_deadline,
+        lane: lane.clone(),
+    };
+    let mut args = vec![
+        "--ops".to_owned(),
+        spec.plan.ops_per_block.to_string(),
+        "--placement".to_owned(),
+        spec.plan.placement.to_string(),
+        "--deadline".to_owned(),
+        spec.plan.block_deadline.as_secs_f64().to_string(),
+    ];
+    if let Some(lane) = &lane {
+        args.extend(["--lanes".to_owned(), lane.clone()]);
+    }
+    let launch = |arm: &str, program: &Path| Launch {
+        arm: arm.to_owned(),
+        build: format!("build {arm} ({})", program.display()),
+        program: program.to_owned(),
+        args: args.clone(),
+    };
+    let launches = [launch("a", &request.a), launch("b", &request.b), launch("control", &request.a)];
+    let mut meta = spec.meta();
+    meta.insert("command".to_owned(), std::env::args().collect::<Vec<_>>().join(" "));
+    meta.insert("lockstep".to_owned(), "builds".to_owned());
+    if !request.json {
+        eprintln!(
+            "{}: {} against {} in lockstep, {} passes × {} rounds, into {}",
+            spec.name,
+            request.b.display(),
+            request.a.display(),
+            plan.passes,
+            plan.samples,
+            dir.display()
+        );
+    }
+    let run = lockstep::run(launches, &plan, &dir, meta)?;
+    if let Some(line) = &run.stopped {
+        eprintln!("hopscope: {line}");
+    }
+    if run.blocks == 0 {
+        return Ok(None);
+    }
+    let trace = Trace::read(&run.trace).with_context(|| format!("cannot read back {}", run.trace.display()))?;
+    let mut e = experiment::judge(&trace, &spec.rule);
+    if let Some(line) = &run.stopped {
+        let partial =
+            Partial { blocks_kept: run.blocks, bytes_dropped: 0, reason: format!("the run stopped ({line})") };
+        e.warnings.insert(0, partial.warning());
+    }
+    let written = hopscope_reports::write_experiment(&dir, &e)
+        .with_context(|| format!("cannot write the results in {}", dir.display()))?;
+    if !request.json {
+        print!("{}", hopscope_harness::ab::summary(&e));
+        print!("\n{written}");
+    }
+    Ok(Some((dir, e, run.stopped.is_none())))
+}
+
+/// The lane both builds run: `--lane`, or the one the spec's arms name
+/// (the same in both), or the default (`None`).
+fn lane(spec: &ExperimentSpec, flag: Option<&str>) -> anyhow::Result<Option<String>> {
+    let mut named = Vec::new();
+    for (arm, table) in &spec.arms {
+        if let Some(other) = table.keys().find(|k| *k != "lane") {
+            anyhow::bail!("spec {}: {arm}.{other}: an arm of --builds names a lane only", spec.path.display());
+        }
+        match table.get("lane") {
+            Some(toml::Value::String(lane)) => named.push(lane.clone()),
+            Some(other) => {
+                anyhow::bail!("spec {}: {arm}.lane: a lane name in quotes, not `{other}`", spec.path.display())
+            }
+            None => {}
+        }
+    }
+    named.dedup();
+    if named.len() > 1 {
+        anyhow::bail!(
+            "spec {}: arms a and b name different lanes ({}): --builds runs the same lane of each build",
+            spec.path.display(),
+            named.join(", ")
+        );
+    }
+    match (flag, named.pop()) {
+        (Some(flag), Some(spec_lane)) if flag != spec_lane => {
+            anyhow::bail!("--lane {flag}, but the spec's arms name `{spec_lane}`")
+        }
+        (Some(flag), _) => Ok(Some(flag.to_owned())),
+        (None, lane) => Ok(lane),
+    }
+}
+
+/// Refuse a program that is not there or cannot run, naming the build.
+fn check_program(arm: &str, program: &Path) -> anyhow::Result<()> {
+    let meta =
+        std::fs::metadata(program).with_context(|| format!("build {arm}: no program at {}", program.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
+            anyhow::bail!("build {arm}: {} is not an executable file", program.display());
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = meta;
+    Ok(())
+}
