@@ -143,7 +143,7 @@ pub fn run(
         };
         let Some((_, _, trace)) = first.as_mut() else { break };
         let mut followers = followers;
-        let ended = generation(pass, plan, &lanes, &mut followers, trace, &mut written)?;
+        let ended = generation(pass, plan, &lanes, &mut followers, trace, &mut written).map_err(trace_error)?;
         if ended.is_some() {
             stopped = ended;
         }
@@ -157,6 +157,7 @@ pub fn run(
     }
     Ok(LockstepRun { trace: path, blocks: written, stopped })
 }
+
 /// Start the three followers of one generation, their logs under `logs`.
 fn start(launches: &[Launch; 3], logs: &Path, deadline: Duration) -> Result<Vec<Follower>, LockstepError> {
     launches.iter().map(|launch| Follower::start(launch.clone(), logs, deadline)).collect()
@@ -182,9 +183,8 @@ fn generation(
     followers: &mut [Follower],
     trace: &mut TraceWriter<std::io::BufWriter<std::fs::File>>,
     written: &mut u64,
-) -> Result<Option<String>, LockstepError> {
-    let warmups =
-        (0..plan.warmup).flat_map(|round| order::round(pass, round).into_iter().map(move |arm| (arm, None, round)));
+) -> Result<Option<String>, hopscope_probe::TraceError> {
+    let warmups = (0..plan.warmup).flat_map(|warm| round(pass, warm).into_iter().map(move |arm| (arm, None, warm)));
     let measured =
         (0..plan.samples).flat_map(|sample| round(pass, sample).into_iter().map(move |arm| (arm, Some(pass), sample)));
     for (arm, measured_pass, sample) in warmups.chain(measured) {
@@ -204,28 +204,23 @@ fn generation(
             return Ok(Some(format!("{}: answered `{command}` with lane {}", followers[arm].launch.build, block.lane)));
         }
         let block = hopscope_probe::Block { lane: arm as u16, pass, sample, ..block };
-        trace
-            .write_block(&block)
-            .map_err(|source| LockstepError::Trace { path: PathBuf::from("trace.hop"), source })?;
+        trace.write_block(&block)?;
         *written += 1;
     }
     Ok(None)
 }
 
 /// Refuse a later generation whose processes declare other than the
-/// first's (a program rebuilt under the run, say).
+/// first's (a program rebuilt under the run, say): the same checks as
+/// between builds, against build a's first process.
 fn same_generation(first: &TraceHeader, lanes: &[u16], followers: &[Follower]) -> Result<(), String> {
+    let start = (first, "its first process");
     for (follower, &lane) in followers.iter().zip(lanes) {
-        let same = follower.header.hops == first.hops
-            && follower.header.threads == first.threads
-            && follower.header.readings == first.readings
-            && follower.header.lanes.get(usize::from(lane)) == first.lanes.get(usize::from(lanes[0]));
-        if !same {
-            return Err(format!(
-                "{} now declares other lanes, hops or threads than at the start",
-                follower.launch.build
-            ));
+        let now = (&follower.header, follower.launch.build.as_str());
+        if follower.header.lanes.get(usize::from(lane)) != first.lanes.get(usize::from(lanes[0])) {
+            return Err(format!("{} now runs other lanes than at the start", follower.launch.build));
         }
+        same_shape(start, lanes[0], now, lane)?;
     }
     Ok(())
 }
@@ -245,7 +240,8 @@ fn chosen_lanes(followers: &[Follower], wanted: Option<&str>) -> Result<Vec<u16>
                 follower.header.lanes.join(", ")
             )));
         };
-        same_shape(first, lane, follower, index).map_err(LockstepError::Mismatch)?;
+        let (a, b) = ((&first.header, first.launch.build.as_str()), (&follower.header, follower.launch.build.as_str()));
+        same_shape(a, lane, b, index).map_err(LockstepError::Mismatch)?;
         lanes.push(index);
     }
     Ok(lanes)
@@ -269,10 +265,9 @@ fn pick(header: &TraceHeader, wanted: Option<&str>) -> Result<u16, String> {
 }
 
 /// Refuse two builds whose blocks cannot share one trace.
-fn same_shape(a: &Follower, lane_a: u16, b: &Follower, lane_b: u16) -> Result<(), String> {
-    let (ha, hb) = (&a.header, &b.header);
-    let differ =
-        |what: &str, x: String, y: String| Err(format!("{} {what} {y}, {} {x}", b.launch.build, a.launch.build));
+fn same_shape(a: (&TraceHeader, &str), lane_a: u16, b: (&TraceHeader, &str), lane_b: u16) -> Result<(), String> {
+    let ((ha, build_a), (hb, build_b)) = (a, b);
+    let differ = |what: &str, x: String, y: String| Err(format!("{build_b} {what} {y}, {build_a} {x}"));
     if ha.clock.source != hb.clock.source {
         return differ("reads the clock", ha.clock.source.to_string(), hb.clock.source.to_string());
     }
