@@ -26,7 +26,9 @@ use crate::workload::BlockId;
 mod block;
 mod callers;
 mod follow;
+mod header;
 mod open;
+mod placed;
 
 pub use follow::{FOLLOW_PROTOCOL, HELLO, follow};
 use open::OpenRun;

@@ -8,16 +8,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use hopscope_probe::counters::{self, Counter};
-use hopscope_probe::{Block, LaneInfo, TraceHeader};
+use hopscope_probe::{Block, TraceHeader};
 
 use super::block::{Blocks, Context, OpenLane};
+use super::header::header;
+use super::placed::{Placed, PlacedAsWorker};
 use super::callers::{self, Callers};
 use super::{LANES_DIR, MAX_THREAD_ROLES, MAX_TRACE_LANES, ONE_RUN, RunSummary};
 use crate::cpu::{self, Gap};
 use crate::error::{At, Failure, RunError, Stopped};
 use crate::interrupt::Signal;
 use crate::lane::Lane;
-use crate::placement::Affinity;
 use crate::plan::Plan;
 use crate::readings::{CALLER_ROLE, ReadingKeys};
 use crate::workload::{BlockId, Setup, ThreadInit};
@@ -242,26 +243,6 @@ impl Drop for Scratch {
     }
 }
 
-/// The calling thread placed as a caller until this is dropped, when its
-/// affinity is given back.
-struct Placed(Option<Affinity>);
-
-impl Placed {
-    fn here(placement: crate::placement::Placement) -> Placed {
-        let before = Affinity::current();
-        placement.place_caller();
-        Placed(before)
-    }
-}
-
-impl Drop for Placed {
-    fn drop(&mut self) {
-        if let Some(affinity) = &self.0 {
-            affinity.restore();
-        }
-    }
-}
-
 /// Refuse a plan or declaration the run cannot carry out, before anything
 /// runs.
 fn check(plan: &Plan, lanes: &[Lane]) -> Result<(), RunError> {
@@ -349,7 +330,17 @@ fn open_lanes(
                 },
             };
             let (opener, ctx) = (build.opener.clone(), context.clone());
-            let job = move || ctx.enter(|| opener(&setup));
+            // The opener runs placed as the lane's own thread, so a writer
+            // thread it starts (std::thread, a runtime's workers) inherits
+            // the lane's place without calling `ThreadInit::enter`: a user
+            // writer once inherited the caller's core and `different-cores`
+            // measured one core. The driving thread goes back to the callers'
+            // place afterwards.
+            let driver = plan.placement;
+            let job = move || {
+                let _back = PlacedAsWorker::here(placement, driver);
+                ctx.enter(|| opener(&setup))
+            };
             let opened = match callers::here(job) {
                 Ok(Ok(workload)) => workload,
                 Ok(Err(error)) => return Err(RunError::Open { lane: name, failure: Failure::Error(error) }),
@@ -384,74 +375,6 @@ fn fresh_dir(dir: &Path) -> Result<(), RunError> {
         path: dir.to_owned(),
         source,
     })
-}
-
-/// One probe mark's cost on this host, ns, timed on a thread of its own
-/// (timing attaches a mark buffer, which must not be the driving
-/// thread's): ~70,000 marks, a millisecond or two.
-fn mark_ns() -> Option<f64> {
-    let plan = hopscope_probe::calibrate::CostPlan { batch: 1_000, rounds: 31, warmup_rounds: 4 };
-    let costs = std::thread::scope(|s| s.spawn(|| hopscope_probe::calibrate::measure_costs(plan)).join()).ok()?;
-    costs.mark.median_ns.is_finite().then_some(costs.mark.median_ns)
-}
-
-/// The trace header of a run: lanes with their roles, thread roles,
-/// readings, counters, `meta` and every plan setting.
-fn header(
-    plan: &Plan,
-    lanes: &[Lane],
-    open: &[OpenLane],
-    threads: &[String],
-    keys: &ReadingKeys,
-    counters: Vec<hopscope_probe::counters::CounterSupport>,
-    meta: BTreeMap<String, String>,
-) -> TraceHeader {
-    let names: Vec<&str> = open.iter().map(|l| l.name.as_str()).collect();
-    let thread_names: Vec<&str> = threads.iter().map(String::as_str).collect();
-    let mut header = TraceHeader::for_this_host(&names, &thread_names);
-    header.hops = plan.hops.clone();
-    header.mark_ns = mark_ns();
-    #[cfg(feature = "tracing")]
-    crate::spans::declare_hops(plan, lanes, &mut header);
-    header.counters = counters;
-    header.readings = keys.names();
-    header.run = meta;
-    let settings = [
-        ("ops_per_block", plan.ops_per_block.to_string()),
-        ("samples", plan.samples.to_string()),
-        ("passes", plan.passes.to_string()),
-        ("warmup_blocks", plan.warmup_blocks.to_string()),
-        ("order", format!("{:?}", plan.order)),
-        ("caller_gap_ns", plan.caller_gap_ns.to_string()),
-        ("perf_counters", if plan.perf_counters { "on" } else { "off" }.to_owned()),
-        ("placement", plan.placement.to_string()),
-        ("block_deadline_s", plan.block_deadline.as_secs_f64().to_string()),
-        ("settle_us", plan.settle.as_micros().to_string()),
-    ];
-    for (key, value) in settings {
-        header.run.entry(key.to_owned()).or_insert(value);
-    }
-    for lane in lanes {
-        for (name, build) in lane.trace_lanes() {
-            header.lane_info.push(LaneInfo { role: lane.role, variant: build.variant, code: lane.name.clone() });
-            let placement = lane.placement.unwrap_or(plan.placement);
-            let described = lane.description.clone().unwrap_or_else(|| format!("{} ({})", lane.name, lane.role));
-            let description = match build.variant {
-                Some(hopscope_probe::Variant::Clean) => format!("{described} · clean build"),
-                Some(hopscope_probe::Variant::Probed) => format!("{described} · probed build"),
-                None => described,
-            };
-            header.run.entry(format!("lane.{name}")).or_insert(description);
-            header.run.insert(format!("lane.{name}.role"), lane.role.to_string());
-            header.run.insert(format!("lane.{name}.placement"), placement.to_string());
-            let probed = match build.variant {
-                Some(v) => (v == hopscope_probe::Variant::Probed).to_string(),
-                None => "as built".to_owned(),
-            };
-            header.run.insert(format!("lane.{name}.probed"), probed);
-        }
-    }
-    header
 }
 
 /// Idle for `settle` before a block, so the threads of the lane before it

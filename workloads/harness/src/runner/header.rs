@@ -1,0 +1,80 @@
+//! The trace header a run writes first: its lanes with their roles, thread
+//! roles, readings, counters, the caller's metadata and every plan setting,
+//! so a trace says on its own how it was measured.
+
+use std::collections::BTreeMap;
+
+use hopscope_probe::{LaneInfo, TraceHeader};
+
+use super::block::OpenLane;
+use crate::lane::Lane;
+use crate::plan::Plan;
+use crate::readings::ReadingKeys;
+
+/// One probe mark's cost on this host, ns, timed on a thread of its own
+/// (timing attaches a mark buffer, which must not be the driving
+/// thread's): ~70,000 marks, a millisecond or two.
+fn mark_ns() -> Option<f64> {
+    let plan = hopscope_probe::calibrate::CostPlan { batch: 1_000, rounds: 31, warmup_rounds: 4 };
+    let costs = std::thread::scope(|s| s.spawn(|| hopscope_probe::calibrate::measure_costs(plan)).join()).ok()?;
+    costs.mark.median_ns.is_finite().then_some(costs.mark.median_ns)
+}
+
+/// The trace header of a run: lanes with their roles, thread roles,
+/// readings, counters, `meta` and every plan setting.
+pub(super) fn header(
+    plan: &Plan,
+    lanes: &[Lane],
+    open: &[OpenLane],
+    threads: &[String],
+    keys: &ReadingKeys,
+    counters: Vec<hopscope_probe::counters::CounterSupport>,
+    meta: BTreeMap<String, String>,
+) -> TraceHeader {
+    let names: Vec<&str> = open.iter().map(|l| l.name.as_str()).collect();
+    let thread_names: Vec<&str> = threads.iter().map(String::as_str).collect();
+    let mut header = TraceHeader::for_this_host(&names, &thread_names);
+    header.hops = plan.hops.clone();
+    header.mark_ns = mark_ns();
+    #[cfg(feature = "tracing")]
+    crate::spans::declare_hops(plan, lanes, &mut header);
+    header.counters = counters;
+    header.readings = keys.names();
+    header.run = meta;
+    let settings = [
+        ("ops_per_block", plan.ops_per_block.to_string()),
+        ("samples", plan.samples.to_string()),
+        ("passes", plan.passes.to_string()),
+        ("warmup_blocks", plan.warmup_blocks.to_string()),
+        ("order", format!("{:?}", plan.order)),
+        ("caller_gap_ns", plan.caller_gap_ns.to_string()),
+        ("perf_counters", if plan.perf_counters { "on" } else { "off" }.to_owned()),
+        ("placement", plan.placement.to_string()),
+        ("block_deadline_s", plan.block_deadline.as_secs_f64().to_string()),
+        ("settle_us", plan.settle.as_micros().to_string()),
+    ];
+    for (key, value) in settings {
+        header.run.entry(key.to_owned()).or_insert(value);
+    }
+    for lane in lanes {
+        for (name, build) in lane.trace_lanes() {
+            header.lane_info.push(LaneInfo { role: lane.role, variant: build.variant, code: lane.name.clone() });
+            let placement = lane.placement.unwrap_or(plan.placement);
+            let described = lane.description.clone().unwrap_or_else(|| format!("{} ({})", lane.name, lane.role));
+            let description = match build.variant {
+                Some(hopscope_probe::Variant::Clean) => format!("{described} · clean build"),
+                Some(hopscope_probe::Variant::Probed) => format!("{described} · probed build"),
+                None => described,
+            };
+            header.run.entry(format!("lane.{name}")).or_insert(description);
+            header.run.insert(format!("lane.{name}.role"), lane.role.to_string());
+            header.run.insert(format!("lane.{name}.placement"), placement.to_string());
+            let probed = match build.variant {
+                Some(v) => (v == hopscope_probe::Variant::Probed).to_string(),
+                None => "as built".to_owned(),
+            };
+            header.run.insert(format!("lane.{name}.probed"), probed);
+        }
+    }
+    header
+}
