@@ -8,9 +8,12 @@
 //! a rule the database call (run on another thread after a switch, it is
 //! often slower than inline), labelled by a span declared with `writer`
 //! where it wanted `database`. Such a slice gets a warning that names the
-//! fix.
+//! fix. A second declaration the trace can refute is a hop's side: a span
+//! declared on the caller's side whose marks come from a thread that never
+//! starts an operation (the writer's), or one declared on the writer's side
+//! marked only by the harness's callers ([`sides`]).
 
-use hopscope_probe::{Edge, TraceHeader};
+use hopscope_probe::{Edge, Hop, Side, TraceHeader};
 
 use crate::join::{LaneOps, SliceSide};
 use crate::slices::{Owner, SliceFigures};
@@ -55,6 +58,113 @@ pub fn check(header: &TraceHeader, ops: &LaneOps, slices: &[SliceFigures], basel
         .collect()
 }
 
+/// Warnings for hops of `ops` marked on the other side from the one
+/// declared: one per span (or unmapped hop), naming the thread that marked
+/// it and the declaration that fixes it. The caller's threads are those
+/// that mark the operation's first hop. A writer-side hop is questioned
+/// only when those are all the harness's own caller threads (`caller`,
+/// `caller-N`): on an async runtime the workers that poll the caller's
+/// future may run writer code too.
+pub fn sides(header: &TraceHeader, ops: &LaneOps) -> Vec<String> {
+    let Some(&callers) = ops.hop_threads.first().filter(|m| **m != 0) else { return Vec::new() };
+    let harness_callers = threads_of(callers)
+        .all(|t| header.threads.get(t).is_some_and(|name| name == "caller" || name.starts_with("caller-")));
+    let mut warned: Vec<String> = Vec::new();
+    let mut warnings = Vec::new();
+    for (hop, &marked) in ops.hops.iter().zip(&ops.hop_threads) {
+        let Some(def) = header.hops.get(*hop) else { continue };
+        let wrong = match def.side {
+            Side::Caller => marked != 0 && marked & callers == 0,
+            Side::Writer => harness_callers && marked != 0 && marked & !callers == 0,
+        };
+        let what = def.span.as_ref().map_or_else(|| def.name.clone(), |e| e.span.clone());
+        if !wrong || warned.contains(&what) {
+            continue;
+        }
+        let by: Vec<&str> = threads_of(marked).map(|t| header.threads.get(t).map_or("?", String::as_str)).collect();
+        let (declared, fix) = side_fix(header, *hop);
+        warnings.push(format!(
+            "{declared} but its marks come from thread {} ({}): its slices are attributed to the wrong side; {fix}",
+            by.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "),
+            match def.side {
+                Side::Caller => "not a thread that starts an operation",
+                Side::Writer => "the caller's own thread",
+            },
+        ));
+        warned.push(what);
+    }
+    warnings
+}
+
+/// The thread indices set in `mask`.
+fn threads_of(mask: u64) -> impl Iterator<Item = usize> {
+    (0..64).filter(move |t| mask & (1u64 << t) != 0)
+}
+
+/// What the program declared for `hop` and the declaration that puts it on
+/// the other side.
+fn side_fix(header: &TraceHeader, hop: Hop) -> (String, String) {
+    let Some(def) = header.hops.get(hop) else { return (format!("hop{}", hop.0), String::new()) };
+    match &def.span {
+        Some(edge) if declared_by_name(header, &edge.span) => {
+            let word = declaration(header, &edge.span);
+            let fix = match def.side {
+                Side::Caller => format!(
+                    "declare it HopLayer::writer(\"{0}\") or, if it wraps the database call, database(\"{0}\")",
+                    edge.span
+                ),
+                Side::Writer => format!(
+                    "declare it HopLayer::caller(\"{0}\") or, if the caller waits inside it, wait(\"{0}\")",
+                    edge.span
+                ),
+            };
+            (format!("span `{}` is declared {word}(\"{}\")", edge.span, edge.span), fix)
+        }
+        Some(edge) => (
+            format!("span `{}` is mapped onto hop `{}`, a {} hop,", edge.span, def.name, side_word(def.side)),
+            format!("map it onto a hop of the {} side", side_word(other(def.side))),
+        ),
+        None => (
+            format!("hop `{}` is declared on the {} side", def.name, side_word(def.side)),
+            format!("declare it Side::{:?} in the hop table", other(def.side)),
+        ),
+    }
+}
+
+fn side_word(side: Side) -> &'static str {
+    match side {
+        Side::Caller => "caller's",
+        Side::Writer => "writer's",
+    }
+}
+
+fn other(side: Side) -> Side {
+    match side {
+        Side::Caller => Side::Writer,
+        Side::Writer => Side::Caller,
+    }
+}
+
+/// Whether `span` was declared by name (`caller`, `writer`, `database`,
+/// `wait`), which adds hops `span.enter` and `span.exit`.
+fn declared_by_name(header: &TraceHeader, span: &str) -> bool {
+    let exit = format!("{span}.exit");
+    header.hops.iter().any(|(_, d)| d.name == exit && d.span.as_ref().is_some_and(|e| e.span == span))
+}
+
+/// The `HopLayer` method that declared `span` by name, read back from its
+/// exit hop's side and owner.
+fn declaration(header: &TraceHeader, span: &str) -> &'static str {
+    let exit = format!("{span}.exit");
+    let Some((_, def)) = header.hops.iter().find(|(_, d)| d.name == exit) else { return "span" };
+    match (def.side, def.owns) {
+        (Side::Caller, Some(Owner::Wait)) => "wait",
+        (Side::Caller, _) => "caller",
+        (Side::Writer, Some(Owner::Sqlite)) => "database",
+        (Side::Writer, _) => "writer",
+    }
+}
+
 /// How to declare the slice called `slice` SQLite's: by the span whose
 /// exit ends it, or by its closing hop.
 fn fix(header: &TraceHeader, ops: &LaneOps, slice: &str) -> String {
@@ -64,7 +174,12 @@ fn fix(header: &TraceHeader, ops: &LaneOps, slice: &str) -> String {
     let to = header.hops.get(def.to);
     match to.and_then(|d| d.span.as_ref()) {
         Some(edge) if edge.edge == Edge::Exit && to.is_some_and(|d| d.name == format!("{}.exit", edge.span)) => {
-            format!("HopLayer::database(\"{}\") in place of writer(\"{}\")", edge.span, edge.span)
+            format!(
+                "HopLayer::database(\"{}\") in place of {}(\"{}\")",
+                edge.span,
+                declaration(header, &edge.span),
+                edge.span
+            )
         }
         Some(edge) if edge.edge == Edge::Exit => format!(".owned_by(\"{}\", Owner::Sqlite) on the layer", edge.span),
         _ => format!(
@@ -143,5 +258,89 @@ mod tests {
         let slices = crate::slices::slice_figures(&ops, 1);
         assert_eq!(slices[0].owner, Owner::Sqlite);
         assert!(check(&header, &ops, &slices, ("inline", &baseline(15.0))).is_empty());
+    }
+
+    /// A lane whose caller thread (`caller`, thread 0) marks `write.enter`
+    /// and `write.exit` around a span `sql` marked on thread 1 (`log-writer`),
+    /// with `write` declared on `write_side` and `sql` on `side` (`database`
+    /// when `sqlite`).
+    fn lane_of(write_side: Side, side: Side, sqlite: bool) -> (TraceHeader, LaneOps) {
+        let mut header = TraceHeader::for_this_host(&["w-probed"], &["caller", "log-writer"]);
+        header.clock.ns_per_tick = 1.0;
+        let mut hops = HopTable::standard();
+        let span = |hops: &mut HopTable, name: &str, side: Side| {
+            let enter = hops.add(&format!("{name}.enter"), side);
+            let exit = hops.add(&format!("{name}.exit"), side);
+            hops.mark_by(enter, SpanEdge { span: name.into(), edge: Edge::Enter });
+            hops.mark_by(exit, SpanEdge { span: name.into(), edge: Edge::Exit });
+            (enter, exit)
+        };
+        let (w_in, w_out) = span(&mut hops, "write", write_side);
+        let (s_in, s_out) = span(&mut hops, "sql", side);
+        if sqlite {
+            hops.set_owner(s_out, Owner::Sqlite).expect("declarable");
+        }
+        header.hops = hops;
+        let mark = |op: u64, hop, t: u64| Mark::new(OpId(op + 1), hop, Ticks(op * 100_000 + t));
+        let caller = (0..5u64).flat_map(|op| [mark(op, w_in, 0), mark(op, w_out, 20_000)]).collect();
+        let writer = (0..5u64).flat_map(|op| [mark(op, s_in, 3_000), mark(op, s_out, 15_000)]).collect();
+        let block = Block {
+            op_count: 5,
+            end: Ticks(500_000),
+            streams: vec![
+                Stream { thread: 0, dropped: 0, marks: caller },
+                Stream { thread: 1, dropped: 0, marks: writer },
+            ],
+            ..Block::default()
+        };
+        let mut scan = HopScan::new(&header);
+        scan.add(&block);
+        let mut join = Join::new(&header, &scan);
+        join.add(0, &block);
+        (header.clone(), join.finish().remove(0))
+    }
+
+    fn two_threads(side: Side, sqlite: bool) -> (TraceHeader, LaneOps) {
+        lane_of(Side::Caller, side, sqlite)
+    }
+
+    #[test]
+    fn a_writer_thread_span_declared_on_the_caller_s_side_is_named_with_its_fix() {
+        let (header, ops) = two_threads(Side::Caller, false);
+        let warnings = sides(&header, &ops);
+        assert_eq!(warnings.len(), 1, "one warning per span, not per edge: {warnings:?}");
+        let w = &warnings[0];
+        assert!(w.contains("span `sql` is declared caller(\"sql\")"), "{w}");
+        assert!(w.contains("`log-writer`"), "{w}");
+        assert!(w.contains("HopLayer::writer(\"sql\")") && w.contains("database(\"sql\")"), "{w}");
+    }
+
+    #[test]
+    fn spans_on_their_declared_sides_are_not_questioned() {
+        for sqlite in [false, true] {
+            let (header, ops) = two_threads(Side::Writer, sqlite);
+            assert!(sides(&header, &ops).is_empty(), "{:?}", sides(&header, &ops));
+        }
+    }
+
+    #[test]
+    fn a_caller_thread_span_declared_the_writer_s_is_named_too() {
+        // `write` on the caller thread declared on the writer's side: the
+        // first hop is then the writer-side `write.enter`, marked by the
+        // harness's caller, and `sql` (writer side, on log-writer) is fine.
+        let (header, ops) = lane_of(Side::Writer, Side::Writer, true);
+        let warnings = sides(&header, &ops);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("span `write` is declared writer(\"write\")"), "{}", warnings[0]);
+        assert!(warnings[0].contains("the caller's own thread"), "{}", warnings[0]);
+    }
+
+    #[test]
+    fn the_fix_for_a_long_library_slice_names_what_was_written() {
+        let (header, ops) = two_threads(Side::Caller, false);
+        let slices = crate::slices::slice_figures(&ops, 1);
+        let warnings = check(&header, &ops, &slices, ("inline", &baseline(12.0)));
+        assert!(warnings.iter().any(|w| w.contains("database(\"sql\") in place of caller(\"sql\")")), "{warnings:?}");
+        assert!(warnings.iter().all(|w| !w.contains("in place of writer")), "{warnings:?}");
     }
 }

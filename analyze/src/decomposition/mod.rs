@@ -196,6 +196,9 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
     if let (Some(ops), Some((name, op))) = (sliced, baseline_op) {
         warnings.extend(crate::attribution::check(header, ops, &insitu.slices, (name, &op)));
     }
+    if let Some(ops) = sliced {
+        warnings.extend(crate::attribution::sides(header, ops));
+    }
     let observer_effect = match (clean, probed) {
         (Some(c), Some(p)) => derived::observer(c, p).map(|mut o| {
             let marks = sliced.filter(|o| Some(usize::from(o.lane)) == roles.find(Role::Subject, Variant::Probed));

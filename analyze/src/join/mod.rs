@@ -137,6 +137,10 @@ pub struct LaneOps {
     pub complete: u64,
     /// Operations excluded for a missing or repeated hop.
     pub incomplete: u64,
+    /// Per hop of [`Self::hops`], the threads whose streams marked it: bit
+    /// `t` for thread index `t` of the header (threads past 63 share bit
+    /// 63). Lets a check see a hop declared on one side marked on another.
+    pub hop_threads: Vec<u64>,
 }
 
 /// Join the marks of every lane of `trace`, held in memory.
@@ -187,8 +191,10 @@ impl Join {
                     }
                 }
                 let slices = slice_defs(header, &lane_hops, &hops);
+                let hop_threads = hops.iter().map(|h| scan.marking_threads(lane, *h)).collect();
                 LaneOps {
                     lane,
+                    hop_threads,
                     slice_ns: vec![Distribution::new(); slices.len()],
                     hops,
                     path_len,

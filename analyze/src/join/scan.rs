@@ -30,6 +30,8 @@ struct LaneScan {
     present: Vec<bool>,
     /// Order sums by the set of hops a block marks (ascending hop ids).
     orders: FxHashMap<Vec<Hop>, OrderSums>,
+    /// Per hop id, the threads that marked it (bit per thread index).
+    threads: Vec<u64>,
 }
 
 /// `hop`'s place in [`Hop::DOCUMENTED_ORDER`], if it is a standard or
@@ -58,7 +60,8 @@ impl HopScan {
     /// A scan of a trace with `header`.
     pub fn new(header: &TraceHeader) -> HopScan {
         let hop_count = header.hops.len();
-        let lane = LaneScan { present: vec![false; hop_count], orders: FxHashMap::default() };
+        let lane =
+            LaneScan { present: vec![false; hop_count], orders: FxHashMap::default(), threads: vec![0; hop_count] };
         let documented = header.hops.iter().map(|(hop, def)| documented_position(hop, &def.name)).collect();
         let writer_side = header.hops.iter().map(|(_, def)| def.side == Side::Writer).collect();
         HopScan {
@@ -74,9 +77,14 @@ impl HopScan {
     pub fn add(&mut self, block: &Block) {
         let Some(lane) = self.lanes.get_mut(usize::from(block.lane)) else { return };
         self.in_block.fill(false);
-        for mark in block.streams.iter().flat_map(|s| &s.marks) {
-            if let Some(seen) = self.in_block.get_mut(usize::from(mark.hop.0)) {
-                *seen = true;
+        for stream in &block.streams {
+            let bit = 1u64 << stream.thread.min(63);
+            for mark in &stream.marks {
+                let hop = usize::from(mark.hop.0);
+                if let (Some(seen), Some(threads)) = (self.in_block.get_mut(hop), lane.threads.get_mut(hop)) {
+                    *seen = true;
+                    *threads |= bit;
+                }
             }
         }
         let hops: Vec<Hop> = (0..self.hop_count).filter(|&h| self.in_block[h]).map(|h| Hop(h as u16)).collect();
@@ -119,6 +127,12 @@ impl HopScan {
         let documented: Vec<Option<usize>> = hops.iter().map(|h| self.documented[usize::from(h.0)]).collect();
         let order = time_order(sums, &documented);
         split_tail(order.into_iter().map(|c| (hops[c], sums[c], documented[c])).collect(), &self.writer_side)
+    }
+
+    /// The threads that marked `hop` in lane `lane`'s blocks: bit `t` for
+    /// thread index `t` (threads past 63 share bit 63).
+    pub fn marking_threads(&self, lane: u16, hop: Hop) -> u64 {
+        self.lanes.get(usize::from(lane)).and_then(|l| l.threads.get(usize::from(hop.0))).copied().unwrap_or(0)
     }
 
     /// Lane `lane`'s hops on its path, in time order.
