@@ -139,6 +139,10 @@ impl RunArgs {
                 reason: "gates a verdict: give --baseline NAME or --ab SPEC".into(),
             });
         }
+        if let Some(name) = &self.save_baseline {
+            crate::index::check_name(name)
+                .map_err(|e| FlagError { flag: "--save-baseline", reason: e.to_string() })?;
+        }
         if self.ab.is_some() && (self.baseline.is_some() || self.save_baseline.is_some()) {
             let reason = "an A/B run is judged by its own rule, not against a baseline".to_owned();
             return Err(FlagError { flag: "--baseline", reason });
@@ -188,5 +192,14 @@ mod tests {
         assert!(err(&["--gap-us", "99999999"]).starts_with("--gap-us: "));
         assert!(err(&["--ops", "99999999999"]).contains("ops per block"));
         assert!(parse(&["--bench"]).bench);
+    }
+
+    #[test]
+    fn a_baseline_name_a_selector_would_shadow_is_refused_by_the_flags() {
+        let err = |args: &[&str]| parse(args).plan().unwrap_err().to_string();
+        assert!(err(&["--save-baseline", "latest"]).starts_with("--save-baseline: baseline name \"latest\""));
+        assert!(err(&["--save-baseline", "2026-12-04"]).contains("a date"));
+        assert!(err(&["--save-baseline", "a b"]).contains("letters, digits"));
+        assert!(parse(&["--save-baseline", "main"]).plan().is_ok());
     }
 }

@@ -64,9 +64,14 @@ pub enum IndexError {
         /// The index file.
         path: PathBuf,
     },
-    /// A baseline name that cannot be one.
-    #[error("baseline name {0:?}: use 1 to 64 letters, digits, `-`, `_`, `.` or `/`")]
-    BadName(String),
+    /// A baseline name that cannot be one: what it is and why.
+    #[error("baseline name {name:?}: {why}")]
+    BadName {
+        /// The name asked for.
+        name: String,
+        /// Why it cannot name a baseline.
+        why: &'static str,
+    },
 }
 
 /// One indexed run.
@@ -228,19 +233,17 @@ impl RunIndex {
         // The readings of `key`, tried in this order; the first that names
         // a run wins.
         let id = key.strip_prefix('#').and_then(|n| n.parse::<i64>().ok());
-        let is_date = key.len() == 10
-            && key.chars().enumerate().all(|(i, c)| if i == 4 || i == 7 { c == '-' } else { c.is_ascii_digit() });
-        let is_commit = key.len() >= 4 && key.chars().all(|c| c.is_ascii_hexdigit());
+        let (date, commit) = (is_date(key), is_commit(key));
         let found = contents
             .baselines
             .get(key)
             .and_then(|id| by_id(*id))
             .or_else(|| (key == "latest").then(|| newest.first().copied()).flatten())
             .or_else(|| id.and_then(by_id))
-            .or_else(|| is_date.then(|| newest.iter().find(|r| day(r.created_unix_ms) == key).copied()).flatten())
+            .or_else(|| date.then(|| newest.iter().find(|r| day(r.created_unix_ms) == key).copied()).flatten())
             .or_else(|| {
                 let built_from = |r: &&&RunRow| r.commit.as_deref().is_some_and(|c| c.starts_with(key));
-                is_commit.then(|| newest.iter().find(built_from).copied()).flatten()
+                commit.then(|| newest.iter().find(built_from).copied()).flatten()
             });
         found.cloned().ok_or_else(|| IndexError::NoRun { key: key.to_owned(), path: self.path.clone() })
     }
@@ -319,11 +322,38 @@ impl RunIndex {
     }
 }
 
-/// A baseline name: 1 to 64 bytes of letters, digits, `-`, `_`, `.`, `/`.
-fn check_name(name: &str) -> Result<(), IndexError> {
-    let ok = (1..=64).contains(&name.len())
+/// A baseline name: 1 to 64 bytes of letters, digits, `-`, `_`, `.`, `/`,
+/// and not a word [`RunIndex::find`] reads as something else (`latest`,
+/// `#ID`, a date, a commit): a baseline of that name would hide the run
+/// the word names, or be hidden by it. Checked by the flags before a run
+/// measures anything, and again when a baseline is saved.
+pub fn check_name(name: &str) -> Result<(), IndexError> {
+    let bad = |why| Err(IndexError::BadName { name: name.to_owned(), why });
+    let spelled = (1..=64).contains(&name.len())
         && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'));
-    if ok { Ok(()) } else { Err(IndexError::BadName(name.to_owned())) }
+    if !spelled {
+        return bad("use 1 to 64 letters, digits, `-`, `_`, `.` or `/`");
+    }
+    if name == "latest" {
+        return bad("`latest` always means the newest run; pick another name");
+    }
+    if is_date(name) {
+        return bad("a date (YYYY-MM-DD) names that day's newest run; pick another name");
+    }
+    if is_commit(name) {
+        return bad("four or more hex digits read as a commit; add a letter past `f` or a `-`");
+    }
+    Ok(())
+}
+
+/// Whether `key` reads as a day, `YYYY-MM-DD`.
+fn is_date(key: &str) -> bool {
+    key.len() == 10 && key.chars().enumerate().all(|(i, c)| if i == 4 || i == 7 { c == '-' } else { c.is_ascii_digit() })
+}
+
+/// Whether `key` reads as a commit or its prefix.
+fn is_commit(key: &str) -> bool {
+    key.len() >= 4 && key.chars().all(|c| c.is_ascii_hexdigit())
 }
 
 /// `ms` since the epoch as its UTC day, `YYYY-MM-DD`.
@@ -394,7 +424,13 @@ mod tests {
         assert_eq!(index.names_of(a).expect("names"), ["main"]);
         index.save_baseline("main", b).expect("moved");
         assert_eq!(index.find("main").expect("baseline").id, b, "the newest line wins");
-        assert!(matches!(index.save_baseline("a b", a), Err(IndexError::BadName(_))));
+        for refused in ["a b", "latest", "2026-12-04", "beef", "c0ffee", "#3", ""] {
+            let err = index.save_baseline(refused, a).expect_err(refused);
+            assert!(matches!(err, IndexError::BadName { .. }), "{refused}: {err}");
+        }
+        for kept in ["main", "v1.2", "release/1", "abc", "beefy", "be-ef"] {
+            assert!(check_name(kept).is_ok(), "{kept}");
+        }
         let history: Vec<i64> = index.history(10).expect("history").iter().map(|r| r.id).collect();
         assert_eq!(history, [a, b], "oldest first");
         assert_eq!(day(0), "1970-01-01");

@@ -48,24 +48,40 @@ pub fn create(out: Option<&Path>, kind: &str, link: &str) -> Result<PathBuf, Run
         let path = path.to_owned();
         move |source| RunError::Io { what: "cannot create run directory", path, source }
     };
+    let runs = runs_dir();
     if let Some(out) = out {
         std::fs::create_dir_all(out).map_err(io(out))?;
         drop(lock(out)?);
+        // The link follows the newest run wherever it went, as the index's
+        // `latest` does: an `--out` run elsewhere is linked by its full path.
+        if let Ok(full) = std::fs::canonicalize(out) {
+            relink(&runs, link, &full);
+        }
         return Ok(out.to_owned());
     }
     let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
-    let runs = runs_dir();
     sweep_stale(&runs);
     let dir = runs.join(format!("{kind}-{stamp}"));
     std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-    let latest = runs.join(link);
-    let _ = std::fs::remove_file(&latest);
+    relink(&runs, link, Path::new(dir.file_name().unwrap_or_default()));
+    Ok(dir)
+}
+
+/// Point `runs/link` at `target` (relative to `runs`, or absolute). Best
+/// effort: a missing link never fails a run, and a run whose output root
+/// does not exist yet creates none.
+fn relink(runs: &Path, link: &str, target: &Path) {
+    if !runs.is_dir() {
+        return;
+    }
+    let at = runs.join(link);
+    let _ = std::fs::remove_file(&at);
     #[cfg(unix)]
     {
-        // Best effort: a missing `latest` link never fails a run.
-        let _ = std::os::unix::fs::symlink(dir.file_name().unwrap_or_default(), &latest);
+        let _ = std::os::unix::fs::symlink(target, &at);
     }
-    Ok(dir)
+    #[cfg(not(unix))]
+    let _ = target;
 }
 
 /// Remove the lane databases a killed run left in its directory under

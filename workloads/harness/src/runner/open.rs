@@ -11,9 +11,9 @@ use hopscope_probe::counters::{self, Counter};
 use hopscope_probe::{Block, TraceHeader};
 
 use super::block::{Blocks, Context, OpenLane};
+use super::callers::{self, Callers};
 use super::header::header;
 use super::placed::{Placed, PlacedAsWorker};
-use super::callers::{self, Callers};
 use super::{LANES_DIR, MAX_THREAD_ROLES, MAX_TRACE_LANES, ONE_RUN, RunSummary};
 use crate::cpu::{self, Gap};
 use crate::error::{At, Failure, RunError, Stopped};
