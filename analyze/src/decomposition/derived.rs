@@ -40,6 +40,7 @@ pub(super) fn derive(r: References<'_>) -> Option<Derived> {
         switches_us: handoff.and_then(|h| lanes::combination(h, &[])),
         machinery_us: floor.zip(handoff).and_then(|(f, h)| lanes::combination(f, &[baseline, h])),
         lanes,
+        floor_refused: None,
     })
 }
 

@@ -180,7 +180,11 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         (Some(floor), Some(subject)) => {
             let refusal = derived::floor_refusal(header, joined, &roles, (floor, subject), derived.as_ref());
             if let (Some(why), Some(d)) = (&refusal, &mut derived) {
+                // Every figure taken against the floor goes with it.
                 d.library_us = None;
+                d.boundary_us = None;
+                d.machinery_us = None;
+                d.floor_refused = Some(why.clone());
                 warnings.push(why.clone());
             }
             refusal.is_none()

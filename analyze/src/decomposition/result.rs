@@ -195,6 +195,11 @@ pub struct Derived {
     pub machinery_us: Option<Difference>,
     /// The lanes used, by role name (`subject`, `floor`, `baseline`, `handoff`).
     pub lanes: BTreeMap<String, String>,
+    /// Why the floor lane cannot be compared with the subject, when it
+    /// cannot: `boundary`, `machinery` and `library` are then left out
+    /// rather than printed from a floor that is not one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor_refused: Option<String>,
 }
 
 impl Derived {

@@ -99,7 +99,12 @@ fn a_floor_without_the_subjects_spans_gets_no_library_figure() {
         harness.lane(decompose::inline()).lane(decompose::floor_clean()).lane(decompose::subject(decompose::layer()));
     let d = harness.run().expect("runs").decomposition.expect("decomposition");
     let derived = d.derived.as_ref().expect("lane arithmetic");
-    assert!(derived.boundary_us.is_some() && derived.library_us.is_none(), "{derived:?}");
+    // Every figure taken against a floor that is not one goes with it, and
+    // the headline says the floor was refused, not that there is none.
+    assert!(derived.boundary_us.is_none() && derived.library_us.is_none(), "{derived:?}");
+    assert!(derived.floor_refused.as_deref().is_some_and(|w| w.contains("no probed build")), "{derived:?}");
+    let headline = hopscope_reports::receipt::headline(&d).expect("headline");
+    assert!(headline.contains("the floor lane `floor` cannot be compared"), "{headline}");
     assert!(d.crosscheck.is_none());
     assert!(d.warnings.iter().any(|w| w.contains("`floor` has no probed build")), "{:#?}", d.warnings);
     let _ = std::fs::remove_dir_all(&out);
@@ -124,7 +129,8 @@ fn a_floor_slower_than_the_subject_gets_no_library_figure() {
     .probed_by_spans(decompose::layer());
     let harness = harness.lane(decompose::inline()).lane(slow).lane(decompose::subject(decompose::layer()));
     let d = harness.run().expect("runs").decomposition.expect("decomposition");
-    assert!(d.derived.as_ref().expect("lane arithmetic").library_us.is_none());
+    let derived = d.derived.as_ref().expect("lane arithmetic");
+    assert!(derived.library_us.is_none() && derived.boundary_us.is_none(), "{derived:?}");
     assert!(d.crosscheck.is_none());
     let warning = d.warnings.iter().find(|w| w.contains("is slower than the subject")).expect("a warning says why");
     assert!(warning.contains("`floor`") && warning.contains("`kv-writer`"), "{warning}");

@@ -50,10 +50,17 @@ pub fn headline(d: &Decomposition) -> Option<String> {
             },
             super::crosscheck::difference(library)
         ),
-        _ => format!(
-            "The hop (subject − baseline) is {}; without a floor lane it is not split into boundary and library",
-            super::crosscheck::difference(&derived.hop_us)
-        ),
+        _ => match (&derived.floor_refused, derived.lanes.get("floor")) {
+            (Some(_), Some(floor)) => format!(
+                "The hop (subject − baseline) is {}; the floor lane `{floor}` cannot be compared with the subject \
+                 (see the warnings), so the hop is not split into boundary and library",
+                super::crosscheck::difference(&derived.hop_us)
+            ),
+            _ => format!(
+                "The hop (subject − baseline) is {}; without a floor lane it is not split into boundary and library",
+                super::crosscheck::difference(&derived.hop_us)
+            ),
+        },
     };
     if let Some(c) = &d.crosscheck {
         sentence.push_str(&super::crosscheck::headline_clause(c));
