@@ -174,11 +174,19 @@ fn findings(rows: &[ComparisonRow], shape: &str) -> Vec<String> {
             ));
         }
     }
-    let smallest = rows
-        .iter()
-        .filter(|r| !r.probed)
-        .filter_map(|r| Some((r, r.beyond_floor?)))
-        .min_by(|a, b| a.1.median.total_cmp(&b.1.median));
+    // A lane below the floor beyond its CI does not pay what the floor's
+    // thread pays (it writes on the calling thread, or never sleeps): "its
+    // cost beyond the floor" would be a negative cost, which means nothing.
+    let beyond: Vec<(&ComparisonRow, crate::lanes::Difference)> =
+        rows.iter().filter(|r| !r.probed).filter_map(|r| Some((r, r.beyond_floor?))).collect();
+    for (row, below) in beyond.iter().filter(|(_, b)| b.ci95[1] < 0.0) {
+        out.push(format!(
+            "`{}` is faster than the floor itself ({:+.2} µs per write, 95% CI {:+.2}…{:+.2}): it does not pay what \
+             the floor's thread boundary costs, so it has no cost beyond the floor to rank.",
+            row.lane, below.median, below.ci95[0], below.ci95[1]
+        ));
+    }
+    let smallest = beyond.iter().filter(|(_, b)| b.ci95[1] >= 0.0).min_by(|a, b| a.1.median.total_cmp(&b.1.median));
     if let Some((row, beyond)) = smallest {
         out.push(format!(
             "The smallest cost beyond the floor (clean builds) is `{}`'s: {:+.2} µs per write (95% CI {:+.2}…{:+.2}).",
@@ -186,4 +194,36 @@ fn findings(rows: &[ComparisonRow], shape: &str) -> Vec<String> {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(lane: &str, us: f64, beyond: f64) -> ComparisonRow {
+        let summary = crate::stats::Samples::new(vec![us - 0.1, us, us + 0.1]).expect("finite").summary(1);
+        ComparisonRow {
+            lane: lane.to_owned(),
+            description: format!("{lane}, a test lane"),
+            us_per_op: summary,
+            hop_vs_inline: None,
+            beyond_floor: Some(Difference { median: beyond, ci95: [beyond - 0.2, beyond + 0.2], rounds: 20 }),
+            probed: false,
+            versus: (lane != "writer").then(|| "writer".to_owned()),
+            vs_subject: None,
+            process_cpu_us: None,
+            ctx_switches: None,
+        }
+    }
+
+    #[test]
+    fn a_peer_below_the_floor_is_not_ranked_as_the_smallest_cost_beyond_it() {
+        let rows = [row("writer", 30.0, 1.5), row("inline-peer", 24.0, -3.38), row("crossbeam", 29.0, 0.8)];
+        let findings = findings(&rows, "kv");
+        let smallest = findings.iter().find(|f| f.starts_with("The smallest cost beyond")).expect("ranked");
+        assert!(smallest.contains("`crossbeam`'s: +0.80"), "{smallest}");
+        let below = findings.iter().find(|f| f.contains("`inline-peer` is faster than the floor itself"));
+        assert!(below.is_some_and(|f| f.contains("-3.38")), "{findings:#?}");
+        assert!(findings.iter().all(|f| !(f.starts_with("The smallest") && f.contains("-3.38"))), "{findings:#?}");
+    }
 }

@@ -68,6 +68,13 @@ pub(super) fn insitu(
     let floor_slices = probed_floor.map(|o| {
         let mut figures = slices::slice_figures(o, seed);
         slices::mark_grain(&mut figures, header.clock.grain_ns());
+        // Shares of the floor's whole operation, as the subject's are of
+        // its own, so the two tables' share columns read alike.
+        let floor_coverage =
+            blocks.get(usize::from(o.lane)).and_then(|l| crate::coverage::coverage(l, o, seed.wrapping_add(51)));
+        if let Some(c) = &floor_coverage {
+            slices::share_of(&mut figures, c.op_mean_us);
+        }
         figures
     });
     if subject.is_some() && floor_slices.is_none() && derived.is_some_and(|d| d.library_us.is_some()) {

@@ -136,7 +136,8 @@ fn coverage(c: &hopscope_analyze::coverage::Coverage, out: &mut String) -> std::
         out,
         "\nShares are of the whole operation: each slice's mean over `{}`'s mean wall time per operation, {:.3} µs \
          ({} blocks), so the path slices' shares and the time between marks add up to 100% (medians do not add up: a \
-         block's first operation, run cold, lifts every mean and no median). *Between marks* is, per block, the wall \
+         mean counts every slow operation, a block's cold first one or one caught in a WAL checkpoint, and a median \
+         none of them). *Between marks* is, per block, the wall \
          time per operation less the mean path time: {:.3} µs on average, the median beside it over blocks.",
         c.lane, c.op_mean_us, c.blocks, c.between_mean_us
     )?;
