@@ -98,11 +98,15 @@ impl BlockSource for TraceFile {
                 self.kept = Some((index as u64, salvage));
             }
             Some((kept, _)) => {
+                // Read as the first replay read: skipping what it skipped.
                 for index in 0..kept {
-                    match reader.next_block() {
+                    match reader.next_salvaged() {
                         Ok(Some(block)) => visit(index as usize, &block),
                         Ok(None) => return Err(self.changed(format!("it now ends after {index} blocks"))),
-                        Err(err) => return Err(self.changed(err.to_string())),
+                        Err(salvage) if salvage.blocks_kept == index => {
+                            return Err(self.changed(format!("it now ends after {index} blocks: {}", salvage.reason)));
+                        }
+                        Err(salvage) => return Err(self.changed(salvage.reason)),
                     }
                 }
             }

@@ -266,7 +266,7 @@ fn target(bytes: &[u8], analyze: bool) -> bool {
         && let Ok(mut reader) = TraceReader::new(Cursor::new(bytes), Some(bytes.len() as u64))
     {
         let mut blocks = Vec::new();
-        while let Ok(Some(block)) = reader.next_block() {
+        while let Ok(Some(block)) = reader.next_salvaged() {
             blocks.push(block);
         }
         salvaged = Some(Trace { header: reader.header().clone(), blocks });

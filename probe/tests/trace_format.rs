@@ -352,3 +352,75 @@ fn a_file_that_is_not_a_trace_is_refused_from_its_first_bytes() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Byte offsets of the records of `bytes` after the header: each record's
+/// start, from its frame's length.
+fn record_offsets(bytes: &[u8]) -> Vec<usize> {
+    let mut at = 12;
+    let mut out = Vec::new();
+    while at + 5 <= bytes.len() {
+        out.push(at);
+        let len = u32::from_le_bytes([bytes[at + 1], bytes[at + 2], bytes[at + 3], bytes[at + 4]]) as usize;
+        at += 5 + len + 4;
+    }
+    out.remove(0); // the header record
+    out
+}
+
+#[test]
+fn a_damaged_block_is_skipped_and_the_valid_blocks_after_it_are_kept() {
+    let blocks: Vec<Block> = (0..5).map(|i| block(i % 3, u32::from(i))).collect();
+    let bytes = encode(header(), &blocks);
+    let records = record_offsets(&bytes);
+    assert_eq!(records.len(), 6, "five blocks and the end record");
+    let dir = std::env::temp_dir().join(format!("hopscope-skip-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("damaged.hop");
+    let salvaged = |damaged: &[u8]| {
+        std::fs::write(&path, damaged).expect("write");
+        assert!(Trace::read(&path).is_err(), "strict reading refuses damage");
+        let (trace, salvage) = Trace::salvage(&path).expect("salvaged");
+        (trace.blocks, salvage.expect("marked as damaged"))
+    };
+
+    // A flipped byte inside the second block's marks: that block goes, the
+    // three after it stay, and the account names the skip.
+    let mut damaged = bytes.clone();
+    damaged[records[1] + 20] ^= 0x5a;
+    let (kept, salvage) = salvaged(&damaged);
+    let expected: Vec<Block> = blocks.iter().enumerate().filter(|(i, _)| *i != 1).map(|(_, b)| b.clone()).collect();
+    assert_eq!(kept, expected);
+    assert_eq!((salvage.blocks_kept, salvage.blocks_skipped), (4, 1));
+    assert_eq!(salvage.bytes_dropped, (records[2] - records[1]) as u64);
+    assert!(
+        salvage.reason.contains("1 damaged block record skipped") && salvage.reason.contains("checksum"),
+        "{}",
+        salvage.reason
+    );
+
+    // The last block damaged: the end record still counts it, and is read.
+    let mut damaged = bytes.clone();
+    damaged[records[4] + 20] ^= 0x5a;
+    let (kept, salvage) = salvaged(&damaged);
+    assert_eq!(kept, blocks[..4]);
+    assert_eq!(salvage.blocks_skipped, 1, "{salvage:?}");
+
+    // Two damaged blocks in a row: the first one's length is not to be
+    // trusted, so reading stops at it and everything from there is dropped.
+    let mut damaged = bytes.clone();
+    damaged[records[1] + 20] ^= 0x5a;
+    damaged[records[2] + 20] ^= 0x5a;
+    let (kept, salvage) = salvaged(&damaged);
+    assert_eq!(kept, blocks[..1]);
+    assert_eq!(salvage.blocks_skipped, 0);
+    assert_eq!(salvage.bytes_dropped, (bytes.len() - records[1]) as u64);
+
+    // A damaged length: the record after it cannot be found, so reading
+    // stops there, keeping what came before.
+    let mut damaged = bytes.clone();
+    damaged[records[2] + 1] ^= 0x01;
+    let (kept, salvage) = salvaged(&damaged);
+    assert_eq!(kept, blocks[..2]);
+    assert_eq!((salvage.blocks_kept, salvage.blocks_skipped), (2, 0), "{salvage:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

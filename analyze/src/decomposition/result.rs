@@ -308,7 +308,11 @@ impl From<&hopscope_probe::Salvage> for Partial {
         Partial {
             blocks_kept: s.blocks_kept,
             bytes_dropped: s.bytes_dropped,
-            reason: format!("the trace ended early ({})", s.reason),
+            reason: if s.blocks_skipped > 0 {
+                format!("the trace is damaged ({})", s.reason)
+            } else {
+                format!("the trace ended early ({})", s.reason)
+            },
         }
     }
 }

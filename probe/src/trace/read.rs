@@ -41,10 +41,16 @@ pub struct Trace {
 pub struct Salvage {
     /// Complete, checksum-valid blocks kept.
     pub blocks_kept: u64,
-    /// Bytes after the last kept block that were not used.
+    /// Bytes not used: the damaged block records skipped, and everything
+    /// from where reading stopped.
     pub bytes_dropped: u64,
-    /// Why reading stopped there (a missing end record, a cut or corrupt
-    /// record), with its byte offset.
+    /// Damaged block records skipped on the way (a checksum or a block that
+    /// fails its checks, in a record whose frame was intact, followed by a
+    /// record that reads cleanly): the blocks after them are kept.
+    pub blocks_skipped: u64,
+    /// Why reading stopped where it did (a missing end record, a cut or
+    /// corrupt record) and the first damaged record skipped, with byte
+    /// offsets.
     pub reason: String,
 }
 
@@ -108,6 +114,13 @@ pub struct TraceReader<R: Read> {
     ops: u64,
     done: bool,
     scratch: Vec<u8>,
+    /// Whether the last error was a block record read whole (its frame and
+    /// length intact) and rejected: the next record starts right after it,
+    /// so a salvage can skip it.
+    skippable: bool,
+    /// Damaged block records skipped by [`TraceReader::next_salvaged`], their
+    /// bytes, and the first one's account.
+    skipped: (u64, u64, Option<String>),
 }
 
 impl TraceReader<BufReader<File>> {
@@ -127,7 +140,8 @@ impl<R: Read> TraceReader<R> {
         check_preamble(&preamble[..got])?;
         let at = PREAMBLE_BYTES as u64;
         let mut scratch = Vec::new();
-        let (tag, pos) = read_record(&mut input, at, size, &mut scratch)?;
+        let (tag, pos, crc) = read_record(&mut input, at, size, &mut scratch)?;
+        crc.check(at, tag)?;
         if tag != TAG_HEADER {
             return Err(corrupt(at, format!("expected the header record, found tag {tag:#04x}")));
         }
@@ -142,7 +156,19 @@ impl<R: Read> TraceReader<R> {
                 format!("header declares {} lanes but roles for {}", header.lanes.len(), header.lane_info.len()),
             ));
         }
-        Ok(TraceReader { input, header, pos, size, blocks: 0, dropped: 0, ops: 0, done: false, scratch })
+        Ok(TraceReader {
+            input,
+            header,
+            pos,
+            size,
+            blocks: 0,
+            dropped: 0,
+            ops: 0,
+            done: false,
+            scratch,
+            skippable: false,
+            skipped: (0, 0, None),
+        })
     }
 
     /// The trace's header.
@@ -150,28 +176,75 @@ impl<R: Read> TraceReader<R> {
         &self.header
     }
 
-    /// The next block, or `None` after a valid end record. Where the trace
-    /// stops being readable (a run killed mid-block, a cut or damaged
-    /// record), the error is the account of a salvage: the blocks read so
-    /// far are kept, the bytes from here on are dropped, and why.
+    /// The next block, or `None` after a valid end record. A damaged block
+    /// record whose frame is intact (its checksum fails, or the block fails
+    /// its checks) is skipped when the record after it reads cleanly, and
+    /// the blocks after it are kept. Where the trace stops being readable
+    /// (a run killed mid-block, a cut record, a second damaged record in a
+    /// row, a damaged length), the error is the account of a salvage: the
+    /// blocks read so far are kept, the bytes from there on are dropped,
+    /// and why. A trace that had records skipped ends with that account
+    /// too, in place of `None`.
     pub fn next_salvaged(&mut self) -> Result<Option<Block>, Salvage> {
-        let at = self.pos;
-        self.next_block().map_err(|err| Salvage {
-            blocks_kept: self.blocks,
-            bytes_dropped: self.size.map_or(0, |s| s.saturating_sub(at)),
-            reason: err.to_string(),
-        })
+        let mut stop_at = self.pos;
+        let mut skipped_last = false;
+        loop {
+            let at = self.pos;
+            match self.next_block() {
+                Ok(Some(block)) => return Ok(Some(block)),
+                Ok(None) if self.skipped.0 == 0 => return Ok(None),
+                Ok(None) => return Err(self.account(0, "the end record was read".to_owned())),
+                Err(err) if self.skippable && !skipped_last => {
+                    let (count, bytes, first) = &mut self.skipped;
+                    *count += 1;
+                    *bytes += self.pos - at;
+                    first.get_or_insert_with(|| err.to_string());
+                    skipped_last = true;
+                    stop_at = at;
+                }
+                Err(err) => {
+                    // Two damaged records in a row: the first one's length
+                    // cannot be trusted, so neither can where it ended.
+                    let from = if skipped_last { stop_at } else { at };
+                    if skipped_last {
+                        let (count, bytes, _) = &mut self.skipped;
+                        *count -= 1;
+                        *bytes -= at - stop_at;
+                    }
+                    let dropped = self.size.map_or(0, |s| s.saturating_sub(from));
+                    return Err(self.account(dropped, err.to_string()));
+                }
+            }
+        }
+    }
+
+    /// The salvage account of this reader so far, with `dropped` bytes left
+    /// unread after where it stopped, for `why`.
+    fn account(&self, dropped: u64, why: String) -> Salvage {
+        let (count, bytes, first) = &self.skipped;
+        let reason = match first {
+            Some(first) => format!(
+                "{count} damaged block record{} skipped (the first: {first}); reading stopped because {why}",
+                if *count == 1 { "" } else { "s" }
+            ),
+            None => why,
+        };
+        Salvage { blocks_kept: self.blocks, bytes_dropped: dropped + bytes, blocks_skipped: *count, reason }
     }
 
     /// The next block, or `None` after a valid end record (and nothing
     /// after it). Every error names its byte offset.
     pub fn next_block(&mut self) -> Result<Option<Block>, TraceError> {
+        self.skippable = false;
         if self.done {
             return Ok(None);
         }
         let at = self.pos;
-        let (tag, next) = read_record(&mut self.input, at, self.size, &mut self.scratch)?;
+        let (tag, next, crc) = read_record(&mut self.input, at, self.size, &mut self.scratch)?;
         self.pos = next;
+        // From here the record was read whole: the next one starts at `next`.
+        self.skippable = tag == TAG_BLOCK || crc.stored != crc.computed;
+        crc.check(at, tag)?;
         match tag {
             TAG_BLOCK => {
                 let block = block::decode(&self.scratch, at + 5)?;
@@ -186,10 +259,18 @@ impl<R: Read> TraceReader<R> {
                     .checked_add(block.op_count)
                     .ok_or_else(|| corrupt(at, "the trace's operation counts overflow".to_owned()))?;
                 self.blocks += 1;
+                self.skippable = false;
                 Ok(Some(block))
             }
             TAG_END => {
-                check_end(&self.scratch, at, self.blocks, self.dropped)?;
+                self.skippable = false;
+                if self.skipped.0 == 0 {
+                    check_end(&self.scratch, at, self.blocks, self.dropped)?;
+                } else {
+                    // Skipped blocks' drops are unknown: only the count of
+                    // blocks can be held to the end record.
+                    check_end_blocks(&self.scratch, at, self.blocks + self.skipped.0)?;
+                }
                 let mut extra = [0u8; 1];
                 if read_full(&mut self.input, &mut extra)? != 0 {
                     return Err(corrupt(self.pos, "bytes after the end record".to_owned()));
@@ -203,16 +284,32 @@ impl<R: Read> TraceReader<R> {
     }
 }
 
+/// A record's checksum as stored and as computed from its bytes.
+struct Crc {
+    stored: u32,
+    computed: u32,
+}
+
+impl Crc {
+    /// The checksum error of the record of `tag` at `at`, if they differ.
+    fn check(&self, at: u64, tag: u8) -> Result<(), TraceError> {
+        if self.stored == self.computed {
+            return Ok(());
+        }
+        Err(TraceError::Checksum { offset: at, what: record_name(tag), stored: self.stored, computed: self.computed })
+    }
+}
+
 /// Read the record at byte `at` of `input` (of `size` bytes, if known) into
 /// `scratch`, checking its length against the limits and the bytes left
-/// before reading it, and its CRC after; its tag and the next record's
-/// offset.
+/// before reading it; its tag, the next record's offset and its checksum
+/// (for the caller to check: a damaged record read whole can be skipped).
 fn read_record(
     input: &mut impl Read,
     at: u64,
     size: Option<u64>,
     scratch: &mut Vec<u8>,
-) -> Result<(u8, u64), TraceError> {
+) -> Result<(u8, u64, Crc), TraceError> {
     let mut frame = [0u8; 5];
     let got = read_full(input, &mut frame)?;
     if got < frame.len() {
@@ -243,12 +340,8 @@ fn read_record(
     if read != len || crc_got < 4 {
         return Err(truncated(at, record_name(tag), needed, 5 + read + crc_got));
     }
-    let stored = u32::from_le_bytes(crc);
-    let computed = record_crc(tag, scratch);
-    if stored != computed {
-        return Err(TraceError::Checksum { offset: at, what: record_name(tag), stored, computed });
-    }
-    Ok((tag, at + needed))
+    let crc = Crc { stored: u32::from_le_bytes(crc), computed: record_crc(tag, scratch) };
+    Ok((tag, at + needed, crc))
 }
 
 /// Fill `buf` as far as the input allows; the bytes read.
@@ -289,17 +382,7 @@ fn check_preamble(bytes: &[u8]) -> Result<(), TraceError> {
 }
 
 fn check_end(payload: &[u8], pos: u64, blocks: u64, dropped: u64) -> Result<(), TraceError> {
-    if payload.len() != END_PAYLOAD_BYTES {
-        return Err(corrupt(pos, format!("end record holds {} bytes, expected {END_PAYLOAD_BYTES}", payload.len())));
-    }
-    let mut word = [0u8; 8];
-    word.copy_from_slice(&payload[..8]);
-    let declared_blocks = u64::from_le_bytes(word);
-    word.copy_from_slice(&payload[8..]);
-    let declared_dropped = u64::from_le_bytes(word);
-    if declared_blocks != blocks {
-        return Err(corrupt(pos, format!("end record counts {declared_blocks} blocks, the file holds {blocks}")));
-    }
+    let declared_dropped = check_end_blocks(payload, pos, blocks)?;
     if declared_dropped != dropped {
         return Err(corrupt(
             pos,
@@ -307,6 +390,22 @@ fn check_end(payload: &[u8], pos: u64, blocks: u64, dropped: u64) -> Result<(), 
         ));
     }
     Ok(())
+}
+
+/// Hold the end record's count of blocks to `blocks`; the drops it
+/// declares.
+fn check_end_blocks(payload: &[u8], pos: u64, blocks: u64) -> Result<u64, TraceError> {
+    if payload.len() != END_PAYLOAD_BYTES {
+        return Err(corrupt(pos, format!("end record holds {} bytes, expected {END_PAYLOAD_BYTES}", payload.len())));
+    }
+    let mut word = [0u8; 8];
+    word.copy_from_slice(&payload[..8]);
+    let declared_blocks = u64::from_le_bytes(word);
+    word.copy_from_slice(&payload[8..]);
+    if declared_blocks != blocks {
+        return Err(corrupt(pos, format!("end record counts {declared_blocks} blocks, the file holds {blocks}")));
+    }
+    Ok(u64::from_le_bytes(word))
 }
 
 fn record_name(tag: u8) -> &'static str {
