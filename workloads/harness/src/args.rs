@@ -140,8 +140,7 @@ impl RunArgs {
             });
         }
         if let Some(name) = &self.save_baseline {
-            crate::index::check_name(name)
-                .map_err(|e| FlagError { flag: "--save-baseline", reason: e.to_string() })?;
+            crate::index::check_name(name).map_err(|e| FlagError { flag: "--save-baseline", reason: e.to_string() })?;
         }
         if self.ab.is_some() && (self.baseline.is_some() || self.save_baseline.is_some()) {
             let reason = "an A/B run is judged by its own rule, not against a baseline".to_owned();

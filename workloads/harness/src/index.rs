@@ -348,7 +348,8 @@ pub fn check_name(name: &str) -> Result<(), IndexError> {
 
 /// Whether `key` reads as a day, `YYYY-MM-DD`.
 fn is_date(key: &str) -> bool {
-    key.len() == 10 && key.chars().enumerate().all(|(i, c)| if i == 4 || i == 7 { c == '-' } else { c.is_ascii_digit() })
+    key.len() == 10
+        && key.chars().enumerate().all(|(i, c)| if i == 4 || i == 7 { c == '-' } else { c.is_ascii_digit() })
 }
 
 /// Whether `key` reads as a commit or its prefix.

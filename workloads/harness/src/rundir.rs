@@ -18,9 +18,10 @@ pub const LATEST: &str = "latest";
 
 /// Where run directories go by default: `hopscope/` under the target
 /// directory Cargo builds into — `$CARGO_TARGET_DIR` when set; else
-/// `target/` of the working directory when Cargo made it (it holds Cargo's
-/// `CACHEDIR.TAG`: the project you run in, so `hopscope history` run there
-/// reads that project's runs); else the nearest directory above the
+/// `target/` of the working directory or of the nearest directory above it
+/// when Cargo made it (it holds Cargo's `CACHEDIR.TAG`: the project you run
+/// in, so `hopscope history` run anywhere inside it reads that project's
+/// runs, as `cargo` finds its workspace); else the nearest directory above the
 /// executable that Cargo marked so (a program run from elsewhere, a
 /// workspace member's directory, a `target-dir` set in Cargo's config);
 /// else `target/` of the working directory (an installed binary).
@@ -31,6 +32,12 @@ pub fn runs_dir() -> PathBuf {
     let here = Path::new("target");
     if here.join("CACHEDIR.TAG").is_file() {
         return here.join(RUNS_SUBDIR);
+    }
+    let above = std::env::current_dir().ok().and_then(|cwd| {
+        cwd.ancestors().skip(1).map(|d| d.join("target")).find(|t| t.join("CACHEDIR.TAG").is_file())
+    });
+    if let Some(target) = above {
+        return target.join(RUNS_SUBDIR);
     }
     let built_in = std::env::current_exe()
         .ok()
