@@ -20,16 +20,32 @@ pub(crate) struct Args {
     /// The experiment spec (TOML), e.g. experiments/reply-persistent.toml;
     /// with --builds optional (its `[run]` sizes and `[rule]`; the default
     /// is written into the run directory).
-    #[arg(required_unless_present = "builds")]
+    #[arg(required_unless_present_any = ["builds", "commits"])]
     spec: Option<PathBuf>,
     /// Judge two builds of a harness program (yours, or hopscope itself)
     /// against each other, run in lockstep: BIN_A twice (arm a and the
     /// control), BIN_B once (arm b), block by block, interleaved in time.
     #[arg(long, num_args = 2, value_names = ["BIN_A", "BIN_B"], conflicts_with = "analyze")]
     builds: Option<Vec<PathBuf>>,
-    /// With --builds: the lane both builds run (a name their tables print,
-    /// e.g. `kv-writer-probed`); default: the subject's probed build.
-    #[arg(long, requires = "builds")]
+    /// Judge two revisions of the git repository you are in: each is built
+    /// in a worktree of its own (cached under target/hopscope/builds/ by
+    /// commit and build command), then judged as --builds judges.
+    #[arg(long, num_args = 2, value_names = ["REV_A", "REV_B"], conflicts_with_all = ["analyze", "builds"])]
+    commits: Option<Vec<String>>,
+    /// With --commits: the build command, run by `sh -c` in each worktree
+    /// with CARGO_TARGET_DIR set (default: `cargo build --release --locked
+    /// --bin BIN`).
+    #[arg(long, value_name = "CMD", requires = "commits")]
+    build: Option<String>,
+    /// With --commits: the program the build makes, a name under the target
+    /// directory's release/ or a path below the target directory (default:
+    /// the root package's name).
+    #[arg(long, value_name = "NAME", requires = "commits")]
+    bin: Option<String>,
+    /// With --builds or --commits: the lane both builds run (a name their
+    /// tables print, e.g. `kv-writer-probed`); default: the subject's
+    /// probed build.
+    #[arg(long)]
     lane: Option<String>,
     /// Run directory (default: a new one under target/hopscope/).
     #[arg(long)]
@@ -61,14 +77,38 @@ fn gate(experiment: &Experiment, fail_on: Option<FailOn>) -> ExitCode {
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    if let Some(builds) = &args.builds {
+    if args.lane.is_some() && args.builds.is_none() && args.commits.is_none() {
+        anyhow::bail!("--lane picks the lane of --builds or --commits; an experiment spec's arms name their lanes");
+    }
+    let programs = match (&args.builds, &args.commits) {
+        (Some(builds), _) => Some(([builds[0].clone(), builds[1].clone()], None)),
+        (None, Some(revisions)) => {
+            // A spec that would be refused is refused before anything is built.
+            if let Some(path) = &args.spec {
+                hopscope_harness::ExperimentSpec::load(path)?;
+            }
+            hopscope_harness::interrupt::install().context("cannot handle signals")?;
+            let commits = crate::commits::Commits {
+                revisions: [revisions[0].clone(), revisions[1].clone()],
+                build: args.build.clone(),
+                bin: args.bin.clone(),
+            };
+            let [(a, ra), (b, rb)] = crate::commits::programs(&commits)?;
+            Some(([a, b], Some(([ra.label(), rb.label()], [ra.commit, rb.commit]))))
+        }
+        (None, None) => None,
+    };
+    if let Some(([a, b], revisions)) = programs {
+        let (names, commits) = revisions.map_or((None, None), |(n, c)| (Some(n), Some(c)));
         let request = crate::builds::Request {
-            a: builds[0].clone(),
-            b: builds[1].clone(),
+            a,
+            b,
             spec: args.spec.clone(),
             lane: args.lane.clone(),
             out: args.out.clone(),
             json: args.json,
+            names,
+            commits,
         };
         let experiment = crate::builds::run(&request)?;
         return Ok(match experiment {

@@ -48,6 +48,28 @@ pub(crate) struct Request {
     pub(crate) lane: Option<String>,
     pub(crate) out: Option<PathBuf>,
     pub(crate) json: bool,
+    /// How lines and the receipt name builds a and b (default: their paths;
+    /// `--commits`: the revisions).
+    pub(crate) names: Option<[String; 2]>,
+    /// The commits builds a and b were built from, when hopscope built them.
+    pub(crate) commits: Option<[String; 2]>,
+}
+
+impl Request {
+    /// How build `arm` (0: a, 1: b) is named.
+    fn name(&self, arm: usize) -> String {
+        match &self.names {
+            Some(names) => names[arm].clone(),
+            None => [&self.a, &self.b][arm].display().to_string(),
+        }
+    }
+}
+
+/// The words before the follower's flags: `hopscope` itself follows as
+/// `hopscope decompose`; a harness program takes its flags directly.
+fn subcommand(program: &Path) -> Vec<String> {
+    let hopscope = program.file_name().is_some_and(|f| f == "hopscope");
+    if hopscope { vec!["decompose".to_owned()] } else { Vec::new() }
 }
 
 /// Run and judge; the run directory, the experiment and whether the run
@@ -76,33 +98,50 @@ pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experime
         deadline: spec.plan.block_deadline,
         lane: lane.clone(),
     };
-    let mut args = vec![
+    let mut args = subcommand(&request.a);
+    args.extend([
         "--ops".to_owned(),
         spec.plan.ops_per_block.to_string(),
         "--placement".to_owned(),
         spec.plan.placement.to_string(),
         "--deadline".to_owned(),
         spec.plan.block_deadline.as_secs_f64().to_string(),
-    ];
+    ]);
     if let Some(lane) = &lane {
         args.extend(["--lanes".to_owned(), lane.clone()]);
     }
-    let launch = |arm: &str, program: &Path| Launch {
+    let launch = |arm: &str, program: &Path, name: String| Launch {
         arm: arm.to_owned(),
-        build: format!("build {arm} ({})", program.display()),
+        build: format!("build {arm} ({name})"),
         program: program.to_owned(),
         args: args.clone(),
     };
-    let launches = [launch("a", &request.a), launch("b", &request.b), launch("control", &request.a)];
+    let launches = [
+        launch("a", &request.a, request.name(0)),
+        launch("b", &request.b, request.name(1)),
+        launch("control", &request.a, request.name(0)),
+    ];
     let mut meta = spec.meta();
     meta.insert("command".to_owned(), std::env::args().collect::<Vec<_>>().join(" "));
     meta.insert("lockstep".to_owned(), "builds".to_owned());
+    // The run's sizes are the lockstep plan's, not a follower's own defaults.
+    for (key, value) in [
+        ("ops_per_block", spec.plan.ops_per_block.to_string()),
+        ("samples", spec.plan.samples.to_string()),
+        ("passes", spec.plan.passes.to_string()),
+        ("warmup_blocks", spec.plan.warmup_blocks.to_string()),
+    ] {
+        meta.insert(key.to_owned(), value);
+    }
+    for (arm, commit) in ["a", "b"].iter().zip(request.commits.iter().flatten()) {
+        meta.insert(format!("lockstep.{arm}.commit"), commit.clone());
+    }
     if !request.json {
         eprintln!(
             "{}: {} against {} in lockstep, {} passes × {} rounds, into {}",
             spec.name,
-            request.b.display(),
-            request.a.display(),
+            request.name(1),
+            request.name(0),
             plan.passes,
             plan.samples,
             dir.display()

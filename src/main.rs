@@ -9,6 +9,7 @@ mod ab;
 mod analyze;
 mod builds;
 mod calibrate;
+mod commits;
 mod compare;
 mod decompose;
 mod export;

@@ -166,8 +166,10 @@ fn render(e: &Experiment, out: &mut String) -> std::fmt::Result {
     )?;
     for arm in ["a", "b"] {
         if let Some(program) = e.meta.get(&format!("lockstep.{arm}.program")) {
-            let commit = e.meta.get(&format!("lockstep.{arm}.commit")).map_or("unknown", String::as_str);
-            writeln!(out, "- build {arm}: `{program}` (commit {commit})")?;
+            match e.meta.get(&format!("lockstep.{arm}.commit")) {
+                Some(commit) => writeln!(out, "- build {arm}: `{program}` (built from commit {commit})")?,
+                None => writeln!(out, "- build {arm}: `{program}`")?,
+            }
         }
     }
     writeln!(out, "- host: {} · {} cores · kernel {}", e.host.cpu_model, e.host.cores, e.host.kernel)?;

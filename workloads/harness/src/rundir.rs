@@ -33,9 +33,9 @@ pub fn runs_dir() -> PathBuf {
     if here.join("CACHEDIR.TAG").is_file() {
         return here.join(RUNS_SUBDIR);
     }
-    let above = std::env::current_dir().ok().and_then(|cwd| {
-        cwd.ancestors().skip(1).map(|d| d.join("target")).find(|t| t.join("CACHEDIR.TAG").is_file())
-    });
+    let above = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| cwd.ancestors().skip(1).map(|d| d.join("target")).find(|t| t.join("CACHEDIR.TAG").is_file()));
     if let Some(target) = above {
         return target.join(RUNS_SUBDIR);
     }

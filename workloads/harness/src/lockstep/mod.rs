@@ -327,7 +327,10 @@ fn merged(
         }
         let facts = [("program", Some(follower.launch.program.display().to_string()))]
             .into_iter()
-            .chain(["commit", "build", "hopscope_version"].map(|k| (k, follower.header.run.get(k).cloned())));
+            // Not the follower's `commit`: that is its working directory's
+            // HEAD, the coordinator's, not the commit the program was built
+            // from (`--commits` records that itself).
+            .chain(["build", "hopscope_version"].map(|k| (k, follower.header.run.get(k).cloned())));
         for (key, value) in facts {
             if let Some(value) = value {
                 header.run.insert(format!("lockstep.{arm}.{key}"), value);

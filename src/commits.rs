@@ -1,0 +1,211 @@
+//! `hopscope ab --commits REV_A REV_B`: build two revisions of the project
+//! you run it in, each in a git worktree of its own, and judge the two
+//! programs as `--builds` does. A build is cached under
+//! `target/hopscope/builds/` by its commit and its build command, so a
+//! second judgement of the same revisions starts measuring at once; the
+//! worktrees are removed however a build ends.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, bail};
+
+/// The build command when `--build` is not given (`{bin}` is the program).
+const DEFAULT_BUILD: &str = "cargo build --release --locked --bin {bin}";
+
+/// One revision to judge: what the user named, and the commit it is.
+#[derive(Debug, Clone)]
+pub(crate) struct Revision {
+    /// As given (`main`, `HEAD~1`, a tag, a hash).
+    pub(crate) name: String,
+    /// The full commit hash.
+    pub(crate) commit: String,
+}
+
+impl Revision {
+    /// `name (abcdef123456)`, the way a build is named in every line.
+    pub(crate) fn label(&self) -> String {
+        format!("{} ({})", self.name, &self.commit[..12.min(self.commit.len())])
+    }
+}
+
+/// What `--commits` was asked: the revisions, how to build one, and which
+/// program of the build to run.
+#[derive(Debug)]
+pub(crate) struct Commits {
+    pub(crate) revisions: [String; 2],
+    pub(crate) build: Option<String>,
+    pub(crate) bin: Option<String>,
+}
+
+/// Resolve both revisions, build (or find cached) each one's program, and
+/// return the two programs with their revisions, arm a first.
+pub(crate) fn programs(request: &Commits) -> anyhow::Result<[(PathBuf, Revision); 2]> {
+    let root = git(None, &["rev-parse", "--show-toplevel"])
+        .context("--commits: the working directory is not inside a git repository")?;
+    let root = PathBuf::from(root);
+    // Both names are checked before anything is built.
+    let [a, b] = [&request.revisions[0], &request.revisions[1]].map(|name| resolve(&root, name));
+    let (a, b) = (a?, b?);
+    let bin = match &request.bin {
+        Some(bin) => check_bin(bin)?,
+        None => default_bin(&root, &a)?,
+    };
+    let command = request.build.clone().unwrap_or_else(|| DEFAULT_BUILD.replace("{bin}", &bin));
+    let cache = hopscope_harness::rundir::runs_dir().join("builds");
+    std::fs::create_dir_all(&cache).with_context(|| format!("cannot create {}", cache.display()))?;
+    let cache = std::fs::canonicalize(&cache).with_context(|| format!("cannot find {}", cache.display()))?;
+    let key = &hopscope_harness::sha256_hex(&format!("{command}\n{bin}"))[..12];
+    let mut out = Vec::new();
+    for (arm, revision) in [("a", a), ("b", b)] {
+        let program = build(&root, &cache, (arm, &revision), (&command, &bin, key))?;
+        out.push((program, revision));
+    }
+    let b = out.pop().context("two builds")?;
+    let a = out.pop().context("two builds")?;
+    Ok([a, b])
+}
+
+/// The commit `name` names in the repository at `root`, or one line saying
+/// it names none.
+fn resolve(root: &Path, name: &str) -> anyhow::Result<Revision> {
+    if name.is_empty() || name.starts_with('-') {
+        bail!("--commits: `{name}` is not a revision");
+    }
+    let commit = git(Some(root), &["rev-parse", "--verify", "--quiet", &format!("{name}^{{commit}}")])
+        .map_err(|_| anyhow::anyhow!("--commits: `{name}` is not a commit in {}", root.display()))?;
+    Ok(Revision { name: name.to_owned(), commit })
+}
+
+/// A `--bin` that names a file under the target directory: a program name,
+/// or a path below it (`debug/foo`), never above it.
+fn check_bin(bin: &str) -> anyhow::Result<String> {
+    let path = Path::new(bin);
+    let inside = path.components().all(|c| matches!(c, std::path::Component::Normal(_)));
+    if bin.is_empty() || !inside {
+        bail!("--bin {bin}: a program name, or a path inside the target directory (e.g. release/my-writer)");
+    }
+    Ok(bin.to_owned())
+}
+
+/// The program of the root package of `revision`: its `[package] name`.
+fn default_bin(root: &Path, revision: &Revision) -> anyhow::Result<String> {
+    let manifest = git(Some(root), &["show", &format!("{}:Cargo.toml", revision.commit)])
+        .with_context(|| format!("--commits: {} has no Cargo.toml at its root; give --bin NAME", revision.label()))?;
+    let parsed: toml::Table = manifest.parse().with_context(|| format!("{}: Cargo.toml", revision.label()))?;
+    let name = parsed.get("package").and_then(|p| p.get("name")).and_then(toml::Value::as_str);
+    match name {
+        Some(name) => check_bin(name),
+        None => bail!("--commits: the root of {} is a workspace with no package; give --bin NAME", revision.label()),
+    }
+}
+
+/// The program `bin` built from `revision` with `command`: from the cache
+/// when built before, else built in a fresh worktree (removed afterwards)
+/// and copied into the cache.
+fn build(
+    root: &Path,
+    cache: &Path,
+    (arm, revision): (&str, &Revision),
+    recipe: (&str, &str, &str),
+) -> anyhow::Result<PathBuf> {
+    let (command, bin, key) = recipe;
+    let file = Path::new(bin).file_name().context("--bin names a file")?;
+    let slot = cache.join(format!("{}-{key}", revision.commit));
+    let program = slot.join(file);
+    if program.is_file() {
+        eprintln!("build {arm}: {} from the cache, {}", revision.label(), program.display());
+        return Ok(program);
+    }
+    std::fs::create_dir_all(&slot).with_context(|| format!("cannot create {}", slot.display()))?;
+    let log = slot.join("build.log");
+    let target = cache.join("target");
+    // Outside the project: Cargo looks for a workspace in the directories
+    // above a manifest, and would take a checkout under the project's own
+    // target/ for a stray member of the project's workspace.
+    let checkout = std::env::temp_dir().join("hopscope-worktrees").join(format!(
+        "{}-{}",
+        &revision.commit[..12],
+        std::process::id()
+    ));
+    let tree = Worktree::add(root, &checkout, &revision.commit)?;
+    eprintln!("build {arm}: {} with `{command}` (log: {})", revision.label(), log.display());
+    let log_file = std::fs::File::create(&log).with_context(|| format!("cannot create {}", log.display()))?;
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(&tree.dir)
+        .env("CARGO_TARGET_DIR", &target)
+        .stdin(Stdio::null())
+        .stdout(log_file.try_clone().context("cannot share the build log")?)
+        .stderr(log_file)
+        .status()
+        .with_context(|| format!("build {arm}: cannot start `sh -c {command}`"))?;
+    drop(tree);
+    if !status.success() {
+        let last = last_line(&log);
+        let how = status.code().map_or_else(|| "killed by a signal".to_owned(), |c| format!("exit {c}"));
+        bail!("build {arm}: {} failed ({how}): {last}; the whole log: {}", revision.label(), log.display());
+    }
+    let built = if bin.contains('/') { target.join(bin) } else { target.join("release").join(bin) };
+    if !built.is_file() {
+        bail!(
+            "build {arm}: {} made no program at {}: give --bin NAME (or a path under the target directory)",
+            revision.label(),
+            built.display()
+        );
+    }
+    // Copied then renamed: a cache slot holds a whole program or none.
+    let partial = slot.join(".partial");
+    std::fs::copy(&built, &partial).with_context(|| format!("cannot copy {} into the cache", built.display()))?;
+    std::fs::rename(&partial, &program).with_context(|| format!("cannot move {} into place", program.display()))?;
+    Ok(program)
+}
+
+/// A detached worktree of one commit, removed (and the repository's list
+/// of worktrees pruned) when dropped, however the build ended.
+struct Worktree {
+    root: PathBuf,
+    dir: PathBuf,
+}
+
+impl Worktree {
+    fn add(root: &Path, dir: &Path, commit: &str) -> anyhow::Result<Worktree> {
+        let _ = std::fs::remove_dir_all(dir);
+        let dir_text = dir.to_str().context("a worktree path that is not UTF-8")?;
+        git(Some(root), &["worktree", "add", "--detach", "--force", dir_text, commit])
+            .with_context(|| format!("cannot check out {commit} into {}", dir.display()))?;
+        Ok(Worktree { root: root.to_owned(), dir: dir.to_owned() })
+    }
+}
+
+impl Drop for Worktree {
+    fn drop(&mut self) {
+        if let Some(dir) = self.dir.to_str() {
+            let _ = git(Some(&self.root), &["worktree", "remove", "--force", dir]);
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+        let _ = git(Some(&self.root), &["worktree", "prune"]);
+    }
+}
+
+/// Run git with `args` (in `dir`, if given); its trimmed stdout, or an
+/// error with its stderr's first line.
+fn git(dir: Option<&Path>, args: &[&str]) -> anyhow::Result<String> {
+    let mut command = Command::new("git");
+    if let Some(dir) = dir {
+        command.arg("-C").arg(dir);
+    }
+    let output = command.args(args).stdin(Stdio::null()).output().context("cannot run git")?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        bail!("git {}: {}", args.join(" "), stderr.lines().next().unwrap_or("failed"));
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+/// The last non-empty line of the file at `path` (a build's last word).
+fn last_line(path: &Path) -> String {
+    let text = std::fs::read(path).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+    text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("(no output)").trim().to_owned()
+}
