@@ -47,6 +47,10 @@ pub(crate) struct Args {
     /// probed build.
     #[arg(long)]
     lane: Option<String>,
+    /// With --builds or --commits: seconds a follower may take to answer
+    /// one block before it is stopped and the run with it (default 60).
+    #[arg(long, value_name = "SECONDS")]
+    deadline: Option<f64>,
     /// Run directory (default: a new one under target/hopscope/).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -80,6 +84,16 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if args.lane.is_some() && args.builds.is_none() && args.commits.is_none() {
         anyhow::bail!("--lane picks the lane of --builds or --commits; an experiment spec's arms name their lanes");
     }
+    let deadline = match args.deadline {
+        Some(s) if !(s > 0.0 && s <= 3_600.0) => {
+            anyhow::bail!("--deadline {s}: a number of seconds above 0 and at most 3600")
+        }
+        Some(_) if args.builds.is_none() && args.commits.is_none() => {
+            anyhow::bail!("--deadline is for --builds and --commits; a spec run takes its deadline from the harness")
+        }
+        Some(s) => Some(std::time::Duration::from_secs_f64(s)),
+        None => None,
+    };
     let programs = match (&args.builds, &args.commits) {
         (Some(builds), _) => Some(([builds[0].clone(), builds[1].clone()], None)),
         (None, Some(revisions)) => {
@@ -109,6 +123,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             json: args.json,
             names,
             commits,
+            deadline,
         };
         let experiment = crate::builds::run(&request)?;
         return Ok(match experiment {

@@ -53,6 +53,8 @@ pub(crate) struct Request {
     pub(crate) names: Option<[String; 2]>,
     /// The commits builds a and b were built from, when hopscope built them.
     pub(crate) commits: Option<[String; 2]>,
+    /// How long a follower may take to answer one block (`--deadline`).
+    pub(crate) deadline: Option<std::time::Duration>,
 }
 
 impl Request {
@@ -95,7 +97,7 @@ pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experime
         samples: spec.plan.samples,
         passes: spec.plan.passes,
         warmup: spec.plan.warmup_blocks,
-        deadline: spec.plan.block_deadline,
+        deadline: request.deadline.unwrap_or(spec.plan.block_deadline),
         lane: lane.clone(),
     };
     let mut args = subcommand(&request.a);
@@ -105,7 +107,7 @@ pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experime
         "--placement".to_owned(),
         spec.plan.placement.to_string(),
         "--deadline".to_owned(),
-        spec.plan.block_deadline.as_secs_f64().to_string(),
+        plan.deadline.as_secs_f64().to_string(),
     ]);
     if let Some(lane) = &lane {
         args.extend(["--lanes".to_owned(), lane.clone()]);

@@ -147,3 +147,41 @@ fn a_build_that_is_no_follower_or_lacks_the_lane_is_named_and_nothing_is_left_ru
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_build_that_hangs_past_the_deadline_is_stopped_and_named() {
+    let dir = dir("hang");
+    // kv-writer pausing 0.2 s between writes: a 20-write block takes 4 s,
+    // past a 1 s deadline.
+    let slow = dir.join("slow-kv-writer");
+    std::fs::write(&slow, format!("#!/bin/sh\nexec {PROGRAM} --gap-us 200000 \"$@\"\n")).expect("wrapper");
+    std::fs::set_permissions(&slow, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    let launches = [launch("a", PROGRAM), launch("b", slow.to_str().expect("utf-8")), launch("control", PROGRAM)];
+    let plan = Lockstep { deadline: Duration::from_secs(1), ..plan(Some("inline")) };
+    let started = std::time::Instant::now();
+    let run = lockstep::run(launches, &plan, &dir, BTreeMap::new()).expect("a run that stops");
+    let line = run.stopped.expect("the run says why it stopped");
+    assert!(line.contains("build b: did not answer `warmup 0 0` within its deadline"), "{line}");
+    assert_eq!(run.blocks, 0);
+    assert!(started.elapsed() < Duration::from_secs(30), "stopped at the deadline, not at the block's end");
+    let left = Command::new("pgrep").args(["-f", &format!("--follow .* --out {}", dir.display())]).output();
+    if let Ok(left) = left {
+        assert!(left.stdout.is_empty(), "followers left running: {}", String::from_utf8_lossy(&left.stdout));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_build_whose_lanes_differ_is_refused_naming_it() {
+    let dir = dir("other-lanes");
+    // Build b runs only its inline lane: it has no subject to set beside a's.
+    let other = dir.join("inline-only");
+    std::fs::write(&other, format!("#!/bin/sh\nexec {PROGRAM} --lanes inline \"$@\"\n")).expect("wrapper");
+    std::fs::set_permissions(&other, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    let launches = [launch("a", PROGRAM), launch("b", other.to_str().expect("utf-8")), launch("control", PROGRAM)];
+    let err = lockstep::run(launches, &plan(None), &dir, BTreeMap::new()).expect_err("refused");
+    let text = err.to_string();
+    assert!(text.contains("build b"), "{text}");
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -119,7 +119,9 @@ impl Follower {
                 self.finished = true;
                 Err(self.failed("stopped"))
             }
-            Err(TraceError::Io(e))
+            // The socket's read timeout, reported by the trace reader as a
+            // failed read: the follower is alive and has not answered.
+            Err(TraceError::Io(e) | TraceError::Read(e))
                 if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) =>
             {
                 let _ = self.child.kill();
