@@ -159,8 +159,12 @@ pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experime
     let trace = Trace::read(&run.trace).with_context(|| format!("cannot read back {}", run.trace.display()))?;
     let mut e = experiment::judge(&trace, &spec.rule);
     if let Some(line) = &run.stopped {
-        let partial =
-            Partial { blocks_kept: run.blocks, bytes_dropped: 0, reason: format!("the run stopped ({line})") };
+        let partial = Partial {
+            blocks_kept: run.blocks,
+            bytes_dropped: 0,
+            reason: format!("the run stopped ({line})"),
+            damaged: false,
+        };
         e.warnings.insert(0, partial.warning());
     }
     let written = hopscope_reports::write_experiment(&dir, &e)

@@ -140,7 +140,7 @@ fn findings(rows: &[ComparisonRow], shape: &str) -> Vec<String> {
     let overlaps = |a: &Summary, b: &Summary| a.ci95[0] <= b.ci95[1] && b.ci95[0] <= a.ci95[1];
     for subject in rows.iter().filter(|r| r.versus.is_none()) {
         let kind = if subject.probed { "probed builds" } else { "clean builds" };
-        let mut beaten = Vec::new();
+        let (mut beaten, mut tied) = (Vec::new(), Vec::new());
         for peer in rows.iter().filter(|r| r.versus.as_deref() == Some(subject.lane.as_str())) {
             let delta = peer.vs_subject.map_or(String::new(), |d| {
                 format!(
@@ -148,20 +148,32 @@ fn findings(rows: &[ComparisonRow], shape: &str) -> Vec<String> {
                     peer.lane, subject.lane, d.median, d.ci95[0], d.ci95[1]
                 )
             });
-            if peer.us_per_op.median < subject.us_per_op.median {
-                out.push(format!(
+            // Which is faster only where the paired CI (or, unpaired, the
+            // two lanes' CIs) leaves no doubt; otherwise they are tied.
+            let lower = peer.us_per_op.median < subject.us_per_op.median;
+            let separated = match peer.vs_subject {
+                Some(d) => d.ci95[1] < 0.0 || d.ci95[0] > 0.0,
+                None => !overlaps(&peer.us_per_op, &subject.us_per_op),
+            };
+            let line = format!("`{}` {:.2} µs{delta}", peer.lane, peer.us_per_op.median);
+            match (separated, lower) {
+                (true, true) => out.push(format!(
                     "`{}` is faster than `{}` on {shape} ({kind}): {:.2} against {:.2} µs per write{delta}. What it is \
                      and how it waits: {}.",
                     peer.lane, subject.lane, peer.us_per_op.median, subject.us_per_op.median, peer.description
-                ));
-            } else {
-                let separated = if overlaps(&peer.us_per_op, &subject.us_per_op) {
-                    "their intervals overlap"
-                } else {
-                    "the intervals do not overlap"
-                };
-                beaten.push(format!("`{}` {:.2} µs ({separated}){delta}", peer.lane, peer.us_per_op.median));
+                )),
+                (true, false) => beaten.push(line),
+                (false, _) => tied.push(line),
             }
+        }
+        if !tied.is_empty() {
+            out.push(format!(
+                "On {shape} ({kind}) this run cannot tell `{}` ({:.2} µs per write) apart from {}: the difference's CI \
+                 includes zero.",
+                subject.lane,
+                subject.us_per_op.median,
+                tied.join("; ")
+            ));
         }
         if !beaten.is_empty() {
             out.push(format!(
@@ -179,14 +191,15 @@ fn findings(rows: &[ComparisonRow], shape: &str) -> Vec<String> {
     // cost beyond the floor" would be a negative cost, which means nothing.
     let beyond: Vec<(&ComparisonRow, crate::lanes::Difference)> =
         rows.iter().filter(|r| !r.probed).filter_map(|r| Some((r, r.beyond_floor?))).collect();
-    for (row, below) in beyond.iter().filter(|(_, b)| b.ci95[1] < 0.0) {
+    for (row, below) in beyond.iter().filter(|(_, b)| b.median < 0.0) {
+        let what =
+            if below.ci95[1] < 0.0 { "is faster than the floor itself" } else { "cannot be told apart from the floor" };
         out.push(format!(
-            "`{}` is faster than the floor itself ({:+.2} µs per write, 95% CI {:+.2}…{:+.2}): it does not pay what \
-             the floor's thread boundary costs, so it has no cost beyond the floor to rank.",
+            "`{}` {what} ({:+.2} µs per write, 95% CI {:+.2}…{:+.2}): it has no cost beyond the floor to rank.",
             row.lane, below.median, below.ci95[0], below.ci95[1]
         ));
     }
-    let smallest = beyond.iter().filter(|(_, b)| b.ci95[1] >= 0.0).min_by(|a, b| a.1.median.total_cmp(&b.1.median));
+    let smallest = beyond.iter().filter(|(_, b)| b.median >= 0.0).min_by(|a, b| a.1.median.total_cmp(&b.1.median));
     if let Some((row, beyond)) = smallest {
         out.push(format!(
             "The smallest cost beyond the floor (clean builds) is `{}`'s: {:+.2} µs per write (95% CI {:+.2}…{:+.2}).",
@@ -225,5 +238,28 @@ mod tests {
         let below = findings.iter().find(|f| f.contains("`inline-peer` is faster than the floor itself"));
         assert!(below.is_some_and(|f| f.contains("-3.38")), "{findings:#?}");
         assert!(findings.iter().all(|f| !(f.starts_with("The smallest") && f.contains("-3.38"))), "{findings:#?}");
+    }
+
+    #[test]
+    fn a_peer_whose_paired_ci_includes_zero_is_tied_not_faster() {
+        let mut peer = row("crossbeam", 29.0, 0.8);
+        peer.vs_subject = Some(Difference { median: -3.94, ci95: [-7.0, 1.59], rounds: 20 });
+        let mut slower = row("flume", 31.0, 1.0);
+        slower.vs_subject = Some(Difference { median: 1.0, ci95: [0.5, 1.5], rounds: 20 });
+        let mut negative = row("near-floor", 30.5, -1.06);
+        negative.beyond_floor = Some(Difference { median: -1.06, ci95: [-2.66, 0.30], rounds: 20 });
+        let findings = findings(&[row("writer", 30.0, 1.5), peer, slower, negative], "kv");
+        assert!(findings.iter().all(|f| !f.starts_with("`crossbeam` is faster")), "{findings:#?}");
+        assert!(
+            findings.iter().any(|f| f.contains("cannot tell `writer`") && f.contains("`crossbeam`")),
+            "{findings:#?}"
+        );
+        assert!(findings.iter().any(|f| f.starts_with("`writer`") && f.contains("`flume`")), "{findings:#?}");
+        assert!(
+            findings.iter().any(|f| f.contains("`near-floor` cannot be told apart from the floor")),
+            "{findings:#?}"
+        );
+        let smallest = findings.iter().find(|f| f.starts_with("The smallest")).expect("ranked");
+        assert!(smallest.contains("`crossbeam`'s: +0.80"), "{smallest}");
     }
 }

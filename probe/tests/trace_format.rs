@@ -404,6 +404,7 @@ fn a_damaged_block_is_skipped_and_the_valid_blocks_after_it_are_kept() {
     let (kept, salvage) = salvaged(&damaged);
     assert_eq!(kept, blocks[..4]);
     assert_eq!(salvage.blocks_skipped, 1, "{salvage:?}");
+    assert!(salvage.reason.ends_with("every other record read to the end"), "{}", salvage.reason);
 
     // Two damaged blocks in a row: the first one's length is not to be
     // trusted, so reading stops at it and everything from there is dropped.
@@ -422,5 +423,6 @@ fn a_damaged_block_is_skipped_and_the_valid_blocks_after_it_are_kept() {
     let (kept, salvage) = salvaged(&damaged);
     assert_eq!(kept, blocks[..2]);
     assert_eq!((salvage.blocks_kept, salvage.blocks_skipped), (2, 0), "{salvage:?}");
+    assert!(!salvage.reason.contains("skipped"), "nothing was skipped: {}", salvage.reason);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -308,6 +308,7 @@ fn mark_partial(mut d: Decomposition, header: &TraceHeader, held: u64, partial: 
             blocks_kept: held,
             bytes_dropped: 0,
             reason: format!("the run ended after {held} of its {planned} planned blocks"),
+            damaged: false,
         })
     });
     if let Some(partial) = partial {

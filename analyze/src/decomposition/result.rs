@@ -280,19 +280,30 @@ pub struct Partial {
     pub bytes_dropped: u64,
     /// Why the run or the trace ended early.
     pub reason: String,
+    /// Whether blocks were skipped inside the trace (damaged records) rather
+    /// than only cut off at its end: the blocks kept are then not all
+    /// "before" anything.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub damaged: bool,
 }
 
 impl Partial {
     /// What the figures cover, in one sentence.
     pub fn sentence(&self) -> String {
+        let blocks = match self.blocks_kept {
+            1 => "the one block".to_owned(),
+            n => format!("the {n} blocks"),
+        };
+        if self.damaged {
+            return format!(
+                "these figures cover {blocks} the trace holds intact, {} bytes of it unused: {}",
+                self.bytes_dropped, self.reason
+            );
+        }
         let bytes = if self.bytes_dropped > 0 {
             format!(", {} trailing bytes unused", self.bytes_dropped)
         } else {
             String::new()
-        };
-        let blocks = match self.blocks_kept {
-            1 => "the one block".to_owned(),
-            n => format!("the {n} blocks"),
         };
         format!("these figures cover {blocks} measured before {}{bytes}", self.reason)
     }
@@ -313,6 +324,7 @@ impl From<&hopscope_probe::Salvage> for Partial {
             } else {
                 format!("the trace ended early ({})", s.reason)
             },
+            damaged: s.blocks_skipped > 0,
         }
     }
 }

@@ -81,7 +81,19 @@ fn the_users_writer_is_decomposed_as_its_declarations_say() {
     let instrument = o.instrument.as_ref().expect("instrument cost");
     assert_eq!((instrument.spans_per_op, instrument.marks_per_op), (2, 0));
     assert!((instrument.explained_us + instrument.unexplained_us - o.delta_us).abs() < 1e-9);
-    assert!(receipt.contains("**explained**") && receipt.contains("**not explained by that measurement**"));
+    assert!(receipt.contains("**explained**"), "{receipt}");
+    // What the rest is called follows from the figures: unresolved when Δ's
+    // CI includes zero, within it when the measured cost is, else not
+    // explained.
+    let [low, high] = o.delta_ci95;
+    let rest = if low <= 0.0 && 0.0 <= high {
+        "**the rest is not resolved**"
+    } else if low <= instrument.explained_us && instrument.explained_us <= high {
+        "**the rest is within Δ's CI**"
+    } else {
+        "**not explained by that measurement**"
+    };
+    assert!(receipt.contains(rest), "{rest}: {receipt}");
     // The trace names the program's own threads, as its timelines show them.
     let trace = hopscope_probe::Trace::read(&out.join("trace.hop")).expect("trace");
     for thread in ["kv-writer", "kv-floor", "kv-crossbeam"] {

@@ -188,12 +188,13 @@ impl<R: Read> TraceReader<R> {
     pub fn next_salvaged(&mut self) -> Result<Option<Block>, Salvage> {
         let mut stop_at = self.pos;
         let mut skipped_last = false;
+        let mut last_skip = String::new();
         loop {
             let at = self.pos;
             match self.next_block() {
                 Ok(Some(block)) => return Ok(Some(block)),
                 Ok(None) if self.skipped.0 == 0 => return Ok(None),
-                Ok(None) => return Err(self.account(0, "the end record was read".to_owned())),
+                Ok(None) => return Err(self.account(0, None)),
                 Err(err) if self.skippable && !skipped_last => {
                     let (count, bytes, first) = &mut self.skipped;
                     *count += 1;
@@ -201,33 +202,48 @@ impl<R: Read> TraceReader<R> {
                     first.get_or_insert_with(|| err.to_string());
                     skipped_last = true;
                     stop_at = at;
+                    last_skip = err.to_string();
                 }
                 Err(err) => {
                     // Two damaged records in a row: the first one's length
                     // cannot be trusted, so neither can where it ended.
                     let from = if skipped_last { stop_at } else { at };
                     if skipped_last {
-                        let (count, bytes, _) = &mut self.skipped;
+                        let (count, bytes, first) = &mut self.skipped;
                         *count -= 1;
                         *bytes -= at - stop_at;
+                        if *count == 0 {
+                            *first = None;
+                        }
                     }
                     let dropped = self.size.map_or(0, |s| s.saturating_sub(from));
-                    return Err(self.account(dropped, err.to_string()));
+                    let why = if skipped_last {
+                        format!("{last_skip}, and the record after it does not read either ({err})")
+                    } else {
+                        err.to_string()
+                    };
+                    return Err(self.account(dropped, Some(why)));
                 }
             }
         }
     }
 
     /// The salvage account of this reader so far, with `dropped` bytes left
-    /// unread after where it stopped, for `why`.
-    fn account(&self, dropped: u64, why: String) -> Salvage {
+    /// unread after where it stopped, for `why` (`None`: it read on to the
+    /// end record).
+    fn account(&self, dropped: u64, why: Option<String>) -> Salvage {
         let (count, bytes, first) = &self.skipped;
-        let reason = match first {
-            Some(first) => format!(
-                "{count} damaged block record{} skipped (the first: {first}); reading stopped because {why}",
-                if *count == 1 { "" } else { "s" }
-            ),
-            None => why,
+        let s = if *count == 1 { "" } else { "s" };
+        let reason = match (first, why) {
+            (Some(first), None) => {
+                format!(
+                    "{count} damaged block record{s} skipped (the first: {first}); every other record read to the end"
+                )
+            }
+            (Some(first), Some(why)) => {
+                format!("{count} damaged block record{s} skipped (the first: {first}); reading stopped at {why}")
+            }
+            (None, why) => why.unwrap_or_default(),
         };
         Salvage { blocks_kept: self.blocks, bytes_dropped: dropped + bytes, blocks_skipped: *count, reason }
     }

@@ -193,6 +193,7 @@ impl Harness {
                 blocks_kept: blocks,
                 bytes_dropped: 0,
                 reason: format!("the run stopped ({line})"),
+                damaged: false,
             });
             // Streamed from the file: a long run's trace is never held whole.
             let mut file = TraceFile::open(&outcome.trace)
@@ -332,6 +333,7 @@ impl Harness {
                     blocks_kept: trace.blocks.len() as u64,
                     bytes_dropped: 0,
                     reason: format!("the run stopped ({line})"),
+                    damaged: false,
                 };
                 e.warnings.insert(0, partial.warning());
             }

@@ -188,13 +188,32 @@ pub(super) fn observer(d: &Decomposition, out: &mut String) -> std::fmt::Result 
             i.explained_us,
             parts.join(" and ")
         )?;
-        writeln!(
-            out,
-            "- **not explained by that measurement**: {:+.3} µs. The same spans and marks cost more among the program's \
-             own work than on empty operations (caches and branch predictors they share with it, a thread's wake \
-             moved by the extra work before it); this run does not split that part further.",
-            i.unexplained_us
-        )?;
+        let resolved = o.delta_ci95[0] > 0.0 || o.delta_ci95[1] < 0.0;
+        let within = o.delta_ci95[0] <= i.explained_us && i.explained_us <= o.delta_ci95[1];
+        if !resolved {
+            // The rest is a difference of two noisy figures: not a finding.
+            writeln!(
+                out,
+                "- **the rest is not resolved**: Δ's CI includes zero, so this run cannot say how much of it the \
+                 measured cost leaves over ({:+.3} µs by the medians).",
+                i.unexplained_us
+            )?;
+        } else if within {
+            writeln!(
+                out,
+                "- **the rest is within Δ's CI**: the measured cost alone accounts for the observer effect this run \
+                 can resolve ({:+.3} µs left over by the medians).",
+                i.unexplained_us
+            )?;
+        } else {
+            writeln!(
+                out,
+                "- **not explained by that measurement**: {:+.3} µs. The same spans and marks cost more among the \
+                 program's own work than on empty operations (caches and branch predictors they share with it, a \
+                 thread's wake moved by the extra work before it); this run does not split that part further.",
+                i.unexplained_us
+            )?;
+        }
     }
     writeln!(out)
 }
