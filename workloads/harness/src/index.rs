@@ -200,12 +200,16 @@ impl RunIndex {
         })
     }
 
-    /// Name run `id` as baseline `name` (replacing what it named).
-    pub fn save_baseline(&self, name: &str, id: i64) -> Result<(), IndexError> {
+    /// Name run `id` as baseline `name`, replacing what it named: the run
+    /// it named before, if another.
+    pub fn save_baseline(&self, name: &str, id: i64) -> Result<Option<i64>, IndexError> {
         check_name(name)?;
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
         let saved_unix_ms = i64::try_from(now).unwrap_or(i64::MAX);
-        self.append(|_| (Record::Baseline { name: name.to_owned(), run_id: id, saved_unix_ms }, ()))
+        self.append(|contents| {
+            let before = contents.baselines.get(name).copied().filter(|b| *b != id);
+            (Record::Baseline { name: name.to_owned(), run_id: id, saved_unix_ms }, before)
+        })
     }
 
     /// The run `key` names: a run directory, a baseline's name, `latest`
@@ -334,6 +338,9 @@ pub fn check_name(name: &str) -> Result<(), IndexError> {
     if !spelled {
         return bad("use 1 to 64 letters, digits, `-`, `_`, `.` or `/`");
     }
+    if name.split('/').any(|part| part.is_empty() || part == "." || part == "..") {
+        return bad("`/` separates words; `.`, `..` and empty words between slashes are not names");
+    }
     if name == "latest" {
         return bad("`latest` always means the newest run; pick another name");
     }
@@ -415,7 +422,7 @@ mod tests {
         let a = row(&index, &root.join("a"), day_ms + 1_000, "abcdef1234");
         let b = row(&index, &root.join("b"), day_ms + 90_000_000, "0123456789");
         assert_eq!((a, b), (1, 2));
-        index.save_baseline("main", a).expect("save");
+        assert_eq!(index.save_baseline("main", a).expect("save"), None);
         assert_eq!(index.find("main").expect("baseline").id, a);
         assert_eq!(index.find("latest").expect("latest").id, b);
         assert_eq!(index.find("#1").expect("id").id, a);
@@ -423,9 +430,9 @@ mod tests {
         assert_eq!(index.find("2025-12-05").expect("date").id, b);
         assert_eq!(index.find("abcdef").expect("commit").id, a);
         assert_eq!(index.names_of(a).expect("names"), ["main"]);
-        index.save_baseline("main", b).expect("moved");
+        assert_eq!(index.save_baseline("main", b).expect("moved"), Some(a), "the run it named before");
         assert_eq!(index.find("main").expect("baseline").id, b, "the newest line wins");
-        for refused in ["a b", "latest", "2026-12-04", "beef", "c0ffee", "#3", ""] {
+        for refused in ["a b", "latest", "2026-12-04", "beef", "c0ffee", "#3", "", "../x", "a//b", "/x", "x/", "./x"] {
             let err = index.save_baseline(refused, a).expect_err(refused);
             assert!(matches!(err, IndexError::BadName { .. }), "{refused}: {err}");
         }

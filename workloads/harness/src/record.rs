@@ -68,8 +68,10 @@ impl Recorder {
         out.run_id = Some(id);
         out.lines.push(format!("index:   run #{id} in {}", index.path().display()));
         if let Some(name) = &args.save_baseline {
-            index.save_baseline(name, id)?;
-            out.lines.push(format!("baseline: {name} = run #{id}"));
+            match index.save_baseline(name, id)? {
+                Some(before) => out.lines.push(format!("baseline: {name} = run #{id} (it was run #{before})")),
+                None => out.lines.push(format!("baseline: {name} = run #{id}")),
+            }
         }
         let Some((key, row)) = &self.baseline else { return Ok(out) };
         let this = dir.display().to_string();
