@@ -89,6 +89,14 @@ fn launch(arm: &str, program: &str) -> Launch {
     }
 }
 
+/// Followers are reaped on every path: none started into `dir` is running.
+fn assert_no_follower_left(dir: &Path) {
+    let left = Command::new("pgrep").args(["-f", &format!("--follow .* --out {}", dir.display())]).output();
+    if let Ok(left) = left {
+        assert!(left.stdout.is_empty(), "followers left running: {}", String::from_utf8_lossy(&left.stdout));
+    }
+}
+
 fn plan(lane: Option<&str>) -> Lockstep {
     Lockstep { samples: 2, passes: 4, warmup: 1, deadline: Duration::from_secs(60), lane: lane.map(str::to_owned) }
 }
@@ -141,10 +149,7 @@ fn a_build_that_is_no_follower_or_lacks_the_lane_is_named_and_nothing_is_left_ru
     let err = lockstep::run(launches, &plan(Some("no-such-lane")), &dir, BTreeMap::new()).expect_err("refused");
     assert!(err.to_string().contains("no lane `no-such-lane`"), "{err}");
     // Followers are reaped on every path: none of this test's is running.
-    let left = Command::new("pgrep").args(["-f", &format!("--follow .* --out {}", dir.display())]).output();
-    if let Ok(left) = left {
-        assert!(left.stdout.is_empty(), "followers left running: {}", String::from_utf8_lossy(&left.stdout));
-    }
+    assert_no_follower_left(&dir);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -164,10 +169,7 @@ fn a_build_that_hangs_past_the_deadline_is_stopped_and_named() {
     assert!(line.contains("build b: did not answer `warmup 0 0` within its deadline"), "{line}");
     assert_eq!(run.blocks, 0);
     assert!(started.elapsed() < Duration::from_secs(30), "stopped at the deadline, not at the block's end");
-    let left = Command::new("pgrep").args(["-f", &format!("--follow .* --out {}", dir.display())]).output();
-    if let Ok(left) = left {
-        assert!(left.stdout.is_empty(), "followers left running: {}", String::from_utf8_lossy(&left.stdout));
-    }
+    assert_no_follower_left(&dir);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
