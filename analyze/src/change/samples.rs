@@ -24,6 +24,11 @@ pub struct RunSamples {
     /// Within one run both lanes ran in the same rounds, so the machine's
     /// drift cancels in it as it does in `library`.
     pub(super) beyond_floor: Vec<(String, Vec<f64>)>,
+    /// The probed floor's own per-block figures of each of those slices
+    /// (µs): the slice's control, as the floor lane is the subject's.
+    pub(super) floor_slices: BTreeMap<String, Vec<f64>>,
+    /// The probed floor's lane name, when it marks any subject slice.
+    pub(super) floor_slices_lane: Option<String>,
     /// Whether the run's floor stands for the boundary (it has a library
     /// figure: see [`crate::floor`]).
     pub(super) floor_stands: bool,
@@ -66,12 +71,17 @@ impl RunSamples {
         let (subject_ops, floor_ops) = (lane_ops(d.insitu_lane.as_ref()), lane_ops(d.floor_slices_lane.as_ref()));
         let mut slices = Vec::new();
         let mut beyond_floor = Vec::new();
+        let mut floor_slices = BTreeMap::new();
         if let Some(ops) = subject_ops {
             for slice in &ops.slices {
                 let own = by_round(ops, &slice.name);
                 slices.push((slice.name.clone(), own.values().copied().collect()));
                 if let Some(floor) = floor_ops.filter(|f| f.slices.iter().any(|s| s.name == slice.name)) {
-                    let diffs = crate::lanes::per_round(&own, &[&by_round(floor, &slice.name)]);
+                    let theirs = by_round(floor, &slice.name);
+                    let diffs = crate::lanes::per_round(&own, &[&theirs]);
+                    if !theirs.is_empty() {
+                        floor_slices.insert(slice.name.clone(), theirs.values().copied().collect());
+                    }
                     if !diffs.is_empty() {
                         beyond_floor.push((slice.name.clone(), diffs));
                     }
@@ -86,6 +96,8 @@ impl RunSamples {
             handoff: role(Role::Handoff),
             slices,
             beyond_floor,
+            floor_slices_lane: (!floor_slices.is_empty()).then(|| d.floor_slices_lane.clone()).flatten(),
+            floor_slices,
             floor_stands: d.derived.as_ref().is_some_and(|x| x.library_us.is_some()),
             settings: SETTINGS.iter().filter_map(|&k| Some((k, d.run.meta.get(k)?.clone()))).collect(),
         }

@@ -26,6 +26,8 @@ fn run(scale: f64, writer_extra: f64, slice_extra: f64) -> RunSamples {
         // The floor marks sent→woke as well: beyond it, the subject's
         // extra work in its own slices does not show, only a wake's change.
         beyond_floor: vec![("sent→woke".into(), (0..60).map(|i| 0.1 + 0.01 * f64::from(i % 5)).collect())],
+        floor_slices: BTreeMap::from([("sent→woke".to_owned(), slice(3.9))]),
+        floor_slices_lane: Some("floor-probed".into()),
         floor_stands: true,
         settings: BTreeMap::from([("order", "Balanced".to_owned()), ("ops_per_block", "20".to_owned())]),
     }
@@ -172,4 +174,32 @@ fn a_drift_is_refused_or_not_the_same_from_either_end() {
     let (a, b) = (run(1.0, 0.0, 0.0), run(0.82, 8.0, 0.0));
     assert_eq!(compare(&a, &b, "a", "b").verdict, Verdict::Regression);
     assert_eq!(compare(&b, &a, "b", "a").verdict, Verdict::Improvement);
+}
+
+/// `run` whose subject's wake slice (and, when `floor_too`, the floor's
+/// same slice) takes `share` longer, its lanes as they were.
+fn wake_moved(share: f64, floor_too: bool) -> RunSamples {
+    let mut r = run(1.0, 0.0, 0.0);
+    let scale = |v: &mut Vec<f64>| v.iter_mut().for_each(|x| *x *= 1.0 + share);
+    scale(&mut r.slices[1].1);
+    if floor_too {
+        r.floor_slices.values_mut().for_each(scale);
+    }
+    r
+}
+
+#[test]
+fn a_slice_that_moved_with_the_floors_same_slice_is_drift() {
+    // Unchanged reruns: the reply's wake moved +17% in both lanes while
+    // the lanes as a whole moved a few percent.
+    let c = compare(&run(1.0, 0.0, 0.0), &wake_moved(0.17, true), "a", "b");
+    let wake = c.figures.iter().find(|f| f.name == "sent→woke").expect("the wake slice");
+    assert_eq!((wake.call, wake.control.as_deref()), (Call::Drift, Some("floor-probed: sent→woke")), "{wake:?}");
+    assert_eq!(c.verdict, Verdict::NoChange, "{:#?}", c.findings);
+    assert!(c.findings.iter().any(|f| f.contains("Slice sent→woke drift (as floor-probed: sent→woke moved)")));
+    // The same move in the subject alone is the subject's.
+    let c = compare(&run(1.0, 0.0, 0.0), &wake_moved(0.17, false), "a", "b");
+    let wake = c.figures.iter().find(|f| f.name == "sent→woke").expect("the wake slice");
+    assert_eq!(wake.call, Call::Slower, "{wake:?}");
+    assert_eq!(c.verdict, Verdict::Regression);
 }
