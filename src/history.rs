@@ -33,10 +33,10 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "| run | when (UTC) | program | commit | host | baseline | {} |",
+        "| run | when (UTC) | program | commit | host | baseline | {} | gate |",
         FIGURES.map(|f| format!("{f} µs")).join(" | ")
     );
-    println!("|---|---|---|---|---|---|{}", "---:|".repeat(FIGURES.len()));
+    println!("|---|---|---|---|---|---|{}---|", "---:|".repeat(FIGURES.len()));
     for row in rows {
         let commit = row.commit.as_deref().map_or("—".to_owned(), |c| c.chars().take(10).collect());
         let names = index.names_of(row.id)?.join(", ");
@@ -44,12 +44,13 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             row.figures.iter().map(|f| f.map_or("—".to_owned(), |v| format!("{v:.3}"))).collect();
         let program = if row.program.is_empty() { "—" } else { row.program.as_str() };
         println!(
-            "| #{} | {} | {program} | {commit} | {} | {} | {} |",
+            "| #{} | {} | {program} | {commit} | {} | {} | {} | {} |",
             row.id,
             when(row.created_unix_ms),
             row.host,
             if names.is_empty() { "—" } else { &names },
-            figures.join(" | ")
+            figures.join(" | "),
+            row.change.as_deref().unwrap_or("—")
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -90,6 +90,11 @@ fn baselines_gate_the_exit_and_every_run_is_indexed() {
     let history = index.history(10).expect("history");
     assert_eq!(history.iter().map(|r| r.id).collect::<Vec<_>>(), [1, 2, 3]);
     assert!(history.iter().all(|r| r.program == "kv-writer" && r.figures[0].is_some()), "{history:?}");
+    // The gate's verdicts with them: none for the baseline itself.
+    let gates: Vec<Option<String>> = history.iter().map(|r| r.change.clone()).collect();
+    // change.json spells verdicts as identifiers (`no-change`), history as words.
+    let against = |v: String| Some(format!("{} against main", v.replace("no-change", "no change")));
+    assert_eq!(gates, [None, against(verdict("again")), against(slow_verdict)], "{history:?}");
     assert_eq!(index.find("main").expect("baseline").id, 1);
     assert_eq!(index.find("latest").expect("latest").id, 3);
 

@@ -96,6 +96,10 @@ pub struct RunRow {
     pub program: String,
     /// Headline figures, µs, in [`FIGURES`] order.
     pub figures: [Option<f64>; 4],
+    /// What a `--baseline` gate called the run (`regression against main`),
+    /// when it was judged against one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<String>,
 }
 
 /// One line of the file.
@@ -103,7 +107,17 @@ pub struct RunRow {
 #[serde(tag = "record", rename_all = "snake_case")]
 enum Record {
     Run(RunRow),
-    Baseline { name: String, run_id: i64, saved_unix_ms: i64 },
+    Baseline {
+        name: String,
+        run_id: i64,
+        saved_unix_ms: i64,
+    },
+    /// A gate's verdict on run `run_id` against baseline `against`.
+    Change {
+        run_id: i64,
+        against: String,
+        verdict: String,
+    },
 }
 
 /// Everything the file says, newest line winning.
@@ -124,6 +138,11 @@ impl Contents {
                 Some(old) => *old = RunRow { id: old.id, ..row },
                 None => self.runs.push(row),
             },
+            Record::Change { run_id, against, verdict } => {
+                if let Some(row) = self.runs.iter_mut().find(|r| r.id == run_id) {
+                    row.change = Some(format!("{verdict} against {against}"));
+                }
+            }
             Record::Baseline { name, run_id, .. } => {
                 self.baselines.insert(name, run_id);
             }
@@ -193,6 +212,7 @@ impl RunIndex {
                 derived.and_then(|x| x.boundary_us.map(|b| b.median)),
                 derived.and_then(|x| x.library_us.map(|b| b.median)),
             ],
+            change: None,
         };
         self.append(|contents| {
             row.id = contents.runs.iter().find(|r| r.dir == row.dir).map_or_else(|| contents.next_id(), |r| r.id);
@@ -210,6 +230,12 @@ impl RunIndex {
             let before = contents.baselines.get(name).copied().filter(|b| *b != id);
             (Record::Baseline { name: name.to_owned(), run_id: id, saved_unix_ms }, before)
         })
+    }
+
+    /// Record what a gate called run `id` against baseline `against`
+    /// (shown by `history`).
+    pub fn record_change(&self, id: i64, against: &str, verdict: &str) -> Result<(), IndexError> {
+        self.append(|_| (Record::Change { run_id: id, against: against.to_owned(), verdict: verdict.to_owned() }, ()))
     }
 
     /// The run `key` names: a run directory, a baseline's name, `latest`
@@ -230,6 +256,7 @@ impl RunIndex {
                 command: String::new(),
                 program: String::new(),
                 figures: [None; 4],
+                change: None,
             }));
         }
         let newest = contents.newest_first();
@@ -405,6 +432,7 @@ mod tests {
                     command: String::new(),
                     program: "p".into(),
                     figures: [Some(1.0), None, None, None],
+                    change: None,
                 };
                 (Record::Run(row), id)
             })

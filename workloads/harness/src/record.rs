@@ -83,6 +83,7 @@ impl Recorder {
         write("change.md", hopscope_reports::change_markdown(&change))?;
         let json = serde_json::to_string_pretty(&change).map_err(|e| HarnessError::Usage(e.to_string()))?;
         write("change.json", json)?;
+        index.record_change(id, key, &change.verdict.to_string())?;
         out.lines.push(format!("change:  {} against {key} → {}", change.verdict, dir.join("change.md").display()));
         out.lines.extend(change.findings.iter().skip(1).map(|f| format!("         {f}")));
         out.gate = gate::exit_status(change.verdict, args.fail_on);
