@@ -42,6 +42,13 @@ pub(crate) struct Args {
     /// the root package's name).
     #[arg(long, value_name = "NAME", requires = "commits")]
     bin: Option<String>,
+    /// With --commits: build each revision N times (2–8), each with the
+    /// program's functions in another link order (LLD's
+    /// --shuffle-sections), run the layouts in turn and state how far
+    /// builds of one commit differ by layout alone; a change no larger is
+    /// not called.
+    #[arg(long, value_name = "N", requires = "commits")]
+    layouts: Option<u32>,
     /// With --builds or --commits: the lane both builds run (a name their
     /// tables print, e.g. `kv-writer-probed`); default: the subject's
     /// probed build.
@@ -94,8 +101,15 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         Some(s) => Some(std::time::Duration::from_secs_f64(s)),
         None => None,
     };
+    let layouts = match args.layouts {
+        Some(n) if !(2..=crate::commits::MAX_LAYOUTS).contains(&n) => {
+            anyhow::bail!("--layouts {n}: between 2 and {} builds of each revision", crate::commits::MAX_LAYOUTS)
+        }
+        Some(n) => n,
+        None => 1,
+    };
     let programs = match (&args.builds, &args.commits) {
-        (Some(builds), _) => Some(([builds[0].clone(), builds[1].clone()], None)),
+        (Some(builds), _) => Some(([vec![builds[0].clone()], vec![builds[1].clone()]], None)),
         (None, Some(revisions)) => {
             // A spec that would be refused is refused before anything is built.
             if let Some(path) = &args.spec {
@@ -106,17 +120,17 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 revisions: [revisions[0].clone(), revisions[1].clone()],
                 build: args.build.clone(),
                 bin: args.bin.clone(),
+                layouts,
             };
             let [(a, ra), (b, rb)] = crate::commits::programs(&commits)?;
             Some(([a, b], Some(([ra.label(), rb.label()], [ra.commit, rb.commit]))))
         }
         (None, None) => None,
     };
-    if let Some(([a, b], revisions)) = programs {
+    if let Some((programs, revisions)) = programs {
         let (names, commits) = revisions.map_or((None, None), |(n, c)| (Some(n), Some(c)));
         let request = crate::builds::Request {
-            a,
-            b,
+            programs,
             spec: args.spec.clone(),
             lane: args.lane.clone(),
             out: args.out.clone(),

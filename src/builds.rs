@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use hopscope_analyze::Partial;
 use hopscope_analyze::experiment::{self, Experiment};
+use hopscope_analyze::{Partial, generations};
 use hopscope_harness::lockstep::{self, Launch, Lockstep};
 use hopscope_harness::{ExperimentSpec, rundir};
 use hopscope_probe::Trace;
@@ -42,8 +42,9 @@ max_spread_ratio = 4.0
 /// What `hopscope ab --builds` was asked.
 #[derive(Debug)]
 pub(crate) struct Request {
-    pub(crate) a: PathBuf,
-    pub(crate) b: PathBuf,
+    /// Build a's programs and build b's, one per layout (the same number
+    /// of each; one without `--layouts`).
+    pub(crate) programs: [Vec<PathBuf>; 2],
     pub(crate) spec: Option<PathBuf>,
     pub(crate) lane: Option<String>,
     pub(crate) out: Option<PathBuf>,
@@ -62,8 +63,31 @@ impl Request {
     fn name(&self, arm: usize) -> String {
         match &self.names {
             Some(names) => names[arm].clone(),
-            None => [&self.a, &self.b][arm].display().to_string(),
+            None => self.programs[arm].first().map(|p| p.display().to_string()).unwrap_or_default(),
         }
+    }
+
+    /// Builds of each side, one per layout.
+    fn layouts(&self) -> usize {
+        self.programs[0].len()
+    }
+
+    /// The three followers of each layout's passes: layout `k` of each
+    /// side as arms a and b, build A's next layout as the control (so the
+    /// control measures what layout alone moves; see
+    /// [`hopscope_analyze::generations`]).
+    fn launches(&self, args: &[String]) -> Vec<[Launch; 3]> {
+        let n = self.layouts();
+        let launch = |arm: &str, side: usize, k: usize| {
+            let layout = if n > 1 { format!(", layout {}", k + 1) } else { String::new() };
+            Launch {
+                arm: arm.to_owned(),
+                build: format!("build {arm} ({}{layout})", self.name(side)),
+                program: self.programs[side][k].clone(),
+                args: args.to_vec(),
+            }
+        };
+        (0..n).map(|k| [launch("a", 0, k), launch("b", 1, k), launch("control", 0, (k + 1) % n)]).collect()
     }
 }
 
@@ -84,23 +108,29 @@ pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experime
         None => ExperimentSpec::parse(Path::new("(default rule of ab --builds)"), DEFAULT_SPEC)?,
     };
     let lane = lane(&spec, request.lane.as_deref())?;
-    let programs = [&request.a, &request.b, &request.a];
-    for (arm, program) in ["a", "b"].iter().zip(programs) {
-        check_program(arm, program)?;
+    if request.programs[0].is_empty() || request.programs[0].len() != request.programs[1].len() {
+        anyhow::bail!("as many builds of each side, at least one");
+    }
+    for (arm, programs) in ["a", "b"].iter().zip(&request.programs) {
+        for program in programs {
+            check_program(arm, program)?;
+        }
     }
     let dir = rundir::create(request.out.as_deref(), "ab-builds", "latest-ab")?;
     if request.spec.is_none() {
         let path = dir.join("spec.toml");
         std::fs::write(&path, DEFAULT_SPEC).with_context(|| format!("cannot write {}", path.display()))?;
     }
+    let layouts = u32::try_from(request.layouts()).context("too many layouts")?;
     let plan = Lockstep {
         samples: spec.plan.samples,
-        passes: spec.plan.passes,
+        // Every layout runs in both orders: passes come in 2 × layouts.
+        passes: spec.plan.passes.div_ceil(2 * layouts) * 2 * layouts,
         warmup: spec.plan.warmup_blocks,
         deadline: request.deadline.unwrap_or(spec.plan.block_deadline),
         lane: lane.clone(),
     };
-    let mut args = subcommand(&request.a);
+    let mut args = subcommand(&request.programs[0][0]);
     args.extend([
         "--ops".to_owned(),
         spec.plan.ops_per_block.to_string(),
@@ -112,17 +142,7 @@ pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experime
     if let Some(lane) = &lane {
         args.extend(["--lanes".to_owned(), lane.clone()]);
     }
-    let launch = |arm: &str, program: &Path, name: String| Launch {
-        arm: arm.to_owned(),
-        build: format!("build {arm} ({name})"),
-        program: program.to_owned(),
-        args: args.clone(),
-    };
-    let launches = [
-        launch("a", &request.a, request.name(0)),
-        launch("b", &request.b, request.name(1)),
-        launch("control", &request.a, request.name(0)),
-    ];
+    let launches = request.launches(&args);
     let mut meta = spec.meta();
     meta.insert("command".to_owned(), std::env::args().collect::<Vec<_>>().join(" "));
     meta.insert("lockstep".to_owned(), "builds".to_owned());
@@ -130,7 +150,7 @@ pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experime
     for (key, value) in [
         ("ops_per_block", spec.plan.ops_per_block.to_string()),
         ("samples", spec.plan.samples.to_string()),
-        ("passes", spec.plan.passes.to_string()),
+        ("passes", plan.passes.to_string()),
         ("warmup_blocks", spec.plan.warmup_blocks.to_string()),
     ] {
         meta.insert(key.to_owned(), value);
@@ -138,9 +158,22 @@ pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experime
     for (arm, commit) in ["a", "b"].iter().zip(request.commits.iter().flatten()) {
         meta.insert(format!("lockstep.{arm}.commit"), commit.clone());
     }
+    if request.layouts() > 1 {
+        meta.insert(generations::LAYOUTS_META.to_owned(), request.layouts().to_string());
+        meta.insert("lockstep.layout_method".to_owned(), crate::commits::LAYOUT_METHOD.to_owned());
+        for (arm, programs) in ["a", "b"].iter().zip(&request.programs) {
+            for (k, program) in programs.iter().enumerate() {
+                meta.insert(format!("lockstep.{arm}.layout.{}", k + 1), program.display().to_string());
+            }
+        }
+    }
     if !request.json {
+        let each = match request.layouts() {
+            1 => String::new(),
+            n => format!(", {n} layouts of each"),
+        };
         eprintln!(
-            "{}: {} against {} in lockstep, {} passes × {} rounds, into {}",
+            "{}: {} against {} in lockstep{each}, {} passes × {} rounds, into {}",
             spec.name,
             request.name(1),
             request.name(0),
@@ -149,7 +182,7 @@ pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experime
             dir.display()
         );
     }
-    let run = lockstep::run(launches, &plan, &dir, meta)?;
+    let run = lockstep::run(&launches, &plan, &dir, meta)?;
     if let Some(line) = &run.stopped {
         eprintln!("hopscope: {line}");
     }

@@ -4,6 +4,15 @@
 //! `target/hopscope/builds/` by its commit and its build command, so a
 //! second judgement of the same revisions starts measuring at once; the
 //! worktrees are removed however a build ends.
+//!
+//! `--layouts N` builds each revision N times, the linker placing the
+//! program's functions in a different shuffled order each time (LLD's
+//! `--shuffle-sections`, seeds 1…N): code layout alone moves a program's
+//! speed by more than many changes (Curtsinger & Berger, Stabilizer), and
+//! the builds of one commit measure by how much. The linker flag goes in
+//! through a response file whose path stays the same for every layout, so
+//! the dependencies compile once and only the project's own crates and
+//! the link are redone per layout.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -12,6 +21,19 @@ use anyhow::{Context, bail};
 
 /// The build command when `--build` is not given (`{bin}` is the program).
 const DEFAULT_BUILD: &str = "cargo build --release --locked --bin {bin}";
+
+/// How `--layouts` varies a build, as the receipt says it.
+pub(crate) const LAYOUT_METHOD: &str =
+    "functions in a shuffled link order (LLD --shuffle-sections=.text*=SEED, seeds 1…N), nothing else changed";
+
+/// Most builds of each side `--layouts` takes: each is a build of the
+/// project's own crates and a link.
+pub(crate) const MAX_LAYOUTS: u32 = 8;
+
+/// The response file (in the shared target directory) that carries a
+/// layout's linker flag. One `--layouts` build at a time per target
+/// directory: Cargo serialises the builds, not the file.
+const LAYOUT_ARGS: &str = "hopscope-layout.args";
 
 /// One revision to judge: what the user named, and the commit it is.
 #[derive(Debug, Clone)]
@@ -36,11 +58,17 @@ pub(crate) struct Commits {
     pub(crate) revisions: [String; 2],
     pub(crate) build: Option<String>,
     pub(crate) bin: Option<String>,
+    /// Builds of each revision, each in its own link order (`--layouts`);
+    /// 1: the build as the command makes it.
+    pub(crate) layouts: u32,
 }
 
-/// Resolve both revisions, build (or find cached) each one's program, and
-/// return the two programs with their revisions, arm a first.
-pub(crate) fn programs(request: &Commits) -> anyhow::Result<[(PathBuf, Revision); 2]> {
+/// Resolve both revisions, build (or find cached) each one's programs (one
+/// per layout), and return them with their revisions, arm a first.
+pub(crate) fn programs(request: &Commits) -> anyhow::Result<[(Vec<PathBuf>, Revision); 2]> {
+    if !(1..=MAX_LAYOUTS).contains(&request.layouts) {
+        bail!("--layouts {}: at most {MAX_LAYOUTS} builds of each revision", request.layouts);
+    }
     let root = git(None, &["rev-parse", "--show-toplevel"])
         .context("--commits: the working directory is not inside a git repository")?;
     let root = PathBuf::from(root);
@@ -56,10 +84,15 @@ pub(crate) fn programs(request: &Commits) -> anyhow::Result<[(PathBuf, Revision)
     std::fs::create_dir_all(&cache).with_context(|| format!("cannot create {}", cache.display()))?;
     let cache = std::fs::canonicalize(&cache).with_context(|| format!("cannot find {}", cache.display()))?;
     let key = &hopscope_harness::sha256_hex(&format!("{command}\n{bin}"))[..12];
+    let layouts: Vec<Option<u32>> =
+        if request.layouts > 1 { (1..=request.layouts).map(Some).collect() } else { vec![None] };
     let mut out = Vec::new();
     for (arm, revision) in [("a", a), ("b", b)] {
-        let program = build(&root, &cache, (arm, &revision), (&command, &bin, key))?;
-        out.push((program, revision));
+        let mut built = Vec::new();
+        for &layout in &layouts {
+            built.push(build(&root, &cache, (arm, &revision, layout), (&command, &bin, key))?);
+        }
+        out.push((built, revision));
     }
     let b = out.pop().context("two builds")?;
     let a = out.pop().context("two builds")?;
@@ -100,21 +133,25 @@ fn default_bin(root: &Path, revision: &Revision) -> anyhow::Result<String> {
     }
 }
 
-/// The program `bin` built from `revision` with `command`: from the cache
-/// when built before, else built in a fresh worktree (removed afterwards)
-/// and copied into the cache.
+/// The program `bin` built from `revision` with `command` (in link order
+/// `layout`, when given): from the cache when built before, else built in
+/// a fresh worktree (removed afterwards) and copied into the cache.
 fn build(
     root: &Path,
     cache: &Path,
-    (arm, revision): (&str, &Revision),
+    (arm, revision, layout): (&str, &Revision, Option<u32>),
     recipe: (&str, &str, &str),
 ) -> anyhow::Result<PathBuf> {
     let (command, bin, key) = recipe;
     let file = Path::new(bin).file_name().context("--bin names a file")?;
-    let slot = cache.join(format!("{}-{key}", revision.commit));
+    let (suffix, named) = match layout {
+        Some(seed) => (format!("-layout{seed}"), format!("{}, layout {seed}", revision.label())),
+        None => (String::new(), revision.label()),
+    };
+    let slot = cache.join(format!("{}-{key}{suffix}", revision.commit));
     let program = slot.join(file);
     if program.is_file() {
-        eprintln!("build {arm}: {} from the cache, {}", revision.label(), program.display());
+        eprintln!("build {arm}: {named} from the cache, {}", program.display());
         return Ok(program);
     }
     std::fs::create_dir_all(&slot).with_context(|| format!("cannot create {}", slot.display()))?;
@@ -123,15 +160,25 @@ fn build(
     // Outside the project: Cargo looks for a workspace in the directories
     // above a manifest, and would take a checkout under the project's own
     // target/ for a stray member of the project's workspace.
+    // A checkout per layout too: the project's own crates at a new path
+    // are compiled and linked again, with this layout's response file.
     let checkout = std::env::temp_dir().join("hopscope-worktrees").join(format!(
-        "{}-{}",
+        "{}-{}{suffix}",
         &revision.commit[..12],
         std::process::id()
     ));
     let tree = Worktree::add(root, &checkout, &revision.commit)?;
-    eprintln!("build {arm}: {} with `{command}` (log: {})", revision.label(), log.display());
+    eprintln!("build {arm}: {named} with `{command}` (log: {})", log.display());
     let log_file = std::fs::File::create(&log).with_context(|| format!("cannot create {}", log.display()))?;
-    let status = Command::new("sh")
+    let mut sh = Command::new("sh");
+    if let Some(seed) = layout {
+        std::fs::create_dir_all(&target).with_context(|| format!("cannot create {}", target.display()))?;
+        let args = target.join(LAYOUT_ARGS);
+        std::fs::write(&args, format!("-Wl,--shuffle-sections=.text*={seed}\n"))
+            .with_context(|| format!("cannot write {}", args.display()))?;
+        sh.env("CARGO_ENCODED_RUSTFLAGS", layout_rustflags(&args)).env_remove("RUSTFLAGS");
+    }
+    let status = sh
         .arg("-c")
         .arg(command)
         .current_dir(&tree.dir)
@@ -145,13 +192,12 @@ fn build(
     if !status.success() {
         let last = last_line(&log);
         let how = status.code().map_or_else(|| "killed by a signal".to_owned(), |c| format!("exit {c}"));
-        bail!("build {arm}: {} failed ({how}): {last}; the whole log: {}", revision.label(), log.display());
+        bail!("build {arm}: {named} failed ({how}): {last}; the whole log: {}", log.display());
     }
     let built = if bin.contains('/') { target.join(bin) } else { target.join("release").join(bin) };
     if !built.is_file() {
         bail!(
-            "build {arm}: {} made no program at {}: give --bin NAME (or a path under the target directory)",
-            revision.label(),
+            "build {arm}: {named} made no program at {}: give --bin NAME (or a path under the target directory)",
             built.display()
         );
     }
@@ -160,6 +206,18 @@ fn build(
     std::fs::copy(&built, &partial).with_context(|| format!("cannot copy {} into the cache", built.display()))?;
     std::fs::rename(&partial, &program).with_context(|| format!("cannot move {} into place", program.display()))?;
     Ok(program)
+}
+
+/// `CARGO_ENCODED_RUSTFLAGS` for a layout build: the caller's own flags
+/// (encoded, or `RUSTFLAGS`), then the linker driver reading the layout's
+/// response file `args` (encoded, so a path with spaces or commas holds).
+fn layout_rustflags(args: &Path) -> String {
+    let mut flags: Vec<String> = match std::env::var("CARGO_ENCODED_RUSTFLAGS") {
+        Ok(encoded) if !encoded.is_empty() => encoded.split('\x1f').map(str::to_owned).collect(),
+        _ => std::env::var("RUSTFLAGS").unwrap_or_default().split_whitespace().map(str::to_owned).collect(),
+    };
+    flags.extend(["-C".to_owned(), format!("link-arg=@{}", args.display())]);
+    flags.join("\x1f")
 }
 
 /// A detached worktree of one commit, removed (and the repository's list

@@ -138,3 +138,66 @@ fn two_revisions_are_built_once_and_judged_in_lockstep() {
     assert_eq!(err.matches("from the cache").count(), 2, "{err}");
     assert!(!err.contains(" with `"), "nothing rebuilt: {err}");
 }
+
+#[test]
+fn layouts_build_each_revision_in_shuffled_link_orders_and_state_their_spread() {
+    let project = repository("layouts");
+    // Refused before anything is built: one layout is no spread, nine too many.
+    for n in ["1", "9", "x"] {
+        let out = commits(&project, &["first", "second", "--build", "true", "--layouts", n]);
+        assert!(!out.status.success(), "--layouts {n}");
+        assert!(stderr(&out).contains("--layouts"), "{}", stderr(&out));
+        assert!(!project.join("target/hopscope/builds").exists(), "nothing built for --layouts {n}");
+    }
+    let spec = project.join("small.toml");
+    std::fs::write(
+        &spec,
+        "name = \"layouts\"\nhypothesis = \"no change\"\n[run]\nops = 20\nsamples = 1\npairs = 1\nwarmup = 0\n\
+         placement = \"same-core\"\nprobed = true\n[a]\n[b]\n[rule]\nmin_effect_pct = 0.0\nmin_effect_us = 0.02\n\
+         both_orders = true\nmax_control_drift_pct = 50.0\nmax_spread_ratio = 4.0\n",
+    )
+    .expect("spec");
+    // The build shows what the linker would be given: the flags and the
+    // response file's words.
+    let build = "echo \"flags: $CARGO_ENCODED_RUSTFLAGS\" | tr '\\037' ' '; \
+                 for f in \"$CARGO_TARGET_DIR\"/hopscope-layout.args; do echo \"args: $(cat \"$f\")\"; done; \
+                 mkdir -p \"$CARGO_TARGET_DIR/release\" && cp \"$HOPSCOPE_BIN\" \"$CARGO_TARGET_DIR/release/hopscope\"";
+    let out_dir = project.join("ab-run");
+    let args = [
+        "first",
+        "second",
+        "--build",
+        build,
+        "--layouts",
+        "2",
+        spec.to_str().expect("utf-8"),
+        "--out",
+        out_dir.to_str().expect("utf-8"),
+    ];
+    let out = commits(&project, &args);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}\n{}", String::from_utf8_lossy(&out.stdout));
+    assert!(err.contains("first (") && err.contains(", layout 2 with `"), "each layout built and named: {err}");
+    assert_eq!(extra_worktrees(&project), 0);
+    // Four builds, each linked with its own seed through the response file.
+    let mut seeds = Vec::new();
+    for entry in std::fs::read_dir(project.join("target/hopscope/builds")).expect("cache").flatten() {
+        let Ok(log) = std::fs::read_to_string(entry.path().join("build.log")) else { continue };
+        assert!(log.contains("link-arg=@") && log.contains("hopscope-layout.args"), "{log}");
+        let seed = log.lines().find_map(|l| l.strip_prefix("args: -Wl,--shuffle-sections=.text*=")).expect("a seed");
+        assert!(entry.path().join("hopscope").is_file());
+        seeds.push(seed.trim().to_owned());
+    }
+    seeds.sort();
+    assert_eq!(seeds, ["1", "1", "2", "2"], "two layouts of each revision");
+    // Every layout ran in both orders (passes rounded up to 2 × layouts),
+    // and the receipt states the spread between builds of one commit.
+    let receipt = std::fs::read_to_string(out_dir.join("receipt.md")).expect("an A/B receipt");
+    assert!(receipt.contains("1 samples × 4 passes"), "{receipt}");
+    assert!(receipt.contains("- layouts: 2 builds of each side, functions in a shuffled link order"), "{receipt}");
+    assert!(receipt.contains("## Builds of one commit (2 layouts of each side)"), "{receipt}");
+    assert!(receipt.contains("| layout 2 − layout 1 |") && receipt.contains("| layout 1 − layout 2 |"), "{receipt}");
+    assert!(receipt.contains("Layout spread: "), "{receipt}");
+    let followers = std::fs::read_dir(out_dir.join("followers")).expect("followers").count();
+    assert_eq!(followers, 4, "one set of processes per pass");
+}

@@ -52,7 +52,11 @@ pub fn judge(trace: &Trace, rule: &Rule) -> Experiment {
     let passes = ab::pass_blocks_joined(trace, &joined);
     // Every pass by fresh processes: the passes are the replicates.
     let across = crate::generations::applies(meta);
-    let outcome = if across { crate::generations::verdict(&passes, rule) } else { ab::verdict(&passes, rule) };
+    let outcome = if across {
+        crate::generations::verdict(&passes, rule, crate::generations::layouts(meta))
+    } else {
+        ab::verdict(&passes, rule)
+    };
     // Each arm described by its lane: `a: <lane> — <description>`.
     let arms = ab::Arms::of(trace)
         .map(|arms| arms.keyed())

@@ -23,6 +23,15 @@
 //! - per slice, each pass's median `b − a` over rounds is one paired value
 //!   of the signed-rank test, and Holm's procedure runs across slices
 //!   ([`crate::slice_verdict::judge_paired`]), the orders as its passes.
+//!
+//! With several builds of each side (`--layouts N`: the same commit linked
+//! in N function orders), passes run the layouts in turn, two passes each
+//! (one per order: [`layout_of`]), arms a and b the same layout `k` of
+//! their side and the control build A's next layout, `k + 1 mod N`. Then
+//! `b − a` averages over layouts, and the control's passes, grouped by
+//! layout pair, say how far two builds of one commit differ by their
+//! layout alone ([`LayoutSpread`]); a change no larger than that is not
+//! called.
 
 use std::collections::BTreeMap;
 
@@ -42,6 +51,23 @@ pub const FRESH_PER_PASS: &str = "fresh-per-pass";
 
 /// Fewest passes with both arms whose spread can judge anything.
 pub const MIN_PASSES: usize = 3;
+
+/// Run fact: how many builds (layouts) of each side the passes cycle
+/// through; absent or 1 without `--layouts`.
+pub const LAYOUTS_META: &str = "lockstep.layouts";
+
+/// The layout (0-based) pass `pass` runs when the passes cycle through
+/// `layouts`: two passes each, so every layout runs in both orders (the
+/// order alternates pass by pass).
+pub fn layout_of(pass: u32, layouts: usize) -> usize {
+    (pass as usize / 2) % layouts.max(1)
+}
+
+/// How many layouts a trace's run facts say the passes cycle through (1
+/// when not said or not a number ≥ 1).
+pub fn layouts(run: &BTreeMap<String, String>) -> usize {
+    run.get(LAYOUTS_META).and_then(|v| v.parse().ok()).filter(|&n: &usize| n >= 1).unwrap_or(1)
+}
 
 /// Whether a trace's run facts say every pass ran on fresh processes.
 pub fn applies(run: &BTreeMap<String, String>) -> bool {
@@ -72,6 +98,64 @@ pub struct AcrossPasses {
     pub control: Option<PassMean>,
     /// Mean `b − a` of the passes of each order (`a→b`, `b→a`), µs.
     pub by_order: BTreeMap<String, f64>,
+    /// How far builds of one commit differ by layout alone, when the
+    /// passes cycled through several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layouts: Option<LayoutSpread>,
+}
+
+/// The spread between builds of one commit that differ only in layout:
+/// per pair of build A's layouts the control ran beside, the mean of
+/// `control − a` over that pair's passes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LayoutSpread {
+    /// Builds of each side.
+    pub builds: usize,
+    /// `layout j − layout i` of build A (1-based, as the builds are
+    /// named), with its mean over the passes that ran the pair.
+    pub pairs: Vec<LayoutPair>,
+    /// The largest pair's mean, absolute, µs: a change no larger than this
+    /// is not called.
+    pub spread_us: f64,
+}
+
+/// One pair of build A's layouts, measured by the control.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LayoutPair {
+    /// The control's layout (1-based).
+    pub control: usize,
+    /// Arm a's layout (1-based).
+    pub a: usize,
+    /// Mean `control − a` over the pair's passes, µs.
+    pub mean_us: f64,
+    /// Passes that ran the pair.
+    pub passes: usize,
+}
+
+/// The layout spread of `effects` when they cycled through `layouts`
+/// builds: a pass ran layout `k` ([`layout_of`]) as `a` and `k + 1 mod N`
+/// as the control.
+fn layout_spread(effects: &[PassEffect], layouts: usize) -> Option<LayoutSpread> {
+    if layouts < 2 {
+        return None;
+    }
+    let mut by_pair: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    for e in effects {
+        if let Some(c) = e.control_us {
+            by_pair.entry(layout_of(e.pass, layouts)).or_default().push(c.median);
+        }
+    }
+    let pairs: Vec<LayoutPair> = by_pair
+        .into_iter()
+        .map(|(a, v)| LayoutPair {
+            control: (a + 1) % layouts + 1,
+            a: a + 1,
+            mean_us: v.iter().sum::<f64>() / v.len() as f64,
+            passes: v.len(),
+        })
+        .collect();
+    let spread_us = pairs.iter().map(|p| p.mean_us.abs()).fold(0.0, f64::max);
+    (!pairs.is_empty()).then_some(LayoutSpread { builds: layouts, pairs, spread_us })
 }
 
 /// The mean and CI of `figures`, as a share of `level` (µs); `None` with
@@ -89,8 +173,9 @@ fn pass_mean(figures: &[f64], level: f64) -> Option<PassMean> {
     Some(PassMean { mean_us: mean, ci95: [mean - half, mean + half], sd_us: sd, pct })
 }
 
-/// Judge `passes` (each by fresh processes) under `rule`.
-pub fn verdict(passes: &[PassBlocks], rule: &Rule) -> AbOutcome {
+/// Judge `passes` (each by fresh processes, cycling through `layouts`
+/// builds of each side) under `rule`.
+pub fn verdict(passes: &[PassBlocks], rule: &Rule, layouts: usize) -> AbOutcome {
     let effects: Vec<PassEffect> = passes.iter().filter_map(|p| ab::effect(p, rule)).collect();
     let mut reasons = Vec::new();
     let deltas: Vec<f64> = effects.iter().map(|e| e.delta_us.median).collect();
@@ -110,7 +195,8 @@ pub fn verdict(passes: &[PassBlocks], rule: &Rule) -> AbOutcome {
         return AbOutcome { passes: effects, verdict: Verdict::Inconclusive, reasons, across: None };
     };
     let control = pass_mean(&controls, level);
-    let across = AcrossPasses { passes: effects.len(), delta, control, by_order };
+    let layouts = layout_spread(&effects, layouts);
+    let across = AcrossPasses { passes: effects.len(), delta, control, by_order, layouts };
     let mut drift = Vec::new();
     if let Some(c) = &control
         && c.pct.abs() > rule.max_control_drift_pct
@@ -140,6 +226,7 @@ pub fn verdict(passes: &[PassBlocks], rule: &Rule) -> AbOutcome {
     let excludes_zero = delta.ci95[0] > 0.0 || delta.ci95[1] < 0.0;
     let clears = excludes_zero && delta.mean_us.abs() >= rule.min_effect_us && delta.pct.abs() >= rule.min_effect_pct;
     let orders_agree = across.by_order.values().all(|m| m.signum() == delta.mean_us.signum());
+    let within_layouts = across.layouts.as_ref().filter(|l| delta.mean_us.abs() <= l.spread_us);
     let verdict = if !drift.is_empty() {
         reasons.extend(drift);
         Verdict::DriftSuspected
@@ -149,6 +236,17 @@ pub fn verdict(passes: &[PassBlocks], rule: &Rule) -> AbOutcome {
     } else if clears && rule.both_orders && !orders_agree {
         let orders: Vec<String> = across.by_order.iter().map(|(o, m)| format!("{o} {:+.3} µs", m)).collect();
         reasons.push(format!("the orders disagree ({}): the effect follows the order", orders.join(", ")));
+        Verdict::Inconclusive
+    } else if let (true, Some(l)) = (clears, within_layouts) {
+        reasons.push(format!(
+            "B − A {:+.3} µs (95% CI {:+.3}…{:+.3}) is no larger than two builds of build A's commit differ by \
+             their layout alone ({:.3} µs, the largest of {} layout pairs): not called",
+            delta.mean_us,
+            delta.ci95[0],
+            delta.ci95[1],
+            l.spread_us,
+            l.pairs.len()
+        ));
         Verdict::Inconclusive
     } else if clears {
         let direction = if delta.mean_us < 0.0 { "faster" } else { "slower" };
@@ -242,7 +340,7 @@ mod tests {
     fn a_process_offset_that_every_round_shares_is_not_a_change() {
         // One pass's rounds all agree (CI excluding zero): judged over
         // passes, the offsets are spread, not effect.
-        let outcome = verdict(&passes(12, 0.0, zigzag), &rule());
+        let outcome = verdict(&passes(12, 0.0, zigzag), &rule(), 1);
         assert!(outcome.passes.iter().any(|p| p.delta_us.ci95[0] > 0.0 || p.delta_us.ci95[1] < 0.0));
         assert_eq!(outcome.verdict, Verdict::Inconclusive, "{:?}", outcome.reasons);
         let across = outcome.across.expect("judged across passes");
@@ -252,7 +350,7 @@ mod tests {
 
     #[test]
     fn an_effect_beyond_the_process_spread_is_reproduced() {
-        let outcome = verdict(&passes(12, 0.3, zigzag), &rule());
+        let outcome = verdict(&passes(12, 0.3, zigzag), &rule(), 1);
         assert_eq!(outcome.verdict, Verdict::Reproduced, "{:?}", outcome.reasons);
         let across = outcome.across.expect("judged across passes");
         assert!((across.delta.mean_us - 0.3).abs() < 0.1, "{across:?}");
@@ -261,10 +359,10 @@ mod tests {
 
     #[test]
     fn too_few_passes_or_a_moving_control_get_no_verdict() {
-        let outcome = verdict(&passes(2, 0.3, zigzag), &rule());
+        let outcome = verdict(&passes(2, 0.3, zigzag), &rule(), 1);
         assert_eq!(outcome.verdict, Verdict::Inconclusive);
         assert!(outcome.reasons[0].contains("at least 3"), "{:?}", outcome.reasons);
-        let drifting = verdict(&passes(8, 0.3, |p| (0.0, 0.0, 0.2 + 0.01 * f64::from(p))), &rule());
+        let drifting = verdict(&passes(8, 0.3, |p| (0.0, 0.0, 0.2 + 0.01 * f64::from(p))), &rule(), 1);
         assert_eq!(drifting.verdict, Verdict::DriftSuspected, "{:?}", drifting.reasons);
         assert!(drifting.reasons[0].contains("second process of build A"), "{:?}", drifting.reasons);
     }
@@ -273,8 +371,49 @@ mod tests {
     fn an_effect_that_follows_the_order_is_not_the_builds() {
         // b is much slower when it runs second, a little faster when first:
         // the mean clears the rule, the orders disagree.
-        let flip = verdict(&passes(12, 0.0, |p| (0.0, if p % 2 == 0 { 0.6 } else { -0.05 }, 0.0)), &rule());
+        let flip = verdict(&passes(12, 0.0, |p| (0.0, if p % 2 == 0 { 0.6 } else { -0.05 }, 0.0)), &rule(), 1);
         assert_eq!(flip.verdict, Verdict::Inconclusive, "{:?}", flip.reasons);
         assert!(flip.reasons[0].contains("follows the order"), "{:?}", flip.reasons);
+    }
+
+    /// Passes cycling through `layouts` builds of each side: layout `k`
+    /// of either side costs `step × k` µs more, and B adds `effect`.
+    fn layout_passes(n: u32, layouts: usize, step: f64, effect: f64) -> Vec<PassBlocks> {
+        let at = |k: usize| step * (k % layouts) as f64;
+        passes(n, effect, |p| {
+            let k = layout_of(p, layouts);
+            (at(k), 0.0, at(k + 1) - at(k))
+        })
+    }
+
+    #[test]
+    fn every_layout_runs_in_both_orders() {
+        for layouts in 1..=4 {
+            let mut seen = std::collections::BTreeSet::new();
+            for pass in 0..(4 * layouts as u32) {
+                seen.insert((layout_of(pass, layouts), pass % 2));
+            }
+            assert_eq!(seen.len(), 2 * layouts, "{layouts} layouts: {seen:?}");
+        }
+    }
+
+    #[test]
+    fn a_change_no_larger_than_the_layouts_differ_is_not_called() {
+        // Two layouts 0.2 µs apart, B 0.1 µs slower: clear of zero across
+        // passes, but within what layout alone moves.
+        let rule = Rule { max_control_drift_pct: 50.0, ..rule() };
+        let within = verdict(&layout_passes(12, 2, 0.2, 0.1), &rule, 2);
+        let spread = within.across.as_ref().and_then(|a| a.layouts.clone()).expect("a layout spread");
+        assert_eq!(spread.builds, 2);
+        assert_eq!(spread.pairs.iter().map(|p| (p.control, p.a)).collect::<Vec<_>>(), [(2, 1), (1, 2)]);
+        assert!((spread.spread_us - 0.2).abs() < 0.01, "{spread:?}");
+        assert_eq!(within.verdict, Verdict::Inconclusive, "{:?}", within.reasons);
+        assert!(within.reasons[0].contains("layout alone"), "{:?}", within.reasons);
+        // A change beyond the layouts' spread is called.
+        let beyond = verdict(&layout_passes(12, 2, 0.2, 0.5), &rule, 2);
+        assert_eq!(beyond.verdict, Verdict::Reproduced, "{:?}", beyond.reasons);
+        // The same passes read as one layout: no spread, called.
+        let one = verdict(&layout_passes(12, 2, 0.2, 0.1), &rule, 1);
+        assert!(one.across.as_ref().is_some_and(|a| a.layouts.is_none()));
     }
 }

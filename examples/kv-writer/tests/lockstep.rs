@@ -105,7 +105,7 @@ fn plan(lane: Option<&str>) -> Lockstep {
 fn two_builds_run_in_lockstep_into_one_trace_judged_across_passes() {
     let dir = dir("run");
     let launches = [launch("a", PROGRAM), launch("b", PROGRAM), launch("control", PROGRAM)];
-    let run = lockstep::run(launches, &plan(None), &dir, BTreeMap::new()).expect("runs");
+    let run = lockstep::run(&[launches], &plan(None), &dir, BTreeMap::new()).expect("runs");
     assert_eq!(run.stopped, None);
     assert_eq!(run.blocks, 4 * 2 * 3);
     let trace = Trace::read(&run.trace).expect("a valid trace");
@@ -142,11 +142,11 @@ fn a_build_that_is_no_follower_or_lacks_the_lane_is_named_and_nothing_is_left_ru
     let dir = dir("faults");
     // Not a harness program: it exits without connecting.
     let launches = [launch("a", PROGRAM), launch("b", "/bin/true"), launch("control", PROGRAM)];
-    let err = lockstep::run(launches, &plan(None), &dir, BTreeMap::new()).expect_err("refused");
+    let err = lockstep::run(&[launches], &plan(None), &dir, BTreeMap::new()).expect_err("refused");
     assert!(matches!(&err, LockstepError::Follower { build, .. } if build == "build b"), "{err}");
     assert!(err.to_string().contains("exited before it connected"), "{err}");
     let launches = [launch("a", PROGRAM), launch("b", PROGRAM), launch("control", PROGRAM)];
-    let err = lockstep::run(launches, &plan(Some("no-such-lane")), &dir, BTreeMap::new()).expect_err("refused");
+    let err = lockstep::run(&[launches], &plan(Some("no-such-lane")), &dir, BTreeMap::new()).expect_err("refused");
     assert!(err.to_string().contains("no lane `no-such-lane`"), "{err}");
     // Followers are reaped on every path: none of this test's is running.
     assert_no_follower_left(&dir);
@@ -164,7 +164,7 @@ fn a_build_that_hangs_past_the_deadline_is_stopped_and_named() {
     let launches = [launch("a", PROGRAM), launch("b", slow.to_str().expect("utf-8")), launch("control", PROGRAM)];
     let plan = Lockstep { deadline: Duration::from_secs(1), ..plan(Some("inline")) };
     let started = std::time::Instant::now();
-    let run = lockstep::run(launches, &plan, &dir, BTreeMap::new()).expect("a run that stops");
+    let run = lockstep::run(&[launches], &plan, &dir, BTreeMap::new()).expect("a run that stops");
     let line = run.stopped.expect("the run says why it stopped");
     assert!(line.contains("build b: did not answer `warmup 0 0` within its deadline"), "{line}");
     assert_eq!(run.blocks, 0);
@@ -181,7 +181,7 @@ fn a_build_whose_lanes_differ_is_refused_naming_it() {
     std::fs::write(&other, format!("#!/bin/sh\nexec {PROGRAM} --lanes inline \"$@\"\n")).expect("wrapper");
     std::fs::set_permissions(&other, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
     let launches = [launch("a", PROGRAM), launch("b", other.to_str().expect("utf-8")), launch("control", PROGRAM)];
-    let err = lockstep::run(launches, &plan(None), &dir, BTreeMap::new()).expect_err("refused");
+    let err = lockstep::run(&[launches], &plan(None), &dir, BTreeMap::new()).expect_err("refused");
     let text = err.to_string();
     assert!(text.contains("build b"), "{text}");
     assert_eq!(text.lines().count(), 1, "{text}");

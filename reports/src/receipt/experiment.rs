@@ -94,7 +94,28 @@ fn render_across(a: &hopscope_analyze::generations::AcrossPasses, out: &mut Stri
         row(out, "control − A (two processes of A: the noise floor)", c)?;
     }
     let orders: Vec<String> = a.by_order.iter().map(|(o, m)| format!("{o} {m:+.3} µs")).collect();
-    writeln!(out, "\nMean B − A by order: {}.", orders.join(", "))
+    writeln!(out, "\nMean B − A by order: {}.", orders.join(", "))?;
+    if let Some(l) = &a.layouts {
+        render_layouts(l, out)?;
+    }
+    Ok(())
+}
+
+/// How far builds of one commit differ by layout alone: the bar a change
+/// had to clear.
+fn render_layouts(l: &hopscope_analyze::generations::LayoutSpread, out: &mut String) -> std::fmt::Result {
+    writeln!(
+        out,
+        "\n## Builds of one commit ({} layouts of each side)\n\nEach pass ran one layout of each side as arms a and b \
+         and build A's next layout as the control, so the control measures what layout alone moves.\n",
+        l.builds
+    )?;
+    writeln!(out, "| build A layouts | mean control − a µs | passes |")?;
+    writeln!(out, "|---|---:|---:|")?;
+    for p in &l.pairs {
+        writeln!(out, "| layout {} − layout {} | {:+.3} | {} |", p.control, p.a, p.mean_us, p.passes)?;
+    }
+    writeln!(out, "\nLayout spread: {:.3} µs per operation; a change no larger than this is not called.", l.spread_us)
 }
 
 fn render(e: &Experiment, out: &mut String) -> std::fmt::Result {
@@ -171,6 +192,9 @@ fn render(e: &Experiment, out: &mut String) -> std::fmt::Result {
                 None => writeln!(out, "- build {arm}: `{program}`")?,
             }
         }
+    }
+    if let (Some(n), Some(method)) = (e.meta.get("lockstep.layouts"), e.meta.get("lockstep.layout_method")) {
+        writeln!(out, "- layouts: {n} builds of each side, {method}")?;
     }
     writeln!(out, "- host: {} · {} cores · kernel {}", e.host.cpu_model, e.host.cores, e.host.kernel)?;
     writeln!(out, "- clock: {} · {:.6} ns/tick", e.clock.source, e.clock.ns_per_tick)?;

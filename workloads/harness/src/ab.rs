@@ -57,6 +57,17 @@ pub fn summary(e: &Experiment) -> String {
                 c.mean_us, c.ci95[0], c.ci95[1], c.sd_us
             );
         }
+        if let Some(l) = &a.layouts {
+            let pairs: Vec<String> =
+                l.pairs.iter().map(|p| format!("{}−{} {:+.3}", p.control, p.a, p.mean_us)).collect();
+            let _ = writeln!(
+                out,
+                "  builds of one commit ({} layouts): spread {:.3} µs (layout pairs of A: {} µs)",
+                l.builds,
+                l.spread_us,
+                pairs.join(", ")
+            );
+        }
     }
     // Passes of fresh processes are many and each only one set's figure:
     // the table in the receipt lists them.

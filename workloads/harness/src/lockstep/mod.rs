@@ -88,6 +88,9 @@ pub struct LockstepRun {
 /// Run `launches` (arms `a`, `b`, `control`, in that order) in lockstep
 /// under `plan`, writing `trace.hop` and the followers' logs
 /// (`followers/<pass>/`) under `dir`; `meta` goes into the trace header.
+/// A pass starts the set of its layout ([`generations::layout_of`]): one
+/// set per layout when each side was built several times (arms a and b
+/// layout `k`, the control build A's layout `k + 1`), else one set.
 ///
 /// Every pass is a generation: three fresh processes, started, warmed up,
 /// run for the pass's rounds and stopped. Two processes of one build differ
@@ -98,7 +101,7 @@ pub struct LockstepRun {
 /// new set per pass, the process is the unit a verdict counts, and what one
 /// process's layout does falls on each build alike across passes.
 pub fn run(
-    launches: [Launch; 3],
+    launches: &[[Launch; 3]],
     plan: &Lockstep,
     dir: &Path,
     meta: BTreeMap<String, String>,
@@ -110,12 +113,16 @@ pub fn run(
     let mut first: Option<(TraceHeader, Vec<u16>, TraceWriter<std::io::BufWriter<std::fs::File>>)> = None;
     let mut written = 0u64;
     let mut stopped = None;
+    if launches.is_empty() {
+        return Err(LockstepError::Mismatch("no builds to run".to_owned()));
+    }
     for pass in 0..plan.passes {
         if let Some(signal) = crate::interrupt::requested() {
             stopped = Some(format!("interrupted by {signal}"));
             break;
         }
-        let followers = match start(&launches, &logs.join(pass.to_string()), plan.deadline) {
+        let set = &launches[generations::layout_of(pass, launches.len())];
+        let followers = match start(set, &logs.join(pass.to_string()), plan.deadline) {
             Ok(followers) => followers,
             Err(err) if first.is_some() => {
                 stopped = Some(format!("pass {pass}: {err}"));
