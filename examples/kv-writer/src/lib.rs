@@ -23,13 +23,14 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 
 /// A busy loop compiled into every [`KvWriter::insert`] before its request
-/// is sent: `KV_WRITER_BUILD_SPIN` iterations when the crate was built
-/// (none when unset). Two builds that differ only here differ by a change
-/// of known size in one slice (`insert.enter→execute.enter`), which is
-/// what `hopscope ab --builds` is checked against. A loop of dependent
-/// additions, not a wait on the clock: reading the clock costs more than
-/// the 25 ns such a change is meant to be (`KV_WRITER_TIME_BUILD_DELAY=1
-/// kv-writer` prints what one costs on the host).
+/// is sent: `KV_WRITER_BUILD_SPIN` turns when the crate was built (none
+/// when unset). Two builds that differ only here differ by a change of
+/// known size in one slice (`insert.enter→execute.enter`), which is what
+/// `hopscope ab --builds` is checked against. A chain of dependent
+/// multiply–adds, not a wait on the clock: reading the clock costs about
+/// as much as the 25 ns such a change is meant to be
+/// (`KV_WRITER_TIME_BUILD_DELAY=1 kv-writer` prints what one costs on the
+/// host).
 pub const BUILD_SPIN: u64 = digits(option_env!("KV_WRITER_BUILD_SPIN"));
 
 /// A build-time number; anything but digits stops the build.
@@ -39,28 +40,44 @@ const fn digits(value: Option<&str>) -> u64 {
     let mut n = 0u64;
     let mut i = 0;
     while i < bytes.len() {
-        assert!(bytes[i].is_ascii_digit(), "KV_WRITER_BUILD_SPIN: a number of iterations, digits only");
+        assert!(bytes[i].is_ascii_digit(), "KV_WRITER_BUILD_SPIN: a number of turns, digits only");
         n = n * 10 + (bytes[i] - b'0') as u64;
         i += 1;
     }
     n
 }
 
-/// The build's compiled-in busy loop ([`BUILD_SPIN`]); nothing at all in a
-/// build without one.
+/// The build's compiled-in busy loop ([`BUILD_SPIN`] turns of
+/// [`chain`]); nothing at all in a build without one, not even a call.
 #[inline]
 pub fn build_delay() {
-    if BUILD_SPIN == 0 {
-        return;
+    if BUILD_SPIN > 0 {
+        chain(BUILD_SPIN);
     }
-    let mut x = 0u64;
+}
+
+/// `turns` dependent multiply–adds, then a fence.
+///
+/// Each turn waits for the one before (a multiply then an add), so a turn
+/// costs the chain's latency wherever the loop runs; the fence keeps the
+/// processor from starting the code after it (the send) before the chain
+/// is done, which would hide part of the wait. Timed in a tight loop, the
+/// same length holds between the program's own calls.
+#[inline(never)]
+pub fn chain(turns: u64) {
+    let mut x = std::hint::black_box(1u64);
     // The count through black_box too: a loop of known length unrolled
-    // would cost a tenth as much.
-    for i in 0..std::hint::black_box(BUILD_SPIN) {
-        // Each addition waits for the last: the loop cannot be folded.
-        x = std::hint::black_box(x.wrapping_add(i));
+    // would not be the chain it is meant to be.
+    for _ in 0..std::hint::black_box(turns) {
+        x = x.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(1);
     }
     std::hint::black_box(x);
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `lfence` only orders execution; it reads and writes no
+    // memory and every x86-64 processor has it (SSE2 is baseline).
+    unsafe {
+        std::arch::x86_64::_mm_lfence()
+    };
 }
 
 /// The statement every write runs.

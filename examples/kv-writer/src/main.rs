@@ -34,7 +34,7 @@ fn time_build_delay() {
     let delay = per_call(kv_writer::build_delay);
     let empty = per_call(|| {});
     println!(
-        "build delay: {} iterations, {:.1} ns per call measured ({:.1} ns with the loop)",
+        "build delay: {} turns, {:.1} ns per call measured ({:.1} ns with the loop)",
         kv_writer::BUILD_SPIN,
         delay - empty,
         delay
