@@ -27,7 +27,7 @@ use rusqlite::Connection;
 /// when unset). Two builds that differ only here differ by a change of
 /// known size in one slice (`insert.enter→execute.enter`), which is what
 /// `hopscope ab --builds` is checked against. A chain of dependent
-/// multiply–adds, not a wait on the clock: reading the clock costs about
+/// arithmetic, not a wait on the clock: reading the clock costs about
 /// as much as the 25 ns such a change is meant to be
 /// (`KV_WRITER_TIME_BUILD_DELAY=1 kv-writer` prints what one costs on the
 /// host).
@@ -56,9 +56,9 @@ pub fn build_delay() {
     }
 }
 
-/// `turns` dependent multiply–adds, then a fence.
+/// `turns` dependent shift–xor–multiplies, then a fence.
 ///
-/// Each turn waits for the one before (a multiply then an add), so a turn
+/// Each turn waits for the one before (a shift, a xor, a multiply), so a turn
 /// costs the chain's latency wherever the loop runs; the fence keeps the
 /// processor from starting the code after it (the send) before the chain
 /// is done, which would hide part of the wait. Timed in a tight loop, the
@@ -69,7 +69,9 @@ pub fn chain(turns: u64) {
     // The count through black_box too: a loop of known length unrolled
     // would not be the chain it is meant to be.
     for _ in 0..std::hint::black_box(turns) {
-        x = x.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(1);
+        // Not an affine step (x·k + c): the compiler composes eight of
+        // those into one and the chain runs eight times short.
+        x = (x ^ (x >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
     std::hint::black_box(x);
     #[cfg(target_arch = "x86_64")]
