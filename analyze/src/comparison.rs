@@ -199,12 +199,17 @@ fn findings(rows: &[ComparisonRow], shape: &str) -> Vec<String> {
             row.lane, below.median, below.ci95[0], below.ci95[1]
         ));
     }
-    let smallest = beyond.iter().filter(|(_, b)| b.median >= 0.0).min_by(|a, b| a.1.median.total_cmp(&b.1.median));
-    if let Some((row, beyond)) = smallest {
-        out.push(format!(
-            "The smallest cost beyond the floor (clean builds) is `{}`'s: {:+.2} µs per write (95% CI {:+.2}…{:+.2}).",
-            row.lane, beyond.median, beyond.ci95[0], beyond.ci95[1]
-        ));
+    // Only lanes above the floor are ranked: "smallest" is said only when
+    // there are two or more to rank.
+    let ranked: Vec<_> = beyond.iter().filter(|(_, b)| b.median >= 0.0).collect();
+    let below = beyond.len() - ranked.len();
+    if let Some((row, b)) = ranked.iter().min_by(|a, b| a.1.median.total_cmp(&b.1.median)) {
+        let what = match (ranked.len(), below) {
+            (1, 0) => format!("`{}`'s cost beyond the floor (clean builds)", row.lane),
+            (1, _) => format!("`{}` is the only lane with a cost beyond the floor to rank (clean builds)", row.lane),
+            _ => format!("The smallest cost beyond the floor (clean builds) is `{}`'s", row.lane),
+        };
+        out.push(format!("{what}: {:+.2} µs per write (95% CI {:+.2}…{:+.2}).", b.median, b.ci95[0], b.ci95[1]));
     }
     out
 }

@@ -170,7 +170,7 @@ fn a_cost_in_the_writers_tails_is_attributed_to_them_and_the_accounting_closes()
     let names: Vec<&str> = d.slices.iter().map(|s| s.name.as_str()).collect();
     assert!(names.contains(&"idle→received") && d.slices.iter().all(|s| s.on_path), "{names:?}");
     let md = receipt::markdown(&d);
-    assert!(md.contains("**closes: yes**") && md.contains("No indirect cost is distinguishable from zero"), "{md}");
+    assert!(md.contains("**agree: yes**") && md.contains("No indirect cost is distinguishable from zero"), "{md}");
 }
 
 #[test]

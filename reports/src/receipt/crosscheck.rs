@@ -24,9 +24,14 @@ pub(super) fn headline_clause(c: &CrossCheck) -> String {
     let verdict = if c.agree { "agree within" } else { "disagree by more than" };
     match &c.accounting {
         Some(a) => format!(
-            "; the marks account for {:.2} µs of it ({:+.2} µs from the lanes' figure: the two instruments {verdict} \
-             the fixed {:.1} µs)",
-            a.net_us, a.difference_us, c.tolerance_us
+            "; the marks account for {:.2} µs (95% CI {:.2}…{:.2}) of it ({:+.2} µs from the lanes' figure: the two \
+             instruments {verdict} the fixed {:.1} µs{})",
+            a.net_us,
+            a.total.ci95[0] - a.marks_us,
+            a.total.ci95[1] - a.marks_us,
+            a.difference_us,
+            c.tolerance_us,
+            if weak(a) { ", a tolerance wider than the figure itself" } else { "" }
         ),
         None => format!(
             "; the two instruments {verdict} the fixed {:.1} µs (in-situ library slices {:.2} µs, {:+.2} µs \
@@ -47,11 +52,20 @@ pub(super) fn render(c: &CrossCheck, names: (&str, &str), out: &mut String) -> s
     Ok(())
 }
 
-fn owner_row(owner: Owner) -> &'static str {
+/// Whether the lanes' figure is smaller than the cross-check's tolerance:
+/// an accounting of zero would agree with it too, so agreement says little.
+fn weak(a: &Accounting) -> bool {
+    a.lanes_library_us.abs() < a.tolerance_us
+}
+
+/// The owner's row label; `own_code` is false when no mark gives the
+/// subject's own code a slice, so a wake's slice holds that code too.
+fn owner_row(owner: Owner, own_code: bool) -> &'static str {
     match owner {
         Owner::Library => "library, direct",
         Owner::Tail => "tails (closing work)",
         Owner::Sqlite => "SQLite",
+        Owner::Boundary if !own_code => "boundary (wakes, and the code on either side of them)",
         Owner::Boundary => "boundary (wakes)",
         Owner::Caller => "the caller's own code",
         Owner::Wait => "waits (unsplit)",
@@ -80,9 +94,10 @@ fn render_accounting(c: &CrossCheck, a: &Accounting, (s, f): (&str, &str), out: 
     )?;
     writeln!(out, "| owner | {s}'s slices | Δ µs per op | 95% CI |")?;
     writeln!(out, "|---|---|---:|---:|")?;
+    let own_code = !(c.slices.is_empty() && c.floor_slices.is_empty());
     for o in &a.by_owner {
         let slices = if o.slices.is_empty() { "—".to_owned() } else { o.slices.join(", ") };
-        writeln!(out, "| {} | {slices} | {} |", owner_row(o.owner), cell(&o.delta))?;
+        writeln!(out, "| {} | {slices} | {} |", owner_row(o.owner, own_code), cell(&o.delta))?;
     }
     writeln!(
         out,
@@ -102,12 +117,20 @@ fn render_accounting(c: &CrossCheck, a: &Accounting, (s, f): (&str, &str), out: 
     writeln!(out, "| difference | | {:+.3} | |", a.difference_us)?;
     writeln!(
         out,
-        "\nThe accounting closes when it lies within a fixed {:.2} µs of the lanes' figure: **closes: {}** \
-         (difference {:+.3} µs).",
+        "\nThe two instruments agree when the accounting lies within a fixed {:.2} µs of the lanes' figure: \
+         **agree: {}** (difference {:+.3} µs).",
         a.tolerance_us,
         if a.closes { "yes" } else { "no" },
         a.difference_us
     )?;
+    if weak(a) {
+        writeln!(
+            out,
+            "The lanes' figure ({:+.3} µs) is smaller than that tolerance, so an accounting of zero would agree \
+             too: here the agreement does not confirm the figure, only that neither instrument sees a large cost.",
+            a.lanes_library_us
+        )?;
+    }
     if let Some(p) = &a.probed_lanes {
         let between = a.between.map_or(0.0, |b| b.median_us);
         let covered = if a.closed {
@@ -123,7 +146,7 @@ fn render_accounting(c: &CrossCheck, a: &Accounting, (s, f): (&str, &str), out: 
             p.median,
             p.ci95[0],
             p.ci95[1],
-            p.median - a.lanes_library_us
+            a.lanes_library_us - p.median
         )?;
     }
     let i = &a.indirect;
@@ -132,9 +155,10 @@ fn render_accounting(c: &CrossCheck, a: &Accounting, (s, f): (&str, &str), out: 
             out,
             "\nNeither lane's marks give the subject's own code a slice of its own: it runs inside the slices the \
              boundary and the database own (a cross-thread slice holds the code on either side of its wake), so \
-             {s} − {f} there, {:+.3} µs (95% CI {:+.3}…{:+.3}), is the library's own code and any indirect cost \
-             together. Mark its steps (a `caller` or `writer` span around them) to split them.\n",
-            i.median_us, i.ci95[0], i.ci95[1]
+             {s} − {f} there, {:+.3} µs (95% CI {:+.3}…{:+.3}: every slice, as in the table), is the library's own \
+             code and any indirect cost together. Mark its steps (a `caller` or `writer` span around them) to split \
+             them.\n",
+            a.total.median_us, a.total.ci95[0], a.total.ci95[1]
         )?;
         return Ok(());
     }

@@ -13,13 +13,25 @@ pub(super) fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         return Ok(());
     }
     writeln!(out, "## Carryover (each lane by the lane before it)\n")?;
+    let moved: Vec<&str> = c.lanes.iter().filter(|l| l.apart().is_some()).map(|l| l.lane.as_str()).collect();
+    let balanced_but_moved;
     writeln!(
         out,
         "{}\n",
-        if c.balanced {
+        if c.balanced && moved.is_empty() {
             "Every lane ran after every other lane about equally often, so what a lane leaves behind (a thread \
-             still settling) falls on all lanes alike and cancels in their differences."
-        } else if c.lanes.iter().any(|l| l.apart().is_some()) {
+             still settling) falls on all lanes alike and cancels in their differences; no lane's figure moved with \
+             the lane before it beyond its CIs."
+        } else if c.balanced {
+            balanced_but_moved = format!(
+                "Every lane ran after every other lane about equally often, so each lane's figure averages over the \
+                 same mix of predecessors; but {} moved with the lane before {} beyond the CIs (below): such a \
+                 figure is its cost after this mix of lanes, and would differ beside other lanes.",
+                moved.iter().map(|l| format!("`{l}`")).collect::<Vec<_>>().join(", "),
+                if moved.len() == 1 { "it" } else { "them" }
+            );
+            &balanced_but_moved
+        } else if !moved.is_empty() {
             "**The lanes did not run after each other equally often, and some lane's figure depends on the lane \
              before it**: what a lane leaves behind (a thread still settling) falls on the lanes that follow it, and \
              their differences carry it."

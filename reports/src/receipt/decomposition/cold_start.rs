@@ -38,7 +38,8 @@ pub(super) fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
             (Some(n), Some(steady)) => writeln!(
                 out,
                 "; spread over {n:.0} operations per block, {:+.3} µs of the library's per-operation figure. The \
-                 library once warm (per round, the library less that share): {:.3} µs (95% CI {:.3}–{:.3}).\n",
+                 library once warm (per round, the library less that round's share): {:.3} µs (95% CI {:.3}–{:.3}); \
+                 a median of per-round differences, it need not equal the library's median less the median share.\n",
                 first.median / n,
                 steady.median,
                 steady.ci95[0],
