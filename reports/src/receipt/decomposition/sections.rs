@@ -247,8 +247,19 @@ pub(super) fn cpu(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         }
         writeln!(
             out,
-            "\nCPU from per-thread and process CPU clocks; context switches from `getrusage` (the process column counts every thread, a peer's included).\n"
+            "\nCPU from per-thread and process CPU clocks, a block's own clock readings (measured on empty blocks) \
+             taken off; context switches from `getrusage` (the process column counts every thread, a peer's \
+             included)."
         )?;
+        if roles.len() == 2 {
+            writeln!(
+                out,
+                "No lane declared a thread of its own, so only the caller and the whole process are split out: a \
+                 thread you start (a writer) gets a column of its own when the lane declares it \
+                 (`Lane::threads`) and the thread hands in with `HandIn::collect` between blocks."
+            )?;
+        }
+        writeln!(out)?;
     }
     Ok(())
 }

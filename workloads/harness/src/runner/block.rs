@@ -248,12 +248,17 @@ fn caller(
     // the callers' (the process clock's own cost is taken off its figure).
     let process_before = around.as_ref().map(|_| (cpu::process_cpu_ns(), cpu::process_ctx_switches()));
     start_line.wait();
-    let before = ThreadSample::here();
     let skipped = skip.load(Ordering::Acquire) || failed.is_some();
+    // The CPU window holds the timed one and the clock's own reading only,
+    // and that is taken off: a caller that works the whole block reads no
+    // more CPU than the block's wall time.
+    let cost = cpu::thread_clock_cost_ns();
+    let before = ThreadSample::opening();
     let start = clock::now();
     let result = if skipped { Ok(Ok(0)) } else { catching(|| workload.run(c, ops)) };
     let end = clock::now();
-    let sample = ThreadSample::here().since(&before);
+    let mut sample = ThreadSample::here().since(&before);
+    sample.cpu_ns = sample.cpu_ns.saturating_sub(cost);
     end_line.wait();
     let process = process_before
         .map(|(cpu_ns, ctx)| (cpu::process_cpu_since(cpu_ns), cpu::process_ctx_switches().saturating_sub(ctx)));
