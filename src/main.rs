@@ -65,7 +65,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli: Cli = hopscope_harness::parse_flags("hopscope");
     // SIGINT / SIGTERM: a run stops after its block in progress, keeps its
     // trace complete and says so; a second signal exits at once.
     if let Err(err) = hopscope_harness::interrupt::install() {

@@ -114,6 +114,8 @@ fn wrong_magic_is_refused() {
     let err = Trace::from_bytes(&bytes).unwrap_err();
     assert!(matches!(err, TraceError::BadMagic { found, .. } if &found == b"NOTATRAC"), "{err}");
     assert!(err.to_string().contains("not a hopscope trace"));
+    // The magic as a reader knows it, not as byte arrays.
+    assert!(err.to_string().contains("where a trace starts with \"HOPSCOPE\""), "{err}");
 }
 
 #[test]

@@ -155,12 +155,20 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
     // warn about each figure it cannot have.
     let has_reference = baseline.is_some() || floor.is_some();
     if !has_reference {
-        warnings.push(
-            "no baseline or floor lane: slices only; lane arithmetic and the observer effect need a baseline \
-             lane (the same write on the calling thread) beside the subject, clean and probed \
-             (hopscope_harness::Lane::baseline)"
-                .to_owned(),
-        );
+        // Say what this run can give: slices need a probed build, the
+        // observer effect a clean and a probed one of the subject.
+        let probed_any = blocks.iter().enumerate().any(|(i, l)| {
+            l.ops > 0 && header.lane_info(i as u16).is_some_and(|info| info.variant == Some(Variant::Probed))
+        });
+        let has = match (probed_any, clean.is_some() && probed.is_some()) {
+            (true, true) => "this run has the slices and the observer effect only",
+            (true, false) => "this run has the slices only",
+            (false, _) => "and no probed build ran, so no slices either",
+        };
+        warnings.push(format!(
+            "no baseline or floor lane: {has}; lane arithmetic (hop, boundary, library) needs a baseline lane (the \
+             same write on the calling thread) beside the subject (hopscope_harness::Lane::baseline)"
+        ));
     }
     let mut derived = match (subject, baseline) {
         (Some(subject), Some(baseline)) => derived::derive(References { subject, baseline, floor, handoff }),

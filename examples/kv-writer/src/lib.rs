@@ -51,7 +51,7 @@ const fn digits(value: Option<&str>) -> u64 {
 /// [`chain`]); nothing at all in a build without one, not even a call.
 #[inline]
 pub fn build_delay() {
-    if BUILD_SPIN > 0 {
+    if BUILD_SPIN != 0 {
         chain(BUILD_SPIN);
     }
 }

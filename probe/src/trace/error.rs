@@ -22,7 +22,11 @@ pub enum TraceError {
     #[error("cannot read trace: {0}")]
     Read(std::io::Error),
     /// The file does not start with the hopscope magic bytes.
-    #[error("not a hopscope trace: byte 0 holds {found:?}, expected {expected:?}")]
+    #[error(
+        "not a hopscope trace: it starts with {}, where a trace starts with {}",
+        printable(found),
+        printable(expected)
+    )]
     BadMagic {
         /// The first eight bytes of the file.
         found: [u8; 8],
@@ -84,4 +88,15 @@ pub enum TraceError {
         /// What is wrong.
         reason: String,
     },
+}
+
+/// Eight bytes as a reader recognises them: quoted text where every byte
+/// is printable ASCII, else hex.
+fn printable(bytes: &[u8; 8]) -> String {
+    if bytes.iter().all(|b| b.is_ascii_graphic() || *b == b' ') {
+        format!("\"{}\"", String::from_utf8_lossy(bytes))
+    } else {
+        let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        format!("bytes {}", hex.join(" "))
+    }
 }

@@ -158,6 +158,33 @@ impl RunArgs {
     }
 }
 
+/// The process's command line parsed as `P`. `--help` and `--version`
+/// print as clap prints them; any other error is one line on stderr,
+/// `program: <what clap says>` with its tip and possible values folded into
+/// it, and exit status 2 (clap's own usage-error status).
+pub fn parse_flags<P: clap::Parser>(program: &str) -> P {
+    P::try_parse().unwrap_or_else(|err| {
+        use clap::error::ErrorKind;
+        if matches!(err.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) || !err.use_stderr() {
+            err.exit();
+        }
+        eprintln!("{program}: {}", one_line(&err));
+        std::process::exit(2)
+    })
+}
+
+/// A clap error in one line: its message, tips and possible values joined,
+/// without the usage block and the pointer to `--help`.
+pub fn one_line(err: &clap::Error) -> String {
+    let text = err.render().to_string();
+    let words: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .collect();
+    words.join(" ").replace("error: ", "")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,5 +227,18 @@ mod tests {
         assert!(err(&["--save-baseline", "2026-12-04"]).contains("a date"));
         assert!(err(&["--save-baseline", "a b"]).contains("letters, digits"));
         assert!(parse(&["--save-baseline", "main"]).plan().is_ok());
+    }
+
+    #[test]
+    fn a_bad_flag_is_one_line_with_its_possible_values() {
+        let err = Cli::try_parse_from(["prog", "--placement", "moon"]).expect_err("refused");
+        let line = one_line(&err);
+        assert!(!line.contains('\n') && !line.contains("For more information"), "{line}");
+        assert!(line.contains("'moon'") && line.contains("one of: unpinned"), "{line}");
+        let err = Cli::try_parse_from(["prog", "--fail-on", "sometimes"]).expect_err("refused");
+        let line = one_line(&err);
+        assert!(line.contains("'sometimes'") && line.contains("[possible values: "), "{line}");
+        let err = Cli::try_parse_from(["prog", "--no-such-flag"]).expect_err("refused");
+        assert!(one_line(&err).contains("unexpected argument '--no-such-flag'"), "{}", one_line(&err));
     }
 }

@@ -75,9 +75,9 @@ impl Harness {
 
     /// A harness configured by the process's command line (`--quick`,
     /// `--out`, `--placement`, `--samples`, `--ab`, ...; `--help` lists
-    /// them). Prints usage and exits on a bad flag, as clap does.
+    /// them). A bad flag is one line on stderr and exit status 2.
     pub fn from_args(name: &str) -> Harness {
-        Harness::with_args(name, Cli::parse().run)
+        Harness::with_args(name, crate::args::parse_flags::<Cli>(name).run)
     }
 
     /// As [`Harness::from_args`], from `args` (the first is the program).
@@ -186,7 +186,8 @@ impl Harness {
         meta.extend(std::mem::take(&mut self.meta));
         meta.insert("harness".to_owned(), self.name.clone());
         let dir = rundir::create(self.args.out.as_deref(), &self.name, rundir::LATEST)?;
-        self.say(&format!("measuring {} lanes into {}", trace_lanes(&self.lanes), dir.display()));
+        let n = trace_lanes(&self.lanes);
+        self.say(&format!("measuring {n} lane{} into {}", if n == 1 { "" } else { "s" }, dir.display()));
         let (mut outcome, blocks) = self.measure(&plan, &self.lanes, dir, meta)?;
         if blocks > 0 {
             let partial = outcome.stopped.as_ref().map(|line| Partial {

@@ -81,7 +81,7 @@ pub mod summary;
 mod traced;
 mod workload;
 
-pub use args::{FlagError, RunArgs};
+pub use args::{FlagError, RunArgs, one_line, parse_flags};
 pub use closure::{ClosureLane, ThreadJob};
 pub use error::{At, Failure, RunError, Stopped};
 pub use hand_in::HandIn;
