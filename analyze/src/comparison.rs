@@ -267,4 +267,25 @@ mod tests {
         let smallest = findings.iter().find(|f| f.starts_with("The smallest")).expect("ranked");
         assert!(smallest.contains("`crossbeam`'s: +0.80"), "{smallest}");
     }
+
+    #[test]
+    fn one_lane_above_the_floor_is_not_called_the_smallest() {
+        // The subject above the floor, its only peer below it: nothing to
+        // rank it against (a new user's receipt said "smallest" here).
+        let findings = findings(&[row("writer", 21.6, 0.14), row("cb", 20.7, -0.88)], "orders");
+        assert!(findings.iter().all(|f| !f.contains("smallest")), "{findings:#?}");
+        assert!(
+            findings.iter().any(|f| f.starts_with("`writer` is the only lane with a cost beyond the floor to rank")),
+            "{findings:#?}"
+        );
+        let alone = findings_of_one();
+        assert!(
+            alone.iter().any(|f| f.starts_with("`writer`'s cost beyond the floor (clean builds): +0.14")),
+            "{alone:#?}"
+        );
+    }
+
+    fn findings_of_one() -> Vec<String> {
+        findings(&[row("writer", 21.6, 0.14)], "orders")
+    }
 }

@@ -212,3 +212,17 @@ fn a_writer_tail_after_the_callers_wake_is_beside_the_path_not_in_it() {
     assert!(close(off.median_us, 2.0));
     assert!(a.closes, "difference {}", a.difference_us);
 }
+
+#[test]
+fn an_agreement_within_a_tolerance_wider_than_the_figure_is_said_to_confirm_little() {
+    let d = decompose(&trace(&writer(0, 0, 0), &floor())).expect("decomposes");
+    let a = d.crosscheck.as_ref().and_then(|c| c.accounting.as_ref()).expect("accounting");
+    assert!(a.lanes_library_us.abs() < a.tolerance_us && a.closes, "{a:?}");
+    let md = receipt::markdown(&d);
+    assert!(md.contains("is smaller than that tolerance, so an accounting of zero would agree too"), "{md}");
+    assert!(md.contains("a tolerance wider than the figure itself"), "the headline says so too: {md}");
+    // The clean-vs-probed sentence reads clean − probed, as it says.
+    let p = a.probed_lanes.as_ref().expect("the probed lanes' difference");
+    let said = format!("differs from the probed ones' by {:+.3} µs", a.lanes_library_us - p.median);
+    assert!(md.contains(&said), "{said}\n{md}");
+}
