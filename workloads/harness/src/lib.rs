@@ -73,6 +73,7 @@ mod readings;
 mod record;
 pub mod rundir;
 pub mod runner;
+pub mod sched;
 #[cfg(feature = "tracing")]
 mod spans;
 mod spec;
