@@ -38,24 +38,13 @@ pub fn open_counters() -> ThreadCounters {
 /// from `getrusage`: counted by the kernel anyway, so reading it costs
 /// nothing between reads.
 pub fn thread_ctx_switches() -> u64 {
-    ctx_switches(libc::RUSAGE_THREAD)
+    crate::sched::switches(libc::RUSAGE_THREAD).0
 }
 
 /// Context switches of every thread of the process so far (`getrusage`),
 /// which covers threads a peer crate starts and hopscope cannot see.
 pub fn process_ctx_switches() -> u64 {
-    ctx_switches(libc::RUSAGE_SELF)
-}
-
-fn ctx_switches(who: libc::c_int) -> u64 {
-    // SAFETY: `usage` is a valid, writable rusage; `who` is RUSAGE_THREAD
-    // or RUSAGE_SELF, both accepted on Linux.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: as above; getrusage only writes into `usage`.
-    if unsafe { libc::getrusage(who, &mut usage) } != 0 {
-        return 0;
-    }
-    (usage.ru_nvcsw + usage.ru_nivcsw).max(0) as u64
+    crate::sched::switches(libc::RUSAGE_SELF).0
 }
 
 /// CPU time (user + system) of the calling thread, in nanoseconds.
@@ -63,14 +52,20 @@ pub fn thread_cpu_ns() -> u64 {
     cpu_clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
-/// What one thread reports at a block boundary: its CPU time and its
-/// perf-event counters so far. Differences of two samples price a block.
+/// What one thread reports at a block boundary: its CPU time, what the
+/// scheduler did to it ([`crate::sched`]) and its perf-event counters so
+/// far. Differences of two samples price a block.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ThreadSample {
     /// CPU time of the thread, ns.
     pub cpu_ns: u64,
     /// Context switches of the thread (`getrusage`).
     pub ctx_switches: u64,
+    /// Of those, the involuntary ones: taken off a CPU it still wanted.
+    pub involuntary: u64,
+    /// Time runnable but waiting for a CPU, ns; `None` where the kernel
+    /// keeps none.
+    pub run_queue_ns: Option<u64>,
     /// Counter values, for the counters that opened on the thread.
     pub counters: Vec<(hopscope_probe::counters::Counter, u64)>,
 }
@@ -103,14 +98,30 @@ impl ThreadSample {
         THREAD_COUNTERS.with(|cell| {
             let mut counters = cell.borrow_mut();
             let counters = counters.get_or_insert_with(open_counters);
-            let (ctx_switches, counters) = (thread_ctx_switches(), counters.read());
-            ThreadSample { cpu_ns: thread_cpu_ns(), ctx_switches, counters }
+            let ((ctx_switches, involuntary), run_queue_ns) =
+                (crate::sched::switches(libc::RUSAGE_THREAD), crate::sched::thread_run_queue_ns());
+            let counters = counters.read();
+            ThreadSample { cpu_ns: thread_cpu_ns(), ctx_switches, involuntary, run_queue_ns, counters }
+        })
+    }
+
+    /// The sum of `samples`, `None` for none.
+    pub fn total<'a>(samples: impl IntoIterator<Item = &'a ThreadSample>) -> Option<ThreadSample> {
+        samples.into_iter().fold(None, |total: Option<ThreadSample>, s| match total {
+            None => Some(s.clone()),
+            Some(mut t) => {
+                t.add(s);
+                Some(t)
+            }
         })
     }
 
     /// Sample the calling thread: its CPU clock (first) and `counters`.
     pub fn take(counters: &mut ThreadCounters) -> ThreadSample {
-        ThreadSample { cpu_ns: thread_cpu_ns(), ctx_switches: thread_ctx_switches(), counters: counters.read() }
+        let cpu_ns = thread_cpu_ns();
+        let (ctx_switches, involuntary) = crate::sched::switches(libc::RUSAGE_THREAD);
+        let run_queue_ns = crate::sched::thread_run_queue_ns();
+        ThreadSample { cpu_ns, ctx_switches, involuntary, run_queue_ns, counters: counters.read() }
     }
 
     /// `self − earlier`, counter by counter (counters missing from either
@@ -119,6 +130,8 @@ impl ThreadSample {
         ThreadSample {
             cpu_ns: self.cpu_ns.saturating_sub(earlier.cpu_ns),
             ctx_switches: self.ctx_switches.saturating_sub(earlier.ctx_switches),
+            involuntary: self.involuntary.saturating_sub(earlier.involuntary),
+            run_queue_ns: self.run_queue_ns.zip(earlier.run_queue_ns).map(|(now, then)| now.saturating_sub(then)),
             counters: self
                 .counters
                 .iter()
@@ -130,9 +143,12 @@ impl ThreadSample {
     }
 
     /// Add `other`'s values into `self` (summing several caller threads).
+    /// A run-queue delay either lacks is unknown for the sum.
     pub fn add(&mut self, other: &ThreadSample) {
         self.cpu_ns += other.cpu_ns;
         self.ctx_switches += other.ctx_switches;
+        self.involuntary += other.involuntary;
+        self.run_queue_ns = self.run_queue_ns.zip(other.run_queue_ns).map(|(a, b)| a + b);
         for (c, v) in &other.counters {
             match self.counters.iter_mut().find(|(mine, _)| mine == c) {
                 Some((_, total)) => *total += v,
@@ -207,6 +223,45 @@ pub fn thread_clock_cost_ns() -> u64 {
 pub fn process_cpu_ns() -> u64 {
     account_running_threads();
     cpu_clock_ns(libc::CLOCK_PROCESS_CPUTIME_ID)
+}
+
+/// The whole process's readings over a block: its CPU (every thread, with
+/// each running thread's clock brought up to date), its context switches,
+/// the involuntary ones, and every thread's run-queue delay summed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProcessSample {
+    /// CPU time, ns.
+    pub cpu_ns: u64,
+    /// Context switches of every thread (`getrusage`).
+    pub ctx_switches: u64,
+    /// Of those, the involuntary ones.
+    pub involuntary: u64,
+    /// Every thread's time runnable without a CPU, ns; `None` where the
+    /// kernel keeps none.
+    pub run_queue_ns: Option<u64>,
+}
+
+impl ProcessSample {
+    /// The readings at a block's start: the process's CPU clock last.
+    pub fn opening() -> ProcessSample {
+        let (ctx_switches, involuntary) = crate::sched::switches(libc::RUSAGE_SELF);
+        let run_queue_ns = crate::sched::process_run_queue_ns();
+        ProcessSample { cpu_ns: process_cpu_ns(), ctx_switches, involuntary, run_queue_ns }
+    }
+
+    /// The block's figures, from its start `self`: the CPU clock first
+    /// ([`process_cpu_since`], which takes this reading's own cost off).
+    pub fn closing(self) -> ProcessSample {
+        let cpu_ns = process_cpu_since(self.cpu_ns);
+        let (ctx_switches, involuntary) = crate::sched::switches(libc::RUSAGE_SELF);
+        let run_queue_ns = crate::sched::process_run_queue_ns();
+        ProcessSample {
+            cpu_ns,
+            ctx_switches: ctx_switches.saturating_sub(self.ctx_switches),
+            involuntary: involuntary.saturating_sub(self.involuntary),
+            run_queue_ns: run_queue_ns.zip(self.run_queue_ns).map(|(now, then)| now.saturating_sub(then)),
+        }
+    }
 }
 
 /// The whole process's CPU time since `start` (a [`process_cpu_ns`]

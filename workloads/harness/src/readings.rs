@@ -1,14 +1,20 @@
-//! Per-block readings: CPU time and context switches of every thread role
-//! (the caller, each of a lane's own threads) and of the process, and the
-//! perf-event counters a run recorded, each under a key the trace header
-//! names (`<role>.cpu_ns`, `<role>.ctx_switches`, `process.cpu_ns`,
-//! `<role>.<counter>`), and, in runs with span lanes, the span machinery
-//! measured after each probed block (`span.<kind>_ps`).
+//! Per-block readings: CPU time, context switches, involuntary switches
+//! and run-queue delay of every thread role (the caller, each of a lane's
+//! own threads) and of the process, and the perf-event counters a run
+//! recorded, each under a key the trace header names (`<role>.cpu_ns`,
+//! `<role>.ctx_switches`, `<role>.involuntary_switches`,
+//! `<role>.run_queue_ns`, the same for `process`, `<role>.<counter>`),
+//! and, in runs with span lanes, the span machinery measured after each
+//! probed block (`span.<kind>_ps`). A reading the kernel does not keep
+//! (run-queue delay without scheduler statistics) is left out of the
+//! block, never written as 0.
+
+use std::collections::HashMap;
 
 use hopscope_probe::Reading;
 use hopscope_probe::counters::Counter;
 
-use crate::cpu::ThreadSample;
+use crate::cpu::{ProcessSample, ThreadSample};
 
 /// The role of the threads that issue a lane's operations.
 pub const CALLER_ROLE: &str = "caller";
@@ -16,6 +22,9 @@ pub const CALLER_ROLE: &str = "caller";
 /// The pseudo-role of process-wide readings (every thread, a peer crate's
 /// own included).
 pub const PROCESS: &str = "process";
+
+/// What each role and the process report, as key suffixes.
+const PER_THREAD: [&str; 4] = ["cpu_ns", "ctx_switches", "involuntary_switches", "run_queue_ns"];
 
 /// Where each reading goes in the trace header's reading list.
 #[derive(Debug, Clone)]
@@ -25,6 +34,8 @@ pub(crate) struct ReadingKeys {
     counters: Vec<Counter>,
     /// Whether the span machinery keys follow the others.
     span_machinery: bool,
+    /// Each name's key.
+    keys: HashMap<String, u16>,
 }
 
 /// One block's samples, by thread role index (into the roles given to
@@ -32,8 +43,7 @@ pub(crate) struct ReadingKeys {
 #[derive(Debug, Default)]
 pub(crate) struct BlockSamples {
     pub(crate) roles: Vec<(usize, ThreadSample)>,
-    pub(crate) process_cpu_ns: u64,
-    pub(crate) process_ctx_switches: u64,
+    pub(crate) process: ProcessSample,
     /// The span machinery measured after the block, ps per slice kind in
     /// [`hopscope_probe::SliceKind::ALL`] order (probed span lanes).
     pub(crate) span_ps: Option<[u64; 4]>,
@@ -42,26 +52,28 @@ pub(crate) struct BlockSamples {
 impl ReadingKeys {
     /// Keys for `roles` (the caller's first) and `counters`.
     pub(crate) fn new(roles: Vec<String>, counters: Vec<Counter>) -> ReadingKeys {
-        ReadingKeys { roles, counters, span_machinery: false }
+        ReadingKeys { roles, counters, span_machinery: false, keys: HashMap::new() }.keyed()
     }
 
     /// Also declare the span machinery keys (a run with span lanes).
     pub(crate) fn with_span_machinery(mut self, on: bool) -> ReadingKeys {
         self.span_machinery = on;
+        self.keyed()
+    }
+
+    fn keyed(mut self) -> ReadingKeys {
+        self.keys = self.names().into_iter().enumerate().map(|(i, name)| (name, key(i))).collect();
         self
     }
 
-    /// The names the header declares, in key order.
+    /// The names the header declares, in key order: every role's and the
+    /// process's figure of one kind together, kind by kind.
     pub(crate) fn names(&self) -> Vec<String> {
         let mut names = Vec::new();
-        for role in &self.roles {
-            names.push(format!("{role}.cpu_ns"));
+        for what in PER_THREAD {
+            names.extend(self.roles.iter().map(|role| format!("{role}.{what}")));
+            names.push(format!("{PROCESS}.{what}"));
         }
-        names.push(format!("{PROCESS}.cpu_ns"));
-        for role in &self.roles {
-            names.push(format!("{role}.ctx_switches"));
-        }
-        names.push(format!("{PROCESS}.ctx_switches"));
         for role in &self.roles {
             names.extend(self.counters.iter().map(|c| format!("{role}.{}", c.name())));
         }
@@ -74,31 +86,36 @@ impl ReadingKeys {
     /// A block's readings. Several samples of one role (threads sharing a
     /// role, or several callers) are summed.
     pub(crate) fn readings(&self, samples: &BlockSamples) -> Vec<Reading> {
-        let roles = self.roles.len();
-        let mut summed: Vec<Option<ThreadSample>> = vec![None; roles];
-        for (role, sample) in &samples.roles {
-            if let Some(slot) = summed.get_mut(*role) {
-                slot.get_or_insert_with(ThreadSample::default).add(sample);
+        let mut readings = Vec::new();
+        let mut put = |name: String, value: Option<u64>| {
+            if let (Some(&key), Some(value)) = (self.keys.get(&name), value) {
+                readings.push(Reading { key, value });
             }
+        };
+        let p = &samples.process;
+        for (what, value) in
+            PER_THREAD.iter().zip([Some(p.cpu_ns), Some(p.ctx_switches), Some(p.involuntary), p.run_queue_ns])
+        {
+            put(format!("{PROCESS}.{what}"), value);
         }
-        let mut readings = vec![
-            Reading { key: key(roles), value: samples.process_cpu_ns },
-            Reading { key: key(2 * roles + 1), value: samples.process_ctx_switches },
-        ];
-        let counters_base = 2 * roles + 2;
-        for (role, sample) in summed.iter().enumerate() {
-            let Some(sample) = sample else { continue };
-            readings.push(Reading { key: key(role), value: sample.cpu_ns });
-            readings.push(Reading { key: key(roles + 1 + role), value: sample.ctx_switches });
+        for (index, role) in self.roles.iter().enumerate() {
+            let Some(sample) = ThreadSample::total(samples.roles.iter().filter(|(r, _)| *r == index).map(|(_, s)| s))
+            else {
+                continue;
+            };
+            let values =
+                [Some(sample.cpu_ns), Some(sample.ctx_switches), Some(sample.involuntary), sample.run_queue_ns];
+            for (what, value) in PER_THREAD.iter().zip(values) {
+                put(format!("{role}.{what}"), value);
+            }
             for (c, value) in &sample.counters {
-                if let Some(i) = self.counters.iter().position(|k| k == c) {
-                    readings.push(Reading { key: key(counters_base + role * self.counters.len() + i), value: *value });
-                }
+                put(format!("{role}.{}", c.name()), Some(*value));
             }
         }
         if let (true, Some(ps)) = (self.span_machinery, samples.span_ps) {
-            let base = counters_base + roles * self.counters.len();
-            readings.extend(ps.iter().enumerate().map(|(i, value)| Reading { key: key(base + i), value: *value }));
+            for (kind, value) in hopscope_probe::SliceKind::ALL.iter().zip(ps) {
+                put(kind.reading_key().to_owned(), Some(value));
+            }
         }
         readings.sort_by_key(|r| r.key);
         readings
@@ -119,18 +136,21 @@ mod tests {
     fn every_reading_lands_under_the_name_of_its_role() {
         let keys = ReadingKeys::new(vec!["caller".into(), "writer".into()], Vec::new());
         let names = keys.names();
+        let sample = |cpu_ns, ctx_switches, involuntary, run_queue_ns| ThreadSample {
+            cpu_ns,
+            ctx_switches,
+            involuntary,
+            run_queue_ns,
+            counters: Vec::new(),
+        };
         let samples = BlockSamples {
-            roles: vec![
-                (0, ThreadSample { cpu_ns: 10, ctx_switches: 1, counters: Vec::new() }),
-                (1, ThreadSample { cpu_ns: 20, ctx_switches: 2, counters: Vec::new() }),
-                (1, ThreadSample { cpu_ns: 5, ctx_switches: 1, counters: Vec::new() }),
-            ],
-            process_cpu_ns: 40,
-            process_ctx_switches: 4,
+            roles: vec![(0, sample(10, 1, 0, None)), (1, sample(20, 2, 1, Some(300))), (1, sample(5, 1, 1, Some(50)))],
+            process: ProcessSample { cpu_ns: 40, ctx_switches: 4, involuntary: 2, run_queue_ns: Some(400) },
             span_ps: None,
         };
         let named: Vec<(String, u64)> =
             keys.readings(&samples).iter().map(|r| (names[usize::from(r.key)].clone(), r.value)).collect();
+        // The caller's run-queue delay is unknown: left out, not 0.
         let expect = [
             ("caller.cpu_ns", 10),
             ("writer.cpu_ns", 25),
@@ -138,6 +158,11 @@ mod tests {
             ("caller.ctx_switches", 1),
             ("writer.ctx_switches", 3),
             ("process.ctx_switches", 4),
+            ("caller.involuntary_switches", 0),
+            ("writer.involuntary_switches", 2),
+            ("process.involuntary_switches", 2),
+            ("writer.run_queue_ns", 350),
+            ("process.run_queue_ns", 400),
         ];
         assert_eq!(named, expect.map(|(k, v)| (k.to_owned(), v)));
     }

@@ -27,7 +27,7 @@ pub fn process_run_queue_ns() -> Option<u64> {
     let mut total = 0u64;
     let mut any = false;
     for task in tasks.flatten() {
-        if let Some(delay) = read_schedstat(&task.path().join("schedstat")) {
+        if let Some(delay) = read_schedstat(task.path().join("schedstat")) {
             total = total.saturating_add(delay);
             any = true;
         }

@@ -12,7 +12,7 @@ use std::time::Duration;
 use hopscope_probe::{Block, Session, Ticks, clock, local};
 
 use super::callers::{Callers, catching};
-use crate::cpu::{self, Gap, ThreadSample};
+use crate::cpu::{self, Gap, ProcessSample, ThreadSample};
 use crate::error::{At, Failure};
 use crate::hand_in::HandIn;
 use crate::placement::Placement;
@@ -99,8 +99,8 @@ struct CallerRun {
     start: Ticks,
     end: Ticks,
     sample: ThreadSample,
-    /// Caller 0: the process's CPU and context switches over the block.
-    process: Option<(u64, u64)>,
+    /// Caller 0: the process's readings over the block.
+    process: Option<ProcessSample>,
     /// Caller 0: the lane's count after the block.
     counted: Option<u64>,
     /// The caller thread that ran this share.
@@ -134,8 +134,7 @@ impl Blocks<'_> {
             runs.iter().enumerate().map(|(c, run)| (run.thread_id, self.caller_threads[c])).collect();
 
         let mut samples = BlockSamples::default();
-        let (mut start, mut end, mut reported, mut callers) =
-            (Ticks(u64::MAX), Ticks(0), 0u64, ThreadSample::default());
+        let (mut start, mut end, mut reported, mut callers) = (Ticks(u64::MAX), Ticks(0), 0u64, None::<ThreadSample>);
         let mut counted = None;
         for run in runs {
             if let Some(failed) = run.failed {
@@ -145,10 +144,9 @@ impl Blocks<'_> {
             start = start.min(run.start);
             end = end.max(run.end);
             reported = reported.saturating_add(run.reported);
-            callers.add(&run.sample);
-            if let Some((cpu_ns, ctx)) = run.process {
-                samples.process_cpu_ns = cpu_ns;
-                samples.process_ctx_switches = ctx;
+            callers = ThreadSample::total(callers.iter().chain([&run.sample]));
+            if let Some(process) = run.process {
+                samples.process = process;
             }
             counted = counted.or(run.counted);
         }
@@ -156,14 +154,10 @@ impl Blocks<'_> {
         let handed = handed.as_ref().map(checked).transpose().map_err(|f| (At::HandIn(id), f))?.unwrap_or_default();
         check(lane, &info, reported, counted).map_err(|f| (At::Count(id), f))?;
 
-        samples.roles.push((0, callers));
+        samples.roles.push((0, callers.unwrap_or_default()));
         for (_, _, reading) in &lane.roles {
             let sum = |samples: &[(usize, ThreadSample)]| {
-                let mut total: Option<ThreadSample> = None;
-                for (_, s) in samples.iter().filter(|(r, _)| r == reading) {
-                    total.get_or_insert_with(ThreadSample::default).add(s);
-                }
-                total
+                ThreadSample::total(samples.iter().filter(|(r, _)| r == reading).map(|(_, s)| s))
             };
             if let (Some(after), Some(before)) = (sum(&handed), sum(&stale)) {
                 samples.roles.push((*reading, after.since(&before)));
@@ -246,7 +240,7 @@ fn caller(
     // process before the start line and after the end line, each caller
     // samples itself between them. So the process's CPU is never less than
     // the callers' (the process clock's own cost is taken off its figure).
-    let process_before = around.as_ref().map(|_| (cpu::process_cpu_ns(), cpu::process_ctx_switches()));
+    let process_before = around.as_ref().map(|_| ProcessSample::opening());
     start_line.wait();
     let skipped = skip.load(Ordering::Acquire) || failed.is_some();
     // The CPU window holds the timed one and the clock's own reading only,
@@ -260,8 +254,7 @@ fn caller(
     let mut sample = ThreadSample::here().since(&before);
     sample.cpu_ns = sample.cpu_ns.saturating_sub(cost);
     end_line.wait();
-    let process = process_before
-        .map(|(cpu_ns, ctx)| (cpu::process_cpu_since(cpu_ns), cpu::process_ctx_switches().saturating_sub(ctx)));
+    let process = process_before.map(|before| before.closing());
     session.collect(thread);
     let reported = match flatten(result) {
         Ok(n) => n,
