@@ -40,9 +40,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let (a, b) = (index.find(&args.run_a)?, index.find(&args.run_b)?);
     let change = gate::between((&a.dir, &label(&args.run_a, &a.dir)), (&b.dir, &label(&args.run_b, &b.dir)))?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&change).context("cannot write JSON")?);
+        crate::emit(&format!("{}\n", serde_json::to_string_pretty(&change).context("cannot write JSON")?))?;
     } else {
-        print!("{}", hopscope_reports::change_markdown(&change));
+        crate::emit(&hopscope_reports::change_markdown(&change))?;
     }
     Ok(ExitCode::from(gate::exit_status(change.verdict, args.fail_on)))
 }

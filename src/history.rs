@@ -2,6 +2,7 @@
 //! run with its commit and its headline figures, so a figure can be read
 //! over commits.
 
+use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use hopscope_harness::index::{FIGURES, RunIndex};
@@ -26,24 +27,28 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let index = RunIndex::located();
     let rows = index.history(usize::from(args.last))?;
     if rows.is_empty() {
-        println!(
-            "no runs in {} yet: `hopscope decompose` and every harness program record each run there",
+        crate::emit(&format!(
+            "no runs in {} yet: `hopscope decompose` and every harness program record each run there\n",
             index.path().display()
-        );
+        ))?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    let mut out = String::new();
+    // Writing to a String cannot fail.
+    let _ = writeln!(
+        out,
         "| run | when (UTC) | program | commit | host | baseline | {} | gate |",
         FIGURES.map(|f| format!("{f} µs")).join(" | ")
     );
-    println!("|---|---|---|---|---|---|{}---|", "---:|".repeat(FIGURES.len()));
+    let _ = writeln!(out, "|---|---|---|---|---|---|{}---|", "---:|".repeat(FIGURES.len()));
     for row in rows {
         let commit = row.commit.as_deref().map_or("—".to_owned(), |c| c.chars().take(10).collect());
         let names = index.names_of(row.id)?.join(", ");
         let figures: Vec<String> =
             row.figures.iter().map(|f| f.map_or("—".to_owned(), |v| format!("{v:.3}"))).collect();
         let program = if row.program.is_empty() { "—" } else { row.program.as_str() };
-        println!(
+        let _ = writeln!(
+            out,
             "| #{} | {} | {program} | {commit} | {} | {} | {} | {} |",
             row.id,
             when(row.created_unix_ms),
@@ -53,5 +58,6 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             row.change.as_deref().unwrap_or("—")
         );
     }
+    crate::emit(&out)?;
     Ok(ExitCode::SUCCESS)
 }

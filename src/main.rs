@@ -106,6 +106,20 @@ pub(crate) fn usage(subcommand: &str, kind: clap::error::ErrorKind, message: &st
     }
 }
 
+/// Print `text` on stdout. A reader that went away (`hopscope history |
+/// head`) ends the output, not the program with a panic: what it wanted
+/// it has.
+pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::Error::new(err).context("cannot write"))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// An error and its causes in one line, each said once: a cause whose text
 /// its message already carries is not repeated.
 fn one_line(err: &anyhow::Error) -> String {

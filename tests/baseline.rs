@@ -85,6 +85,19 @@ fn a_knob_change_against_a_saved_baseline_names_the_slice_and_gates_the_exit() {
     assert!(history.status.success());
     let table = text(&history);
     assert!(table.contains("| #1 |") && table.contains("| #3 |") && table.contains("main"), "{table}");
+    // A reader that goes away early (`history | head -1`) ends the output,
+    // not the program with a panic.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hopscope"))
+        .env("HOPSCOPE_INDEX", root.join("index.jsonl"))
+        .arg("history")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("hopscope runs");
+    drop(child.stdout.take());
+    let closed = child.wait_with_output().expect("hopscope ends");
+    let stderr = String::from_utf8_lossy(&closed.stderr);
+    assert!(closed.status.success() && !stderr.contains("panicked"), "{:?}: {stderr}", closed.status);
 
     // Unknown runs and misused flags: one line, a non-zero exit, before
     // anything runs.

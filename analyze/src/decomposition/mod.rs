@@ -163,11 +163,12 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         let has = match (probed_any, clean.is_some() && probed.is_some()) {
             (true, true) => "this run has the slices and the observer effect only",
             (true, false) => "this run has the slices only",
-            (false, _) => "and no probed build ran, so no slices either",
+            (false, _) => "no probed build ran either, so this run has no slices",
         };
+        let subject = if subject.is_some() { "beside the subject" } else { "and a subject lane (none ran)" };
         warnings.push(format!(
             "no baseline or floor lane: {has}; lane arithmetic (hop, boundary, library) needs a baseline lane (the \
-             same write on the calling thread) beside the subject (hopscope_harness::Lane::baseline)"
+             same write on the calling thread, hopscope_harness::Lane::baseline) {subject}"
         ));
     }
     let mut derived = match (subject, baseline) {

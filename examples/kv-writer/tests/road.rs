@@ -166,6 +166,11 @@ fn every_printed_lane_name_is_accepted_back_and_an_unknown_one_names_them_all() 
         serde_json::from_str(&std::fs::read_to_string(root.join("run/result.json")).expect("result")).expect("json");
     let lanes: Vec<&String> = result["lanes"].as_object().expect("lanes").keys().collect();
     assert_eq!(lanes, ["inline", "kv-writer-probed"], "the probed build alone");
+    // A subset without the baseline still records its subject's figure.
+    let alone = kv(&root, &["--out", &root.join("alone").display().to_string(), "--lanes", "kv-writer"], &[]);
+    assert!(alone.status.success(), "{}", text(&alone));
+    let rows = RunIndex::at(&root.join("index.jsonl")).history(10).expect("history");
+    assert!(rows.last().is_some_and(|r| r.figures[0].is_some()), "{rows:?}");
     let bad = kv(&root, &["--out", &out, "--lanes", "kv-writer-clean"], &[]);
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
     assert!(text(&bad).contains("floor-probed, kv-writer, kv-writer-probed, crossbeam"), "{}", text(&bad));

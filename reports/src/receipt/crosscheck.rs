@@ -24,7 +24,7 @@ pub(super) fn headline_clause(c: &CrossCheck) -> String {
     let verdict = if c.agree { "agree within" } else { "disagree by more than" };
     match &c.accounting {
         Some(a) => format!(
-            "; the marks account for {:.2} µs (95% CI {:.2}…{:.2}) of it ({:+.2} µs from the lanes' figure: the two \
+            "; the marks put it at {:.2} µs (95% CI {:.2}…{:.2}; {:+.2} µs from the lanes' figure: the two \
              instruments {verdict} the fixed {:.1} µs{})",
             a.net_us,
             a.total.ci95[0] - a.marks_us,
@@ -104,6 +104,11 @@ fn render_accounting(c: &CrossCheck, a: &Accounting, (s, f): (&str, &str), out: 
         "| **every slice** | | **{:+.3}** | {:+.3}…{:+.3} |",
         a.total.median_us, a.total.ci95[0], a.total.ci95[1]
     )?;
+    let rows_note = if a.by_owner.len() > 1 {
+        " Each row is its own median over the rounds, so the owners' rows need not add up to the total's."
+    } else {
+        ""
+    };
     if let Some(between) = &a.between {
         writeln!(out, "| between marks (not in the slices' total) | | {} |", cell(between))?;
     }
@@ -115,6 +120,9 @@ fn render_accounting(c: &CrossCheck, a: &Accounting, (s, f): (&str, &str), out: 
         a.lanes_library_us, a.lanes_library_ci95[0], a.lanes_library_ci95[1]
     )?;
     writeln!(out, "| difference | | {:+.3} | |", a.difference_us)?;
+    if !rows_note.is_empty() {
+        writeln!(out, "\n{}", rows_note.trim_start())?;
+    }
     writeln!(
         out,
         "\nThe two instruments agree when the accounting lies within a fixed {:.2} µs of the lanes' figure: \
@@ -136,7 +144,10 @@ fn render_accounting(c: &CrossCheck, a: &Accounting, (s, f): (&str, &str), out: 
         let covered = if a.closed {
             format!("the slices add up to that within {:+.3} µs", a.total.median_us - p.median)
         } else {
-            format!("the slices hold {:+.3} µs of it and the time between marks {between:+.3} µs", a.total.median_us)
+            format!(
+                "the slices' sum differs by {:+.3} µs and the time between marks by {between:+.3} µs",
+                a.total.median_us
+            )
         };
         writeln!(
             out,

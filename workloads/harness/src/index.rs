@@ -192,12 +192,17 @@ impl RunIndex {
     pub fn record(&self, dir: &Path, d: &Decomposition) -> Result<i64, IndexError> {
         let dir = std::fs::canonicalize(dir).map_err(|source| self.io("find the run directory for", source))?;
         let derived = d.derived.as_ref();
-        let subject = derived
-            .and_then(|x| x.lane(Role::Subject))
-            .and_then(|lane| d.lanes.get(lane))
-            .and_then(|lane| lane.us_per_op.as_ref())
-            .map(|s| s.median);
         let meta = &d.run.meta;
+        // The subject the lane arithmetic used, or, in a run without it (a
+        // `--lanes` subset), the subject lane that ran: clean before probed.
+        let role_of = |name: &str| meta.get(&format!("lane.{name}.role")).map(String::as_str);
+        let probed = |name: &str| meta.get(&format!("lane.{name}.probed")).is_some_and(|p| p == "true");
+        let ran = |name: &str| d.lanes.get(name).and_then(|lane| lane.us_per_op.as_ref()).map(|s| s.median);
+        let subject = derived.and_then(|x| x.lane(Role::Subject)).and_then(&ran).or_else(|| {
+            let mut subjects: Vec<&String> = d.lanes.keys().filter(|n| role_of(n) == Some("subject")).collect();
+            subjects.sort_by_key(|n| probed(n));
+            subjects.into_iter().find_map(|n| ran(n))
+        });
         let mut row = RunRow {
             id: 0,
             created_unix_ms: i64::try_from(d.run.created_unix_ms).unwrap_or(i64::MAX),

@@ -99,6 +99,9 @@ struct CallerRun {
     start: Ticks,
     end: Ticks,
     sample: ThreadSample,
+    /// CPU this caller spent sampling itself inside the process's window,
+    /// beyond its timed one, ns.
+    overhead_ns: u64,
     /// Caller 0: the process's readings over the block.
     process: Option<ProcessSample>,
     /// Caller 0: the lane's count after the block.
@@ -135,7 +138,7 @@ impl Blocks<'_> {
 
         let mut samples = BlockSamples::default();
         let (mut start, mut end, mut reported, mut callers) = (Ticks(u64::MAX), Ticks(0), 0u64, None::<ThreadSample>);
-        let mut counted = None;
+        let (mut counted, mut overhead) = (None, 0u64);
         for run in runs {
             if let Some(failed) = run.failed {
                 return Err(failed);
@@ -148,8 +151,14 @@ impl Blocks<'_> {
             if let Some(process) = run.process {
                 samples.process = process;
             }
+            overhead = overhead.saturating_add(run.overhead_ns);
             counted = counted.or(run.counted);
         }
+        // The callers' own sampling off, and the process clock's own
+        // readings (never below what the callers measured themselves).
+        let process = samples.process.cpu_ns.saturating_sub(overhead);
+        let floor = callers.as_ref().map_or(0, |c| c.cpu_ns);
+        samples.process.cpu_ns = process.saturating_sub(cpu::process_clock_cost_ns()).max(floor.min(process));
         let stale = stale.as_ref().map(checked).transpose().map_err(|f| (At::HandIn(id), f))?.unwrap_or_default();
         let handed = handed.as_ref().map(checked).transpose().map_err(|f| (At::HandIn(id), f))?.unwrap_or_default();
         check(lane, &info, reported, counted).map_err(|f| (At::Count(id), f))?;
@@ -247,12 +256,20 @@ fn caller(
     // and that is taken off: a caller that works the whole block reads no
     // more CPU than the block's wall time.
     let cost = cpu::thread_clock_cost_ns();
+    let bracket = cpu::thread_cpu_ns();
     let before = ThreadSample::opening();
     let start = clock::now();
     let result = if skipped { Ok(Ok(0)) } else { catching(|| workload.run(c, ops)) };
     let end = clock::now();
-    let mut sample = ThreadSample::here().since(&before);
+    let after = ThreadSample::here();
+    let closed = cpu::thread_cpu_ns();
+    let mut sample = after.since(&before);
     sample.cpu_ns = sample.cpu_ns.saturating_sub(cost);
+    // What taking its own samples cost this caller inside the process's
+    // window (a getrusage and a schedstat file read each side, the clock's
+    // reading): the process's figure has it taken off, so a lane of one
+    // busy thread reads about its wall time there too (it read ~9% more).
+    let overhead_ns = before.cpu_ns.saturating_sub(bracket) + closed.saturating_sub(after.cpu_ns) + cost;
     end_line.wait();
     let process = process_before.map(|before| before.closing());
     session.collect(thread);
@@ -275,7 +292,17 @@ fn caller(
             Err(f) => failed = Some(f),
         }
     }
-    CallerRun { failed, reported, start, end, sample, process, counted, thread_id: std::thread::current().id() }
+    CallerRun {
+        failed,
+        reported,
+        start,
+        end,
+        sample,
+        overhead_ns,
+        process,
+        counted,
+        thread_id: std::thread::current().id(),
+    }
 }
 
 /// Have the lane's threads hand in to `hand_in`, a panic caught.

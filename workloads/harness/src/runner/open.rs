@@ -71,6 +71,9 @@ impl OpenRun {
         // its cores are the whole process's, and two runs at once would
         // measure each other.
         let turn = ONE_RUN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // What the block's own CPU readings cost, measured once before any
+        // block (a first measurement inside a run would fall in a block).
+        let _ = (crate::cpu::thread_clock_cost_ns(), crate::cpu::process_clock_cost_ns());
         let pin_failures_before = crate::placement::pin_failures();
         // One run per directory: a second run into it is refused before it
         // touches any file.
