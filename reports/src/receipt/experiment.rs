@@ -80,7 +80,7 @@ fn render_head(e: &Experiment, out: &mut String) -> std::fmt::Result {
 /// floor two processes of build A show in the same run.
 fn render_across(a: &hopscope_analyze::generations::AcrossPasses, out: &mut String) -> std::fmt::Result {
     writeln!(out, "\n## Effect across passes (µs per operation; each pass by fresh processes)\n")?;
-    writeln!(out, "| | mean | 95% CI (Student t) | % of A | SD over passes | passes |")?;
+    writeln!(out, "| | 20%-trimmed mean | 95% CI (Tukey–McLaughlin) | % of A | winsorized SD | passes |")?;
     writeln!(out, "|---|---:|---:|---:|---:|---:|")?;
     let row = |out: &mut String, what: &str, m: &hopscope_analyze::generations::PassMean| {
         writeln!(

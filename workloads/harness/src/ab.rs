@@ -47,7 +47,7 @@ pub fn summary(e: &Experiment) -> String {
     if let Some(a) = &e.outcome.across {
         let _ = writeln!(
             out,
-            "  across {} passes, each by fresh processes: Δ {:+.3} µs ({:+.2}%), 95% CI {:+.3}…{:+.3}, SD {:.3}",
+            "  across {} passes, each by fresh processes: Δ {:+.3} µs ({:+.2}%, 20%-trimmed mean), 95% CI {:+.3}…{:+.3}, SD {:.3}",
             a.passes, a.delta.mean_us, a.delta.pct, a.delta.ci95[0], a.delta.ci95[1], a.delta.sd_us
         );
         if let Some(c) = &a.control {
