@@ -23,15 +23,21 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 
 /// A busy loop compiled into every [`KvWriter::insert`] before its request
-/// is sent: `KV_WRITER_BUILD_SPIN` turns when the crate was built (none
-/// when unset). Two builds that differ only here differ by a change of
-/// known size in one slice (`insert.enter→execute.enter`), which is what
-/// `hopscope ab --builds` is checked against. A chain of dependent
-/// arithmetic, not a wait on the clock: reading the clock costs about
-/// as much as the 25 ns such a change is meant to be
+/// is sent: `KV_WRITER_BUILD_SPIN` turns of [`chain`] when the crate was
+/// built (0 when unset). Two builds that differ only here differ by a
+/// change of known size in one slice (`insert.enter→execute.enter`), which
+/// is what `hopscope ab --builds` is checked against. Every build makes
+/// the call and reads the count from this static at run time, so two
+/// builds' code is the same instruction for instruction and lies at the
+/// same addresses: they differ in eight bytes of read-only data. (When the
+/// count was a constant, a build without it had no call at all, every
+/// function after `insert` moved, and SQLite's slice came out 20 ns faster
+/// in the build with the busy loop: layout, as large as the change.)
+/// A chain of dependent arithmetic, not a wait on the clock: reading the
+/// clock costs about as much as the 25 ns such a change is meant to be
 /// (`KV_WRITER_TIME_BUILD_DELAY=1 kv-writer` prints what one costs on the
 /// host).
-pub const BUILD_SPIN: u64 = digits(option_env!("KV_WRITER_BUILD_SPIN"));
+pub static BUILD_SPIN: u64 = digits(option_env!("KV_WRITER_BUILD_SPIN"));
 
 /// A build-time number; anything but digits stops the build.
 const fn digits(value: Option<&str>) -> u64 {
@@ -47,24 +53,27 @@ const fn digits(value: Option<&str>) -> u64 {
     n
 }
 
-/// The build's compiled-in busy loop ([`BUILD_SPIN`] turns of
-/// [`chain`]); nothing at all in a build without one, not even a call.
+/// The build's compiled-in busy loop: [`BUILD_SPIN`] turns of [`chain`].
 #[inline]
 pub fn build_delay() {
-    if BUILD_SPIN != 0 {
-        chain(BUILD_SPIN);
-    }
+    // SAFETY: a read of a static u64, always initialised. Volatile, so
+    // the count is loaded from memory by the same instruction in every
+    // build rather than folded into the code as an immediate.
+    let turns = unsafe { std::ptr::read_volatile(&raw const BUILD_SPIN) };
+    chain(turns);
 }
 
-/// `turns` dependent shift–xor–multiplies, then a fence.
+/// A fence, `turns` dependent shift–xor–multiplies, a fence.
 ///
-/// Each turn waits for the one before (a shift, a xor, a multiply), so a turn
-/// costs the chain's latency wherever the loop runs; the fence keeps the
-/// processor from starting the code after it (the send) before the chain
-/// is done, which would hide part of the wait. Timed in a tight loop, the
-/// same length holds between the program's own calls.
+/// Each turn waits for the one before (a shift, a xor, a multiply), so a
+/// turn costs the chain's latency wherever the loop runs; the fences keep
+/// the processor from running the chain beside the code before it or the
+/// code after it (the send), either of which would hide part of the wait.
+/// Timed in a tight loop, the same length holds between the program's own
+/// calls.
 #[inline(never)]
 pub fn chain(turns: u64) {
+    fence();
     let mut x = std::hint::black_box(1u64);
     // The count through black_box too: a loop of known length unrolled
     // would not be the chain it is meant to be.
@@ -74,6 +83,14 @@ pub fn chain(turns: u64) {
         x = (x ^ (x >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
     std::hint::black_box(x);
+    fence();
+}
+
+/// Wait until every earlier instruction has completed: before the chain,
+/// so it cannot run in the shadow of the work before it; after it, so the
+/// work after cannot start early.
+#[inline(always)]
+fn fence() {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: `lfence` only orders execution; it reads and writes no
     // memory and every x86-64 processor has it (SSE2 is baseline).
