@@ -53,14 +53,45 @@ const fn digits(value: Option<&str>) -> u64 {
     n
 }
 
-/// The build's compiled-in busy loop: [`BUILD_SPIN`] turns of [`chain`].
+/// The build's compiled-in busy loop: [`BUILD_SPIN`] turns of [`chain`],
+/// timed where it runs ([`in_situ`]).
 #[inline]
 pub fn build_delay() {
     // SAFETY: a read of a static u64, always initialised. Volatile, so
     // the count is loaded from memory by the same instruction in every
     // build rather than folded into the code as an immediate.
     let turns = unsafe { std::ptr::read_volatile(&raw const BUILD_SPIN) };
+    let start = ticks();
     chain(turns);
+    let took = ticks().wrapping_sub(start);
+    IN_SITU_TICKS.fetch_add(took, Ordering::Relaxed);
+    IN_SITU_CALLS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Ticks [`build_delay`] spent in its chain, summed over its calls: the
+/// change's length where it runs, between the program's own work, which a
+/// tight loop does not show (there the processor predicts the loop's exit
+/// and may run faster: 20 turns cost 25 ns in a tight loop and about 44 ns
+/// inside `insert`). Two builds time their chains alike, so the difference
+/// of their means is the change, the clock's own reads cancelling.
+static IN_SITU_TICKS: AtomicU64 = AtomicU64::new(0);
+static IN_SITU_CALLS: AtomicU64 = AtomicU64::new(0);
+
+/// `(calls, ticks)` of [`build_delay`] so far in this process.
+pub fn in_situ() -> (u64, u64) {
+    (IN_SITU_CALLS.load(Ordering::Relaxed), IN_SITU_TICKS.load(Ordering::Relaxed))
+}
+
+/// The time stamp counter (0 off x86-64: no timing there).
+#[inline(always)]
+fn ticks() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `rdtsc` reads the time stamp counter; it has no memory
+    // effects and every x86-64 processor has it.
+    let t = unsafe { std::arch::x86_64::_rdtsc() };
+    #[cfg(not(target_arch = "x86_64"))]
+    let t = 0;
+    t
 }
 
 /// A fence, `turns` dependent shift–xor–multiplies, a fence.

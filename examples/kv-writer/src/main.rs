@@ -10,7 +10,37 @@ fn main() -> std::process::ExitCode {
         time_build_delay();
         return std::process::ExitCode::SUCCESS;
     }
-    kv_writer::decompose::lanes(hopscope_harness::Harness::from_args("kv-writer")).main()
+    let code = kv_writer::decompose::lanes(hopscope_harness::Harness::from_args("kv-writer")).main();
+    if let Some(log) = std::env::var_os("KV_WRITER_CHAIN_LOG") {
+        log_in_situ(std::path::Path::new(&log));
+    }
+    code
+}
+
+/// Append this process's in-situ chain time to `log`: `pid turns calls
+/// ns_per_call`, one line (what a lockstep test holds its estimate to).
+#[cfg(feature = "hopscope")]
+fn log_in_situ(log: &std::path::Path) {
+    use std::io::Write as _;
+    let (calls, ticks) = kv_writer::in_situ();
+    if calls == 0 {
+        return;
+    }
+    // The chain is timed by the time stamp counter: its calibration holds
+    // only where hopscope's clock is that counter too.
+    let clock = hopscope_probe::ClockInfo::measure();
+    let ns_per_tick = if clock.source == hopscope_probe::ClockSource::Tsc { clock.ns_per_tick } else { f64::NAN };
+    let line = format!(
+        "{} {} {calls} {:.2}\n",
+        std::process::id(),
+        kv_writer::BUILD_SPIN,
+        ticks as f64 * ns_per_tick / calls as f64
+    );
+    let written =
+        std::fs::OpenOptions::new().create(true).append(true).open(log).and_then(|mut f| f.write_all(line.as_bytes()));
+    if let Err(err) = written {
+        eprintln!("kv-writer: cannot write {}: {err}", log.display());
+    }
 }
 
 /// Print the median cost of one compiled-in busy-wait over 21 runs of
