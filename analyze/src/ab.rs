@@ -313,6 +313,7 @@ fn blocks(figures: &BTreeMap<u32, f64>) -> LaneBlocks {
     LaneBlocks {
         name: String::new(),
         us_per_op: figures.iter().map(|(&s, &v)| ((0, s), v)).collect(),
+        wall_ns_per_op: Vec::new(),
         ops: 0,
         cpu_ns_per_op: BTreeMap::new(),
         span_machinery_ns: BTreeMap::new(),

@@ -27,6 +27,9 @@ pub struct LaneBlocks {
     pub name: String,
     /// µs per op of each block, keyed by (pass, sample).
     pub us_per_op: BTreeMap<(u32, u32), f64>,
+    /// Wall ns per op of each block in trace order, as the readings'
+    /// vectors are (a reading's share of its block's time).
+    pub wall_ns_per_op: Vec<f64>,
     /// Operations across all blocks.
     pub ops: u64,
     /// Per-op value of each reading (CPU ns, counter counts), per block, by
@@ -55,6 +58,7 @@ pub fn empty_lanes(header: &TraceHeader) -> Vec<LaneBlocks> {
         .map(|name| LaneBlocks {
             name: name.clone(),
             us_per_op: BTreeMap::new(),
+            wall_ns_per_op: Vec::new(),
             ops: 0,
             cpu_ns_per_op: BTreeMap::new(),
             span_machinery_ns: BTreeMap::new(),
@@ -70,6 +74,7 @@ pub fn add_block(lanes: &mut [LaneBlocks], header: &TraceHeader, block: &Block) 
     let Some(lane) = lanes.get_mut(usize::from(block.lane)) else { return };
     let ns = block.end.since(block.start) as f64 * header.clock.ns_per_tick;
     lane.us_per_op.insert((block.pass, block.sample), ns / block.op_count as f64 / NS_PER_US);
+    lane.wall_ns_per_op.push(ns / block.op_count as f64);
     lane.ops = lane.ops.saturating_add(block.op_count);
     for reading in &block.readings {
         let Some(key) = header.readings.get(usize::from(reading.key)) else { continue };
@@ -200,6 +205,7 @@ pub(crate) mod tests {
         LaneBlocks {
             name: name.to_owned(),
             us_per_op: figures.iter().copied().collect(),
+            wall_ns_per_op: Vec::new(),
             ops: 0,
             cpu_ns_per_op: BTreeMap::new(),
             span_machinery_ns: BTreeMap::new(),

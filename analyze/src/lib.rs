@@ -20,6 +20,7 @@ pub mod carryover;
 pub mod change;
 pub mod cold_start;
 pub mod comparison;
+pub mod contention;
 pub mod coverage;
 mod decomposition;
 pub mod distribution;

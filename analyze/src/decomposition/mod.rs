@@ -262,6 +262,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         observer_effect,
         cpu_us_per_op: per_lane.cpu,
         ctx_switches_per_op: per_lane.ctx_switches,
+        contention: crate::contention::of(blocks),
         comparison,
         span_machinery: insitu.machinery.or_else(|| header.span_machinery.clone()),
         cold_start,

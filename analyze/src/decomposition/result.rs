@@ -61,6 +61,11 @@ pub struct Decomposition {
     /// (`caller`, `writer`, `process`: every thread of the process).
     #[serde(default)]
     pub ctx_switches_per_op: BTreeMap<String, BTreeMap<String, f64>>,
+    /// How long each lane's threads waited runnable for a CPU, and whether
+    /// another process held the run's CPUs (absent where the kernel keeps
+    /// no run-queue delay, and in results written before it was read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contention: Option<crate::contention::Contention>,
     /// The reference writer beside every non-reference lane (peers), when
     /// the run has any.
     #[serde(default, skip_serializing_if = "Option::is_none")]

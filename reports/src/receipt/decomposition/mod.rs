@@ -81,6 +81,10 @@ fn render_head(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     if let Some(partial) = &d.partial {
         writeln!(out, "**Partial result:** {}.\n", partial.sentence())?;
     }
+    // Said first: every figure after it is the scheduler's.
+    if let Some(line) = d.contention.as_ref().and_then(|c| c.line()) {
+        writeln!(out, "**Contended:** {line}\n")?;
+    }
     if let Some(h) = headline(d) {
         writeln!(out, "{h}\n")?;
     }
@@ -110,6 +114,7 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     }
     sections::observer(d, out)?;
     sections::cpu(d, out)?;
+    sections::waits(d, out)?;
     render_counters(d, out)?;
     sections::drops(d, out)?;
     sections::run(d, out)

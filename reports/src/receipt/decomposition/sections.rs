@@ -273,6 +273,57 @@ pub(super) fn cpu(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     Ok(())
 }
 
+/// What the scheduler did to each lane: run-queue delay per operation
+/// (every thread, and by role), its share of the lane's wall time, the
+/// involuntary switches, and the rule a contended run is judged by.
+pub(super) fn waits(d: &Decomposition, out: &mut String) -> std::fmt::Result {
+    let Some(c) = &d.contention else {
+        writeln!(
+            out,
+            "## What the machine did\n\nNo run-queue delay was recorded: the kernel keeps none (scheduler \
+             statistics off), so this run cannot say whether another process held its CPUs.\n"
+        )?;
+        return Ok(());
+    };
+    writeln!(out, "## What the machine did (waiting for a CPU, per operation)\n")?;
+    let roles: Vec<&String> = {
+        let mut r: Vec<&String> = c.lanes.values().flat_map(|w| w.by_role.keys()).collect();
+        r.sort();
+        r.dedup();
+        r
+    };
+    let heads: Vec<String> = roles.iter().map(|r| format!("{r} µs")).collect();
+    writeln!(
+        out,
+        "| lane | every thread µs | {} share of wall time | involuntary switches | blocks past {:.0}% |",
+        heads.iter().map(|h| format!("{h} |")).collect::<String>(),
+        c.threshold_share * 100.0
+    )?;
+    writeln!(out, "|---|---:|{}---:|---:|---:|", "---:|".repeat(heads.len()))?;
+    for (lane, w) in &c.lanes {
+        let by_role: String =
+            roles.iter().map(|r| w.by_role.get(*r).map_or("– |".to_owned(), |v| format!("{v:.3} |"))).collect();
+        writeln!(
+            out,
+            "| {lane} | {:.3} | {by_role} {:.1}% | {:.3} | {} of {} |",
+            w.run_queue_us_per_op,
+            w.share * 100.0,
+            w.involuntary_per_op.get("process").copied().unwrap_or(0.0),
+            w.contended_blocks,
+            w.blocks
+        )?;
+    }
+    writeln!(
+        out,
+        "\nRun-queue delay is time a thread was runnable but another held its CPU (the kernel's scheduler \
+         statistics, per block). A lane's threads wait for each other too, on one core most of all (kv-writer's \
+         two threads there: about a quarter of each write), so the rule, fixed in advance, calls a run contended \
+         when a lane's median block waited {:.0}% of its wall time or more: {}.\n",
+        c.threshold_share * 100.0,
+        if c.contended { "**contended**" } else { "not contended" }
+    )
+}
+
 /// What the instrument lost, and which counters were recorded.
 pub(super) fn drops(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     writeln!(out, "## Drops\n")?;
