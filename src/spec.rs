@@ -183,6 +183,7 @@ max_control_drift_pct = 3.0
             (GOOD.replace("[b]\nreply = \"persistent\"\n", ""), "`b`"),
             (GOOD.replace("single-insert", "teleport"), "shape"),
             (GOOD.replace("min_effect_us = 0.2", "min_effect_us = -1.0"), "min_effect_us"),
+            (GOOD.replace("min_effect_us = 0.2", "min_effect_us = 0.2\nconfidence_pct = 90"), "confidence_pct"),
             (GOOD.replace("reply = \"persistent\"", "lane = \"sqlite-rs\""), "b.lane"),
             (GOOD.replace("reply = \"persistent\"", "lane = \"tokio-rusqlite\"\nharvest = false"), "peer arm"),
             (

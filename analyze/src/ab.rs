@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::lanes::{self, Difference, LaneBlocks};
 use crate::slice_verdict::MinEffect;
-use crate::stats::Samples;
+use crate::stats::{Confidence, Samples};
 
 /// The keys of the arms in an experiment's description (`a`, `b`,
 /// `control`), and hopscope's lane names for them before roles existed.
@@ -84,6 +84,10 @@ pub struct Rule {
     /// absent: the default of [`MinEffect::default_for`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_slice_effect_pct: Option<f64>,
+    /// The level, percent (95 or 99), of the CI a verdict across fresh
+    /// processes needs clear of zero; absent: 95.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence_pct: Option<f64>,
 }
 
 fn yes() -> bool {
@@ -109,10 +113,18 @@ impl Rule {
         ];
         for (field, value, at_least) in fields.into_iter().chain(slice.into_iter().flatten()) {
             if !value.is_finite() || value < at_least {
-                return Err(RuleError { field, value, at_least });
+                return Err(RuleError::Range { field, value, at_least });
             }
         }
+        if let Some(pct) = self.confidence_pct.filter(|&pct| Confidence::from_pct(pct).is_none()) {
+            return Err(RuleError::Confidence(pct));
+        }
         Ok(())
+    }
+
+    /// The level of the CI a verdict across passes is drawn at.
+    pub fn confidence(&self) -> Confidence {
+        self.confidence_pct.and_then(Confidence::from_pct).unwrap_or_default()
     }
 
     /// The smallest slice change this rule claims on a clock of grain
@@ -127,17 +139,22 @@ impl Rule {
     }
 }
 
-/// A rule field that cannot mean anything (negative, not finite, a spread
-/// ratio below 1).
+/// A rule field that cannot mean anything.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("rule.{field} must be a number ≥ {at_least}, got {value}")]
-pub struct RuleError {
-    /// The field.
-    pub field: &'static str,
-    /// Its value.
-    pub value: f64,
-    /// The least it may be.
-    pub at_least: f64,
+pub enum RuleError {
+    /// A threshold that is negative, not finite, or a spread ratio below 1.
+    #[error("rule.{field} must be a number ≥ {at_least}, got {value}")]
+    Range {
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: f64,
+        /// The least it may be.
+        at_least: f64,
+    },
+    /// A confidence level other than the two a verdict is drawn at.
+    #[error("rule.confidence_pct must be 95 or 99, got {0}")]
+    Confidence(f64),
 }
 
 /// What an A/B run concluded.
@@ -388,6 +405,7 @@ mod tests {
             max_spread_ratio: 4.0,
             min_slice_effect_ns: None,
             min_slice_effect_pct: None,
+            confidence_pct: None,
         }
     }
 

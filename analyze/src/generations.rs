@@ -12,7 +12,8 @@
 //! - a pass's figure is its median over rounds of the paired `b − a`
 //!   ([`crate::ab`]'s per-pass effect);
 //! - the effect is the 20%-trimmed mean of the passes' figures ([`TRIM`]),
-//!   with its 95% CI over passes: what one process's layout does is part of
+//!   with its CI over passes (95%, or the rule's `confidence_pct`): what
+//!   one process's layout does is part of
 //!   the spread;
 //! - `control − a`, computed the same way, is the process-to-process noise
 //!   floor measured in the same run; the control moving more than the rule
@@ -41,7 +42,7 @@ use serde::{Deserialize, Serialize};
 use crate::ab::{self, AbOutcome, PassBlocks, PassEffect, Rule, Verdict};
 use crate::join::LaneOps;
 use crate::slice_verdict::{self, MinEffect, PairedSlice, SliceVerdicts};
-use crate::stats::{median_of_unsorted, trimmed_mean_ci};
+use crate::stats::{Confidence, median_of_unsorted, trimmed_mean_ci};
 
 /// Run fact naming how processes were used; with [`FRESH_PER_PASS`] the
 /// analysis judges across passes.
@@ -75,18 +76,26 @@ pub fn applies(run: &BTreeMap<String, String>) -> bool {
     run.get(PROCESSES_META).map(String::as_str) == Some(FRESH_PER_PASS)
 }
 
-/// A mean over passes with its 95% CI: the [`TRIM`]-trimmed mean, with
+/// A mean over passes with its CI (at the rule's level): the [`TRIM`]-trimmed mean, with
 /// Tukey and McLaughlin's CI.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PassMean {
     /// Trimmed mean of the per-pass figures, µs per op.
     pub mean_us: f64,
-    /// 95% CI of the trimmed mean, µs.
-    pub ci95: [f64; 2],
+    /// CI of the trimmed mean at [`PassMean::level_pct`], µs.
+    #[serde(alias = "ci95")]
+    pub ci: [f64; 2],
+    /// The CI's level, percent (the rule's `confidence_pct`).
+    #[serde(default = "ninety_five")]
+    pub level_pct: f64,
     /// Winsorized standard deviation of the per-pass figures, µs.
     pub sd_us: f64,
     /// The mean as a percentage of arm A's mean figure.
     pub pct: f64,
+}
+
+fn ninety_five() -> f64 {
+    95.0
 }
 
 /// The effect judged across passes, each by fresh processes.
@@ -172,10 +181,10 @@ pub const TRIM: f64 = 0.2;
 
 /// The trimmed mean and CI of `figures` ([`TRIM`]), as a share of `level`
 /// (µs); `None` with fewer than two.
-fn pass_mean(figures: &[f64], level: f64) -> Option<PassMean> {
-    let (mean, lo, hi, sd) = trimmed_mean_ci(figures, TRIM)?;
+fn pass_mean(figures: &[f64], level: f64, confidence: Confidence) -> Option<PassMean> {
+    let (mean, lo, hi, sd) = trimmed_mean_ci(figures, TRIM, confidence)?;
     let pct = if level > 0.0 { mean / level * 100.0 } else { 0.0 };
-    Some(PassMean { mean_us: mean, ci95: [lo, hi], sd_us: sd, pct })
+    Some(PassMean { mean_us: mean, ci: [lo, hi], level_pct: confidence.pct(), sd_us: sd, pct })
 }
 
 /// Judge `passes` (each by fresh processes, cycling through `layouts`
@@ -192,14 +201,14 @@ pub fn verdict(passes: &[PassBlocks], rule: &Rule, layouts: usize) -> AbOutcome 
     }
     let by_order: BTreeMap<String, f64> =
         by_order.into_iter().map(|(order, v)| (order, v.iter().sum::<f64>() / v.len() as f64)).collect();
-    let (Some(delta), true) = (pass_mean(&deltas, level), effects.len() >= MIN_PASSES) else {
+    let (Some(delta), true) = (pass_mean(&deltas, level, rule.confidence()), effects.len() >= MIN_PASSES) else {
         reasons.push(format!(
             "{} pass(es) have both arms measured; a verdict across processes needs at least {MIN_PASSES}",
             effects.len()
         ));
         return AbOutcome { passes: effects, verdict: Verdict::Inconclusive, reasons, across: None };
     };
-    let control = pass_mean(&controls, level);
+    let control = pass_mean(&controls, level, rule.confidence());
     let layouts = layout_spread(&effects, layouts);
     let across = AcrossPasses { passes: effects.len(), delta, control, by_order, layouts };
     let mut drift = Vec::new();
@@ -228,7 +237,7 @@ pub fn verdict(passes: &[PassBlocks], rule: &Rule, layouts: usize) -> AbOutcome 
             sb * 100.0
         ));
     }
-    let excludes_zero = delta.ci95[0] > 0.0 || delta.ci95[1] < 0.0;
+    let excludes_zero = delta.ci[0] > 0.0 || delta.ci[1] < 0.0;
     let clears = excludes_zero && delta.mean_us.abs() >= rule.min_effect_us && delta.pct.abs() >= rule.min_effect_pct;
     let orders_agree = across.by_order.values().all(|m| m.signum() == delta.mean_us.signum());
     let within_layouts = across.layouts.as_ref().filter(|l| delta.mean_us.abs() <= l.spread_us);
@@ -244,11 +253,12 @@ pub fn verdict(passes: &[PassBlocks], rule: &Rule, layouts: usize) -> AbOutcome 
         Verdict::Inconclusive
     } else if let (true, Some(l)) = (clears, within_layouts) {
         reasons.push(format!(
-            "B − A {:+.3} µs (95% CI {:+.3}…{:+.3}) is no larger than two builds of build A's commit differ by \
+            "B − A {:+.3} µs ({:.0}% CI {:+.3}…{:+.3}) is no larger than two builds of build A's commit differ by \
              their layout alone ({:.3} µs, the largest of {} layout pairs): not called",
             delta.mean_us,
-            delta.ci95[0],
-            delta.ci95[1],
+            rule.confidence().pct(),
+            delta.ci[0],
+            delta.ci[1],
             l.spread_us,
             l.pairs.len()
         ));
@@ -256,15 +266,24 @@ pub fn verdict(passes: &[PassBlocks], rule: &Rule, layouts: usize) -> AbOutcome 
     } else if clears {
         let direction = if delta.mean_us < 0.0 { "faster" } else { "slower" };
         reasons.push(format!(
-            "B is {direction} than A by {:+.3} µs per write (95% CI {:+.3}…{:+.3}) over {} passes, each by fresh \
+            "B is {direction} than A by {:+.3} µs per write ({:.0}% CI {:+.3}…{:+.3}) over {} passes, each by fresh \
              processes, beyond the rule's thresholds",
-            delta.mean_us, delta.ci95[0], delta.ci95[1], across.passes
+            delta.mean_us,
+            rule.confidence().pct(),
+            delta.ci[0],
+            delta.ci[1],
+            across.passes
         ));
         Verdict::Reproduced
     } else {
         reasons.push(format!(
-            "Δ {:+.3} µs ({:+.2}%), 95% CI {:+.3}…{:+.3} over {} passes: below the rule",
-            delta.mean_us, delta.pct, delta.ci95[0], delta.ci95[1], across.passes
+            "Δ {:+.3} µs ({:+.2}%), {:.0}% CI {:+.3}…{:+.3} over {} passes: below the rule",
+            delta.mean_us,
+            delta.pct,
+            rule.confidence().pct(),
+            delta.ci[0],
+            delta.ci[1],
+            across.passes
         ));
         Verdict::Inconclusive
     };
@@ -331,6 +350,7 @@ mod tests {
             max_spread_ratio: 4.0,
             min_slice_effect_ns: None,
             min_slice_effect_pct: None,
+            confidence_pct: None,
         }
     }
 
@@ -349,7 +369,7 @@ mod tests {
         assert!(outcome.passes.iter().any(|p| p.delta_us.ci95[0] > 0.0 || p.delta_us.ci95[1] < 0.0));
         assert_eq!(outcome.verdict, Verdict::Inconclusive, "{:?}", outcome.reasons);
         let across = outcome.across.expect("judged across passes");
-        assert!(across.delta.ci95[0] < 0.0 && across.delta.ci95[1] > 0.0, "{across:?}");
+        assert!(across.delta.ci[0] < 0.0 && across.delta.ci[1] > 0.0, "{across:?}");
         assert!(across.control.expect("a control").sd_us > 0.05);
     }
 

@@ -28,6 +28,7 @@ pub const RULE: Rule = Rule {
     max_spread_ratio: 4.0,
     min_slice_effect_ns: None,
     min_slice_effect_pct: None,
+    confidence_pct: None,
 };
 
 /// The second naive arm, every step's A/B control.

@@ -54,6 +54,7 @@ pub fn detection_rule() -> Rule {
         max_spread_ratio: 4.0,
         min_slice_effect_ns: None,
         min_slice_effect_pct: None,
+        confidence_pct: None,
     }
 }
 

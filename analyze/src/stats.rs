@@ -231,32 +231,70 @@ fn sign_test_rank(n: usize, tail: f64) -> usize {
     n.div_ceil(2)
 }
 
-/// The 97.5% quantile of Student's t with `df` degrees of freedom: the
-/// half-width factor of a two-sided 95% CI of a mean. Exact table values
-/// up to 4 degrees of freedom; beyond, the Cornish–Fisher expansion about
-/// the normal quantile (Hill, CACM 1970), within 0.002 of the table from 5
-/// on. `NaN` for 0.
-pub fn student_t_975(df: usize) -> f64 {
-    const Z: f64 = 1.959_963_984_540_054;
-    match df {
-        0 => f64::NAN,
-        1 => 12.706_204_736,
-        2 => 4.302_652_730,
-        3 => 3.182_446_305,
-        4 => 2.776_445_105,
-        _ => {
-            let n = df as f64;
-            let z2 = Z * Z;
-            let g1 = (z2 + 1.0) * Z / 4.0;
-            let g2 = ((5.0 * z2 + 16.0) * z2 + 3.0) * Z / 96.0;
-            let g3 = (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) * Z / 384.0;
-            let g4 = ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) * Z / 92_160.0;
-            Z + g1 / n + g2 / n.powi(2) + g3 / n.powi(3) + g4 / n.powi(4)
+/// A two-sided confidence level a CI is drawn at. A verdict's false-alarm
+/// rate under no change is one minus it: 95% calls one clean comparison in
+/// twenty, which a gate run on every merge cannot afford; 99% calls one in
+/// a hundred.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Confidence {
+    /// 95%, the default.
+    #[default]
+    P95,
+    /// 99%.
+    P99,
+}
+
+impl Confidence {
+    /// The level for `pct` (95 or 99), `None` for any other.
+    pub fn from_pct(pct: f64) -> Option<Confidence> {
+        match pct {
+            95.0 => Some(Confidence::P95),
+            99.0 => Some(Confidence::P99),
+            _ => None,
+        }
+    }
+
+    /// The level in percent.
+    pub fn pct(self) -> f64 {
+        match self {
+            Confidence::P95 => 95.0,
+            Confidence::P99 => 99.0,
+        }
+    }
+
+    /// The half-width factor of a CI at this level: Student's t quantile
+    /// with `df` degrees of freedom. Exact table values up to 4 degrees of
+    /// freedom; beyond, the Cornish–Fisher expansion about the normal
+    /// quantile (Hill, CACM 1970), within 0.004 of the table from 5 on.
+    /// `NaN` for 0.
+    pub fn t(self, df: usize) -> f64 {
+        let (z, table) = match self {
+            Confidence::P95 => (1.959_963_984_540_054, [12.706_204_736, 4.302_652_730, 3.182_446_305, 2.776_445_105]),
+            Confidence::P99 => (2.575_829_303_548_9, [63.656_741_163, 9.924_843_201, 5.840_909_310, 4.604_094_871]),
+        };
+        match df {
+            0 => f64::NAN,
+            1..=4 => table[df - 1],
+            _ => {
+                let n = df as f64;
+                let z2 = z * z;
+                let g1 = (z2 + 1.0) * z / 4.0;
+                let g2 = ((5.0 * z2 + 16.0) * z2 + 3.0) * z / 96.0;
+                let g3 = (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) * z / 384.0;
+                let g4 = ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) * z / 92_160.0;
+                z + g1 / n + g2 / n.powi(2) + g3 / n.powi(3) + g4 / n.powi(4)
+            }
         }
     }
 }
 
-/// The `gamma`-trimmed mean of `values` with its 95% CI (Tukey and
+/// The 97.5% quantile of Student's t with `df` degrees of freedom: the
+/// half-width factor of a two-sided 95% CI of a mean ([`Confidence::t`]).
+pub fn student_t_975(df: usize) -> f64 {
+    Confidence::P95.t(df)
+}
+
+/// The `gamma`-trimmed mean of `values` with its CI at `level` (Tukey and
 /// McLaughlin; Yuen's for one sample): the mean of the middle values once
 /// the lowest and highest `⌊gamma·n⌋` are set aside, its standard error
 /// from the winsorized variance (the set-aside values pulled in to the
@@ -265,7 +303,7 @@ pub fn student_t_975(df: usize) -> f64 {
 /// mean's CI without bound; here they only lose their say. With fewer
 /// than five values nothing is trimmed (the plain mean and t). `None`
 /// with fewer than two values. Returns `(mean, lo, hi, winsorized sd)`.
-pub fn trimmed_mean_ci(values: &[f64], gamma: f64) -> Option<(f64, f64, f64, f64)> {
+pub fn trimmed_mean_ci(values: &[f64], gamma: f64, level: Confidence) -> Option<(f64, f64, f64, f64)> {
     let n = values.len();
     if n < 2 {
         return None;
@@ -281,7 +319,7 @@ pub fn trimmed_mean_ci(values: &[f64], gamma: f64) -> Option<(f64, f64, f64, f64
     let w_mean = winsorized.iter().sum::<f64>() / n as f64;
     let sd = (winsorized.iter().map(|x| (x - w_mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
     let se = sd / ((h as f64 / n as f64) * (n as f64).sqrt());
-    let half = student_t_975(h - 1) * se;
+    let half = level.t(h - 1) * se;
     Some((mean, mean - half, mean + half, sd))
 }
 
@@ -398,6 +436,13 @@ mod tests {
         }
         assert!(student_t_975(0).is_nan());
         assert!((student_t_975(1_000_000) - 1.95996).abs() < 1e-4);
+        // t(0.995; df) from the same table: the 99% level.
+        for (df, t) in [(1, 63.657), (4, 4.604), (5, 4.032), (8, 3.355), (19, 2.861), (59, 2.662), (120, 2.617)] {
+            let got = Confidence::P99.t(df);
+            assert!((got - t).abs() < 0.004, "df {df}: {got} vs {t}");
+        }
+        assert_eq!(Confidence::from_pct(99.0), Some(Confidence::P99));
+        assert_eq!(Confidence::from_pct(90.0), None);
     }
 
     #[test]
@@ -406,11 +451,11 @@ mod tests {
         // span ±0.1; the trimmed one stays with the middle.
         let mut values: Vec<f64> = (0..20).map(|i| f64::from(i % 5) * 0.01 - 0.02).collect();
         values.extend([0.9, -0.8]);
-        let (mean, lo, hi, _) = trimmed_mean_ci(&values, 0.2).expect("enough values");
+        let (mean, lo, hi, _) = trimmed_mean_ci(&values, 0.2, Confidence::P95).expect("enough values");
         assert!(mean.abs() < 0.01 && hi - lo < 0.05, "{mean} {lo}…{hi}");
         // Under five values nothing is trimmed: the plain mean.
-        let (mean, ..) = trimmed_mean_ci(&[1.0, 2.0, 9.0], 0.2).expect("three values");
+        let (mean, ..) = trimmed_mean_ci(&[1.0, 2.0, 9.0], 0.2, Confidence::P95).expect("three values");
         assert!((mean - 4.0).abs() < 1e-12);
-        assert!(trimmed_mean_ci(&[1.0], 0.2).is_none());
+        assert!(trimmed_mean_ci(&[1.0], 0.2, Confidence::P95).is_none());
     }
 }

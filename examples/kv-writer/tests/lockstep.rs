@@ -127,6 +127,7 @@ fn two_builds_run_in_lockstep_into_one_trace_judged_across_passes() {
         max_spread_ratio: 100.0,
         min_slice_effect_ns: None,
         min_slice_effect_pct: None,
+        confidence_pct: None,
     };
     let e = hopscope_analyze::experiment::judge(&trace, &rule);
     let across = e.outcome.across.as_ref().expect("judged across passes");

@@ -80,13 +80,14 @@ fn render_head(e: &Experiment, out: &mut String) -> std::fmt::Result {
 /// floor two processes of build A show in the same run.
 fn render_across(a: &hopscope_analyze::generations::AcrossPasses, out: &mut String) -> std::fmt::Result {
     writeln!(out, "\n## Effect across passes (µs per operation; each pass by fresh processes)\n")?;
-    writeln!(out, "| | 20%-trimmed mean | 95% CI (Tukey–McLaughlin) | % of A | winsorized SD | passes |")?;
+    let level = a.delta.level_pct;
+    writeln!(out, "| | 20%-trimmed mean | {level:.0}% CI (Tukey–McLaughlin) | % of A | winsorized SD | passes |")?;
     writeln!(out, "|---|---:|---:|---:|---:|---:|")?;
     let row = |out: &mut String, what: &str, m: &hopscope_analyze::generations::PassMean| {
         writeln!(
             out,
             "| {what} | {:+.3} | {:+.3}…{:+.3} | {:+.2}% | {:.3} | {} |",
-            m.mean_us, m.ci95[0], m.ci95[1], m.pct, m.sd_us, a.passes
+            m.mean_us, m.ci[0], m.ci[1], m.pct, m.sd_us, a.passes
         )
     };
     row(out, "B − A", &a.delta)?;

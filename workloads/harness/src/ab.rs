@@ -47,14 +47,14 @@ pub fn summary(e: &Experiment) -> String {
     if let Some(a) = &e.outcome.across {
         let _ = writeln!(
             out,
-            "  across {} passes, each by fresh processes: Δ {:+.3} µs ({:+.2}%, 20%-trimmed mean), 95% CI {:+.3}…{:+.3}, SD {:.3}",
-            a.passes, a.delta.mean_us, a.delta.pct, a.delta.ci95[0], a.delta.ci95[1], a.delta.sd_us
+            "  across {} passes, each by fresh processes: Δ {:+.3} µs ({:+.2}%, 20%-trimmed mean), {:.0}% CI {:+.3}…{:+.3}, SD {:.3}",
+            a.passes, a.delta.mean_us, a.delta.pct, a.delta.level_pct, a.delta.ci[0], a.delta.ci[1], a.delta.sd_us
         );
         if let Some(c) = &a.control {
             let _ = writeln!(
                 out,
-                "  control − A (two processes of A): {:+.3} µs, 95% CI {:+.3}…{:+.3}, SD {:.3}",
-                c.mean_us, c.ci95[0], c.ci95[1], c.sd_us
+                "  control − A (two processes of A): {:+.3} µs, {:.0}% CI {:+.3}…{:+.3}, SD {:.3}",
+                c.mean_us, c.level_pct, c.ci[0], c.ci[1], c.sd_us
             );
         }
         if let Some(l) = &a.layouts {
