@@ -491,3 +491,50 @@ fn slices_within_two_grains_of_a_10_ns_clock_are_not_printed_as_figures() {
     let plain = decompose(&trace(false)).expect("decomposes");
     assert!(plain.slices.iter().all(|s| !s.within_two_grains));
 }
+
+/// [`trace`] with every block's run-queue delay recorded: 1 µs per op,
+/// and in `rounds` the `writer` lane's block stretched by 2 ms of waiting
+/// for a CPU that another process held.
+fn waiting(rounds: &[(u32, u32)]) -> Trace {
+    let mut t = trace(false);
+    t.header.readings.push("process.run_queue_ns".into());
+    let key = u16::try_from(t.header.readings.len() - 1).expect("few readings");
+    for b in &mut t.blocks {
+        let waited = LANES[usize::from(b.lane)] == "writer" && rounds.contains(&(b.pass, b.sample));
+        if waited {
+            b.end = Ticks(b.end.0 + 2_000_000);
+        }
+        b.readings.push(Reading { key, value: if waited { 2_000_000 } else { 1_000 * OPS } });
+    }
+    t
+}
+
+#[test]
+fn rounds_that_waited_for_another_process_are_left_out_and_said() {
+    let d = decompose(&waiting(&[(0, 1), (1, 3)])).expect("decomposes");
+    let c = d.contention.as_ref().expect("run-queue delay recorded");
+    assert!(!c.contended && c.dropped_rounds && (c.contended_rounds, c.rounds) == (2, 10), "{c:?}");
+    assert_eq!(c.lanes["writer"].contended_blocks, 2);
+    // Every lane loses those two rounds, and the figures are the clean ones.
+    for lane in LANES {
+        assert_eq!(d.lanes[lane].blocks_us.len(), 8, "{lane}");
+    }
+    assert!(close(d.lanes["writer"].us_per_op.expect("figures").max, 22.3));
+    assert!(close(d.derived.as_ref().and_then(|x| x.library_us).expect("library").median, 0.95));
+    let md = receipt::markdown(&d);
+    assert!(md.contains("**Left out:** 2 of 10 rounds waited for another process (blocks: writer 2 of 10)"), "{md}");
+    assert!(!md.contains("**Contended:**"));
+
+    // Half the rounds or more: nothing is left out, and the run says whose
+    // figures these are.
+    let all: Vec<(u32, u32)> = (0..2).flat_map(|p| (0..3).map(move |s| (p, s))).collect();
+    let d = decompose(&waiting(&all)).expect("decomposes");
+    let c = d.contention.as_ref().expect("run-queue delay recorded");
+    assert!(c.contended && !c.dropped_rounds && c.contended_rounds == 6, "{c:?}");
+    assert_eq!(d.lanes["writer"].blocks_us.len(), 10);
+    let md = receipt::markdown(&d);
+    assert!(md.contains("**Contended:** another process held this run's CPUs: `writer`'s threads waited"), "{md}");
+
+    // A trace with no run-queue reading says nothing either way.
+    assert!(decompose(&trace(false)).expect("decomposes").contention.is_none());
+}

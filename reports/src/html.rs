@@ -66,10 +66,22 @@ pub fn page(d: &Decomposition, options: ChartOptions) -> Result<String, ReportEr
         ));
     }
     let title = receipt::run_title(&d.run.meta, d.lanes.keys().next().map(String::as_str));
+    // As in the receipt, a run another process held the CPUs of says so
+    // before any figure.
+    let contention = d.contention.as_ref();
+    let headline = [
+        contention.and_then(|c| c.line()).map(|line| format!("Contended: {line}")),
+        contention.and_then(|c| c.dropped_line()).map(|line| format!("Left out: {line}.")),
+        Some(receipt::headline(d).unwrap_or_else(|| "This run has no lane arithmetic to summarise.".to_owned())),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(" ");
     assemble(&Parts {
         title: format!("hopscope report: {title}"),
         header_html: header(&format!("hopscope: {title}"), &d.host, &d.clock, &d.run.meta, &receipt::date(d)),
-        headline: receipt::headline(d).unwrap_or_else(|| "This run has no lane arithmetic to summarise.".to_owned()),
+        headline,
         warnings: &d.warnings,
         charts,
         body_md: format!("# Receipt\n\n{}", receipt::body_markdown(d)),

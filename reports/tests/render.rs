@@ -52,6 +52,32 @@ fn every_chart_is_a_png_of_the_documented_size_and_the_page_holds_them() {
 }
 
 #[test]
+fn a_contended_run_says_so_at_the_top_of_its_page() {
+    let quiet = hopscope_reports::page(&fixture(), ChartOptions::default()).expect("renders");
+    assert!(!quiet.contains("Contended:"));
+    let mut d = fixture();
+    let waits = hopscope_analyze::contention::LaneWaits {
+        run_queue_us_per_op: 110.0,
+        share: 0.86,
+        by_role: Default::default(),
+        involuntary_per_op: Default::default(),
+        contended_blocks: 6,
+        blocks: 6,
+    };
+    d.contention = Some(hopscope_analyze::contention::Contention {
+        threshold_share: 0.5,
+        lanes: [("writer".to_owned(), waits)].into(),
+        rounds: 6,
+        contended_rounds: 6,
+        dropped_rounds: false,
+        contended: true,
+    });
+    let html = hopscope_reports::page(&d, ChartOptions::default()).expect("renders");
+    let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("{needle} missing"));
+    assert!(at("Contended: another process held this run") < at(") hop, "), "said before the figures");
+}
+
+#[test]
 fn text_is_drawn_with_the_embedded_font() {
     // Two renders of the same chart must be byte-identical: no dependence on
     // whatever fonts the machine has.

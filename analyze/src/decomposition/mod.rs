@@ -9,7 +9,7 @@ mod result;
 
 use derived::References;
 use lane::PerLane;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use hopscope_probe::{Block, Role, Trace, TraceHeader, Variant};
 
@@ -103,34 +103,65 @@ struct Scanned {
     order: Vec<(u16, u32, u32)>,
     lanes: Vec<LaneBlocks>,
     hops: HopScan,
+    /// The run's waits for a CPU, from every block (those left out of the
+    /// figures included).
+    contention: Option<crate::contention::Contention>,
 }
 
-/// Read `source` twice (scan, then join) and decompose it; also returns
-/// how many blocks it held.
-fn decompose_blocks(source: &mut impl BlockSource) -> Result<(Decomposition, u64), AnalyzeError> {
-    let header = source.header().clone();
+/// Scan `source`'s blocks, leaving out the rounds in `skip`.
+fn scan(
+    source: &mut impl BlockSource,
+    header: &TraceHeader,
+    skip: Option<&BTreeSet<(u32, u32)>>,
+) -> Result<(Scanned, crate::contention::Rounds), AnalyzeError> {
     let mut scanned = Scanned {
         blocks: 0,
         dropped: 0,
         order: Vec::new(),
-        lanes: lanes::empty_lanes(&header),
-        hops: HopScan::new(&header),
+        lanes: lanes::empty_lanes(header),
+        hops: HopScan::new(header),
+        contention: None,
     };
+    let mut rounds = crate::contention::Rounds::default();
     source.replay(&mut |_, block: &Block| {
         scanned.blocks += 1;
+        rounds.add(header, block);
+        if skip.is_some_and(|s| s.contains(&(block.pass, block.sample))) {
+            return;
+        }
         scanned.order.push((block.lane, block.pass, block.sample));
         scanned.dropped = scanned.dropped.saturating_add(block.dropped());
-        lanes::add_block(&mut scanned.lanes, &header, block);
+        lanes::add_block(&mut scanned.lanes, header, block);
         scanned.hops.add(block);
     })?;
+    Ok((scanned, rounds))
+}
+
+/// Read `source` twice (scan, then join) and decompose it; also returns
+/// how many blocks it held. When a few rounds waited for another process
+/// (fewer than half: [`crate::contention`]), a second scan leaves them out
+/// and so does the join.
+fn decompose_blocks(source: &mut impl BlockSource) -> Result<(Decomposition, u64), AnalyzeError> {
+    let header = source.header().clone();
+    let (mut scanned, rounds) = scan(source, &header, None)?;
     if scanned.blocks == 0 {
         return Err(match source.partial() {
             Some(p) => AnalyzeError::NothingSalvaged { reason: p.reason },
             None => AnalyzeError::NoBlocks,
         });
     }
+    let contention = crate::contention::of(&scanned.lanes, &rounds);
+    let skip = rounds.to_drop();
+    if let Some(skip) = skip {
+        scanned = scan(source, &header, Some(skip))?.0;
+    }
+    scanned.contention = contention;
     let mut join = Join::new(&header, &scanned.hops);
-    source.replay(&mut |index, block: &Block| join.add(index, block))?;
+    source.replay(&mut |index, block: &Block| {
+        if !skip.is_some_and(|s| s.contains(&(block.pass, block.sample))) {
+            join.add(index, block);
+        }
+    })?;
     let joined = join.finish();
     Ok((analyze(&header, &scanned, &joined), scanned.blocks))
 }
@@ -262,7 +293,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         observer_effect,
         cpu_us_per_op: per_lane.cpu,
         ctx_switches_per_op: per_lane.ctx_switches,
-        contention: crate::contention::of(blocks),
+        contention: scanned.contention.clone(),
         comparison,
         span_machinery: insitu.machinery.or_else(|| header.span_machinery.clone()),
         cold_start,

@@ -85,6 +85,9 @@ fn render_head(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     if let Some(line) = d.contention.as_ref().and_then(|c| c.line()) {
         writeln!(out, "**Contended:** {line}\n")?;
     }
+    if let Some(line) = d.contention.as_ref().and_then(|c| c.dropped_line()) {
+        writeln!(out, "**Left out:** {line}.\n")?;
+    }
     if let Some(h) = headline(d) {
         writeln!(out, "{h}\n")?;
     }

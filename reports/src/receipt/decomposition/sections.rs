@@ -295,9 +295,9 @@ pub(super) fn waits(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     let heads: Vec<String> = roles.iter().map(|r| format!("{r} µs")).collect();
     writeln!(
         out,
-        "| lane | every thread µs | {} share of wall time | involuntary switches | blocks past {:.0}% |",
+        "| lane | every thread µs | {} share of wall time | involuntary switches | blocks that waited for another \
+         process |",
         heads.iter().map(|h| format!("{h} |")).collect::<String>(),
-        c.threshold_share * 100.0
     )?;
     writeln!(out, "|---|---:|{}---:|---:|---:|", "---:|".repeat(heads.len()))?;
     for (lane, w) in &c.lanes {
@@ -317,10 +317,21 @@ pub(super) fn waits(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         out,
         "\nRun-queue delay is time a thread was runnable but another held its CPU (the kernel's scheduler \
          statistics, per block). A lane's threads wait for each other too, on one core most of all (kv-writer's \
-         two threads there: about a quarter of each write), so the rule, fixed in advance, calls a run contended \
-         when a lane's median block waited {:.0}% of its wall time or more: {}.\n",
+         two threads there: about a quarter of each write), but only while another of them runs, so their waits \
+         stay within what the process ran. The rule, fixed in advance: a block waited for another process when \
+         its threads waited {:.0}% of its wall time or more *and* longer than the process ran; a round (a block \
+         of every lane, back to back) when any of its blocks did; the run is contended when half its rounds or \
+         more did ({} of {} here: {}), and fewer are left out of every figure.\n",
         c.threshold_share * 100.0,
-        if c.contended { "**contended**" } else { "not contended" }
+        c.contended_rounds,
+        c.rounds,
+        if c.contended {
+            "**contended**"
+        } else if c.dropped_rounds {
+            "not contended, those rounds left out"
+        } else {
+            "not contended"
+        }
     )
 }
 
