@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use hopscope_analyze::ab_trace::AbTrace;
 use hopscope_analyze::experiment::{self, Experiment};
 use hopscope_harness::gate::{self, FailOn};
 use hopscope_harness::{Harness, RunArgs, sha256_hex};
-use hopscope_probe::Trace;
 
 use crate::spec::Spec;
 
@@ -84,7 +84,7 @@ pub(crate) fn print_json(dir: &Path, experiment: &Experiment) -> anyhow::Result<
 
 /// An A/B verdict as a gate reads it: `b` against `a`.
 fn gate(experiment: &Experiment, fail_on: Option<FailOn>) -> ExitCode {
-    ExitCode::from(gate::exit_status(gate::ab_verdict(experiment), fail_on))
+    ExitCode::from(gate::ab_status(experiment, fail_on))
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
@@ -198,14 +198,15 @@ fn safe(name: &str) -> String {
 /// spec on disk no longer matches it.
 fn reanalyze(current: &Spec, dir: &Path) -> anyhow::Result<Experiment> {
     let path = dir.join("trace.hop");
-    let trace = Trace::read(&path).with_context(|| format!("cannot analyze {}", path.display()))?;
+    // Streamed: the header first, then the blocks one at a time.
+    let trace = AbTrace::read_file(&path).with_context(|| format!("cannot analyze {}", path.display()))?;
     let recorded_text = trace
         .header
         .run
         .get("spec.text")
         .with_context(|| format!("{} is not an A/B trace (it records no spec)", path.display()))?;
     let recorded = Spec::parse(&current.experiment.path, recorded_text).context("the spec recorded in the trace")?;
-    let mut experiment = experiment::judge(&trace, &recorded.experiment.rule);
+    let mut experiment = experiment::judge_trace(&trace, &recorded.experiment.rule);
     if sha256_hex(recorded_text) != current.experiment.sha256 {
         experiment.warnings.push(format!(
             "the spec was edited after the run: recorded sha256 {}, {} now has {}; the verdict uses the recorded rule",

@@ -9,7 +9,6 @@ use hopscope_analyze::experiment::{self, Experiment};
 use hopscope_analyze::{Partial, generations};
 use hopscope_harness::lockstep::{self, Launch, Lockstep};
 use hopscope_harness::{ExperimentSpec, rundir};
-use hopscope_probe::Trace;
 
 /// The spec a lockstep run is held to when none is given: every block
 /// pair counts, an effect must show in both orders with its 99% CI clear
@@ -197,8 +196,9 @@ pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experime
     if run.blocks == 0 {
         return Ok(None);
     }
-    let trace = Trace::read(&run.trace).with_context(|| format!("cannot read back {}", run.trace.display()))?;
-    let mut e = experiment::judge(&trace, &spec.rule);
+    // Streamed: a long lockstep run's memory is one block at a time.
+    let mut e = experiment::judge_file(&run.trace, &spec.rule)
+        .with_context(|| format!("cannot read back {}", run.trace.display()))?;
     if let Some(line) = &run.stopped {
         let partial = Partial {
             blocks_kept: run.blocks,

@@ -6,8 +6,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use hopscope_analyze::ab_trace::AbTrace;
 use hopscope_analyze::merge;
-use hopscope_probe::Trace;
+
 use hopscope_workloads::merge::ChangesetSpec;
 use hopscope_workloads::merge::run::{self as merge_run, MergePlan};
 
@@ -76,7 +77,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         dir.display()
     );
     let trace_path = merge_run::run(&plan, &dir, rundir::metadata(), rundir::show_progress())?;
-    let trace = Trace::read(&trace_path).with_context(|| format!("cannot read back {}", trace_path.display()))?;
+    // Streamed: one block in memory at a time.
+    let trace =
+        AbTrace::read_file(&trace_path).with_context(|| format!("cannot read back {}", trace_path.display()))?;
     let result = merge::analyze(&trace, hopscope_analyze::BOOTSTRAP_SEED);
     let mut written = hopscope_reports::write_merge(&dir, &result)?;
     written.push("trace", trace_path);

@@ -6,6 +6,12 @@
 //! is refused. Each phase prints its wall time and the peak of heap bytes
 //! it allocated (a counting allocator), next to the size of one block on
 //! disk and as timeline JSON. `HOPSCOPE_LARGE_TRACE_MB` changes the size.
+//!
+//! `HOPSCOPE_GROW_TRACES=a.hop,b.hop` adds real traces (a careful `ab`
+//! run, a `merge` run, a `resolve` repeat): each is grown
+//! `HOPSCOPE_GROW` times (100 by default; its passes repeated, streamed)
+//! and read as `ab`, `resolve` and `merge` read theirs, streamed, then
+//! held whole for contrast.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Write;
@@ -167,6 +173,11 @@ fn main() {
         hopscope_analyze::decompose(&trace).expect("decomposes").slices.len()
     });
 
+    let grow: u32 = std::env::var("HOPSCOPE_GROW").ok().and_then(|v| v.parse().ok()).unwrap_or(100);
+    for real in std::env::var("HOPSCOPE_GROW_TRACES").unwrap_or_default().split(',').filter(|p| !p.is_empty()) {
+        grown(Path::new(real), &dir.join("grown.hop"), grow);
+    }
+
     phase("refuse /dev/zero", || Trace::read(Path::new("/dev/zero")).is_err());
     let sparse = dir.join("sparse.hop");
     let file = std::fs::File::create(&sparse).expect("sparse");
@@ -177,4 +188,49 @@ fn main() {
     cut.write_all(b"HOPSCOPE\x02\x00\x00\x00H\xff\xff\xff\xff").expect("write");
     phase("refuse a record claiming 4 GB", || Trace::read(&dir.join("claims.hop")).is_err());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Grow the trace at `real` `times` times into `path` (its passes
+/// repeated, renumbered after the last), streamed, then read it as the
+/// A/B, resolve and merge analyses do: streamed, and held whole.
+fn grown(real: &Path, path: &Path, times: u32) {
+    use hopscope_analyze::ab_trace::AbTrace;
+    use hopscope_analyze::{experiment, merge, resolution};
+    let (blocks, largest) = phase(&format!("grow {} {times}×", real.display()), || {
+        let mut reader = TraceReader::open(real).expect("a trace");
+        let mut writer = TraceWriter::create(path, reader.header().clone()).expect("grown");
+        let (mut passes, mut largest, mut blocks) = (1u32, 0usize, 0u64);
+        while let Some(b) = reader.next_block().expect("block") {
+            largest = largest.max(b.streams.iter().map(|s| s.marks.len()).sum::<usize>());
+            passes = passes.max(b.pass + 1);
+            blocks += 1;
+        }
+        for k in 0..times {
+            let mut reader = TraceReader::open(real).expect("a trace");
+            while let Some(mut b) = reader.next_block().expect("block") {
+                b.pass += k * passes;
+                writer.write_block(&b).expect("block");
+            }
+        }
+        writer.finish().expect("end");
+        (blocks * u64::from(times), largest)
+    });
+    let size = std::fs::metadata(path).expect("size").len();
+    println!(
+        "  grown: {blocks} blocks, {:.0} MiB; its largest block {largest} marks (~{:.2} MiB held)",
+        size as f64 / (1 << 20) as f64,
+        (largest * std::mem::size_of::<Mark>()) as f64 / (1 << 20) as f64
+    );
+    let rule = resolution::detection_rule();
+    phase("  ab: judged streamed (AbTrace::read_file)", || {
+        experiment::judge_file(path, &rule).expect("judged").outcome.passes.len()
+    });
+    phase("  resolve: a repeat judged streamed", || {
+        resolution::judge_repeat(&AbTrace::read_file(path).expect("read"), "built").estimated_ns
+    });
+    phase("  merge: analysed streamed", || merge::analyze(&AbTrace::read_file(path).expect("read"), 1).slices.len());
+    phase("  ab: judged held whole (Trace::read)", || {
+        experiment::judge(&Trace::read(path).expect("trace"), &rule).outcome.passes.len()
+    });
+    let _ = std::fs::remove_file(path);
 }

@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use hopscope_probe::{Role, Trace};
+use hopscope_probe::{Role, Trace, TraceHeader};
 use serde::{Deserialize, Serialize};
 
 use crate::lanes::{self, Difference, LaneBlocks};
@@ -44,11 +44,11 @@ pub struct Arms {
 }
 
 impl Arms {
-    /// The arms of `trace`, or `None` if it lacks arm A or arm B.
-    pub fn of(trace: &Trace) -> Option<Arms> {
-        let find = |role: Role| {
-            (0..trace.header.lanes.len() as u16).find(|&i| trace.header.lane_info(i).is_some_and(|l| l.role == role))
-        };
+    /// The arms a trace's `header` declares, or `None` if it lacks arm A
+    /// or arm B.
+    pub fn of(header: &TraceHeader) -> Option<Arms> {
+        let find =
+            |role: Role| (0..header.lanes.len() as u16).find(|&i| header.lane_info(i).is_some_and(|l| l.role == role));
         Some(Arms { a: find(Role::ArmA)?, b: find(Role::ArmB)?, control: find(Role::Control) })
     }
 
@@ -346,50 +346,10 @@ fn ci_excludes_zero(d: &Difference) -> bool {
     d.ci95[0] > 0.0 || d.ci95[1] < 0.0
 }
 
-/// Collect the per-pass blocks of an A/B trace (lanes `a`, `b`, `control`).
-/// A pass is `b→a` when `b`'s first block in it precedes `a`'s.
-///
-/// A block's figure is the median per-operation latency (first to last mark)
-/// when its lane was probed — robust to the rare slow operation, such as a
-/// WAL checkpoint — and its wall time per operation otherwise.
+/// Collect the per-pass blocks of an A/B trace held in memory
+/// ([`crate::ab_trace::AbTrace::pass_blocks`]).
 pub fn pass_blocks(trace: &Trace) -> Vec<PassBlocks> {
-    pass_blocks_joined(trace, &crate::join::join(trace))
-}
-
-/// [`pass_blocks`] for a caller that has already joined the trace's
-/// operations (`joined`) and needs them again.
-pub fn pass_blocks_joined(trace: &Trace, joined: &[crate::join::LaneOps]) -> Vec<PassBlocks> {
-    let Some(Arms { a, b, control }) = Arms::of(trace) else { return Vec::new() };
-    let ns_per_tick = trace.header.clock.ns_per_tick;
-    let op_medians: BTreeMap<usize, f64> = joined
-        .iter()
-        .flat_map(|ops| ops.blocks.iter())
-        .filter_map(|b| Some((b.block, b.total_median_ns? / 1_000.0)))
-        .collect();
-    let mut passes: BTreeMap<u32, PassBlocks> = BTreeMap::new();
-    let mut first_seen: BTreeMap<u32, u16> = BTreeMap::new();
-    for (index, block) in trace.blocks.iter().enumerate().filter(|(_, b)| b.op_count > 0) {
-        let wall_us = block.end.since(block.start) as f64 * ns_per_tick / block.op_count as f64 / 1_000.0;
-        let us = op_medians.get(&index).copied().unwrap_or(wall_us);
-        let entry =
-            passes.entry(block.pass).or_insert_with(|| PassBlocks { pass: block.pass, ..PassBlocks::default() });
-        if block.lane == a || block.lane == b {
-            first_seen.entry(block.pass).or_insert(block.lane);
-        }
-        if block.lane == a {
-            entry.a.insert(block.sample, us);
-        } else if block.lane == b {
-            entry.b.insert(block.sample, us);
-        } else if Some(block.lane) == control {
-            entry.control.insert(block.sample, us);
-        }
-    }
-    for (pass, first) in first_seen {
-        if let Some(p) = passes.get_mut(&pass) {
-            p.b_first = first == b;
-        }
-    }
-    passes.into_values().collect()
+    crate::ab_trace::AbTrace::read(&mut { trace }).map(|t| t.pass_blocks()).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -2,12 +2,14 @@
 //! `hopscope.ab/1`); `hopscope-reports` renders its receipt.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use hopscope_probe::{ClockInfo, HostInfo, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::ab::{self, AbOutcome, Rule};
-use crate::join;
+use crate::ab_trace::AbTrace;
+use crate::decomposition::AnalyzeError;
 use crate::slice_verdict::{self, SliceVerdicts};
 
 /// Schema name and version of `ab.json`.
@@ -42,23 +44,48 @@ pub struct Experiment {
     pub meta: BTreeMap<String, String>,
     /// What a reader must know (e.g. a spec edited after the run).
     pub warnings: Vec<String>,
+    /// How long the arms' threads waited for a CPU, and whether another
+    /// process held the run's CPUs: then the verdict is withheld
+    /// (`drift-suspected`, the line first among its reasons).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contention: Option<crate::contention::Contention>,
 }
 
-/// Judge the A/B `trace` under `rule`; `spec` fields come from the header.
+/// Judge the A/B `trace`, held in memory, under `rule`
+/// ([`judge_trace`]).
 pub fn judge(trace: &Trace, rule: &Rule) -> Experiment {
+    judge_trace(&AbTrace::of(trace), rule)
+}
+
+/// Judge the A/B trace file at `path` under `rule`, streamed
+/// ([`AbTrace::read_file`]).
+pub fn judge_file(path: &Path, rule: &Rule) -> Result<Experiment, AnalyzeError> {
+    Ok(judge_trace(&AbTrace::read_file(path)?, rule))
+}
+
+/// Judge an A/B run read from its trace under `rule`; `spec` fields come
+/// from the header.
+pub fn judge_trace(trace: &AbTrace, rule: &Rule) -> Experiment {
     let meta = &trace.header.run;
     let get = |k: &str| meta.get(k).cloned().unwrap_or_default();
-    let joined = join::join(trace);
-    let passes = ab::pass_blocks_joined(trace, &joined);
+    let passes = trace.pass_blocks();
     // Every pass by fresh processes: the passes are the replicates.
     let across = crate::generations::applies(meta);
-    let outcome = if across {
+    let mut outcome = if across {
         crate::generations::verdict(&passes, rule, crate::generations::layouts(meta))
     } else {
         ab::verdict(&passes, rule)
     };
+    // Every block counts here: a contended A/B round is not left out, the
+    // verdict needs its pairs.
+    let contention = trace.contention.clone();
+    if let Some(line) = contention.as_ref().and_then(|c| c.line()) {
+        outcome.verdict = ab::Verdict::DriftSuspected;
+        outcome.reasons.insert(0, format!("no verdict: {line}"));
+    }
     // Each arm described by its lane: `a: <lane> — <description>`.
-    let arms = ab::Arms::of(trace)
+    let arms = trace
+        .arms()
         .map(|arms| arms.keyed())
         .unwrap_or_default()
         .into_iter()
@@ -71,7 +98,7 @@ pub fn judge(trace: &Trace, rule: &Rule) -> Experiment {
         .collect();
     let min_effect = rule.slice_min_effect(trace.header.clock.grain_ns());
     let b_first = passes.iter().map(|p| (p.pass, p.b_first)).collect();
-    let slices = crate::resolution::arm_ops(trace, &joined).and_then(|(a, b)| {
+    let slices = trace.arm_ops().and_then(|(a, b)| {
         if across {
             crate::generations::slices(a, b, &b_first, min_effect)
         } else {
@@ -79,8 +106,8 @@ pub fn judge(trace: &Trace, rule: &Rule) -> Experiment {
         }
     });
     let mut warnings = Vec::new();
-    if trace.dropped() > 0 {
-        warnings.push(format!("{} marks were dropped", trace.dropped()));
+    if trace.marks_dropped > 0 {
+        warnings.push(format!("{} marks were dropped", trace.marks_dropped));
     }
     Experiment {
         schema: AB_SCHEMA.to_owned(),
@@ -95,5 +122,6 @@ pub fn judge(trace: &Trace, rule: &Rule) -> Experiment {
         clock: trace.header.clock.clone(),
         meta: meta.clone(),
         warnings,
+        contention,
     }
 }

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use hopscope_probe::Trace;
+use crate::ab_trace::AbTrace;
 use serde::{Deserialize, Serialize};
 
 use crate::ab::{self, PassBlocks, Rule};
@@ -88,12 +88,12 @@ pub struct MergeResult {
 }
 
 /// Analyze a trace written by the merge runner.
-pub fn analyze(trace: &Trace, seed: u64) -> MergeResult {
-    let blocks = lanes::lane_blocks(trace);
+pub fn analyze(trace: &AbTrace, seed: u64) -> MergeResult {
+    let blocks = &trace.lanes;
     let find = |lane: &str| blocks.iter().find(|l| l.name == lane && l.ops > 0);
     let changes: u64 = trace.header.run.get("changes").and_then(|c| c.parse().ok()).unwrap_or(0);
     let mut arms: BTreeMap<String, BTreeMap<String, PhaseFigures>> = BTreeMap::new();
-    for lane in &blocks {
+    for lane in blocks {
         let Some((arm, phase)) = lane.name.split_once('/') else { continue };
         let Ok(samples) = Samples::new(lane.us_per_op.values().copied().collect()) else { continue };
         let us_per_change = samples.summary(seed);
@@ -124,8 +124,8 @@ pub fn analyze(trace: &Trace, seed: u64) -> MergeResult {
             });
         }
     }
-    let joined = crate::join::join(trace);
-    let slices = joined
+    let slices = trace
+        .joined
         .iter()
         .filter(|ops| ops.complete > 0)
         .filter_map(|ops| {
@@ -152,23 +152,21 @@ pub fn analyze(trace: &Trace, seed: u64) -> MergeResult {
 /// One step's A/B passes: A = `naive/{phase}`, B = `{step}/{phase}`,
 /// control = the second naive arm; a part goes to pass 0 when A's ran
 /// before B's (the drawn order decides) and to pass 1 otherwise.
-fn ab_passes(trace: &Trace, step: &str, phase: &str) -> Vec<PassBlocks> {
+fn ab_passes(trace: &AbTrace, step: &str, phase: &str) -> Vec<PassBlocks> {
     let lane = |arm: &str| trace.header.lane(&format!("{arm}/{phase}"));
     let (Some(a), Some(b), control) = (lane("naive"), lane(step), lane(CONTROL)) else { return Vec::new() };
-    let ns_per_tick = trace.header.clock.ns_per_tick;
     // Per sample (one part of every arm's import, the arms interleaved):
     // where A's and B's blocks are (which ran first), and every figure.
     let mut first: BTreeMap<u32, (Option<usize>, Option<usize>)> = BTreeMap::new();
     let mut figures: Vec<(u32, u16, f64)> = Vec::new();
-    for (index, block) in trace.blocks.iter().enumerate().filter(|(_, b)| b.op_count > 0) {
-        let us = block.end.since(block.start) as f64 * ns_per_tick / block.op_count as f64 / 1_000.0;
+    for block in &trace.blocks {
         let seen = first.entry(block.sample).or_default();
         if block.lane == a {
-            seen.0.get_or_insert(index);
+            seen.0.get_or_insert(block.index);
         } else if block.lane == b {
-            seen.1.get_or_insert(index);
+            seen.1.get_or_insert(block.index);
         }
-        figures.push((block.sample, block.lane, us));
+        figures.push((block.sample, block.lane, block.wall_us));
     }
     let mut passes = [
         PassBlocks { pass: 0, b_first: false, ..PassBlocks::default() },

@@ -16,11 +16,11 @@
 
 use std::collections::BTreeMap;
 
-use hopscope_probe::Trace;
 use serde::{Deserialize, Serialize};
 
 use crate::ab::{self, Rule, Verdict};
-use crate::join::{self, LaneOps};
+use crate::ab_trace::AbTrace;
+use crate::join::LaneOps;
 use crate::slice_verdict::{self, PairedSlice, SliceVerdicts};
 use crate::stats::Samples;
 
@@ -72,6 +72,10 @@ pub struct Repeat {
     pub slice: Option<SliceRepeat>,
     /// Every slice the slice-level verdicts flagged (either direction).
     pub flagged: Vec<String>,
+    /// Another process held the repeat's CPUs ([`crate::contention`]): it
+    /// is left out of every rate.
+    #[serde(default)]
+    pub contended: bool,
 }
 
 /// What the slice-level verdicts said of the injected slice in one repeat.
@@ -87,9 +91,8 @@ pub struct SliceRepeat {
 
 /// Judge one repeat's trace (lanes `a` and `b`); `delayed_hop` names the
 /// hop the delay was injected before, which closes the injected slice.
-pub fn judge_repeat(trace: &Trace, delayed_hop: &str) -> Repeat {
-    let joined = join::join(trace);
-    let passes = ab::pass_blocks_joined(trace, &joined);
+pub fn judge_repeat(trace: &AbTrace, delayed_hop: &str) -> Repeat {
+    let passes = trace.pass_blocks();
     let crossover = (trace.header.run.get(CROSSOVER_META).map(String::as_str) == Some(CROSSOVER_PASS_PAIRS))
         .then(|| Crossover::of(&passes));
     let passes = match &crossover {
@@ -101,15 +104,16 @@ pub fn judge_repeat(trace: &Trace, delayed_hop: &str) -> Repeat {
     let estimated_ns = if deltas.is_empty() { 0.0 } else { deltas.iter().sum::<f64>() / deltas.len() as f64 };
     let detected = outcome.verdict == Verdict::Reproduced && estimated_ns > 0.0;
     let min_effect = detection_rule().slice_min_effect(trace.header.clock.grain_ns());
-    let judged = arm_ops(trace, &joined).and_then(|(a, b)| {
+    let judged = trace.arm_ops().and_then(|(a, b)| {
         let verdicts = match &crossover {
             Some(c) => slice_verdict::judge_paired(&c.pool_slices(slice_verdict::paired(a, b)), min_effect),
             None => slice_verdict::judge(a, b, min_effect),
         };
         Some((a, verdicts?))
     });
+    let contended = trace.contended();
     let Some((a, verdicts)) = judged else {
-        return Repeat { detected, estimated_ns, attributed_slice: None, slice: None, flagged: Vec::new() };
+        return Repeat { detected, estimated_ns, attributed_slice: None, slice: None, flagged: Vec::new(), contended };
     };
     Repeat {
         detected,
@@ -117,6 +121,7 @@ pub fn judge_repeat(trace: &Trace, delayed_hop: &str) -> Repeat {
         attributed_slice: attribute(&verdicts),
         slice: injected(&verdicts, a, delayed_hop),
         flagged: verdicts.changed().map(|s| s.name.clone()).collect(),
+        contended,
     }
 }
 
@@ -212,13 +217,6 @@ fn injected(verdicts: &SliceVerdicts, a: &LaneOps, delayed_hop: &str) -> Option<
     })
 }
 
-/// The joined operations of arms `a` and `b`, if both were probed.
-pub(crate) fn arm_ops<'a>(trace: &Trace, joined: &'a [LaneOps]) -> Option<(&'a LaneOps, &'a LaneOps)> {
-    let arms = ab::Arms::of(trace)?;
-    let ops = |lane: u16| joined.iter().find(|o| o.lane == lane && o.complete > 0);
-    Some((ops(arms.a)?, ops(arms.b)?))
-}
-
 /// The slice that grew most surely from arm `a` to arm `b`: the smallest
 /// paired-test p-value among the slices that got slower, the larger growth
 /// breaking ties (a big noisy slice cannot win by noise alone, and whether
@@ -243,6 +241,10 @@ pub struct ResolutionRow {
     pub delay_measured_ns: f64,
     /// Repeats run.
     pub repeats: usize,
+    /// Of those, repeats another process held the CPUs of: left out of
+    /// every rate and estimate below.
+    #[serde(default)]
+    pub contended_repeats: usize,
     /// Share of repeats that detected a slowdown (at 0 ns: the
     /// false-positive rate).
     pub detection_rate: f64,
@@ -274,17 +276,12 @@ pub struct ResolutionRow {
 }
 
 /// Summarise the repeats of one injected size.
-pub fn summarize(
-    injected_ns: u64,
-    delay_measured_ns: f64,
-    slice: &str,
-    repeats: &[Repeat],
-    seconds: f64,
-) -> ResolutionRow {
+pub fn summarize(injected_ns: u64, delay_measured_ns: f64, slice: &str, all: &[Repeat], seconds: f64) -> ResolutionRow {
+    let repeats: Vec<&Repeat> = all.iter().filter(|r| !r.contended).collect();
     let n = repeats.len().max(1) as f64;
     let estimated_ns = Samples::new(repeats.iter().map(|r| r.estimated_ns).collect()).map_or(0.0, |s| s.median());
     let mut blamed: BTreeMap<&str, usize> = BTreeMap::new();
-    for r in repeats {
+    for r in &repeats {
         if let Some(s) = &r.attributed_slice {
             *blamed.entry(s.as_str()).or_default() += 1;
         }
@@ -304,7 +301,8 @@ pub fn summarize(
     ResolutionRow {
         injected_ns,
         delay_measured_ns,
-        repeats: repeats.len(),
+        repeats: all.len(),
+        contended_repeats: all.len() - repeats.len(),
         detection_rate: repeats.iter().filter(|r| r.detected).count() as f64 / n,
         estimated_ns,
         error_pct: error(estimated_ns),
@@ -346,6 +344,7 @@ mod tests {
             attributed_slice: Some(slice.to_owned()),
             slice: Some(SliceRepeat { name: injected.to_owned(), detected: slice == injected, estimated_ns: ns / 2.0 }),
             flagged: vec![slice.to_owned()],
+            contended: false,
         }
     }
 
@@ -368,6 +367,12 @@ mod tests {
         assert!((row.slice_error_pct.expect("error") - (98.75 - 201.0) / 201.0 * 100.0).abs() < 1e-9);
         assert_eq!((row.elsewhere_rate, row.any_flag_rate), (0.25, 1.0));
         assert!(summarize(0, 0.0, "x", &repeats, 1.0).error_pct.is_none());
+        // A repeat another process held the CPUs of counts in no rate.
+        let mut with_hog = repeats.to_vec();
+        with_hog.push(Repeat { contended: true, ..repeat(false, 5_000.0, "sent→woke") });
+        let row = summarize(200, 201.0, "locked→built", &with_hog, 12.0);
+        assert_eq!((row.repeats, row.contended_repeats, row.detection_rate), (5, 1, 0.75));
+        assert_eq!(row.estimated_ns, 197.5);
     }
 
     /// Four flipped-order passes of a crossover in which instance `b` is

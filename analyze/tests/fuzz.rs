@@ -302,8 +302,9 @@ fn target(bytes: &[u8], analyze: bool) -> bool {
         let e = experiment::judge(&trace, &resolution::detection_rule());
         let _ = receipt::experiment::markdown(&e);
         let _ = ab::pass_blocks(&trace);
-        let _ = resolution::judge_repeat(&trace, "built");
-        let m = merge::analyze(&trace, 1);
+        let held = hopscope_analyze::ab_trace::AbTrace::read(&mut { &trace }).expect("in memory");
+        let _ = resolution::judge_repeat(&held, "built");
+        let m = merge::analyze(&held, 1);
         let _ = receipt::merge::markdown(&m);
     }
     true

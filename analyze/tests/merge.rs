@@ -7,6 +7,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
+use hopscope_analyze::ab_trace::AbTrace;
 use hopscope_analyze::merge::{CONTROL, MergeResult, analyze};
 use hopscope_probe::{Block, HopTable, Ticks, Trace, TraceHeader};
 
@@ -86,7 +87,7 @@ fn step<'a>(r: &'a MergeResult, step: &str, phase: &str) -> &'a hopscope_analyze
 
 #[test]
 fn speedup_savings_and_shares_come_out_as_built() {
-    let r = analyze(&trace(0.0), 7);
+    let r = analyze(&AbTrace::of(&trace(0.0)), 7);
     assert_eq!(r.changes, 4_000);
     for phase in PHASES {
         let speedup = r.speedup[phase];
@@ -107,7 +108,7 @@ fn speedup_savings_and_shares_come_out_as_built() {
 
 #[test]
 fn a_control_that_moves_makes_every_verdict_drift() {
-    let r = analyze(&trace(0.10), 7);
+    let r = analyze(&AbTrace::of(&trace(0.10)), 7);
     for phase in PHASES {
         let fast = step(&r, "fast_step", phase);
         assert_eq!(fast.verdict, "drift-suspected", "{phase}: {:?}", fast.reasons);
@@ -117,7 +118,7 @@ fn a_control_that_moves_makes_every_verdict_drift() {
 
 #[test]
 fn the_receipt_names_every_arm_step_and_verdict() {
-    let r = analyze(&trace(0.0), 7);
+    let r = analyze(&AbTrace::of(&trace(0.0)), 7);
     let receipt = hopscope_reports::receipt::merge::markdown(&r);
     for arm in ARMS {
         assert!(receipt.contains(&format!("| {arm} |")), "{arm} in\n{receipt}");

@@ -18,7 +18,11 @@ pub fn markdown(r: &Resolution) -> String {
             "| {} | {:.1} | {} | {:.0}% | {:.0} | {} | {} ({:.0}%) | {:.0}% | {} | {} | {:.0}% | {:.0}% | {:.2} |\n",
             d.injected_ns,
             d.delay_measured_ns,
-            d.repeats,
+            if d.contended_repeats > 0 {
+                format!("{} ({} contended, left out)", d.repeats, d.contended_repeats)
+            } else {
+                d.repeats.to_string()
+            },
             d.detection_rate * 100.0,
             d.estimated_ns,
             pct(d.error_pct),
@@ -47,7 +51,8 @@ pub fn markdown(r: &Resolution) -> String {
          slice must move the same way in both orders (pooled as the lanes are); a repeat detects when the injected slice is flagged \
          slower, and its estimate is that slice's median change. *Any slice flagged* at 0 ns is the slice \
          verdicts' family-wise false-positive rate. A decision is one repeat: both arms, both orders, \
-         both verdicts.\n",
+         both verdicts. A repeat another process held the CPUs of (half its rounds waited for a CPU beyond \
+         what the writer's own threads explain) counts in no rate.\n",
     );
     let meta = |k: &str| r.meta.get(k).map_or("unknown", String::as_str);
     out.push_str(&format!(
@@ -78,6 +83,7 @@ mod tests {
             attributed_slice: Some(slice.to_owned()),
             slice: Some(SliceRepeat { name: injected.to_owned(), detected: slice == injected, estimated_ns: ns / 2.0 }),
             flagged: vec![slice.to_owned()],
+            contended: false,
         }
     }
 
@@ -88,6 +94,8 @@ mod tests {
             repeat(true, 190.0, "locked→built"),
             repeat(false, 20.0, "sent→woke"),
             repeat(true, 205.0, "locked→built"),
+            // A repeat another process slowed: counted, shown, left out.
+            Repeat { contended: true, ..repeat(false, 9_000.0, "sent→woke") },
         ];
         let row = summarize(200, 201.0, "locked→built", &repeats, 12.0);
         let md = markdown(&Resolution {
@@ -99,7 +107,7 @@ mod tests {
         });
         assert!(
             md.contains(
-                "| 200 | 201.0 | 4 | 75% | 198 | -2% | locked→built (75%) | 75% | 98.8 | -51% | 25% | 100% | 3.00 |"
+                "| 200 | 201.0 | 5 (1 contended, left out) | 75% | 198 | -2% | locked→built (75%) | 75% | 98.8 | -51% | 25% | 100% | 2.40 |"
             ),
             "{md}"
         );

@@ -8,8 +8,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
 
+use hopscope_analyze::ab_trace::AbTrace;
 use hopscope_analyze::resolution::{self, RESOLUTION_SCHEMA, Repeat, Resolution, ResolutionRow};
-use hopscope_harness::{HarnessError, Order, Placement, Plan, Role, Variant};
+use hopscope_harness::{HarnessError, Order, Placement, Plan, Role, Variant, runner};
 use hopscope_probe::{Hop, HopTable, HostInfo};
 
 use crate::db::DbConfig;
@@ -136,7 +137,10 @@ pub fn run(
             let run_dir = dir.join(format!("delta-{ns}ns")).join(format!("repeat-{k}"));
             let mut run_meta = meta.clone();
             run_meta.insert(resolution::CROSSOVER_META.to_owned(), resolution::CROSSOVER_PASS_PAIRS.to_owned());
-            let (_, trace) = super::measure(&r.plan(), &arms, &run_dir, run_meta, false)?;
+            let summary = runner::run(&r.plan(), &arms, &run_dir, run_meta, false)?;
+            // Streamed: a repeat's memory is one block, however long it ran.
+            let trace = AbTrace::read_file(&summary.trace)
+                .map_err(|source| HarnessError::Analyze { path: summary.trace.clone(), source })?;
             repeats.push(resolution::judge_repeat(&trace, &hop_name));
             // Keep the first repeat of each size; the others' traces would
             // only fill the disk.
