@@ -44,5 +44,5 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     } else {
         crate::emit(&hopscope_reports::change_markdown(&change))?;
     }
-    Ok(ExitCode::from(gate::exit_status(change.verdict, args.fail_on)))
+    Ok(ExitCode::from(gate::change_status(&change, args.fail_on)))
 }

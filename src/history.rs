@@ -37,10 +37,10 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // Writing to a String cannot fail.
     let _ = writeln!(
         out,
-        "| run | when (UTC) | program | commit | host | baseline | {} | gate |",
+        "| run | when (UTC) | program | commit | host | CPUs | baseline | {} | gate |",
         FIGURES.map(|f| format!("{f} µs")).join(" | ")
     );
-    let _ = writeln!(out, "|---|---|---|---|---|---|{}---|", "---:|".repeat(FIGURES.len()));
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|{}---|", "---:|".repeat(FIGURES.len()));
     for row in rows {
         let commit = row.commit.as_deref().map_or("—".to_owned(), |c| c.chars().take(10).collect());
         let names = index.names_of(row.id)?.join(", ");
@@ -49,10 +49,17 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let program = if row.program.is_empty() { "—" } else { row.program.as_str() };
         let _ = writeln!(
             out,
-            "| #{} | {} | {program} | {commit} | {} | {} | {} | {} |",
+            "| #{} | {} | {program} | {commit} | {} | {} | {} | {} | {} |",
             row.id,
             when(row.created_unix_ms),
             row.host,
+            // Whether another process held the run's CPUs: its figures are
+            // the scheduler's, and no gate judged them.
+            match row.contended {
+                Some(true) => "**contended**",
+                Some(false) => "own",
+                None => "—",
+            },
             if names.is_empty() { "—" } else { &names },
             figures.join(" | "),
             row.change.as_deref().unwrap_or("—")

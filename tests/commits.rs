@@ -31,6 +31,7 @@ fn repository(name: &str) -> PathBuf {
 /// `hopscope ab --commits ...` in `project`, its cache under the project's
 /// own target directory.
 fn commits(project: &Path, args: &[&str]) -> Output {
+    let _turn = common::one_run();
     Command::new(env!("CARGO_BIN_EXE_hopscope"))
         .current_dir(project)
         .env("CARGO_TARGET_DIR", project.join("target"))

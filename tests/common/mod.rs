@@ -16,8 +16,19 @@ pub(crate) fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// The `hopscope` binary with `args`, run to completion.
+/// The tests' runs take turns: each measures the machine, and two at once
+/// on a small machine measure each other (a run then says another process
+/// held its CPUs, leaves those rounds out and draws no verdict).
+static ONE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// This test binary's turn to run `hopscope`, held until dropped.
+pub(crate) fn one_run() -> std::sync::MutexGuard<'static, ()> {
+    ONE_RUN.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The `hopscope` binary with `args`, run to completion (in its turn).
 pub(crate) fn hopscope(args: &[&str]) -> Output {
+    let _turn = one_run();
     Command::new(env!("CARGO_BIN_EXE_hopscope")).args(args).output().expect("hopscope runs")
 }
 
@@ -25,6 +36,7 @@ pub(crate) fn hopscope(args: &[&str]) -> Output {
 /// `target/hopscope/index.jsonl`, so `latest`, baselines and history
 /// are this test's alone.
 pub(crate) fn hopscope_indexed(root: &Path, args: &[&str]) -> Output {
+    let _turn = one_run();
     Command::new(env!("CARGO_BIN_EXE_hopscope"))
         .env("HOPSCOPE_INDEX", root.join("index.jsonl"))
         .args(args)

@@ -214,6 +214,10 @@ pub struct Change {
     pub verdict: Verdict,
     /// One sentence per finding.
     pub findings: Vec<String>,
+    /// The runs another process held the CPUs of, each with what it
+    /// waited: no verdict is drawn when there is any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contended: Vec<String>,
 }
 
 /// A lane whose move between the runs is the machine's drift, not a change
@@ -340,8 +344,15 @@ pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> 
     let controls: Vec<Control> =
         [control(a.baseline.as_ref(), "sqlite"), control(a.floor.as_ref(), "boundary")].into_iter().flatten().collect();
     let is_control = |lane: &str| controls.iter().any(|c| c.lane == lane);
+    // A run whose figures are the scheduler's measures no change.
+    let contended: Vec<String> = [(a_label, a), (b_label, b)]
+        .into_iter()
+        .filter_map(|(label, run)| Some(format!("{label}: {}", run.contended.as_ref()?)))
+        .collect();
     // No one drift describes the machine: every change could be it.
-    let refused = controls.iter().any(|c| rule.refuses(c.drift)) || drift_spread(&controls) > rule.max_drift_spread;
+    let refused = controls.iter().any(|c| rule.refuses(c.drift))
+        || drift_spread(&controls) > rule.max_drift_spread
+        || !contended.is_empty();
 
     let mut figures = Vec::new();
     for lane in a.lanes.keys().filter(|l| b.lanes.contains_key(*l)) {
@@ -409,6 +420,9 @@ pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> 
     if let Some(different) = made_differently(a, b) {
         findings.insert(0, different);
     }
+    for (i, line) in contended.iter().enumerate() {
+        findings.insert(i, format!("No verdict: another process held a run's CPUs — {line}"));
+    }
     Change {
         schema: SCHEMA.to_owned(),
         a: a_label.to_owned(),
@@ -418,6 +432,7 @@ pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> 
         figures,
         verdict,
         findings,
+        contended,
     }
 }
 

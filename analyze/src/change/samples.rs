@@ -35,6 +35,8 @@ pub struct RunSamples {
     /// How the run was made, as far as it moves the figures: the run facts
     /// of [`SETTINGS`] the run recorded.
     pub(super) settings: BTreeMap<&'static str, String>,
+    /// The run's contention line, when another process held its CPUs.
+    pub(super) contended: Option<String>,
 }
 
 /// Run facts that change what a figure measures: two runs that differ in
@@ -100,6 +102,7 @@ impl RunSamples {
             floor_slices,
             floor_stands: d.derived.as_ref().is_some_and(|x| x.library_us.is_some()),
             settings: SETTINGS.iter().filter_map(|&k| Some((k, d.run.meta.get(k)?.clone()))).collect(),
+            contended: d.contention.as_ref().and_then(|c| c.line()),
         }
     }
 

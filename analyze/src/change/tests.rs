@@ -30,6 +30,7 @@ fn run(scale: f64, writer_extra: f64, slice_extra: f64) -> RunSamples {
         floor_slices_lane: Some("floor-probed".into()),
         floor_stands: true,
         settings: BTreeMap::from([("order", "Balanced".to_owned()), ("ops_per_block", "20".to_owned())]),
+        contended: None,
     }
 }
 
@@ -74,6 +75,16 @@ fn a_slower_slice_is_a_regression_that_names_it() {
     assert!(c.findings.iter().any(|f| f.starts_with("Slice locked→built slower")), "{:#?}", c.findings);
     let faster = compare(&run(1.0, 0.5, 0.5), &run(1.0, 0.0, 0.0), "a", "b");
     assert_eq!(faster.verdict, Verdict::Improvement);
+}
+
+#[test]
+fn a_contended_run_gets_no_verdict_however_large_the_change() {
+    let mut slowed = run(1.0, 0.5, 0.5);
+    slowed.contended = Some("writer's threads waited 61% of its wall time for a CPU".to_owned());
+    let c = compare(&run(1.0, 0.0, 0.0), &slowed, "a", "b");
+    assert_eq!(c.verdict, Verdict::DriftSuspected);
+    assert_eq!(c.contended, ["b: writer's threads waited 61% of its wall time for a CPU"]);
+    assert!(c.findings[0].starts_with("No verdict: another process held a run's CPUs — b: "), "{:#?}", c.findings);
 }
 
 #[test]

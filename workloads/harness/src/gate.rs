@@ -4,8 +4,11 @@
 //! `--ab` verdicts and every harness program's `--baseline` alike.
 //!
 //! Exit statuses: 0 nothing the gate fails on; 3 a regression; 4 an
-//! improvement (`--fail-on any`); 5 drift suspected, no verdict (rerun);
-//! 1 an error and 2 a usage error, as everywhere.
+//! improvement (`--fail-on any`); 5 no verdict, rerun: the machine
+//! drifted between the runs, or another process held a run's CPUs (a
+//! contended run, [`hopscope_analyze::contention`]: compared, A/B-judged
+//! or saved as a baseline, with or without `--fail-on`); 1 an error and 2
+//! a usage error, as everywhere.
 
 use std::path::Path;
 
@@ -13,6 +16,9 @@ use hopscope_analyze::Decomposition;
 use hopscope_analyze::ab;
 use hopscope_analyze::change::{self, Change, RunSamples, Verdict};
 use hopscope_analyze::experiment::Experiment;
+
+/// The exit status of a run no verdict may be drawn from (module docs).
+pub const NO_VERDICT: u8 = 5;
 
 /// Which verdicts fail the command (exit status 3, 4 or 5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -33,6 +39,12 @@ pub fn exit_status(verdict: Verdict, fail_on: Option<FailOn>) -> u8 {
     }
 }
 
+/// The exit status of a comparison: [`exit_status`] of its verdict, and
+/// [`NO_VERDICT`] whatever `fail_on` when a run was contended.
+pub fn change_status(change: &Change, fail_on: Option<FailOn>) -> u8 {
+    if change.contended.is_empty() { exit_status(change.verdict, fail_on) } else { NO_VERDICT }
+}
+
 /// An A/B verdict as a gate reads it: `b` against `a` (reproduced and
 /// slower is a regression, reproduced and faster an improvement,
 /// inconclusive no change).
@@ -44,6 +56,16 @@ pub fn ab_verdict(experiment: &Experiment) -> Verdict {
         ab::Verdict::Reproduced => Verdict::Improvement,
         ab::Verdict::Inconclusive => Verdict::NoChange,
         ab::Verdict::DriftSuspected => Verdict::DriftSuspected,
+    }
+}
+
+/// The exit status of an A/B run: [`exit_status`] of [`ab_verdict`], and
+/// [`NO_VERDICT`] whatever `fail_on` when the run was contended.
+pub fn ab_status(experiment: &Experiment, fail_on: Option<FailOn>) -> u8 {
+    if experiment.contention.as_ref().is_some_and(|c| c.contended) {
+        NO_VERDICT
+    } else {
+        exit_status(ab_verdict(experiment), fail_on)
     }
 }
 

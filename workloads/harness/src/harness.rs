@@ -16,7 +16,6 @@ use std::process::ExitCode;
 use clap::Parser;
 use hopscope_analyze::Partial;
 use hopscope_analyze::source::TraceFile;
-use hopscope_probe::Trace;
 use hopscope_reports::{ChartOptions, Written};
 
 use crate::args::RunArgs;
@@ -326,9 +325,10 @@ impl Harness {
         ));
         let (mut outcome, blocks) = self.measure(&plan, &lanes, dir, meta)?;
         if blocks > 0 {
-            let trace = Trace::read(&outcome.trace)
-                .map_err(|source| HarnessError::Trace { path: outcome.trace.clone(), source })?;
-            let mut e = hopscope_analyze::experiment::judge(&trace, &spec.rule);
+            // Streamed: one block in memory at a time.
+            let trace = hopscope_analyze::ab_trace::AbTrace::read_file(&outcome.trace)
+                .map_err(|source| HarnessError::Analyze { path: outcome.trace.clone(), source })?;
+            let mut e = hopscope_analyze::experiment::judge_trace(&trace, &spec.rule);
             if let Some(line) = &outcome.stopped {
                 let partial = Partial {
                     blocks_kept: trace.blocks.len() as u64,
@@ -343,7 +343,7 @@ impl Harness {
             outcome.written.push("trace", outcome.trace.clone());
             self.say(&ab::summary(&e));
             if outcome.stopped.is_none() {
-                outcome.gate = crate::gate::exit_status(crate::gate::ab_verdict(&e), self.args.fail_on);
+                outcome.gate = crate::gate::ab_status(&e, self.args.fail_on);
             }
             outcome.experiment = Some(e);
         }

@@ -100,6 +100,11 @@ pub struct RunRow {
     /// when it was judged against one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub change: Option<String>,
+    /// Whether another process held the run's CPUs
+    /// ([`hopscope_analyze::contention`]); `None` where the kernel kept no
+    /// run-queue delay (or the run predates it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contended: Option<bool>,
 }
 
 /// One line of the file.
@@ -218,6 +223,7 @@ impl RunIndex {
                 derived.and_then(|x| x.library_us.map(|b| b.median)),
             ],
             change: None,
+            contended: d.contention.as_ref().map(|c| c.contended),
         };
         self.append(|contents| {
             row.id = contents.runs.iter().find(|r| r.dir == row.dir).map_or_else(|| contents.next_id(), |r| r.id);
@@ -262,6 +268,7 @@ impl RunIndex {
                 program: String::new(),
                 figures: [None; 4],
                 change: None,
+                contended: None,
             }));
         }
         let newest = contents.newest_first();
@@ -438,6 +445,7 @@ mod tests {
                     program: "p".into(),
                     figures: [Some(1.0), None, None, None],
                     change: None,
+                    contended: None,
                 };
                 (Record::Run(row), id)
             })

@@ -67,7 +67,18 @@ impl Recorder {
         let id = index.record(dir, d)?;
         out.run_id = Some(id);
         out.lines.push(format!("index:   run #{id} in {}", index.path().display()));
-        if let Some(name) = &args.save_baseline {
+        let contended = d.contention.as_ref().filter(|c| c.contended);
+        if let (Some(name), Some(c)) = (&args.save_baseline, contended) {
+            // A baseline every later run is judged against must measure the
+            // write path, not the scheduler: the old one stays.
+            let (lane, w) = c.worst().map_or(("?", 0.0), |(lane, w)| (lane.as_str(), w.share));
+            out.lines.push(format!(
+                "baseline: {name} not saved: another process held this run's CPUs (`{lane}`'s threads waited for a CPU \
+                 {:.0}% of its wall time, summed); run again on a quieter machine",
+                w * 100.0
+            ));
+            out.gate = gate::NO_VERDICT;
+        } else if let Some(name) = &args.save_baseline {
             match index.save_baseline(name, id)? {
                 Some(before) => out.lines.push(format!("baseline: {name} = run #{id} (it was run #{before})")),
                 None => out.lines.push(format!("baseline: {name} = run #{id}")),
@@ -86,7 +97,7 @@ impl Recorder {
         index.record_change(id, key, &change.verdict.to_string())?;
         out.lines.push(format!("change:  {} against {key} → {}", change.verdict, dir.join("change.md").display()));
         out.lines.extend(change.findings.iter().skip(1).map(|f| format!("         {f}")));
-        out.gate = gate::exit_status(change.verdict, args.fail_on);
+        out.gate = out.gate.max(gate::change_status(&change, args.fail_on));
         out.change = Some(change);
         Ok(out)
     }
