@@ -47,22 +47,40 @@ pub const CONTENDED_SHARE: f64 = 0.5;
 pub const CONTENDED_OVER_CPU: f64 = 1.5;
 
 /// The reading that sums every thread's run-queue delay in a block: the
-/// lane's waits only where its threads carry none of their own.
+/// lane's waits once the driver's ([`DRIVER_RUN_QUEUE`]) are taken off.
 ///
-/// The process holds more than the lane: the driver thread and the other
-/// lanes' idle threads, pinned to the same core on a `same-core` run,
-/// wait there too (a quiet debug build's writer lane: 42 µs of process
-/// waits per 33 µs write, 16 µs of them its caller's and writer's), and
-/// none of that is another process.
+/// The process holds more than the lane: the run's driver thread, pinned
+/// to the lane's core on a `same-core` run, waits there as each block
+/// starts (a quiet debug build's writer lane: 42 µs of process waits per
+/// 33 µs write, 16 µs of them its caller's and writer's), and none of that
+/// is another process. The other lanes' threads are parked meanwhile.
 pub const PROCESS_RUN_QUEUE: &str = "process.run_queue_ns";
+
+/// The run-queue delay of the run's driver thread, hopscope's own, which
+/// the process's holds: the process's less this is every thread's but
+/// the driver's, a span lane's own writer thread included.
+pub const DRIVER_RUN_QUEUE: &str = "driver.run_queue_ns";
 
 /// The suffix of a thread role's run-queue reading (`caller.run_queue_ns`,
 /// `writer.run_queue_ns`).
 pub const ROLE_RUN_QUEUE: &str = ".run_queue_ns";
 
-/// Whether `key` is a lane thread's run-queue reading (not the process's).
+/// Whether `key` is a lane thread's run-queue reading (not the process's
+/// or the driver's).
 fn is_role_run_queue(key: &str) -> bool {
-    key.ends_with(ROLE_RUN_QUEUE) && key != PROCESS_RUN_QUEUE
+    key.ends_with(ROLE_RUN_QUEUE) && key != PROCESS_RUN_QUEUE && key != DRIVER_RUN_QUEUE
+}
+
+/// A block's (or an operation's) waits from its readings: the process's
+/// less the driver's where both were read; else the lane's roles' summed
+/// (a trace from before the driver was read apart: roles miss a thread a
+/// program starts itself); else the process's.
+fn lane_waits(process: Option<f64>, driver: Option<f64>, roles: &[f64]) -> Option<f64> {
+    match (process, driver) {
+        (Some(p), Some(d)) => Some((p - d).max(0.0)),
+        _ if !roles.is_empty() => Some(roles.iter().sum()),
+        _ => process,
+    }
 }
 
 /// The reading of the whole process's CPU over a block.
@@ -91,7 +109,7 @@ pub fn block_contended(header: &TraceHeader, block: &Block) -> Option<bool> {
     };
     let roles: Vec<f64> =
         header.readings.iter().filter(|name| is_role_run_queue(name)).filter_map(|name| reading(name)).collect();
-    let run_queue = if roles.is_empty() { reading(PROCESS_RUN_QUEUE)? } else { roles.iter().sum() };
+    let run_queue = lane_waits(reading(PROCESS_RUN_QUEUE), reading(DRIVER_RUN_QUEUE), &roles)?;
     let wall = block.end.since(block.start) as f64 * header.clock.ns_per_tick;
     Some(waited_for_another(run_queue, wall, reading(PROCESS_CPU)))
 }
@@ -112,6 +130,10 @@ pub struct LaneWaits {
     pub contended_blocks: usize,
     /// Blocks with a run-queue reading.
     pub blocks: usize,
+    /// In the contended blocks alone: the threads' waits and the wall
+    /// time, µs per operation (medians); `None` with none contended.
+    #[serde(default)]
+    pub in_contended: Option<(f64, f64)>,
 }
 
 /// The run's waits and the verdict on them.
@@ -138,25 +160,30 @@ pub struct Contention {
 }
 
 impl Contention {
-    /// The lane that waited the largest share of its time, and its waits.
-    pub fn worst(&self) -> Option<(&String, &LaneWaits)> {
-        self.lanes.iter().max_by(|a, b| a.1.share.total_cmp(&b.1.share))
-    }
-
-    /// The headline's verdict line when the run was contended.
+    /// The headline's verdict line when the run was contended: the lane
+    /// with the most contended blocks, and its waits in those blocks (its
+    /// median block may have waited little: a run is contended by its
+    /// rounds, not by its lanes' medians).
     pub fn line(&self) -> Option<String> {
-        let (lane, w) = self.worst().filter(|_| self.contended)?;
-        let wall = if w.share > 0.0 { w.run_queue_us_per_op / w.share } else { f64::NAN };
+        if !self.contended {
+            return None;
+        }
+        let (lane, w) = self
+            .lanes
+            .iter()
+            .max_by(|a, b| a.1.contended_blocks.cmp(&b.1.contended_blocks).then(a.1.share.total_cmp(&b.1.share)))?;
+        let (waits, wall) = w.in_contended.unwrap_or((w.run_queue_us_per_op, w.run_queue_us_per_op / w.share));
         Some(format!(
-            "another process held this run's CPUs: `{lane}`'s threads waited for a CPU {:.1} µs per write of {:.1} µs \
-             (summed over its threads, {:.0}% of its wall time; {} of {} rounds waited for another process); the figures below measure that, \
-             not the write path, and no verdict is drawn from them. Run on a quieter machine, or give the run cores \
-             of its own (--placement).",
-            w.run_queue_us_per_op,
-            wall,
-            w.share * 100.0,
+            "another process held this run's CPUs: {} of {} rounds waited for it; in `{lane}`'s {} such blocks of \
+             {} its threads waited for a CPU {waits:.1} µs per write of {wall:.1} µs (summed over its threads; \
+             {:.0}% of its wall time in its median block). The figures below measure that, not the write path, \
+             and no verdict is drawn from them. Run on a quieter machine, or give the run cores of its own \
+             (--placement).",
             self.contended_rounds,
             self.rounds,
+            w.contended_blocks,
+            w.blocks,
+            w.share * 100.0,
         ))
     }
 
@@ -217,20 +244,25 @@ impl Rounds {
     }
 }
 
-/// A lane's waits per operation, block by block: its threads' summed,
-/// or the process's where they carry none ([`PROCESS_RUN_QUEUE`]).
+/// A lane's waits per operation, block by block ([`lane_waits`]).
 fn lane_run_queue(lane: &LaneBlocks) -> Option<Vec<f64>> {
     let blocks = lane.wall_ns_per_op.len();
+    let of = |key: &str| lane.cpu_ns_per_op.get(key).filter(|v| v.len() == blocks);
+    let (process, driver) = (of(PROCESS_RUN_QUEUE), of(DRIVER_RUN_QUEUE));
     let roles: Vec<&Vec<f64>> = lane
         .cpu_ns_per_op
         .iter()
         .filter(|(key, v)| is_role_run_queue(key) && v.len() == blocks)
         .map(|(_, v)| v)
         .collect();
-    if roles.is_empty() {
-        return lane.cpu_ns_per_op.get(PROCESS_RUN_QUEUE).cloned();
+    if process.is_none() && roles.is_empty() {
+        return None;
     }
-    Some((0..blocks).map(|i| roles.iter().map(|v| v[i]).sum()).collect())
+    let waits = (0..blocks).map(|i| {
+        let roles: Vec<f64> = roles.iter().map(|v| v[i]).collect();
+        lane_waits(process.map(|v| v[i]), driver.map(|v| v[i]), &roles).unwrap_or(0.0)
+    });
+    Some(waits.collect())
 }
 
 /// The run's waits from its lanes' blocks (all of them, before any round
@@ -250,10 +282,16 @@ pub fn of(lanes: &[LaneBlocks], rounds: &Rounds) -> Option<Contention> {
         // Every block of a lane has the same number of operations.
         let ops = lane.ops as f64 / rq.len() as f64;
         let mut shares: Vec<f64> = rq.iter().zip(walls).map(|(r, w)| if *w > 0.0 { r / w } else { 0.0 }).collect();
-        let contended_blocks =
-            // The figures are per operation; the rule reads block totals.
-            (0..rq.len()).filter(|&i| waited_for_another(rq[i] * ops, walls[i] * ops, cpu.map(|c| c[i] * ops))).count();
+        // The figures are per operation; the rule reads block totals.
+        let contended: Vec<usize> = (0..rq.len())
+            .filter(|&i| waited_for_another(rq[i] * ops, walls[i] * ops, cpu.map(|c| c[i] * ops)))
+            .collect();
         let median_of = |values: &[f64]| median_of_unsorted(&mut values.to_vec());
+        let in_contended = (!contended.is_empty()).then(|| {
+            let waits: Vec<f64> = contended.iter().map(|&i| rq[i] / 1_000.0).collect();
+            let walls: Vec<f64> = contended.iter().map(|&i| walls[i] / 1_000.0).collect();
+            (median_of(&waits), median_of(&walls))
+        });
         let per_role = |suffix: &str| -> BTreeMap<String, f64> {
             lane.cpu_ns_per_op
                 .iter()
@@ -262,7 +300,7 @@ pub fn of(lanes: &[LaneBlocks], rounds: &Rounds) -> Option<Contention> {
         };
         let by_role = per_role(ROLE_RUN_QUEUE)
             .into_iter()
-            .filter(|(role, _)| role != "process")
+            .filter(|(role, _)| role != "process" && role != "driver")
             .map(|(role, ns)| (role, ns / 1_000.0))
             .collect();
         out.insert(
@@ -272,8 +310,9 @@ pub fn of(lanes: &[LaneBlocks], rounds: &Rounds) -> Option<Contention> {
                 share: median_of_unsorted(&mut shares),
                 by_role,
                 involuntary_per_op: per_role(".involuntary_switches"),
-                contended_blocks,
+                contended_blocks: contended.len(),
                 blocks: rq.len(),
+                in_contended,
             },
         );
     }
@@ -364,6 +403,18 @@ mod tests {
     }
 
     #[test]
+    fn the_driver_is_taken_off_the_process_and_a_programs_own_thread_counts() {
+        // A span lane: its writer thread is the program's, with no role
+        // reading; the process's waits less the driver's are the lane's.
+        let mut l = lane("store", 20_000.0, 19_800.0, &[6_000.0; 4]);
+        l.cpu_ns_per_op.retain(|key, _| !is_role_run_queue(key));
+        l.cpu_ns_per_op.insert(DRIVER_RUN_QUEUE.to_owned(), vec![5_000.0; 4]);
+        let c = judged(&[l]);
+        assert!((c.lanes["store"].run_queue_us_per_op - 7.0).abs() < 1e-9, "12 − 5: {c:?}");
+        assert!(!c.lanes["store"].by_role.contains_key("driver"));
+    }
+
+    #[test]
     fn a_lane_without_readings_of_its_own_threads_is_read_from_its_process() {
         let mut l = lane("old", 20_000.0, 19_800.0, &[6_000.0; 4]);
         l.cpu_ns_per_op.retain(|key, _| !is_role_run_queue(key));
@@ -379,8 +430,10 @@ mod tests {
         assert!(c.contended && !c.dropped_rounds, "{c:?}");
         let line = c.line().expect("a verdict line");
         assert!(
-            line.contains("`floor`'s threads waited for a CPU 110.0 µs per write of 128.0 µs")
-                && line.contains("7 of 9 rounds"),
+            line.contains(
+                "7 of 9 rounds waited for it; in `floor`'s 7 such blocks of 9 its threads waited for a CPU \
+                 110.0 µs per write of 128.0 µs"
+            ),
             "{line}"
         );
     }

@@ -533,7 +533,7 @@ fn rounds_that_waited_for_another_process_are_left_out_and_said() {
     assert!(c.contended && !c.dropped_rounds && c.contended_rounds == 6, "{c:?}");
     assert_eq!(d.lanes["writer"].blocks_us.len(), 10);
     let md = receipt::markdown(&d);
-    assert!(md.contains("**Contended:** another process held this run's CPUs: `writer`'s threads waited"), "{md}");
+    assert!(md.contains("**Contended:** another process held this run's CPUs: 6 of 10 rounds waited for it; in `writer`'s 6 such blocks of 10"), "{md}");
 
     // A trace with no run-queue reading says nothing either way.
     assert!(decompose(&trace(false)).expect("decomposes").contention.is_none());

@@ -63,6 +63,7 @@ fn a_contended_run_says_so_at_the_top_of_its_page() {
         involuntary_per_op: Default::default(),
         contended_blocks: 6,
         blocks: 6,
+        in_contended: Some((110.0, 128.0)),
     };
     d.contention = Some(hopscope_analyze::contention::Contention {
         threshold_share: 0.5,

@@ -239,14 +239,18 @@ pub struct ProcessSample {
     /// Every thread's time runnable without a CPU, ns; `None` where the
     /// kernel keeps none.
     pub run_queue_ns: Option<u64>,
+    /// Of that, the run's driver thread's ([`crate::sched::set_driver`]):
+    /// hopscope's own, not a lane's.
+    pub driver_run_queue_ns: Option<u64>,
 }
 
 impl ProcessSample {
     /// The readings at a block's start: the process's CPU clock last.
     pub fn opening() -> ProcessSample {
         let (ctx_switches, involuntary) = crate::sched::switches(libc::RUSAGE_SELF);
+        let driver_run_queue_ns = crate::sched::driver_run_queue_ns();
         let run_queue_ns = crate::sched::process_run_queue_ns();
-        ProcessSample { cpu_ns: process_cpu_ns(), ctx_switches, involuntary, run_queue_ns }
+        ProcessSample { cpu_ns: process_cpu_ns(), ctx_switches, involuntary, run_queue_ns, driver_run_queue_ns }
     }
 
     /// The block's figures, from its start `self`: the CPU clock first
@@ -255,7 +259,11 @@ impl ProcessSample {
         let cpu_ns = process_cpu_since(self.cpu_ns);
         let (ctx_switches, involuntary) = crate::sched::switches(libc::RUSAGE_SELF);
         let run_queue_ns = crate::sched::process_run_queue_ns();
+        let driver_run_queue_ns = crate::sched::driver_run_queue_ns();
         ProcessSample {
+            driver_run_queue_ns: driver_run_queue_ns
+                .zip(self.driver_run_queue_ns)
+                .map(|(now, then)| now.saturating_sub(then)),
             cpu_ns,
             ctx_switches: ctx_switches.saturating_sub(self.ctx_switches),
             involuntary: involuntary.saturating_sub(self.involuntary),

@@ -18,7 +18,7 @@ use hopscope_probe::{LaneInfo, Role, Variant};
 
 use crate::closure::ClosureLane;
 use crate::placement::Placement;
-use crate::readings::{CALLER_ROLE, PROCESS};
+use crate::readings::{CALLER_ROLE, DRIVER, PROCESS};
 use crate::workload::{BoxError, Op, Reported, Setup, Workload};
 
 /// Longest lane or thread-role name: names become file names, trace
@@ -326,8 +326,8 @@ impl Lane {
         }
         for (i, role) in self.threads.iter().enumerate() {
             check_name(role).map_err(|e| at(format!("thread role {e}")))?;
-            if role == CALLER_ROLE || role == PROCESS || role.starts_with("caller-") {
-                return Err(at(format!("thread role `{role}` is reserved for the harness's callers")));
+            if role == CALLER_ROLE || role == PROCESS || role == DRIVER || role.starts_with("caller-") {
+                return Err(at(format!("thread role `{role}` is reserved for the harness's own threads")));
             }
             if self.threads[..i].contains(role) {
                 return Err(at(format!("thread role `{role}` is declared twice")));

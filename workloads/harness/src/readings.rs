@@ -23,6 +23,11 @@ pub const CALLER_ROLE: &str = "caller";
 /// own included).
 pub const PROCESS: &str = "process";
 
+/// The pseudo-role of the run's driver thread, whose run-queue delay is
+/// read apart (`driver.run_queue_ns`): it is part of the process's, and
+/// not a lane's.
+pub const DRIVER: &str = "driver";
+
 /// What each role and the process report, as key suffixes.
 const PER_THREAD: [&str; 4] = ["cpu_ns", "ctx_switches", "involuntary_switches", "run_queue_ns"];
 
@@ -74,6 +79,7 @@ impl ReadingKeys {
             names.extend(self.roles.iter().map(|role| format!("{role}.{what}")));
             names.push(format!("{PROCESS}.{what}"));
         }
+        names.push(format!("{DRIVER}.run_queue_ns"));
         for role in &self.roles {
             names.extend(self.counters.iter().map(|c| format!("{role}.{}", c.name())));
         }
@@ -98,6 +104,7 @@ impl ReadingKeys {
         {
             put(format!("{PROCESS}.{what}"), value);
         }
+        put(format!("{DRIVER}.run_queue_ns"), p.driver_run_queue_ns);
         for (index, role) in self.roles.iter().enumerate() {
             let Some(sample) = ThreadSample::total(samples.roles.iter().filter(|(r, _)| *r == index).map(|(_, s)| s))
             else {
@@ -145,7 +152,13 @@ mod tests {
         };
         let samples = BlockSamples {
             roles: vec![(0, sample(10, 1, 0, None)), (1, sample(20, 2, 1, Some(300))), (1, sample(5, 1, 1, Some(50)))],
-            process: ProcessSample { cpu_ns: 40, ctx_switches: 4, involuntary: 2, run_queue_ns: Some(400) },
+            process: ProcessSample {
+                cpu_ns: 40,
+                ctx_switches: 4,
+                involuntary: 2,
+                run_queue_ns: Some(400),
+                driver_run_queue_ns: Some(30),
+            },
             span_ps: None,
         };
         let named: Vec<(String, u64)> =
@@ -163,6 +176,7 @@ mod tests {
             ("process.involuntary_switches", 2),
             ("writer.run_queue_ns", 350),
             ("process.run_queue_ns", 400),
+            ("driver.run_queue_ns", 30),
         ];
         assert_eq!(named, expect.map(|(k, v)| (k.to_owned(), v)));
     }

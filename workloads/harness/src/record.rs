@@ -71,11 +71,10 @@ impl Recorder {
         if let (Some(name), Some(c)) = (&args.save_baseline, contended) {
             // A baseline every later run is judged against must measure the
             // write path, not the scheduler: the old one stays.
-            let (lane, w) = c.worst().map_or(("?", 0.0), |(lane, w)| (lane.as_str(), w.share));
             out.lines.push(format!(
-                "baseline: {name} not saved: another process held this run's CPUs (`{lane}`'s threads waited for a CPU \
-                 {:.0}% of its wall time, summed); run again on a quieter machine",
-                w * 100.0
+                "baseline: {name} not saved: another process held this run's CPUs ({} of {} rounds waited for it); \
+                 run again on a quieter machine",
+                c.contended_rounds, c.rounds
             ));
             out.gate = gate::NO_VERDICT;
         } else if let Some(name) = &args.save_baseline {

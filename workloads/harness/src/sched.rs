@@ -35,6 +35,30 @@ pub fn process_run_queue_ns() -> Option<u64> {
     any.then_some(total)
 }
 
+/// The thread that drives the run (hands blocks to the callers and waits
+/// for them), by kernel thread id; 0 until a run names it.
+static DRIVER: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// Name the calling thread as the run's driver, whose waits
+/// [`driver_run_queue_ns`] reads apart: it is hopscope's thread, not a
+/// lane's, and it waits on the lane's core as a block starts (a receiver's
+/// backoff yields before it parks).
+pub fn set_driver() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: gettid takes no arguments and cannot fail.
+        let tid = unsafe { libc::gettid() };
+        DRIVER.store(tid, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The driver thread's run-queue delay so far, ns: `None` before a run
+/// names one ([`set_driver`]) or where the kernel keeps none.
+pub fn driver_run_queue_ns() -> Option<u64> {
+    let tid = DRIVER.load(std::sync::atomic::Ordering::Relaxed);
+    (tid > 0).then(|| read_schedstat(format!("/proc/self/task/{tid}/schedstat")))?
+}
+
 /// `(all, involuntary)` context switches of `who` so far (`getrusage`).
 pub(crate) fn switches(who: libc::c_int) -> (u64, u64) {
     // SAFETY: `usage` is a valid, writable rusage; `who` is RUSAGE_THREAD

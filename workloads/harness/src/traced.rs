@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::ThreadId;
 
 use crate::lane::{MAX_NAME_BYTES, check_name};
-use crate::readings::{CALLER_ROLE, PROCESS};
+use crate::readings::{CALLER_ROLE, DRIVER, PROCESS};
 
 /// The slots' role names: `traced-1`, `traced-2`, ...
 pub(crate) const SLOT_PREFIX: &str = "traced-";
@@ -103,7 +103,7 @@ fn role_name(name: &str) -> Option<String> {
         .collect();
     let role = role.trim_matches('-').to_owned();
     let slot = role.strip_prefix(SLOT_PREFIX).is_some_and(|n| n.parse::<u32>().is_ok());
-    let reserved = role == CALLER_ROLE || role == PROCESS || role.starts_with("caller-") || slot;
+    let reserved = role == CALLER_ROLE || role == PROCESS || role == DRIVER || role.starts_with("caller-") || slot;
     (!unnamed && !reserved && !role.is_empty()).then_some(role)
 }
 

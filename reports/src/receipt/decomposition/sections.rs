@@ -318,11 +318,14 @@ pub(super) fn waits(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         "\nRun-queue delay is time a thread was runnable but another held its CPU (the kernel's scheduler \
          statistics, per block). A lane's threads wait for each other too, on one core most of all (kv-writer's \
          two threads there: about a quarter of each write), but only while another of them runs, so their waits \
-         stay within what the process ran. The rule, fixed in advance: a block waited for another process when \
-         its threads waited {:.0}% of its wall time or more *and* longer than the process ran; a round (a block \
+         stay near what the process ran at most. A lane's waits are every thread's of the process but hopscope's \
+         driver thread's. The rule, fixed in advance: a block waited for another process when its threads waited \
+         {:.0}% of its wall time or more, more than {:.1}× what the process ran and {:.0} ms in all; a round (a block \
          of every lane, back to back) when any of its blocks did; the run is contended when half its rounds or \
          more did ({} of {} here: {}), and fewer are left out of every figure.\n",
         c.threshold_share * 100.0,
+        hopscope_analyze::contention::CONTENDED_OVER_CPU,
+        hopscope_analyze::contention::CONTENDED_MIN_WAIT_NS / 1e6,
         c.contended_rounds,
         c.rounds,
         if c.contended {

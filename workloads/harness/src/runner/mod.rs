@@ -82,6 +82,8 @@ pub fn run(
     meta: BTreeMap<String, String>,
     progress: bool,
 ) -> Result<RunSummary, RunError> {
+    // This thread hands out the blocks: its waits are read apart.
+    crate::sched::set_driver();
     let mut meta = meta;
     let lanes_n = lanes.iter().map(|l| l.trace_lanes().count()).sum::<usize>();
     meta.insert("planned_blocks".to_owned(), planned_blocks(plan, lanes_n).to_string());
