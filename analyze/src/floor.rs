@@ -11,6 +11,11 @@
 //!   interval lies below zero) and by more than [`SLOWER_BY`]: it does more
 //!   than the subject, not less (a floor a hair slower is a library cost of
 //!   zero within what the two instruments can agree on, and stands);
+//! - the floor is **faster than the baseline** beyond the CI (`boundary`'s
+//!   interval lies below zero) and by more than [`SLOWER_BY`]: it skips
+//!   work the baseline does (a floor that never ran the statement made a
+//!   new user's SQLite time read as the writer's own work, 8.8 µs, beside
+//!   a boundary of −3.8 µs);
 //! - the subject is probed but the floor's marks **cannot be compared** with
 //!   its: the floor has no probed build, or it marks a hop the subject does
 //!   not, or the subject marks one beyond the floor's that is not inside its
@@ -38,6 +43,9 @@ pub struct FloorFacts<'a> {
     pub subject: &'a str,
     /// `subject − floor` from the lanes, paired by round.
     pub library: Option<&'a Difference>,
+    /// The baseline lane, by name, and `floor − baseline` from the lanes,
+    /// paired by round.
+    pub boundary: Option<(&'a str, &'a Difference)>,
     /// The subject's time per operation, µs (median).
     pub subject_us: f64,
     /// The probed subject's joined operations, when it has complete ones.
@@ -65,6 +73,15 @@ pub fn refusal(facts: &FloorFacts<'_>) -> Option<String> {
              there is no library figure and no cross-check. Give the floor the subject's statement, thread and wait, \
              and nothing else",
             library.median, library.ci95[0], library.ci95[1]
+        ));
+    }
+    if let Some((baseline, boundary)) = facts.boundary.filter(|(_, b)| b.ci95[1] < 0.0 && b.median < -bar) {
+        return Some(format!(
+            "the floor `{floor}` is faster than the baseline `{baseline}` ({floor} − {baseline} {:+.3} µs per op, \
+             95% CI {:+.3}…{:+.3}): a floor runs the baseline's statement across a thread boundary and cannot cost \
+             less, so it skips work the baseline does, and there is no boundary or library figure and no \
+             cross-check. Give the floor the subject's statement, thread and wait, and nothing else",
+            boundary.median, boundary.ci95[0], boundary.ci95[1]
         ));
     }
     let subject_marks = facts.subject_marks?;
@@ -151,12 +168,22 @@ mod tests {
     }
 
     fn check(subject: &[Hop], floor: Option<&[Hop]>, library: Option<Difference>) -> Option<String> {
+        check_with_boundary(subject, floor, library, None)
+    }
+
+    fn check_with_boundary(
+        subject: &[Hop],
+        floor: Option<&[Hop]>,
+        library: Option<Difference>,
+        boundary: Option<Difference>,
+    ) -> Option<String> {
         let header = header();
         let ops = joined(&header, subject, floor.unwrap_or(&[]));
         refusal(&FloorFacts {
             floor: "floor",
             subject: "subject",
             library: library.as_ref(),
+            boundary: boundary.as_ref().map(|b| ("inline", b)),
             subject_us: 20.0,
             subject_marks: Some(&ops[0]),
             floor_marks: floor.map(|_| &ops[1]),
@@ -195,5 +222,16 @@ mod tests {
         // Beyond the CI but within the bar (0.4 µs of a 20 µs subject).
         let hair = Difference { median: -0.3, ci95: [-0.35, -0.25], rounds: 100 };
         assert_eq!(check(&hops, Some(&hops), Some(hair)), None);
+    }
+
+    #[test]
+    fn a_floor_faster_than_the_baseline_beyond_the_ci_is_refused_and_a_tie_is_not() {
+        let hops = [Hop::ENTER, Hop::DONE];
+        let library = Some(Difference { median: 8.8, ci95: [8.5, 9.1], rounds: 40 });
+        let skipped = Difference { median: -3.78, ci95: [-4.1, -3.5], rounds: 40 };
+        let why = check_with_boundary(&hops, Some(&hops), library, Some(skipped)).expect("refused");
+        assert!(why.contains("faster than the baseline `inline`") && why.contains("-3.780"), "{why}");
+        let tie = Difference { median: -0.1, ci95: [-0.3, 0.1], rounds: 40 };
+        assert_eq!(check_with_boundary(&hops, Some(&hops), library, Some(tie)), None);
     }
 }

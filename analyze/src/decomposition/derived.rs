@@ -62,6 +62,7 @@ pub(super) fn floor_refusal(
         floor: &floor.name,
         subject: &subject.name,
         library: derived.and_then(|d| d.library_us.as_ref()),
+        boundary: derived.and_then(|d| Some((d.lanes.get(Role::Baseline.name())?.as_str(), d.boundary_us.as_ref()?))),
         subject_us: crate::stats::median_of_unsorted(&mut subject_us),
         subject_marks: complete(Role::Subject),
         floor_marks: complete(Role::Floor),

@@ -31,7 +31,8 @@ pub(super) fn headline_clause(c: &CrossCheck) -> String {
             a.total.ci95[1] - a.marks_us,
             a.difference_us,
             c.tolerance_us,
-            if weak(a) { ", a tolerance wider than the figure itself" } else { "" }
+            // Only an agreement is weakened by a wide tolerance.
+            if c.agree && weak(a) { ", a tolerance wider than the figure itself" } else { "" }
         ),
         None => format!(
             "; the two instruments {verdict} the fixed {:.1} µs (in-situ library slices {:.2} µs, {:+.2} µs \
@@ -131,7 +132,7 @@ fn render_accounting(c: &CrossCheck, a: &Accounting, (s, f): (&str, &str), out: 
         if a.closes { "yes" } else { "no" },
         a.difference_us
     )?;
-    if weak(a) {
+    if a.closes && weak(a) {
         writeln!(
             out,
             "The lanes' figure ({:+.3} µs) is smaller than that tolerance, so an accounting of zero would agree \

@@ -357,6 +357,19 @@ pub(crate) fn polls(lanes: &[Lane]) -> String {
         if !spans.is_empty() {
             out.push_str(&format!("spans of {}: {}\n", lane.name(), spans.join(" · ")));
         }
+        // A span without the operation's id marks nothing: said as a
+        // warning, since a misnamed field otherwise loses every slice
+        // quietly.
+        for c in layer.counts().iter().filter(|c| c.without_op > 0) {
+            out.push_str(&format!(
+                "warning: {} `{}` spans of {} carried no operation id and marked nothing: record the id in a field \
+                 named `op` (`info_span!(\"{}\", op = id)`), or name your field with HopLayer::op_field\n",
+                c.without_op,
+                c.span,
+                lane.name(),
+                c.span
+            ));
+        }
         if layer.unbound() > 0 {
             out.push_str(&format!(
                 "warning: {} spans of {} found no free slot and marked nothing (more than {} watched spans open at once)\n",

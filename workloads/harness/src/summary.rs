@@ -97,6 +97,15 @@ fn write(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     if let Some(h) = receipt::headline(d) {
         writeln!(out, "\n{h}")?;
     }
+    // Last, beside the warnings, where a reader of the terminal looks:
+    // every figure above is the scheduler's when it says so.
+    let contention = d.contention.as_ref();
+    if let Some(line) = contention.and_then(|c| c.line()) {
+        writeln!(out, "contended: {line}")?;
+    }
+    if let Some(line) = contention.and_then(|c| c.dropped_line()) {
+        writeln!(out, "left out: {line}")?;
+    }
     for w in &d.warnings {
         writeln!(out, "warning: {w}")?;
     }

@@ -296,26 +296,30 @@ pub(super) fn waits(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     writeln!(
         out,
         "| lane | every thread µs | {} share of wall time | involuntary switches | blocks that waited for another \
-         process |",
+         process | in those blocks, µs waited of µs |",
         heads.iter().map(|h| format!("{h} |")).collect::<String>(),
     )?;
-    writeln!(out, "|---|---:|{}---:|---:|---:|", "---:|".repeat(heads.len()))?;
+    writeln!(out, "|---|---:|{}---:|---:|---:|---:|", "---:|".repeat(heads.len()))?;
     for (lane, w) in &c.lanes {
         let by_role: String =
             roles.iter().map(|r| w.by_role.get(*r).map_or("– |".to_owned(), |v| format!("{v:.3} |"))).collect();
         writeln!(
             out,
-            "| {lane} | {:.3} | {by_role} {:.1}% | {:.3} | {} of {} |",
+            "| {lane} | {:.3} | {by_role} {:.1}% | {:.3} | {} of {} | {} |",
             w.run_queue_us_per_op,
             w.share * 100.0,
             w.involuntary_per_op.get("process").copied().unwrap_or(0.0),
             w.contended_blocks,
-            w.blocks
+            w.blocks,
+            // The medians are of every block; a few that waited say so here.
+            w.in_contended.map_or("–".to_owned(), |(waits, wall)| format!("{waits:.1} of {wall:.1}")),
         )?;
     }
     writeln!(
         out,
-        "\nRun-queue delay is time a thread was runnable but another held its CPU (the kernel's scheduler \
+        "\nThe medians are of every block: a lane whose median block waited little can still have had a few blocks \
+         held by another process (the last column gives their waits). Run-queue delay is time a thread was \
+         runnable but another held its CPU (the kernel's scheduler \
          statistics, per block). A lane's threads wait for each other too, on one core most of all (kv-writer's \
          two threads there: about a quarter of each write), but only while another of them runs, so their waits \
          stay near what the process ran at most. A lane's waits are every thread's of the process but hopscope's \
