@@ -72,6 +72,7 @@ fn a_contended_run_says_so_at_the_top_of_its_page() {
         contended_rounds: 6,
         dropped_rounds: false,
         contended: true,
+        in_slices: Default::default(),
     });
     let html = hopscope_reports::page(&d, ChartOptions::default()).expect("renders");
     let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("{needle} missing"));

@@ -152,6 +152,9 @@ fn decompose_blocks(source: &mut impl BlockSource) -> Result<(Decomposition, u64
     }
     let contention = crate::contention::of(&scanned.lanes, &rounds);
     let skip = rounds.to_drop();
+    // Every block's waits, those left out included, for placing them in
+    // the slices below.
+    let all_lanes = skip.is_some().then(|| scanned.lanes.clone());
     if let Some(skip) = skip {
         scanned = scan(source, &header, Some(skip))?.0;
     }
@@ -163,6 +166,9 @@ fn decompose_blocks(source: &mut impl BlockSource) -> Result<(Decomposition, u64
         }
     })?;
     let joined = join.finish();
+    if let Some(c) = scanned.contention.as_mut() {
+        c.in_slices = crate::contention::slices::of(all_lanes.as_ref().unwrap_or(&scanned.lanes), &joined, &c.lanes);
+    }
     Ok((analyze(&header, &scanned, &joined), scanned.blocks))
 }
 

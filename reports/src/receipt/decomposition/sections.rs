@@ -339,7 +339,31 @@ pub(super) fn waits(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         } else {
             "not contended"
         }
-    )
+    )?;
+    if c.in_slices.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "Where the waits showed: block by block, how many µs of a slice came with each µs the lane's threads \
+         waited per write (a least-squares slope over the blocks, about 1 for a slice all the waits fell in; an \
+         association, drawn only for a lane another process held in {} blocks or more and whose blocks' waits \
+         spread by {:.0} µs per write or more). A wake slice with a large slope is the scheduler's time, not the \
+         boundary's.\n\n| lane | slice | µs per µs waited | 95% CI | blocks \
+         |\n|---|---|---:|---:|---:|",
+        hopscope_analyze::contention::slices::MIN_BLOCKS,
+        hopscope_analyze::contention::slices::MIN_SPREAD_US
+    )?;
+    for (lane, found) in &c.in_slices {
+        for w in found {
+            writeln!(
+                out,
+                "| {lane} | {} | {:.2} | {:.2}…{:.2} | {} |",
+                w.slice, w.per_us_waited, w.ci95[0], w.ci95[1], w.blocks
+            )?;
+        }
+    }
+    writeln!(out)
 }
 
 /// What the instrument lost, and which counters were recorded.

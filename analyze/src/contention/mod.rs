@@ -27,6 +27,8 @@
 //! more are. Fewer, and those rounds are left out of every figure
 //! ([`Contention::dropped_rounds`]).
 
+pub mod slices;
+
 use std::collections::BTreeMap;
 
 use hopscope_probe::{Block, TraceHeader};
@@ -157,6 +159,10 @@ pub struct Contention {
     /// the rounds or more were contended. No verdict is drawn from such a
     /// run, and it is not saved as a baseline.
     pub contended: bool,
+    /// Per probed lane, the slices its waits showed in ([`slices`]); empty
+    /// where the blocks' waits were too even to tell.
+    #[serde(default)]
+    pub in_slices: BTreeMap<String, Vec<slices::SliceWaits>>,
 }
 
 impl Contention {
@@ -173,10 +179,23 @@ impl Contention {
             .iter()
             .max_by(|a, b| a.1.contended_blocks.cmp(&b.1.contended_blocks).then(a.1.share.total_cmp(&b.1.share)))?;
         let (waits, wall) = w.in_contended.unwrap_or((w.run_queue_us_per_op, w.run_queue_us_per_op / w.share));
+        // Where the marks place the waits, from the probed lane that waited
+        // most often.
+        let placed = self
+            .in_slices
+            .iter()
+            .filter_map(|(l, found)| Some((l, found.first()?, self.lanes.get(l).map_or(0, |w| w.contended_blocks))))
+            .max_by_key(|(_, _, blocks)| *blocks)
+            .map_or(String::new(), |(l, top, _)| {
+                format!(
+                    " In `{l}`'s slices they showed most in `{}` ({:.2} µs per µs waited).",
+                    top.slice, top.per_us_waited
+                )
+            });
         Some(format!(
             "another process held this run's CPUs: {} of {} rounds waited for it; in `{lane}`'s {} such blocks of \
              {} its threads waited for a CPU {waits:.1} µs per write of {wall:.1} µs (summed over its threads; \
-             {:.0}% of its wall time in its median block). The figures below measure that, not the write path, \
+             {:.0}% of its wall time in its median block).{placed} The figures below measure that, not the write path, \
              and no verdict is drawn from them. Run on a quieter machine, or give the run cores of its own \
              (--placement).",
             self.contended_rounds,
@@ -326,6 +345,7 @@ pub fn of(lanes: &[LaneBlocks], rounds: &Rounds) -> Option<Contention> {
         contended_rounds: rounds.contended.len(),
         dropped_rounds: rounds.to_drop().is_some(),
         contended: rounds.run_contended(),
+        in_slices: BTreeMap::new(),
     })
 }
 
