@@ -78,7 +78,10 @@ fn a_run_beside_a_cpu_hog_is_named_contended_and_judges_nothing() {
     let out = text(&hogged);
     assert_eq!(hogged.status.code(), Some(5), "{out}");
     assert!(out.contains("baseline: main not saved: another process held this run's CPUs"), "{out}");
-    assert!(out.contains("change:  drift-suspected against main"), "{out}");
+    assert!(
+        out.contains("change:  drift-suspected (no verdict: another process held a run's CPUs) against main"),
+        "{out}"
+    );
     assert!(out.contains("contended: another process held this run's CPUs"), "the terminal says it too: {out}");
 
     let result: serde_json::Value =

@@ -94,7 +94,14 @@ impl Recorder {
         let json = serde_json::to_string_pretty(&change).map_err(|e| HarnessError::Usage(e.to_string()))?;
         write("change.json", json)?;
         index.record_change(id, key, &change.verdict.to_string())?;
-        out.lines.push(format!("change:  {} against {key} → {}", change.verdict, dir.join("change.md").display()));
+        // A contended run's verdict is refused for that reason, said here
+        // rather than left to read as the machine's drift.
+        let verdict = if change.contended.is_empty() {
+            change.verdict.to_string()
+        } else {
+            format!("{} (no verdict: another process held a run's CPUs)", change.verdict)
+        };
+        out.lines.push(format!("change:  {verdict} against {key} → {}", dir.join("change.md").display()));
         out.lines.extend(change.findings.iter().skip(1).map(|f| format!("         {f}")));
         out.gate = out.gate.max(gate::change_status(&change, args.fail_on));
         out.change = Some(change);

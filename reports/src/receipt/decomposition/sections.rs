@@ -295,17 +295,17 @@ pub(super) fn waits(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     let heads: Vec<String> = roles.iter().map(|r| format!("{r} µs")).collect();
     writeln!(
         out,
-        "| lane | every thread µs | {} share of wall time | involuntary switches | blocks that waited for another \
+        "| lane | every thread µs | {}share of wall time | involuntary switches | blocks that waited for another \
          process | in those blocks, µs waited of µs |",
-        heads.iter().map(|h| format!("{h} |")).collect::<String>(),
+        heads.iter().map(|h| format!("{h} | ")).collect::<String>(),
     )?;
     writeln!(out, "|---|---:|{}---:|---:|---:|---:|", "---:|".repeat(heads.len()))?;
     for (lane, w) in &c.lanes {
         let by_role: String =
-            roles.iter().map(|r| w.by_role.get(*r).map_or("– |".to_owned(), |v| format!("{v:.3} |"))).collect();
+            roles.iter().map(|r| w.by_role.get(*r).map_or("– | ".to_owned(), |v| format!("{v:.3} | "))).collect();
         writeln!(
             out,
-            "| {lane} | {:.3} | {by_role} {:.1}% | {:.3} | {} of {} | {} |",
+            "| {lane} | {:.3} | {by_role}{:.1}% | {:.3} | {} of {} | {} |",
             w.run_queue_us_per_op,
             w.share * 100.0,
             w.involuntary_per_op.get("process").copied().unwrap_or(0.0),
