@@ -470,11 +470,10 @@ fn decompose_with_peers_compares_every_peer_with_the_writer() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).expect("result")).expect("json");
     let peers = ["tokio-rusqlite", "async-sqlite", "async-sqlite-blocking", "sqlx-sqlite", "deadpool-sqlite"];
     // Rounds another process held the CPUs of are left out of every lane.
-    let contention = &result["contention"];
-    let left_out = if contention["dropped_rounds"] == true { contention["contended_rounds"].as_u64() } else { None };
+    let left_out = common::rounds_left_out(&result);
     for peer in peers {
         // The runner checked every block's rows against what the lane reported.
-        assert_eq!(result["lanes"][peer]["ops"], 20 * (3 * 2 - left_out.unwrap_or(0)), "{peer}");
+        assert_eq!(result["lanes"][peer]["ops"], 20 * (3 * 2 - left_out), "{peer}");
     }
     let rows = result["comparison"]["rows"].as_array().expect("comparison rows");
     let lanes: Vec<&str> = rows.iter().map(|r| r["lane"].as_str().expect("lane")).collect();

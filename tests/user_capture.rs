@@ -30,10 +30,9 @@ fn the_traced_writer_example_decomposes_with_a_baseline_and_both_builds() {
     // Every insert each lane reports is in its table (the harness checks
     // each block's rows), so each lane ran all its operations.
     // Rounds another process held the CPUs of are left out of every lane.
-    let contention = &result["contention"];
-    let left_out = if contention["dropped_rounds"] == true { contention["contended_rounds"].as_u64() } else { None };
+    let left_out = common::rounds_left_out(&result);
     for lane in ["inline", "traced-writer", "traced-writer-probed"] {
-        assert_eq!(result["lanes"][lane]["ops"], 50 * (6 - left_out.unwrap_or(0)), "{lane}");
+        assert_eq!(result["lanes"][lane]["ops"], 50 * (6 - left_out), "{lane}");
     }
     assert_eq!(result["lanes"]["traced-writer"]["probed"], false, "the clean build records nothing");
     assert_eq!(result["lanes"]["traced-writer-probed"]["probed"], true);

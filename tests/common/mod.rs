@@ -63,3 +63,10 @@ pub(crate) fn ok(out: &Output) -> String {
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     stdout
 }
+
+/// How many rounds a run's `result.json` left out of every figure because
+/// another process held their CPUs (0 when none were).
+pub(crate) fn rounds_left_out(result: &serde_json::Value) -> u64 {
+    let contention = &result["contention"];
+    if contention["dropped_rounds"] == true { contention["contended_rounds"].as_u64().unwrap_or(0) } else { 0 }
+}
