@@ -166,6 +166,12 @@ pub struct Contention {
 }
 
 impl Contention {
+    /// How many rounds were left out of every figure (0 unless
+    /// [`Contention::dropped_rounds`]).
+    pub fn rounds_left_out(&self) -> u32 {
+        if self.dropped_rounds { u32::try_from(self.contended_rounds).unwrap_or(u32::MAX) } else { 0 }
+    }
+
     /// The headline's verdict line when the run was contended: the lane
     /// with the most contended blocks, and its waits in those blocks (its
     /// median block may have waited little: a run is contended by its

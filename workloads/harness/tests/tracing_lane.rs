@@ -65,7 +65,7 @@ fn a_span_lane_marks_threads_it_never_touched_and_names_slices_after_the_spans()
     let outcome =
         Harness::new("span-lane").plan(plan()).out(&dir).quiet().lane(inline()).lane(lane).run().expect("run");
     let d = outcome.decomposition.expect("decomposition");
-    assert_eq!(d.drops.complete_ops["spans-probed"], 2 * 4 * 50, "{:?}", d.drops);
+    assert_eq!(d.drops.complete_ops["spans-probed"], u64::from(2 * 4 - left_out(&d)) * 50, "{:?}", d.drops);
     assert_eq!(d.drops.complete_ops["spans"], 0, "the clean build creates no span");
     let names: Vec<&str> = d.slices.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["write.enter→serve.enter", "serve.enter→serve.exit", "serve.exit→write.exit"]);
@@ -106,10 +106,16 @@ fn a_hop_layer_inside_the_users_own_dispatcher_is_drained_too() {
     let outcome =
         Harness::new("tracing-lane").plan(plan()).out(&dir).quiet().lane(inline()).lane(lane).run().expect("run");
     let d = outcome.decomposition.expect("decomposition");
-    assert_eq!(d.drops.complete_ops["spans-probed"], 2 * 4 * 50, "{:?}", d.drops);
+    assert_eq!(d.drops.complete_ops["spans-probed"], u64::from(2 * 4 - left_out(&d)) * 50, "{:?}", d.drops);
     assert_eq!(d.drops.complete_ops["spans"], 0);
     let names: Vec<&str> = d.slices.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["enter→built", "built→sent", "sent→done"]);
     assert!(d.observer_effect.is_some());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Rounds the run left out of every figure (another process held their
+/// CPUs): their operations are not joined.
+fn left_out(d: &hopscope_analyze::Decomposition) -> u32 {
+    d.contention.as_ref().map_or(0, |c| c.rounds_left_out())
 }
