@@ -10,7 +10,7 @@ use anyhow::Context;
 use hopscope_analyze::ab_trace::AbTrace;
 use hopscope_analyze::experiment::{self, Experiment};
 use hopscope_harness::gate::{self, FailOn};
-use hopscope_harness::{Harness, RunArgs, sha256_hex};
+use hopscope_harness::{ExperimentSpec, Harness, RunArgs, sha256_hex};
 
 use crate::spec::Spec;
 
@@ -20,7 +20,7 @@ pub(crate) struct Args {
     /// The experiment spec (TOML), e.g. experiments/reply-persistent.toml;
     /// with --builds optional (its `[run]` sizes and `[rule]`; the default
     /// is written into the run directory).
-    #[arg(required_unless_present_any = ["builds", "commits"])]
+    #[arg(required_unless_present_any = ["builds", "commits", "analyze"])]
     spec: Option<PathBuf>,
     /// Judge two builds of a harness program (yours, or hopscope itself)
     /// against each other, run in lockstep: BIN_A twice (arm a and the
@@ -61,7 +61,8 @@ pub(crate) struct Args {
     /// Run directory (default: a new one under target/hopscope/).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Do not run: re-judge the trace in this run directory.
+    /// Do not run: re-judge the trace in this run directory, under the
+    /// rule it recorded (give SPEC too to be told if it was edited since).
     #[arg(long, value_name = "DIR", conflicts_with = "out")]
     analyze: Option<PathBuf>,
     /// Exit 3 when the verdict is that `b` is slower than `a` (reproduced),
@@ -109,7 +110,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         None => 1,
     };
     let programs = match (&args.builds, &args.commits) {
-        (Some(builds), _) => Some(([vec![builds[0].clone()], vec![builds[1].clone()]], None)),
+        (Some(builds), _) => Some(([vec![program_path(&builds[0])], vec![program_path(&builds[1])]], None)),
         (None, Some(revisions)) => {
             // A spec that would be refused is refused before anything is built.
             if let Some(path) = &args.spec {
@@ -150,11 +151,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             _ => ExitCode::FAILURE,
         });
     }
-    // Parse before anything else: a bad spec must fail before measuring.
-    let spec_path = args.spec.as_deref().context("give an experiment spec, or --builds BIN_A BIN_B")?;
-    let spec = Spec::load(spec_path)?;
     if let Some(dir) = &args.analyze {
-        let experiment = reanalyze(&spec, dir)?;
+        let current = args.spec.as_deref().map(Spec::load).transpose()?;
+        let experiment = reanalyze(current.as_ref(), dir)?;
         let written = hopscope_reports::write_experiment(dir, &experiment)
             .with_context(|| format!("cannot write the results in {}", dir.display()))?;
         if args.json {
@@ -165,6 +164,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         return Ok(gate(&experiment, args.fail_on));
     }
+    // Parse before anything else: a bad spec must fail before measuring.
+    let spec_path = args.spec.as_deref().context("give an experiment spec, or --builds BIN_A BIN_B")?;
+    let spec = Spec::load(spec_path)?;
     let (a, b) = spec.lanes()?;
     let run = RunArgs { out: args.out.clone(), ..RunArgs::default() };
     let mut harness = Harness::with_args(&format!("ab-{}", safe(&spec.experiment.name)), run);
@@ -189,14 +191,26 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// A build given as a bare name that is a file here is that file, made
+/// absolute (`ab --builds old new` typed where both lie: a shell would look
+/// them up on PATH, and say only that there is no such file); any other
+/// bare name is looked up on PATH.
+fn program_path(given: &Path) -> PathBuf {
+    if given.components().count() == 1 && given.is_file() {
+        std::path::absolute(given).unwrap_or_else(|_| given.to_path_buf())
+    } else {
+        given.to_path_buf()
+    }
+}
+
 /// `name` as a directory-name fragment.
 fn safe(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).take(64).collect()
 }
 
 /// Judge an existing run under the rule its trace recorded; warn if the
-/// spec on disk no longer matches it.
-fn reanalyze(current: &Spec, dir: &Path) -> anyhow::Result<Experiment> {
+/// spec given (`current`) no longer matches it.
+fn reanalyze(current: Option<&Spec>, dir: &Path) -> anyhow::Result<Experiment> {
     let path = dir.join("trace.hop");
     // Streamed: the header first, then the blocks one at a time.
     let trace = AbTrace::read_file(&path).with_context(|| format!("cannot analyze {}", path.display()))?;
@@ -205,12 +219,16 @@ fn reanalyze(current: &Spec, dir: &Path) -> anyhow::Result<Experiment> {
         .run
         .get("spec.text")
         .with_context(|| format!("{} is not an A/B trace (it records no spec)", path.display()))?;
-    let recorded = Spec::parse(&current.experiment.path, recorded_text).context("the spec recorded in the trace")?;
-    let mut experiment = experiment::judge_trace(&trace, &recorded.experiment.rule);
-    if sha256_hex(recorded_text) != current.experiment.sha256 {
+    let label = current.map_or_else(|| dir.join("spec.toml"), |c| c.experiment.path.clone());
+    // Only the rule is judged by: a lockstep run's spec names no lanes.
+    let recorded = ExperimentSpec::parse(&label, recorded_text).context("the spec recorded in the trace")?;
+    let mut experiment = experiment::judge_trace(&trace, &recorded.rule);
+    if let Some(current) = current
+        && sha256_hex(recorded_text) != current.experiment.sha256
+    {
         experiment.warnings.push(format!(
             "the spec was edited after the run: recorded sha256 {}, {} now has {}; the verdict uses the recorded rule",
-            &recorded.experiment.sha256[..12],
+            &recorded.sha256[..12],
             current.experiment.path.display(),
             &current.experiment.sha256[..12]
         ));

@@ -47,6 +47,7 @@ impl Spec {
     }
 
     /// Parse `text` (read from `path`, named in errors).
+    #[cfg(test)]
     pub(crate) fn parse(path: &Path, text: &str) -> anyhow::Result<Spec> {
         Spec::resolve(ExperimentSpec::parse(path, text)?)
     }

@@ -138,6 +138,14 @@ fn two_revisions_are_built_once_and_judged_in_lockstep() {
     assert!(out.status.success(), "{err}");
     assert_eq!(err.matches("from the cache").count(), 2, "{err}");
     assert!(!err.contains(" with `"), "nothing rebuilt: {err}");
+    // Re-judged from its directory alone, under the spec the trace recorded.
+    let out = Command::new(env!("CARGO_BIN_EXE_hopscope"))
+        .args(["ab", "--analyze", out_dir.to_str().expect("utf-8")])
+        .output()
+        .expect("hopscope runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let receipt = std::fs::read_to_string(out_dir.join("receipt.md")).expect("the receipt rewritten");
+    assert!(receipt.contains("Effect across passes"), "judged across passes again: {receipt}");
 }
 
 #[test]

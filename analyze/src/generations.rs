@@ -107,7 +107,10 @@ pub struct AcrossPasses {
     pub delta: PassMean,
     /// `control − a`: two processes of build A, the run's own noise floor.
     pub control: Option<PassMean>,
-    /// Mean `b − a` of the passes of each order (`a→b`, `b→a`), µs.
+    /// `b − a` of the passes of each order (`a→b`, `b→a`), µs: the
+    /// [`TRIM`]-trimmed mean, the verdict's own estimator (a plain mean let
+    /// one slowed process flip an order's sign: 50 ns changes read
+    /// "the orders disagree" with both orders' middle passes positive).
     pub by_order: BTreeMap<String, f64>,
     /// How far builds of one commit differ by layout alone, when the
     /// passes cycled through several.
@@ -123,7 +126,8 @@ pub struct LayoutSpread {
     /// Builds of each side.
     pub builds: usize,
     /// `layout j − layout i` of build A (1-based, as the builds are
-    /// named), with its mean over the passes that ran the pair.
+    /// named), with its [`TRIM`]-trimmed mean over the passes that ran the
+    /// pair.
     pub pairs: Vec<LayoutPair>,
     /// The largest pair's mean, absolute, µs: a change no larger than this
     /// is not called.
@@ -161,7 +165,7 @@ fn layout_spread(effects: &[PassEffect], layouts: usize) -> Option<LayoutSpread>
         .map(|(a, v)| LayoutPair {
             control: (a + 1) % layouts + 1,
             a: a + 1,
-            mean_us: v.iter().sum::<f64>() / v.len() as f64,
+            mean_us: trimmed_mean(&v),
             passes: v.len(),
         })
         .collect();
@@ -178,6 +182,13 @@ fn layout_spread(effects: &[PassEffect], layouts: usize) -> Option<LayoutSpread>
 /// mean keeps the middle passes' answer; the CI stays honest (Tukey and
 /// McLaughlin's, from the winsorized variance).
 pub const TRIM: f64 = 0.2;
+
+/// The [`TRIM`]-trimmed mean of `values` (nothing trimmed below five, the
+/// one value of one, NaN of none): every figure checked beside the verdict
+/// reads its passes as the verdict does.
+fn trimmed_mean(values: &[f64]) -> f64 {
+    trimmed_mean_ci(values, TRIM, Confidence::P95).map_or_else(|| values.first().copied().unwrap_or(f64::NAN), |t| t.0)
+}
 
 /// The trimmed mean and CI of `figures` ([`TRIM`]), as a share of `level`
 /// (µs); `None` with fewer than two.
@@ -199,8 +210,7 @@ pub fn verdict(passes: &[PassBlocks], rule: &Rule, layouts: usize) -> AbOutcome 
     for e in &effects {
         by_order.entry(e.order.clone()).or_default().push(e.delta_us.median);
     }
-    let by_order: BTreeMap<String, f64> =
-        by_order.into_iter().map(|(order, v)| (order, v.iter().sum::<f64>() / v.len() as f64)).collect();
+    let by_order: BTreeMap<String, f64> = by_order.into_iter().map(|(order, v)| (order, trimmed_mean(&v))).collect();
     let (Some(delta), true) = (pass_mean(&deltas, level, rule.confidence()), effects.len() >= MIN_PASSES) else {
         reasons.push(format!(
             "{} pass(es) have both arms measured; a verdict across processes needs at least {MIN_PASSES}",
@@ -399,6 +409,20 @@ mod tests {
         let flip = verdict(&passes(24, 0.0, |p| (0.0, if p % 2 == 0 { 0.6 } else { -0.05 }, 0.0)), &rule(), 1);
         assert_eq!(flip.verdict, Verdict::Inconclusive, "{:?}", flip.reasons);
         assert!(flip.reasons[0].contains("follows the order"), "{:?}", flip.reasons);
+    }
+
+    #[test]
+    fn a_few_slowed_processes_do_not_make_the_orders_disagree() {
+        // B is 0.05 µs slower in every pass but two of order b→a, where the
+        // host slowed A's process by 1 µs: that order's plain mean turns
+        // negative, its middle passes (and the verdict's estimator) do not.
+        let slowed = |p: u32| if p == 1 || p == 3 { 1.0 } else { 0.0 };
+        let outcome = verdict(&passes(24, 0.05, |p| (slowed(p), -slowed(p), 0.0)), &rule(), 1);
+        let b_first: Vec<f64> = (0..24u32).filter(|p| p % 2 == 1).map(|p| 0.05 - slowed(p)).collect();
+        assert!(b_first.iter().sum::<f64>() < 0.0, "the plain mean of b→a is negative");
+        assert_eq!(outcome.verdict, Verdict::Reproduced, "{:?}", outcome.reasons);
+        let across = outcome.across.expect("judged across passes");
+        assert!(across.by_order.values().all(|m| (m - 0.05).abs() < 0.01), "{:?}", across.by_order);
     }
 
     /// Passes cycling through `layouts` builds of each side: layout `k`

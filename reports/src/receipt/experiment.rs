@@ -95,7 +95,7 @@ fn render_across(a: &hopscope_analyze::generations::AcrossPasses, out: &mut Stri
         row(out, "control − A (two processes of A: the noise floor)", c)?;
     }
     let orders: Vec<String> = a.by_order.iter().map(|(o, m)| format!("{o} {m:+.3} µs")).collect();
-    writeln!(out, "\nMean B − A by order: {}.", orders.join(", "))?;
+    writeln!(out, "\nB − A by order (20%-trimmed mean): {}.", orders.join(", "))?;
     if let Some(l) = &a.layouts {
         render_layouts(l, out)?;
     }

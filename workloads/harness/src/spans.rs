@@ -296,10 +296,14 @@ fn trace_hops(plan: &Plan, lanes: &[Lane]) -> HopTable {
     hops
 }
 
-/// Declare the run's hops in `header` and, when a lane is probed by spans,
-/// measure the span machinery into it (on this thread, before any block).
+/// Declare the run's hops in `header`.
 pub(crate) fn declare_hops(plan: &Plan, lanes: &[Lane], header: &mut TraceHeader) {
     header.hops = trace_hops(plan, lanes);
+}
+
+/// When a lane is probed by spans, measure the span machinery into
+/// `header` (on this thread, before any block).
+pub(crate) fn measure_machinery(lanes: &[Lane], header: &mut TraceHeader) {
     if lanes.iter().any(|l| l.span_layer().is_some()) {
         // Through the stack the lanes run under: the global switch when it
         // is installed, a Registry with the layer otherwise.

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use hopscope_probe::TraceWriter;
 
 use super::RunSummary;
-use super::open::OpenRun;
+use super::open::{OpenRun, Opener};
 use crate::error::{At, Failure, RunError};
 use crate::lane::Lane;
 use crate::plan::Plan;
@@ -111,7 +111,7 @@ pub fn follow(
     let mut meta = meta;
     meta.insert("follow.protocol".to_owned(), FOLLOW_PROTOCOL.to_string());
     meta.insert("follow.harness".to_owned(), env!("CARGO_PKG_VERSION").to_owned());
-    let mut open = OpenRun::open(plan, lanes, dir, meta)?;
+    let mut open = OpenRun::open(plan, lanes, dir, meta, Opener::Follower)?;
     let mut trace = TraceWriter::new(BufWriter::new(stream), open.header.clone())?;
     let mut written = 0u64;
     let mut failed: Option<(String, At, Failure)> = None;

@@ -31,7 +31,7 @@ mod open;
 mod placed;
 
 pub use follow::{FOLLOW_PROTOCOL, HELLO, follow};
-use open::OpenRun;
+use open::{OpenRun, Opener};
 
 #[cfg(feature = "tracing")]
 use crate::traced::HEADER_ROOM;
@@ -87,7 +87,7 @@ pub fn run(
     let mut meta = meta;
     let lanes_n = lanes.iter().map(|l| l.trace_lanes().count()).sum::<usize>();
     meta.insert("planned_blocks".to_owned(), planned_blocks(plan, lanes_n).to_string());
-    let mut open = OpenRun::open(plan, lanes, dir, meta)?;
+    let mut open = OpenRun::open(plan, lanes, dir, meta, Opener::Run)?;
     let trace_path = dir.join("trace.hop");
     // Room to rename the traced threads' roles after their threads at the end.
     let room = if open.span_lanes() { HEADER_ROOM } else { 0 };

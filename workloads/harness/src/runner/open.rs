@@ -55,15 +55,31 @@ pub(crate) struct OpenRun {
     _turn: std::sync::MutexGuard<'static, ()>,
 }
 
+/// Who opens a run, which decides what its header measures before the
+/// first block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Opener {
+    /// A run of the program's own: its decomposition states the span
+    /// machinery, measured once before any block (~40 ms).
+    Run,
+    /// A follower of `hopscope ab --builds`: its blocks are judged build
+    /// against build, slice by slice, and no machinery is stated, so the
+    /// set-up measurement is skipped (three followers start every pass, and
+    /// it made a fifth of a pass's time).
+    Follower,
+}
+
 impl OpenRun {
     /// Check the declaration, take the process's turn and `dir`'s lock,
     /// start the callers and open every build of every lane (in its own
-    /// fresh directory under `dir`); the header carries `meta`.
+    /// fresh directory under `dir`); the header carries `meta`, and the
+    /// span machinery measured before any block when `opener` states it.
     pub(crate) fn open(
         plan: &Plan,
         lanes: &[Lane],
         dir: &Path,
         meta: BTreeMap<String, String>,
+        opener: Opener,
     ) -> Result<OpenRun, RunError> {
         check(plan, lanes)?;
         // Runs in one process take turns (a program's tests run them on
@@ -137,7 +153,14 @@ impl OpenRun {
         #[cfg(not(feature = "tracing"))]
         let span_lanes = false;
         let keys = ReadingKeys::new(reading_roles, supported).with_span_machinery(span_lanes);
-        let header = header(plan, lanes, &open, &threads, &keys, counters, meta);
+        #[cfg_attr(not(feature = "tracing"), allow(unused_mut))]
+        let mut header = header(plan, lanes, &open, &threads, &keys, counters, meta);
+        #[cfg(feature = "tracing")]
+        if opener == Opener::Run {
+            crate::spans::measure_machinery(lanes, &mut header);
+        }
+        #[cfg(not(feature = "tracing"))]
+        let _ = opener;
         Ok(OpenRun {
             lanes: open,
             header,
