@@ -188,3 +188,32 @@ fn a_build_whose_lanes_differ_is_refused_naming_it() {
     assert_eq!(text.lines().count(), 1, "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_build_that_crashes_mid_run_is_named_and_the_passes_before_are_kept() {
+    let dir = dir("crash");
+    // Build b's third process (pass 2) writes with 0.2 s between writes and
+    // is killed after 1 s, inside its first block; its first two run whole.
+    let count = dir.join("starts");
+    let crashing = dir.join("crashing-kv-writer");
+    let script = format!(
+        "#!/bin/sh\necho x >> {count}\nif [ $(wc -l < {count}) -ge 3 ]; then\n  exec timeout -s KILL 1 {PROGRAM} \
+         --gap-us 200000 \"$@\"\nfi\nexec {PROGRAM} \"$@\"\n",
+        count = count.display()
+    );
+    std::fs::write(&crashing, script).expect("wrapper");
+    std::fs::set_permissions(&crashing, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    let launches = [launch("a", PROGRAM), launch("b", crashing.to_str().expect("utf-8")), launch("control", PROGRAM)];
+    let plan = Lockstep { passes: 6, ..plan(Some("inline")) };
+    let run = lockstep::run(&[launches], &plan, &dir, BTreeMap::new()).expect("a run that stops");
+    let line = run.stopped.expect("the run says why it stopped");
+    assert!(line.starts_with("pass 2: build b:"), "{line}");
+    assert!(line.contains("ended during `") || line.contains("broke off during `"), "{line}");
+    // Passes 0 and 1, whole: two rounds of three arms each.
+    assert_eq!(run.blocks, 2 * 2 * 3);
+    let trace = Trace::read(&run.trace).expect("the blocks before are a valid trace");
+    assert_eq!(trace.blocks.len(), 12);
+    assert!(trace.blocks.iter().all(|b| b.pass < 2), "only whole passes");
+    assert_no_follower_left(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+}
