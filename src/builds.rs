@@ -154,7 +154,7 @@ pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experime
     }
     let launches = request.launches(&args);
     let mut meta = spec.meta();
-    meta.insert("command".to_owned(), std::env::args().collect::<Vec<_>>().join(" "));
+    meta.insert("command".to_owned(), rundir::command_line());
     meta.insert("lockstep".to_owned(), "builds".to_owned());
     // The run's sizes are the lockstep plan's, not a follower's own defaults.
     for (key, value) in [

@@ -77,8 +77,16 @@ pub fn judge_trace(trace: &AbTrace, rule: &Rule) -> Experiment {
         ab::verdict(&passes, rule)
     };
     // Every block counts here: a contended A/B round is not left out, the
-    // verdict needs its pairs.
-    let contention = trace.contention.clone();
+    // verdict needs its pairs; the record and a warning say so.
+    let mut contention = trace.contention.clone();
+    let kept = contention.as_mut().filter(|c| c.dropped_rounds).map(|c| {
+        c.dropped_rounds = false;
+        format!(
+            "{} of {} rounds waited for another process; an A/B verdict keeps them (it pairs each round's arms, \
+             run side by side), so its CI carries those waits",
+            c.contended_rounds, c.rounds
+        )
+    });
     if let Some(line) = contention.as_ref().and_then(|c| c.line()) {
         outcome.verdict = ab::Verdict::DriftSuspected;
         outcome.reasons.insert(0, format!("no verdict: {line}"));
@@ -105,7 +113,7 @@ pub fn judge_trace(trace: &AbTrace, rule: &Rule) -> Experiment {
             slice_verdict::judge(a, b, min_effect)
         }
     });
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<String> = kept.into_iter().collect();
     if trace.marks_dropped > 0 {
         warnings.push(format!("{} marks were dropped", trace.marks_dropped));
     }

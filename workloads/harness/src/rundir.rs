@@ -109,11 +109,18 @@ pub fn sweep_stale(runs: &Path) {
     }
 }
 
+/// This process's command line as a shell would take it back: each word
+/// quoted where it needs to be (`--build "cargo build …"` stays one word).
+pub fn command_line() -> String {
+    let words: Vec<String> = std::env::args().collect();
+    shlex::try_join(words.iter().map(String::as_str)).unwrap_or_else(|_| words.join(" "))
+}
+
 /// Facts a receipt needs about how the run was started: the command line,
 /// hopscope's version, the build profile and the working tree's commit.
 pub fn metadata() -> BTreeMap<String, String> {
     let mut meta = BTreeMap::new();
-    meta.insert("command".to_owned(), std::env::args().collect::<Vec<_>>().join(" "));
+    meta.insert("command".to_owned(), command_line());
     meta.insert("hopscope_version".to_owned(), env!("CARGO_PKG_VERSION").to_owned());
     meta.insert("build".to_owned(), if cfg!(debug_assertions) { "debug" } else { "release" }.to_owned());
     if let Some(commit) = git(&["rev-parse", "HEAD"]) {

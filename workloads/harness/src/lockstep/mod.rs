@@ -330,7 +330,9 @@ fn merged(
     let first = &followers[0].header;
     let lane_name = first.lanes[usize::from(lanes[0])].clone();
     let mut header = first.clone();
-    header.run.retain(|k, _| !k.starts_with("lane.") && !k.starts_with("follow."));
+    // Not build a's `commit` either: that is its working directory's HEAD,
+    // not what it was built from (a receipt read it as build a's commit).
+    header.run.retain(|k, _| !k.starts_with("lane.") && !k.starts_with("follow.") && k != "commit");
     header.lanes.clear();
     header.lane_info.clear();
     for (arm, (follower, &lane)) in ARMS.iter().zip(followers.iter().zip(lanes)) {
