@@ -70,6 +70,8 @@ fn a_revision_that_names_no_commit_is_refused_before_anything_is_built() {
     assert_eq!(err.lines().count(), 1, "one line: {err}");
     assert!(!project.join("target/hopscope/builds").exists(), "nothing was built or cached");
     assert_eq!(extra_worktrees(&project), 0);
+    // A build directory per test (the layouts test's is a gigabyte): gone once it passed.
+    let _ = std::fs::remove_dir_all(project.parent().expect("the test's own directory"));
 }
 
 #[test]
@@ -92,6 +94,8 @@ fn a_build_that_fails_says_so_in_one_line_and_leaves_no_worktree() {
     let out = commits(&project, &["first", "second", "--build", "true"]);
     assert!(stderr(&out).contains("made no program at"), "{}", stderr(&out));
     assert_eq!(extra_worktrees(&project), 0);
+    // A build directory per test (the layouts test's is a gigabyte): gone once it passed.
+    let _ = std::fs::remove_dir_all(project.parent().expect("the test's own directory"));
 }
 
 #[test]
@@ -146,6 +150,8 @@ fn two_revisions_are_built_once_and_judged_in_lockstep() {
     assert!(out.status.success(), "{}", stderr(&out));
     let receipt = std::fs::read_to_string(out_dir.join("receipt.md")).expect("the receipt rewritten");
     assert!(receipt.contains("Effect across passes"), "judged across passes again: {receipt}");
+    // A build directory per test (the layouts test's is a gigabyte): gone once it passed.
+    let _ = std::fs::remove_dir_all(project.parent().expect("the test's own directory"));
 }
 
 #[test]
@@ -209,4 +215,6 @@ fn layouts_build_each_revision_in_shuffled_link_orders_and_state_their_spread() 
     assert!(receipt.contains("Layout spread: "), "{receipt}");
     let followers = std::fs::read_dir(out_dir.join("followers")).expect("followers").count();
     assert_eq!(followers, 4, "one set of processes per pass");
+    // A build directory per test (the layouts test's is a gigabyte): gone once it passed.
+    let _ = std::fs::remove_dir_all(project.parent().expect("the test's own directory"));
 }
