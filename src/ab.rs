@@ -37,6 +37,11 @@ pub(crate) struct Args {
     /// --bin BIN`).
     #[arg(long, value_name = "CMD", requires = "commits")]
     build: Option<String>,
+    /// With --commits: REV_B's own build command (default: --build's), to
+    /// judge a compiler flag or profile setting, e.g. `--commits HEAD HEAD
+    /// --build-b "CARGO_PROFILE_RELEASE_LTO=false cargo build --release"`.
+    #[arg(long = "build-b", value_name = "CMD", requires = "commits")]
+    build_b: Option<String>,
     /// With --commits: the program the build makes, a name under the target
     /// directory's release/ or a path below the target directory (default:
     /// the root package's name).
@@ -89,6 +94,18 @@ fn gate(experiment: &Experiment, fail_on: Option<FailOn>) -> ExitCode {
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    // Checked here as well as by clap: its `requires` is skipped when the
+    // required flag conflicts with one present (clap issue 4520), and
+    // `--builds` conflicts with `--commits`.
+    if args.commits.is_none() {
+        let given = [("--build", args.build.is_some()), ("--build-b", args.build_b.is_some())]
+            .into_iter()
+            .chain([("--bin", args.bin.is_some()), ("--layouts", args.layouts.is_some())])
+            .find(|(_, given)| *given);
+        if let Some((flag, _)) = given {
+            anyhow::bail!("{flag} is for --commits: it says how hopscope builds the revisions");
+        }
+    }
     if args.lane.is_some() && args.builds.is_none() && args.commits.is_none() {
         anyhow::bail!("--lane picks the lane of --builds or --commits; an experiment spec's arms name their lanes");
     }
@@ -120,24 +137,33 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             let commits = crate::commits::Commits {
                 revisions: [revisions[0].clone(), revisions[1].clone()],
                 build: args.build.clone(),
+                build_b: args.build_b.clone(),
                 bin: args.bin.clone(),
                 layouts,
             };
-            let [(a, ra), (b, rb)] = crate::commits::programs(&commits)?;
-            Some(([a, b], Some(([ra.label(), rb.label()], [ra.commit, rb.commit]))))
+            let [a, b] = crate::commits::programs(&commits)?;
+            // Two builds of one commit are told apart by b's command.
+            let name_b = match &args.build_b {
+                Some(command) => format!("{}, built by `{command}`", b.revision.label()),
+                None => b.revision.label(),
+            };
+            let origins = crate::builds::Origins {
+                names: [a.revision.label(), name_b],
+                commits: [a.revision.commit, b.revision.commit],
+                commands: [a.command, b.command],
+            };
+            Some(([a.programs, b.programs], Some(origins)))
         }
         (None, None) => None,
     };
-    if let Some((programs, revisions)) = programs {
-        let (names, commits) = revisions.map_or((None, None), |(n, c)| (Some(n), Some(c)));
+    if let Some((programs, origins)) = programs {
         let request = crate::builds::Request {
             programs,
             spec: args.spec.clone(),
             lane: args.lane.clone(),
             out: args.out.clone(),
             json: args.json,
-            names,
-            commits,
+            origins,
             deadline,
         };
         let experiment = crate::builds::run(&request)?;

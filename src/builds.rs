@@ -49,6 +49,18 @@ min_slice_effect_pct = 0.5
 confidence_pct = 99
 "#;
 
+/// How hopscope built builds a and b (`--commits`).
+#[derive(Debug)]
+pub(crate) struct Origins {
+    /// How lines and the receipt name each build (its revision, and b's
+    /// command when it has one of its own).
+    pub(crate) names: [String; 2],
+    /// The commit each was built from.
+    pub(crate) commits: [String; 2],
+    /// The command that built each.
+    pub(crate) commands: [String; 2],
+}
+
 /// What `hopscope ab --builds` was asked.
 #[derive(Debug)]
 pub(crate) struct Request {
@@ -59,11 +71,9 @@ pub(crate) struct Request {
     pub(crate) lane: Option<String>,
     pub(crate) out: Option<PathBuf>,
     pub(crate) json: bool,
-    /// How lines and the receipt name builds a and b (default: their paths;
-    /// `--commits`: the revisions).
-    pub(crate) names: Option<[String; 2]>,
-    /// The commits builds a and b were built from, when hopscope built them.
-    pub(crate) commits: Option<[String; 2]>,
+    /// Where builds a and b came from, when hopscope built them
+    /// (`--commits`); `None`: programs the user gave, named by their paths.
+    pub(crate) origins: Option<Origins>,
     /// How long a follower may take to answer one block (`--deadline`).
     pub(crate) deadline: Option<std::time::Duration>,
 }
@@ -71,8 +81,8 @@ pub(crate) struct Request {
 impl Request {
     /// How build `arm` (0: a, 1: b) is named.
     fn name(&self, arm: usize) -> String {
-        match &self.names {
-            Some(names) => names[arm].clone(),
+        match &self.origins {
+            Some(origins) => origins.names[arm].clone(),
             None => self.programs[arm].first().map(|p| p.display().to_string()).unwrap_or_default(),
         }
     }
@@ -165,8 +175,11 @@ pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experime
     ] {
         meta.insert(key.to_owned(), value);
     }
-    for (arm, commit) in ["a", "b"].iter().zip(request.commits.iter().flatten()) {
-        meta.insert(format!("lockstep.{arm}.commit"), commit.clone());
+    if let Some(origins) = &request.origins {
+        for (k, arm) in ["a", "b"].iter().enumerate() {
+            meta.insert(format!("lockstep.{arm}.commit"), origins.commits[k].clone());
+            meta.insert(format!("lockstep.{arm}.build"), origins.commands[k].clone());
+        }
     }
     if request.layouts() > 1 {
         meta.insert(generations::LAYOUTS_META.to_owned(), request.layouts().to_string());

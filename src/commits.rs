@@ -57,15 +57,27 @@ impl Revision {
 pub(crate) struct Commits {
     pub(crate) revisions: [String; 2],
     pub(crate) build: Option<String>,
+    /// Revision b's own build command (`--build-b`), so that a compiler
+    /// flag or a profile setting is judged as a change; `None`: `build`.
+    pub(crate) build_b: Option<String>,
     pub(crate) bin: Option<String>,
     /// Builds of each revision, each in its own link order (`--layouts`);
     /// 1: the build as the command makes it.
     pub(crate) layouts: u32,
 }
 
+/// One side's builds: its programs (one per layout), the revision they
+/// are of, and the command that built them.
+#[derive(Debug)]
+pub(crate) struct Built {
+    pub(crate) programs: Vec<PathBuf>,
+    pub(crate) revision: Revision,
+    pub(crate) command: String,
+}
+
 /// Resolve both revisions, build (or find cached) each one's programs (one
 /// per layout), and return them with their revisions, arm a first.
-pub(crate) fn programs(request: &Commits) -> anyhow::Result<[(Vec<PathBuf>, Revision); 2]> {
+pub(crate) fn programs(request: &Commits) -> anyhow::Result<[Built; 2]> {
     if !(1..=MAX_LAYOUTS).contains(&request.layouts) {
         bail!("--layouts {}: at most {MAX_LAYOUTS} builds of each revision", request.layouts);
     }
@@ -79,20 +91,22 @@ pub(crate) fn programs(request: &Commits) -> anyhow::Result<[(Vec<PathBuf>, Revi
         Some(bin) => check_bin(bin)?,
         None => default_bin(&root, &a)?,
     };
-    let command = request.build.clone().unwrap_or_else(|| DEFAULT_BUILD.replace("{bin}", &bin));
+    let command_a = request.build.clone().unwrap_or_else(|| DEFAULT_BUILD.replace("{bin}", &bin));
+    let command_b = request.build_b.clone().unwrap_or_else(|| command_a.clone());
     let cache = hopscope_harness::rundir::runs_dir().join("builds");
     std::fs::create_dir_all(&cache).with_context(|| format!("cannot create {}", cache.display()))?;
     let cache = std::fs::canonicalize(&cache).with_context(|| format!("cannot find {}", cache.display()))?;
-    let key = &hopscope_harness::sha256_hex(&format!("{command}\n{bin}"))[..12];
+    // A build is cached by its commit, its command and its program.
+    let key = |command: &str| hopscope_harness::sha256_hex(&format!("{command}\n{bin}"))[..12].to_owned();
     let layouts: Vec<Option<u32>> =
         if request.layouts > 1 { (1..=request.layouts).map(Some).collect() } else { vec![None] };
     let mut out = Vec::new();
-    for (arm, revision) in [("a", a), ("b", b)] {
-        let mut built = Vec::new();
+    for (arm, revision, command) in [("a", a, command_a), ("b", b, command_b)] {
+        let mut programs = Vec::new();
         for &layout in &layouts {
-            built.push(build(&root, &cache, (arm, &revision, layout), (&command, &bin, key))?);
+            programs.push(build(&root, &cache, (arm, &revision, layout), (&command, &bin, &key(&command)))?);
         }
-        out.push((built, revision));
+        out.push(Built { programs, revision, command });
     }
     let b = out.pop().context("two builds")?;
     let a = out.pop().context("two builds")?;

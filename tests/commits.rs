@@ -60,6 +60,71 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// A spec of four passes of 20 operations, written into `project`.
+fn small_spec(project: &Path) -> PathBuf {
+    let spec = project.join("small.toml");
+    std::fs::write(
+        &spec,
+        "name = \"commits\"\nhypothesis = \"no change\"\n[run]\nops = 20\nsamples = 1\npairs = 2\nwarmup = 0\n\
+         placement = \"same-core\"\nprobed = true\n[a]\n[b]\n[rule]\nmin_effect_pct = 0.0\nmin_effect_us = 0.02\n\
+         both_orders = true\nmax_control_drift_pct = 2.0\nmax_spread_ratio = 4.0\n",
+    )
+    .expect("spec");
+    spec
+}
+
+/// A build that copies hopscope itself: each worktree's program is a real
+/// follower, and `hopscope` follows as `hopscope decompose`.
+const COPY_BUILD: &str = "mkdir -p \"$CARGO_TARGET_DIR/release\" && cp \"$HOPSCOPE_BIN\" \
+                          \"$CARGO_TARGET_DIR/release/hopscope\" && git log -1 --format=%s > \"$CARGO_TARGET_DIR/built-from\"";
+
+#[test]
+fn one_commit_built_two_ways_is_two_builds_named_by_b_s_command() {
+    let project = repository("build-b");
+    let spec = small_spec(&project);
+    // Another command for B alone: what a compiler flag or profile setting is.
+    let build_b = format!("{COPY_BUILD} && echo built-the-other-way");
+    let out_dir = project.join("ab-run");
+    let args = [
+        "first",
+        "first",
+        "--build",
+        COPY_BUILD,
+        "--build-b",
+        &build_b,
+        spec.to_str().expect("utf-8"),
+        "--out",
+        out_dir.to_str().expect("utf-8"),
+    ];
+    let out = commits(&project, &args);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("build a: first ({}) with `{COPY_BUILD}`", &commit_of(&project, "first")[..12])),
+        "{err}"
+    );
+    assert!(err.contains(&format!(", built by `{build_b}` against first (")), "b is named by its command: {err}");
+    let slots = std::fs::read_dir(project.join("target/hopscope/builds"))
+        .expect("cache")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("hopscope").is_file())
+        .count();
+    assert_eq!(slots, 2, "one commit, two commands: two cached builds");
+    let receipt = std::fs::read_to_string(out_dir.join("receipt.md")).expect("an A/B receipt");
+    assert!(receipt.contains("built-the-other-way"), "the receipt names b's command: {receipt}");
+    // A build flag beside --builds is refused, not ignored.
+    for flag in ["--build", "--build-b", "--bin", "--layouts"] {
+        let value = if flag == "--layouts" { "2" } else { "x" };
+        let out = Command::new(env!("CARGO_BIN_EXE_hopscope"))
+            .args(["ab", "--builds", "a", "b", flag, value])
+            .output()
+            .expect("hopscope runs");
+        assert_ne!(out.status.code(), Some(0));
+        assert!(stderr(&out).contains(&format!("{flag} is for --commits")), "{}", stderr(&out));
+    }
+    let _ = std::fs::remove_dir_all(project.parent().expect("the test's own directory"));
+}
+
 #[test]
 fn a_revision_that_names_no_commit_is_refused_before_anything_is_built() {
     let project = repository("no-such-rev");
@@ -101,18 +166,8 @@ fn a_build_that_fails_says_so_in_one_line_and_leaves_no_worktree() {
 #[test]
 fn two_revisions_are_built_once_and_judged_in_lockstep() {
     let project = repository("judged");
-    let spec = project.join("small.toml");
-    std::fs::write(
-        &spec,
-        "name = \"commits\"\nhypothesis = \"no change\"\n[run]\nops = 20\nsamples = 1\npairs = 2\nwarmup = 0\n\
-         placement = \"same-core\"\nprobed = true\n[a]\n[b]\n[rule]\nmin_effect_pct = 0.0\nmin_effect_us = 0.02\n\
-         both_orders = true\nmax_control_drift_pct = 2.0\nmax_spread_ratio = 4.0\n",
-    )
-    .expect("spec");
-    // The build copies hopscope itself: each worktree's program is a real
-    // follower, and `hopscope` follows as `hopscope decompose`.
-    let build = "mkdir -p \"$CARGO_TARGET_DIR/release\" && cp \"$HOPSCOPE_BIN\" \"$CARGO_TARGET_DIR/release/hopscope\" \
-                 && git log -1 --format=%s > \"$CARGO_TARGET_DIR/built-from\"";
+    let spec = small_spec(&project);
+    let build = COPY_BUILD;
     let spec_arg = spec.to_str().expect("utf-8");
     let out_dir = project.join("ab-run");
     let args = ["first", "second", "--build", build, spec_arg, "--out", out_dir.to_str().expect("utf-8")];
@@ -125,7 +180,7 @@ fn two_revisions_are_built_once_and_judged_in_lockstep() {
     let receipt = std::fs::read_to_string(out_dir.join("receipt.md")).expect("an A/B receipt");
     assert!(receipt.contains("Effect across passes"), "{receipt}");
     for (arm, rev) in [("a", "first"), ("b", "second")] {
-        let line = format!("(built from commit {})", commit_of(&project, rev));
+        let line = format!("(built from commit {} by ", commit_of(&project, rev));
         assert!(receipt.lines().any(|l| l.starts_with(&format!("- build {arm}:")) && l.contains(&line)), "{receipt}");
     }
     assert!(receipt.contains("20 ops per block · 1 samples × 4 passes"), "the lockstep plan's sizes: {receipt}");

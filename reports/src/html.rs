@@ -144,16 +144,16 @@ fn header(title: &str, host: &HostInfo, clock: &ClockInfo, meta: &BTreeMap<Strin
         "# {title}\n\n\
          - host: {cpu} · {cores} cores · kernel {kernel}\n\
          - clock: {source} · {ns:.6} ns/tick · invariant TSC: {tsc}\n\
-         - commit: `{commit}`\n\
-         - command: `{command}`\n",
+         - commit: {commit}\n\
+         - command: {command}\n",
         cpu = host.cpu_model,
         cores = host.cores,
         kernel = host.kernel,
         source = clock.source,
         ns = clock.ns_per_tick,
         tsc = clock.invariant_tsc,
-        commit = get("commit"),
-        command = get("command"),
+        commit = crate::receipt::code_span(get("commit")),
+        command = crate::receipt::code_span(get("command")),
     );
     if !date.is_empty() {
         let _ = writeln!(md, "- date: {date}");

@@ -177,7 +177,7 @@ fn render(e: &Experiment, out: &mut String) -> std::fmt::Result {
     writeln!(out, "- spec SHA-256: `{}`", e.spec_sha256)?;
     let meta = |k: &str| e.meta.get(k).map_or("unknown", String::as_str);
     writeln!(out, "\n## Run\n")?;
-    writeln!(out, "- command: `{}`", meta("command"))?;
+    writeln!(out, "- command: {}", super::code_span(meta("command")))?;
     writeln!(out, "- commit: {}", meta("commit"))?;
     let what = match (e.meta.get("shape"), e.meta.get("harness")) {
         (Some(shape), _) => format!("shape: {shape}"),
@@ -193,9 +193,15 @@ fn render(e: &Experiment, out: &mut String) -> std::fmt::Result {
     )?;
     for arm in ["a", "b"] {
         if let Some(program) = e.meta.get(&format!("lockstep.{arm}.program")) {
+            let command = e
+                .meta
+                .get(&format!("lockstep.{arm}.build"))
+                .map_or(String::new(), |c| format!(" by {}", super::code_span(c)));
             match e.meta.get(&format!("lockstep.{arm}.commit")) {
-                Some(commit) => writeln!(out, "- build {arm}: `{program}` (built from commit {commit})")?,
-                None => writeln!(out, "- build {arm}: `{program}`")?,
+                Some(commit) => {
+                    writeln!(out, "- build {arm}: {} (built from commit {commit}{command})", super::code_span(program))?
+                }
+                None => writeln!(out, "- build {arm}: {}", super::code_span(program))?,
             }
         }
     }

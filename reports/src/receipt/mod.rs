@@ -28,6 +28,18 @@ pub fn run_title<'a>(meta: &'a std::collections::BTreeMap<String, String>, fallb
         .unwrap_or("a program's own trace")
 }
 
+/// `text` as one Markdown code span, whatever it holds: fenced by one
+/// backtick more than its longest run of them (CommonMark), padded when it
+/// starts or ends with one, and on one line (a recorded command may hold
+/// backticks or newlines; neither may end the span or the list item).
+pub fn code_span(text: &str) -> String {
+    let text = text.replace(['\n', '\r'], " ");
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') { " " } else { "" };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
 /// A short name for `owner`, as tables print it.
 pub fn owner_label(owner: Owner) -> &'static str {
     match owner {
@@ -50,5 +62,19 @@ pub fn median_text(figure: &SliceFigures, grain_ns: Option<f64>) -> String {
             format!("≤ 2 grains (~{:.0} ns{mean})", 2.0 * grain)
         }
         _ => format!("{:.3}", figure.median_us),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::code_span;
+
+    #[test]
+    fn a_code_span_holds_backticks_and_newlines() {
+        assert_eq!(code_span("cargo build"), "`cargo build`");
+        assert_eq!(code_span("echo `date`"), "`` echo `date` ``");
+        assert_eq!(code_span("a``b"), "```a``b```");
+        assert_eq!(code_span("`x`"), "`` `x` ``");
+        assert_eq!(code_span("one\ntwo"), "`one two`");
     }
 }

@@ -56,8 +56,8 @@ pub fn markdown(r: &Resolution) -> String {
     );
     let meta = |k: &str| r.meta.get(k).map_or("unknown", String::as_str);
     out.push_str(&format!(
-        "\n- command: `{}`\n- commit: {}\n- sizes: {} ops per block · {} samples × 4 passes per arm\n- host: {} · {} cores\n",
-        meta("command"),
+        "\n- command: {}\n- commit: {}\n- sizes: {} ops per block · {} samples × 4 passes per arm\n- host: {} · {} cores\n",
+        super::code_span(meta("command")),
         meta("commit"),
         meta("ops_per_block"),
         meta("samples"),

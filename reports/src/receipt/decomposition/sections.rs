@@ -398,7 +398,7 @@ pub(super) fn run(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     let meta = |key: &str| d.run.meta.get(key).map_or("unknown", String::as_str);
     writeln!(out, "## Run\n")?;
     writeln!(out, "- date: {}", date(d))?;
-    writeln!(out, "- command: `{}`", meta("command"))?;
+    writeln!(out, "- command: {}", crate::receipt::code_span(meta("command")))?;
     // A program's own capture has none of the runner's settings to report.
     if d.run.meta.contains_key("ops_per_block") {
         writeln!(out, "- commit: {}", meta("commit"))?;
