@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use hopscope_analyze::ab_trace::AbTrace;
 use hopscope_analyze::experiment::{self, Experiment};
+use hopscope_analyze::net::Net;
 use hopscope_harness::gate::{self, FailOn};
 use hopscope_harness::{ExperimentSpec, Harness, RunArgs, sha256_hex};
 
@@ -59,6 +60,12 @@ pub(crate) struct Args {
     /// probed build.
     #[arg(long)]
     lane: Option<String>,
+    /// With --builds or --commits: also run lane LANE in lockstep (into
+    /// minus-LANE/ of the run directory) and judge --lane's change net of
+    /// LANE's, e.g. `--lane writer --minus floor`: the library's own cost.
+    /// Written to net.json and net.md; --fail-on then gates the net verdict.
+    #[arg(long, value_name = "LANE")]
+    minus: Option<String>,
     /// With --builds or --commits: seconds a follower may take to answer
     /// one block before it is stopped and the run with it (default 60).
     #[arg(long, value_name = "SECONDS")]
@@ -81,9 +88,13 @@ pub(crate) struct Args {
     json: bool,
 }
 
-/// The JSON `--json` prints: where the run is, and its experiment.
-pub(crate) fn print_json(dir: &Path, experiment: &Experiment) -> anyhow::Result<()> {
-    let out = serde_json::json!({ "schema": "hopscope.ab-run/1", "dir": dir, "experiment": experiment });
+/// The JSON `--json` prints: where the run is, its experiment, and the
+/// net change when `--minus` asked for one.
+pub(crate) fn print_json(dir: &Path, experiment: &Experiment, net: Option<&Net>) -> anyhow::Result<()> {
+    let mut out = serde_json::json!({ "schema": "hopscope.ab-run/1", "dir": dir, "experiment": experiment });
+    if let Some(net) = net {
+        out["net"] = serde_json::to_value(net).context("cannot write JSON")?;
+    }
     println!("{}", serde_json::to_string_pretty(&out).context("cannot write JSON")?);
     Ok(())
 }
@@ -108,6 +119,17 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     if args.lane.is_some() && args.builds.is_none() && args.commits.is_none() {
         anyhow::bail!("--lane picks the lane of --builds or --commits; an experiment spec's arms name their lanes");
+    }
+    if let Some(minus) = &args.minus {
+        if args.builds.is_none() && args.commits.is_none() {
+            anyhow::bail!("--minus is for --builds and --commits: it runs a second lane of both builds");
+        }
+        if args.layouts.is_some() {
+            anyhow::bail!(
+                "--minus with --layouts: a net change does not take off the layouts' spread yet; judge each lane with --layouts on its own"
+            );
+        }
+        crate::net::check(minus, args.lane.as_deref(), args.spec.as_deref())?;
     }
     let deadline = match args.deadline {
         Some(s) if !(s > 0.0 && s <= 3_600.0) => {
@@ -167,15 +189,19 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             deadline,
         };
         let experiment = crate::builds::run(&request)?;
-        return Ok(match experiment {
-            Some((dir, e, true)) => {
-                if args.json {
-                    print_json(&dir, &e)?;
-                }
-                gate(&e, args.fail_on)
+        let Some((dir, e, true)) = experiment else { return Ok(ExitCode::FAILURE) };
+        let Some(minus) = &args.minus else {
+            if args.json {
+                print_json(&dir, &e, None)?;
             }
-            _ => ExitCode::FAILURE,
-        });
+            return Ok(gate(&e, args.fail_on));
+        };
+        let Some(net) = crate::net::run(&request, &dir, &e, minus)? else { return Ok(ExitCode::FAILURE) };
+        if args.json {
+            print_json(&dir, &e, Some(&net))?;
+        }
+        let status = if net.contended { gate::NO_VERDICT } else { gate::exit_status(net.verdict, args.fail_on) };
+        return Ok(ExitCode::from(status));
     }
     if let Some(dir) = &args.analyze {
         let current = args.spec.as_deref().map(Spec::load).transpose()?;
@@ -183,7 +209,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let written = hopscope_reports::write_experiment(dir, &experiment)
             .with_context(|| format!("cannot write the results in {}", dir.display()))?;
         if args.json {
-            print_json(dir, &experiment)?;
+            print_json(dir, &experiment, None)?;
         } else {
             print!("{}", hopscope_harness::ab::summary(&experiment));
             print!("\n{written}");
@@ -209,7 +235,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     match (&outcome.experiment, outcome.stopped.is_none()) {
         (Some(experiment), true) => {
             if args.json {
-                print_json(&outcome.dir, experiment)?;
+                print_json(&outcome.dir, experiment, None)?;
             }
             Ok(gate(experiment, args.fail_on))
         }

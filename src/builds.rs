@@ -50,7 +50,7 @@ confidence_pct = 99
 "#;
 
 /// How hopscope built builds a and b (`--commits`).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Origins {
     /// How lines and the receipt name each build (its revision, and b's
     /// command when it has one of its own).
@@ -62,7 +62,7 @@ pub(crate) struct Origins {
 }
 
 /// What `hopscope ab --builds` was asked.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Request {
     /// Build a's programs and build b's, one per layout (the same number
     /// of each; one without `--layouts`).
@@ -235,7 +235,7 @@ pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experime
 
 /// The lane both builds run: `--lane`, or the one the spec's arms name
 /// (the same in both), or the default (`None`).
-fn lane(spec: &ExperimentSpec, flag: Option<&str>) -> anyhow::Result<Option<String>> {
+pub(crate) fn lane(spec: &ExperimentSpec, flag: Option<&str>) -> anyhow::Result<Option<String>> {
     let mut named = Vec::new();
     for (arm, table) in &spec.arms {
         if let Some(other) = table.keys().find(|k| *k != "lane") {

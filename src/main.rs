@@ -17,6 +17,7 @@ mod history;
 mod keepwarm;
 mod knob_args;
 mod merge;
+mod net;
 mod report;
 mod resolve;
 mod run;

@@ -31,6 +31,7 @@ pub mod generations;
 pub mod join;
 pub mod lanes;
 pub mod merge;
+pub mod net;
 pub mod resolution;
 pub mod roles;
 pub mod slice_verdict;

@@ -38,7 +38,9 @@ pub use charts::{
 };
 pub use error::ReportError;
 pub use html::{experiment_page, merge_page, page};
-pub use written::{Written, write_decomposition, write_experiment, write_merge, write_resolution, write_sweep};
+pub use written::{
+    Written, write_decomposition, write_experiment, write_merge, write_net, write_resolution, write_sweep,
+};
 
 /// What [`render`] wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]

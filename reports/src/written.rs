@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use hopscope_analyze::Decomposition;
 use hopscope_analyze::experiment::Experiment;
 use hopscope_analyze::merge::MergeResult;
+use hopscope_analyze::net::Net;
 use hopscope_analyze::resolution::Resolution;
 use hopscope_analyze::sweep::SweepRow;
 use hopscope_analyze::wake::WakeFloor;
@@ -107,6 +108,19 @@ pub fn write_decomposition(dir: &Path, d: &Decomposition, options: ChartOptions)
 pub fn write_experiment(dir: &Path, e: &Experiment) -> Result<Written, ReportError> {
     let written = json_and_receipt(dir, "ab", "ab.json", e, &experiment::markdown(e))?;
     Ok(written.rendered(crate::render_experiment(e, dir)?))
+}
+
+/// A change net of another lane's (`hopscope ab --minus`): `net.json` and
+/// `net.md` beside the lane's own results.
+pub fn write_net(dir: &Path, n: &Net) -> Result<Written, ReportError> {
+    let path = dir.join("net.json");
+    write(&path, &json("net.json", n)?)?;
+    let receipt_path = dir.join("net.md");
+    write(&receipt_path, &receipt::net::markdown(n))?;
+    let mut written = Written::default();
+    written.push("net", path);
+    written.push("net.md", receipt_path);
+    Ok(written)
 }
 
 /// A merge measurement: `merge.json`, `receipt.md`, `report.html`, charts.

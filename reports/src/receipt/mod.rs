@@ -10,6 +10,7 @@ mod crosscheck;
 mod decomposition;
 pub mod experiment;
 pub mod merge;
+pub mod net;
 pub mod resolution;
 pub mod sweep;
 
