@@ -99,6 +99,13 @@ pub(crate) fn print_json(dir: &Path, experiment: &Experiment, net: Option<&Net>)
     Ok(())
 }
 
+/// The exit status of a lockstep run that stopped: a signal's (130, 143),
+/// else 1, whatever its partial verdict (a gate must tell a broken run
+/// from a regression).
+fn stopped() -> ExitCode {
+    ExitCode::from(hopscope_harness::interrupt::requested().map_or(1, |s| s.exit_status()))
+}
+
 /// An A/B verdict as a gate reads it: `b` against `a`.
 fn gate(experiment: &Experiment, fail_on: Option<FailOn>) -> ExitCode {
     ExitCode::from(gate::ab_status(experiment, fail_on))
@@ -186,17 +193,18 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             out: args.out.clone(),
             json: args.json,
             origins,
+            minus: args.minus.clone(),
             deadline,
         };
         let experiment = crate::builds::run(&request)?;
-        let Some((dir, e, true)) = experiment else { return Ok(ExitCode::FAILURE) };
+        let Some((dir, e, true)) = experiment else { return Ok(stopped()) };
         let Some(minus) = &args.minus else {
             if args.json {
                 print_json(&dir, &e, None)?;
             }
             return Ok(gate(&e, args.fail_on));
         };
-        let Some(net) = crate::net::run(&request, &dir, &e, minus)? else { return Ok(ExitCode::FAILURE) };
+        let Some(net) = crate::net::run(&request, &dir, &e, minus)? else { return Ok(stopped()) };
         if args.json {
             print_json(&dir, &e, Some(&net))?;
         }

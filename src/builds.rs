@@ -74,6 +74,9 @@ pub(crate) struct Request {
     /// Where builds a and b came from, when hopscope built them
     /// (`--commits`); `None`: programs the user gave, named by their paths.
     pub(crate) origins: Option<Origins>,
+    /// The lane `--minus` will run after this one: checked at the first
+    /// handshake.
+    pub(crate) minus: Option<String>,
     /// How long a follower may take to answer one block (`--deadline`).
     pub(crate) deadline: Option<std::time::Duration>,
 }
@@ -149,6 +152,7 @@ pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experime
         warmup: spec.plan.warmup_blocks,
         deadline: request.deadline.unwrap_or(spec.plan.block_deadline),
         lane: lane.clone(),
+        also: request.minus.iter().cloned().collect(),
     };
     let mut args = subcommand(&request.programs[0][0]);
     args.extend([

@@ -37,7 +37,7 @@ pub(crate) fn check(minus: &str, lane: Option<&str>, spec: Option<&Path>) -> any
 /// and `net.md` into `dir`, and print it. `None` when the second run
 /// measured nothing or stopped (its own line says why).
 pub(crate) fn run(request: &Request, dir: &Path, lane: &Experiment, minus: &str) -> anyhow::Result<Option<Net>> {
-    let sub = Request { lane: Some(minus.to_owned()), out: Some(sub_dir(dir, minus)), ..request.clone() };
+    let sub = Request { lane: Some(minus.to_owned()), out: Some(sub_dir(dir, minus)), minus: None, ..request.clone() };
     let Some((_, minus_e, true)) = crate::builds::run(&sub)? else { return Ok(None) };
     // The newest run is the lane's, not its minus.
     let _ = hopscope_harness::rundir::create(Some(dir), "ab-builds", "latest-ab");

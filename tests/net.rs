@@ -88,3 +88,57 @@ fn a_minus_that_cannot_run_is_refused_before_anything_runs() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_minus_lane_the_builds_do_not_declare_is_refused_before_anything_is_measured() {
+    let dir = temp_dir("net-unknown");
+    let out_dir = dir.join("run");
+    let out = {
+        let _turn = common::one_run();
+        Command::new(HOPSCOPE)
+            .args(["ab", "--builds", HOPSCOPE, HOPSCOPE, "--lane", "writer", "--minus", "no-such-lane", "--out"])
+            .arg(&out_dir)
+            .output()
+            .expect("hopscope runs")
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(last.contains("has no lane `no-such-lane` (declared: inline, handoff, floor"), "{stderr}");
+    assert!(!out_dir.join("ab.json").exists() && !out_dir.join("minus-no-such-lane").exists(), "nothing judged");
+    // Refused at the first handshake, before a trace was begun, not after
+    // the first lane's 200 passes.
+    assert!(!out_dir.join("trace.hop").exists(), "nothing measured");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_lockstep_run_stopped_by_sigint_exits_130_with_the_passes_before_judged() {
+    let dir = temp_dir("net-sigint");
+    let out_dir = dir.join("run");
+    let _turn = common::one_run();
+    let child = Command::new(HOPSCOPE)
+        .args(["ab", "--builds", HOPSCOPE, HOPSCOPE, "--lane", "writer", "--out"])
+        .arg(&out_dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("hopscope runs");
+    // Some blocks in: the trace has grown past its header.
+    let trace = out_dir.join("trace.hop");
+    for _ in 0..600 {
+        if std::fs::metadata(&trace).is_ok_and(|m| m.len() > 20_000) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill runs");
+    assert!(kill.success());
+    let out = child.wait_with_output().expect("hopscope ends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted by SIGINT"), "{stderr}");
+    let receipt = std::fs::read_to_string(out_dir.join("receipt.md")).expect("the passes before are judged");
+    assert!(receipt.contains("partial"), "{receipt}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

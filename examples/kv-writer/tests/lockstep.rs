@@ -98,7 +98,14 @@ fn assert_no_follower_left(dir: &Path) {
 }
 
 fn plan(lane: Option<&str>) -> Lockstep {
-    Lockstep { samples: 2, passes: 4, warmup: 1, deadline: Duration::from_secs(60), lane: lane.map(str::to_owned) }
+    Lockstep {
+        samples: 2,
+        passes: 4,
+        warmup: 1,
+        deadline: Duration::from_secs(60),
+        lane: lane.map(str::to_owned),
+        also: Vec::new(),
+    }
 }
 
 #[test]

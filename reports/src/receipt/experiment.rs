@@ -178,7 +178,12 @@ fn render(e: &Experiment, out: &mut String) -> std::fmt::Result {
     let meta = |k: &str| e.meta.get(k).map_or("unknown", String::as_str);
     writeln!(out, "\n## Run\n")?;
     writeln!(out, "- command: {}", super::code_span(meta("command")))?;
-    writeln!(out, "- commit: {}", meta("commit"))?;
+    match e.meta.get("commit") {
+        Some(commit) => writeln!(out, "- commit: {commit}")?,
+        // Two builds: each names its own below.
+        None if e.meta.contains_key("lockstep.a.program") => {}
+        None => writeln!(out, "- commit: unknown")?,
+    }
     let what = match (e.meta.get("shape"), e.meta.get("harness")) {
         (Some(shape), _) => format!("shape: {shape}"),
         (None, Some(program)) => format!("program: {program}"),

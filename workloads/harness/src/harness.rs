@@ -160,6 +160,7 @@ impl Harness {
             None => self.args.plan(),
         }
         .map_err(|e| HarnessError::Flag(e.to_string()))?;
+        let declared = self.trace_lane_names();
         self.select_lanes()?;
         // A placement this process's CPUs cannot give is refused before a
         // directory is made or a line printed.
@@ -174,6 +175,10 @@ impl Harness {
             let mut meta = rundir::metadata();
             meta.extend(std::mem::take(&mut self.meta));
             meta.insert("harness".to_owned(), self.name.clone());
+            // Every lane, not only the one opened: a coordinator that will
+            // ask for another lane later checks it now.
+            let listed = serde_json::to_string(&declared).unwrap_or_default();
+            meta.insert(crate::lockstep::DECLARED_LANES.to_owned(), listed);
             return crate::follower::serve(&self.name, &socket, &plan, &self.lanes, self.args.out.as_deref(), meta);
         }
         if let Some(spec) = self.args.ab.clone() {
@@ -381,10 +386,15 @@ impl Harness {
         Ok(())
     }
 
+    /// Every lane name the run's tables can print (each declared lane's
+    /// builds).
+    fn trace_lane_names(&self) -> Vec<String> {
+        self.lanes.iter().flat_map(|l| l.trace_lanes().map(|(n, _)| n)).collect()
+    }
+
     /// Every lane name the run's tables can print, for a refusal.
     fn declared(&self) -> String {
-        let names: Vec<String> = self.lanes.iter().flat_map(|l| l.trace_lanes().map(|(n, _)| n)).collect();
-        format!("declared: {}", names.join(", "))
+        format!("declared: {}", self.trace_lane_names().join(", "))
     }
 
     fn say(&self, text: &str) {

@@ -225,8 +225,17 @@ fn accept(
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
             Err(e) => return Err(fail(format!("cannot accept its connection: {e}"))),
         }
-        if let Ok(Some(_)) = child.try_wait() {
-            return Err(fail(ended(child, stderr, "exited before it connected")));
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut line = ended(child, stderr, "exited before it connected");
+            // It ran to its end without following: not a harness program
+            // as built (a feature that brings the harness left off).
+            if status.success() {
+                line.push_str(
+                    " (it ran and ended without following: is the harness built into it? a feature left off the \
+                     build: give --build)",
+                );
+            }
+            return Err(fail(line));
         }
         if started.elapsed() > OPEN_DEADLINE {
             return Err(fail(format!(

@@ -72,7 +72,15 @@ pub struct Lockstep {
     /// `writer`, `writer-probed`); `None`: the subject's probed build, or
     /// the subject.
     pub lane: Option<String>,
+    /// Lanes a later run of the same builds will ask for (`--minus`): a
+    /// build that does not declare one is refused at its handshake, before
+    /// anything is measured.
+    pub also: Vec<String>,
 }
+
+/// The run-metadata key under which a follower lists every lane its
+/// program declares (a JSON array), beside the one it opened.
+pub const DECLARED_LANES: &str = "harness.declared_lanes";
 
 /// What a lockstep run wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,6 +141,7 @@ pub fn run(
         let lanes = match &first {
             None => {
                 let lanes = chosen_lanes(&followers, plan.lane.as_deref())?;
+                declares_all(&followers, &plan.also)?;
                 let planned = u64::from(plan.passes) * u64::from(plan.samples) * ARMS.len() as u64;
                 let header = merged(&followers, &lanes, meta.clone(), planned, plan.passes);
                 let trace = TraceWriter::create(&path, header).map_err(trace_error)?;
@@ -273,6 +282,24 @@ fn chosen_lanes(followers: &[Follower], wanted: Option<&str>) -> Result<Vec<u16>
         lanes.push(index);
     }
     Ok(lanes)
+}
+
+/// Refuse a follower whose program does not declare every lane of `also`
+/// (a follower of a harness that does not list its lanes is let through:
+/// the later run names what it lacks).
+fn declares_all(followers: &[Follower], also: &[String]) -> Result<(), LockstepError> {
+    for follower in followers {
+        let Some(listed) = follower.header.run.get(DECLARED_LANES) else { continue };
+        let declared: Vec<String> = serde_json::from_str(listed).unwrap_or_default();
+        if let Some(missing) = also.iter().find(|lane| !declared.contains(lane)) {
+            return Err(LockstepError::Mismatch(format!(
+                "{} has no lane `{missing}` (declared: {})",
+                follower.launch.build,
+                declared.join(", ")
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The lane `wanted` names, or the subject's probed build, or the subject.
