@@ -13,6 +13,9 @@
 //! `hop_layer − registry_only` (the layer with its two clock reads) and
 //! `hop_layer − registry_only − two_bare_marks` (its bookkeeping alone).
 //!
+//! `hop_subscriber` is the profiling path: the same watch through
+//! [`HopSubscriber`](hopscope_probe::HopSubscriber), no Registry.
+//!
 //! `tracing-chrome` is timed after the others, not among them: its writer
 //! thread takes the other core while spans are recorded, and with it
 //! interleaved the bare marks slowed by half in some stretches of a run.
@@ -26,8 +29,8 @@
 //! A second part times whole span lives (create, enter, exit, close: what
 //! an operation's span costs, and what lies inside a slice between two
 //! spans), interleaved the same way: a bare `Registry`, `HopLayer` (which
-//! hands the span's two marks to its collector at close), and then
-//! `tracing-chrome` after them.
+//! hands the span's two marks to its collector at close), `HopSubscriber`,
+//! and then `tracing-chrome` after them.
 //!
 //! Run with `cargo bench -p hopscope-probe --features tracing --bench layer`
 //! (`-- --quick` for a short run).
@@ -41,7 +44,7 @@ use tracing_subscriber::layer::SubscriberExt;
 
 /// Span enters per timed chunk: two marks each, so the buffer holds a chunk.
 const CHUNK: u64 = 2_048;
-const VARIANTS: [&str; 4] = ["two_bare_marks", "registry_only", "noop_layer", "hop_layer"];
+const VARIANTS: [&str; 5] = ["two_bare_marks", "registry_only", "noop_layer", "hop_layer", "hop_subscriber"];
 
 /// A layer that does nothing: what stacking any layer on the Registry costs
 /// (`Layered`'s dispatch and its close bookkeeping), apart from the layer's
@@ -89,15 +92,17 @@ fn main() {
     let noop = Dispatch::new(tracing_subscriber::registry().with(NoopLayer));
     let hop_layer = HopLayer::new().span("send", Hop::BUILT, Some(Hop::SENT));
     let layered = Dispatch::new(tracing_subscriber::registry().with(hop_layer.clone()));
+    let hop_subscriber = HopLayer::new().span("send", Hop::BUILT, Some(Hop::SENT)).subscriber();
+    let profiled = Dispatch::new(hop_subscriber.clone());
     // One span per subscriber, created under it and kept for the whole run,
     // as a long-lived span entered once per operation would be.
     let span_of = |d: &Dispatch| tracing::dispatcher::with_default(d, || tracing::info_span!("send", op = 7u64));
-    let spans = [span_of(&registry), span_of(&noop), span_of(&layered)];
+    let spans = [span_of(&registry), span_of(&noop), span_of(&layered), span_of(&profiled)];
 
     let warm_up = rounds / 10;
-    let mut ns: [Vec<f64>; 4] = Default::default();
+    let mut ns: [Vec<f64>; 5] = Default::default();
     for round in 0..warm_up + rounds {
-        let mut this_round = [0.0; 4];
+        let mut this_round = [0.0; 5];
         for k in 0..VARIANTS.len() {
             let variant = (round + k) % VARIANTS.len();
             this_round[variant] = match variant {
@@ -107,7 +112,8 @@ fn main() {
                 }),
                 1 => span_chunk(&registry, &spans[0]),
                 2 => span_chunk(&noop, &spans[1]),
-                _ => span_chunk(&layered, &spans[2]),
+                3 => span_chunk(&layered, &spans[2]),
+                _ => span_chunk(&profiled, &spans[3]),
             };
         }
         if round >= warm_up {
@@ -128,6 +134,8 @@ fn main() {
     print_row("  − two_bare_marks (bookkeeping)", &paired(&|i| ns[3][i] - ns[1][i] - ns[0][i]));
     print_row("noop_layer − registry_only (Layered)", &paired(&|i| ns[2][i] - ns[1][i]));
     print_row("hop_layer − noop_layer (HopLayer's own)", &paired(&|i| ns[3][i] - ns[2][i]));
+    print_row("hop_subscriber − two_bare_marks", &paired(&|i| ns[4][i] - ns[0][i]));
+    print_row("hop_subscriber − hop_layer", &paired(&|i| ns[4][i] - ns[3][i]));
     let within = ns[3].iter().filter(|&&v| v <= 60.0).count() as f64 / rounds as f64;
     println!("rounds with hop_layer ≤ 60 ns: {:.0}%", within * 100.0);
 
@@ -155,7 +163,7 @@ fn main() {
     println!("after the interleaved part");
     print_row("tracing_chrome", &chrome_ns);
 
-    lives(rounds, &registry, &layered, &hop_layer);
+    lives(rounds, &registry, (&layered, &hop_layer), (&profiled, hop_subscriber.layer()));
 }
 
 /// ns per span life (create + enter + exit + close) of one chunk under
@@ -172,24 +180,30 @@ fn life_chunk(dispatch: &Dispatch, collector: Option<&hopscope_probe::spans::Col
     ns
 }
 
-/// The second part: whole span lives, a bare Registry and HopLayer
-/// interleaved, then tracing-chrome.
-fn lives(rounds: usize, registry: &Dispatch, layered: &Dispatch, layer: &HopLayer) {
+/// The second part: whole span lives, a bare Registry, HopLayer under a
+/// Registry and the profiling HopSubscriber interleaved in a rotating
+/// order, then tracing-chrome.
+fn lives(rounds: usize, registry: &Dispatch, layered: (&Dispatch, &HopLayer), profiled: (&Dispatch, &HopLayer)) {
     let rounds = rounds / 3;
-    let (mut bare, mut marked) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+    let mut ns: [Vec<f64>; 3] = Default::default();
     for round in 0..rounds {
-        if round % 2 == 0 {
-            bare.push(life_chunk(registry, None));
-            marked.push(life_chunk(layered, Some(layer.collector())));
-        } else {
-            marked.push(life_chunk(layered, Some(layer.collector())));
-            bare.push(life_chunk(registry, None));
+        for k in 0..3 {
+            let variant = (round + k) % 3;
+            let value = match variant {
+                0 => life_chunk(registry, None),
+                1 => life_chunk(layered.0, Some(layered.1.collector())),
+                _ => life_chunk(profiled.0, Some(profiled.1.collector())),
+            };
+            ns[variant].push(value);
         }
     }
     println!("span life (create + enter + exit + close), {rounds} rounds of {CHUNK} per variant, interleaved");
-    print_row("registry_only", &bare);
-    print_row("hop_layer", &marked);
-    print_row("hop_layer − registry_only (paired)", &(0..rounds).map(|i| marked[i] - bare[i]).collect::<Vec<_>>());
+    print_row("registry_only", &ns[0]);
+    print_row("hop_layer", &ns[1]);
+    print_row("hop_subscriber", &ns[2]);
+    let paired = |a: usize, b: usize| (0..rounds).map(|i| ns[a][i] - ns[b][i]).collect::<Vec<_>>();
+    print_row("hop_layer − registry_only (paired)", &paired(1, 0));
+    print_row("hop_subscriber − registry_only (paired)", &paired(2, 0));
     let path = std::env::temp_dir().join(format!("hopscope-bench-chrome-life-{}.json", std::process::id()));
     let (chrome_layer, guard) = tracing_chrome::ChromeLayerBuilder::new().file(&path).build();
     let chrome = Dispatch::new(tracing_subscriber::registry().with(chrome_layer));

@@ -96,7 +96,7 @@ pub mod machinery;
 #[cfg(feature = "tracing")]
 pub mod spans;
 #[cfg(feature = "tracing")]
-pub use spans::{Edges, HopLayer, SpanCapture};
+pub use spans::{Edges, HopLayer, HopSubscriber, SpanCapture};
 
 #[cfg(feature = "enabled")]
 mod enabled;

@@ -1,7 +1,8 @@
 //! The span layer allocates nothing per span: after a warm-up (the thread's
 //! ring, the Registry's slab pages), whole span lives through `Registry` +
 //! `HopLayer` allocate no more often than under a bare `Registry` (on this
-//! host: never, against the Registry's one slab page), counted by a global
+//! host: never, against the Registry's one slab page), and through
+//! `HopSubscriber` never at all, counted by a global
 //! allocator on this thread.
 
 #![cfg(feature = "tracing")]
@@ -77,4 +78,13 @@ fn span_lives_through_the_layer_allocate_no_more_than_under_a_bare_registry() {
         "{through_layer} allocations through HopLayer, {registry} under a bare Registry, for {LIVES} operations of two spans"
     );
     assert_eq!(layer.collector().drain().marks(), 4 * 2 * LIVES as usize, "and every mark was taken");
+}
+
+#[test]
+fn span_lives_through_the_profiling_subscriber_allocate_nothing() {
+    let subscriber = HopLayer::new().caller("write").writer("execute").ring_marks(8 * LIVES as usize).subscriber();
+    let allocated = allocations(&Dispatch::new(subscriber.clone()));
+    eprintln!("{LIVES} operations of two spans: {allocated} allocations through HopSubscriber");
+    assert_eq!(allocated, 0, "{allocated} allocations through HopSubscriber for {LIVES} operations of two spans");
+    assert_eq!(subscriber.layer().collector().drain().marks(), 4 * 2 * LIVES as usize, "and every mark was taken");
 }

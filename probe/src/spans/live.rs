@@ -36,6 +36,12 @@ pub(crate) struct Slot {
     pub(crate) first_enter: AtomicU64,
     /// Ticks of its latest exit, 0 before it.
     pub(crate) last_exit: AtomicU64,
+    /// Claims of this slot so far ([`LiveSpans::claim`]): the high bits of
+    /// the span ids it issues, so an id never names a later span.
+    generation: AtomicU32,
+    /// Handles to its span (`clone_span` adds one, `try_close` takes one):
+    /// [`LiveSpans::claim`]'s spans are closed when the last one goes.
+    pub(crate) refs: AtomicU32,
 }
 
 impl Slot {
@@ -48,6 +54,18 @@ impl Slot {
     pub(crate) fn set_op(&self, op: u64) {
         self.op.store(op, Ordering::Relaxed);
         self.has_op.store(true, Ordering::Release);
+    }
+
+    /// A freshly claimed slot's binding: its watch and op id, nothing seen.
+    fn bind(&self, watch: u32, op: Option<u64>) {
+        self.watch.store(watch, Ordering::Relaxed);
+        self.enters.store(0, Ordering::Relaxed);
+        self.first_enter.store(0, Ordering::Relaxed);
+        self.last_exit.store(0, Ordering::Relaxed);
+        match op {
+            Some(op) => self.set_op(op),
+            None => self.has_op.store(false, Ordering::Release),
+        }
     }
 
     /// Note an enter at `ticks`: keeps the first one.
@@ -81,6 +99,25 @@ impl Default for LiveSpans {
     }
 }
 
+/// Low bits of an id [`LiveSpans::claim`] issues: its slot's index.
+const INDEX_BITS: u32 = SLOTS.trailing_zeros();
+const _: () = assert!(SLOTS.is_power_of_two(), "an id's low bits are its slot");
+
+/// Slots a claim tries, from where its thread last claimed.
+const CLAIM_PROBES: usize = 64;
+
+thread_local! {
+    /// Where this thread's next claim starts: threads spread over the
+    /// table and seldom race for one slot.
+    static NEXT_CLAIM: std::cell::Cell<usize> = std::cell::Cell::new(thread_start());
+}
+
+/// A thread's first claim position: its id, hashed.
+fn thread_start() -> usize {
+    use std::hash::BuildHasher;
+    std::collections::hash_map::RandomState::new().hash_one(std::thread::current().id()) as usize % SLOTS
+}
+
 /// Where span `id` starts probing: a Fibonacci hash, so ids that differ in
 /// their high (generation) bits only still spread.
 fn home(id: u64) -> usize {
@@ -100,15 +137,43 @@ impl LiveSpans {
             slot.key.load(Ordering::Relaxed) == 0
                 && slot.key.compare_exchange(0, id, Ordering::Acquire, Ordering::Relaxed).is_ok()
         })?;
-        slot.watch.store(watch, Ordering::Relaxed);
-        slot.enters.store(0, Ordering::Relaxed);
-        slot.first_enter.store(0, Ordering::Relaxed);
-        slot.last_exit.store(0, Ordering::Relaxed);
-        match op {
-            Some(op) => slot.set_op(op),
-            None => slot.has_op.store(false, Ordering::Release),
-        }
+        slot.bind(watch, op);
         Some(slot)
+    }
+
+    /// Claim a free slot for a new span bound by watch `watch` (its op id
+    /// if known) and issue its id: the slot's index in the low bits, the
+    /// slot's claim count above, so the id finds its slot in one load
+    /// ([`LiveSpans::claimed`]). One handle. `None` when the slots this
+    /// thread tries are all taken.
+    pub(crate) fn claim(&self, watch: u32, op: Option<u64>) -> Option<(u64, &Slot)> {
+        let start = NEXT_CLAIM.try_with(std::cell::Cell::get).unwrap_or(0);
+        for i in 0..CLAIM_PROBES {
+            let index = (start + i) % SLOTS;
+            let slot = &self.slots[index];
+            if slot.key.load(Ordering::Relaxed) != 0 {
+                continue;
+            }
+            let generation = u64::from(slot.generation.load(Ordering::Relaxed).wrapping_add(1).max(1));
+            let id = (generation << INDEX_BITS) | index as u64;
+            if slot.key.compare_exchange(0, id, Ordering::Acquire, Ordering::Relaxed).is_err() {
+                continue;
+            }
+            slot.generation.store(generation as u32, Ordering::Relaxed);
+            slot.refs.store(1, Ordering::Relaxed);
+            slot.bind(watch, op);
+            let _ = NEXT_CLAIM.try_with(|next| next.set((index + 1) % SLOTS));
+            return Some((id, slot));
+        }
+        None
+    }
+
+    /// The slot of span `id` issued by [`LiveSpans::claim`], if it is
+    /// still live.
+    #[inline]
+    pub(crate) fn claimed(&self, id: u64) -> Option<&Slot> {
+        let slot = &self.slots[(id as usize) & (SLOTS - 1)];
+        (slot.key.load(Ordering::Acquire) == id).then_some(slot)
     }
 
     /// The slot of span `id`, if it is bound.
@@ -152,6 +217,29 @@ mod tests {
         live.remove(found);
         assert!(live.find(42).is_none());
         assert_eq!(live.bound().count(), 0);
+    }
+
+    #[test]
+    fn a_claimed_id_finds_its_slot_and_never_a_later_span() {
+        let live = LiveSpans::default();
+        let (id, slot) = live.claim(2, Some(9)).expect("room");
+        assert_eq!(slot.refs.load(Ordering::Relaxed), 1);
+        assert_eq!(live.claimed(id).and_then(Slot::op), Some(9));
+        live.remove(slot);
+        assert!(live.claimed(id).is_none());
+        // The same slot claimed again issues another id; the old one finds nothing.
+        let ids: Vec<u64> = (0..3)
+            .map(|_| {
+                let (next, slot) = live.claim(2, None).expect("room");
+                live.remove(slot);
+                next
+            })
+            .collect();
+        assert!(ids.iter().all(|&next| next != id && next != 0), "{id} {ids:?}");
+        // Claims walk on through the table until it is full, then are refused.
+        let held: Vec<u64> = std::iter::from_fn(|| live.claim(0, None).map(|(id, _)| id)).take(SLOTS + 1).collect();
+        assert_eq!(held.len(), SLOTS);
+        assert!(held.iter().all(|&id| live.claimed(id).is_some()));
     }
 
     #[test]

@@ -36,15 +36,26 @@ impl HopLayer {
 
     pub(super) fn new_span(&self, attrs: &Attributes<'_>, id: &Id) {
         let Some(index) = self.watch_index(attrs.metadata()) else { return };
-        let mut visitor = OpVisitor { field: self.op_field, op: None };
-        attrs.record(&mut visitor);
-        if self.live.insert(id.into_u64(), index, visitor.op).is_none() {
+        if self.live.insert(id.into_u64(), index, self.op_of(attrs)).is_none() {
             self.counts.unbound.fetch_add(1, Ordering::Relaxed);
         }
     }
 
+    /// The operation id among a new span's fields, if given.
+    pub(super) fn op_of(&self, attrs: &Attributes<'_>) -> Option<u64> {
+        let mut visitor = OpVisitor { field: self.op_field, op: None };
+        attrs.record(&mut visitor);
+        visitor.op
+    }
+
     pub(super) fn record(&self, id: &Id, values: &Record<'_>) {
-        let Some(slot) = self.live.find(id.into_u64()) else { return };
+        if let Some(slot) = self.live.find(id.into_u64()) {
+            self.record_into(slot, values);
+        }
+    }
+
+    /// A recorded operation id into the span's slot.
+    pub(super) fn record_into(&self, slot: &live::Slot, values: &Record<'_>) {
         let mut visitor = OpVisitor { field: self.op_field, op: None };
         values.record(&mut visitor);
         if let Some(op) = visitor.op {
@@ -55,17 +66,32 @@ impl HopLayer {
     #[inline]
     pub(super) fn enter(&self, id: &Id) {
         let ticks = clock::now();
-        let Some(slot) = self.live.find(id.into_u64()) else { return };
-        slot.entered(ticks.0);
-        if self.edges == Edges::EveryEnter {
-            self.mark_now(slot, ticks, |w| w.on_enter);
+        if let Some(slot) = self.live.find(id.into_u64()) {
+            self.entered(slot, ticks);
         }
     }
 
     #[inline]
     pub(super) fn exit(&self, id: &Id) {
         let ticks = clock::now();
-        let Some(slot) = self.live.find(id.into_u64()) else { return };
+        if let Some(slot) = self.live.find(id.into_u64()) {
+            self.exited(slot, ticks);
+        }
+    }
+
+    /// A span's enter at `ticks`, into its slot (and a mark now, with
+    /// [`Edges::EveryEnter`]).
+    #[inline]
+    pub(super) fn entered(&self, slot: &live::Slot, ticks: Ticks) {
+        slot.entered(ticks.0);
+        if self.edges == Edges::EveryEnter {
+            self.mark_now(slot, ticks, |w| w.on_enter);
+        }
+    }
+
+    /// A span's exit at `ticks`, into its slot.
+    #[inline]
+    pub(super) fn exited(&self, slot: &live::Slot, ticks: Ticks) {
         slot.exited(ticks.0);
         if self.edges == Edges::EveryEnter {
             self.mark_now(slot, ticks, |w| w.on_exit);

@@ -38,6 +38,7 @@ mod collector;
 mod live;
 pub mod machinery;
 mod marking;
+mod subscriber;
 mod switch;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -45,6 +46,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 pub use capture::{BLOCKS, MAX_HELD_MARKS, SpanCapture};
 pub use collector::{Collector, DEFAULT_RING_MARKS, Drained, MAX_RING_MARKS, ThreadMarks};
+pub use subscriber::HopSubscriber;
 pub use switch::LayerSwitch;
 
 use crate::hop::{Edge, Hop, HopTable, Owner, Side, SpanEdge};

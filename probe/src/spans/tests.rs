@@ -14,22 +14,13 @@ fn watched_spans_on_two_threads_join_into_one_operation_without_any_hand_in() {
         .span("serve", Hop::WOKE, Some(Hop::REPLIED))
         .span_exit("wait", Hop::RECEIVED);
     let dispatch = tracing::Dispatch::new(tracing_subscriber::registry().with(layer.clone()));
-    let run = |name: &str, f: fn()| {
-        let dispatch = dispatch.clone();
-        std::thread::Builder::new()
-            .name(name.to_owned())
-            .spawn(move || tracing::dispatcher::with_default(&dispatch, f))
-            .expect("spawn")
-            .join()
-            .expect("thread");
-    };
-    run("caller", || {
+    on_thread("caller", &dispatch, || {
         tracing::info_span!("send", op = 7u64).in_scope(|| {});
         tracing::info_span!("unwatched", op = 7u64).in_scope(|| {});
         tracing::info_span!("send").in_scope(|| {});
         tracing::info_span!("wait", op = 7u64).in_scope(|| {});
     });
-    run("writer", || tracing::info_span!("serve", op = 7i64).in_scope(|| {}));
+    on_thread("writer", &dispatch, || tracing::info_span!("serve", op = 7i64).in_scope(|| {}));
     let drained = layer.collector().drain();
     assert_eq!(
         hops(&drained, "caller"),
@@ -244,4 +235,70 @@ fn settle_waits_for_a_span_closing_on_another_thread() {
     layer.settle(std::time::Duration::from_secs(5), &mut long_lived);
     assert!(start.elapsed() < std::time::Duration::from_secs(5));
     drop(held);
+}
+
+/// `f` on a thread named `name`, under `dispatch`.
+fn on_thread(name: &str, dispatch: &tracing::Dispatch, f: impl FnOnce() + Send + 'static) {
+    let dispatch = dispatch.clone();
+    std::thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(move || tracing::dispatcher::with_default(&dispatch, f))
+        .expect("spawn")
+        .join()
+        .expect("thread");
+}
+
+#[test]
+fn the_profiling_subscriber_marks_what_the_layer_marks_without_a_registry() {
+    let subscriber = HopLayer::new()
+        .span("send", Hop::BUILT, Some(Hop::SENT))
+        .span("serve", Hop::WOKE, Some(Hop::REPLIED))
+        .span_exit("wait", Hop::RECEIVED)
+        .subscriber();
+    let dispatch = tracing::Dispatch::new(subscriber.clone());
+    on_thread("caller", &dispatch, || {
+        tracing::info_span!("send", op = 7u64).in_scope(|| {});
+        tracing::info_span!("unwatched", op = 7u64).in_scope(|| {});
+        tracing::info_span!("send").in_scope(|| {});
+        // An id recorded after creation, and a span whose handle is cloned:
+        // its marks come when the last handle closes.
+        let late = tracing::info_span!("wait", op = tracing::field::Empty);
+        late.record("op", 7u64);
+        let again = late.clone();
+        late.in_scope(|| {});
+        drop(late);
+        again.in_scope(|| {});
+    });
+    on_thread("writer", &dispatch, || tracing::info_span!("serve", op = 7i64).in_scope(|| {}));
+    let drained = subscriber.layer().collector().drain();
+    assert_eq!(hops(&drained, "caller"), [(OpId(7), Hop::BUILT), (OpId(7), Hop::SENT), (OpId(7), Hop::RECEIVED)]);
+    assert_eq!(hops(&drained, "writer"), [(OpId(7), Hop::WOKE), (OpId(7), Hop::REPLIED)]);
+    let counts = subscriber.layer().counts();
+    let of = |span: &str| counts.iter().find(|c| c.span == span).map(|c| (c.closed, c.enters, c.without_op));
+    assert_eq!(of("send"), Some((1, 1, 1)));
+    assert_eq!(of("wait"), Some((1, 2, 0)), "one span, entered through both handles");
+    // Every slot is free again: nothing waits to close.
+    let mut long_lived = Vec::new();
+    subscriber.layer().settle(std::time::Duration::ZERO, &mut long_lived);
+    assert!(long_lived.is_empty(), "{long_lived:?}");
+}
+
+#[test]
+fn the_profiling_subscriber_creates_no_unwatched_span_and_counts_what_finds_no_slot() {
+    let subscriber = HopLayer::new().span("op", Hop::ENTER, Some(Hop::DONE)).subscriber();
+    let dispatch = tracing::Dispatch::new(subscriber.clone());
+    tracing::dispatcher::with_default(&dispatch, || {
+        assert!(tracing::info_span!("unwatched").is_disabled(), "never created");
+        assert!(!tracing::info_span!("op", op = 1u64).is_disabled());
+        // More live at once than the table holds: the rest are counted.
+        let held: Vec<tracing::Span> = (0..MAX_LIVE_SPANS + 10).map(|i| tracing::info_span!("op", op = i)).collect();
+        assert_eq!(subscriber.layer().unbound(), 10);
+        drop(held);
+    });
+    let drained = subscriber.layer().collector().drain();
+    let marks: usize = drained.threads.iter().map(|t| t.marks.len()).sum();
+    // Spans never entered hand over no marks; none was lost or doubled.
+    assert_eq!(marks, 0);
+    let op = subscriber.layer().counts().into_iter().find(|c| c.span == "op").expect("counted");
+    assert_eq!(op.closed, MAX_LIVE_SPANS as u64 + 1, "every bound span closed once");
 }
