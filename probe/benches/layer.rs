@@ -30,7 +30,9 @@
 //! an operation's span costs, and what lies inside a slice between two
 //! spans), interleaved the same way: a bare `Registry`, `HopLayer` (which
 //! hands the span's two marks to its collector at close), `HopSubscriber`,
-//! and then `tracing-chrome` after them.
+//! a subscriber that does nothing (what `tracing` itself costs a span's
+//! life: the floor of any subscriber), and then `tracing-chrome` after
+//! them.
 //!
 //! Run with `cargo bench -p hopscope-probe --features tracing --bench layer`
 //! (`-- --quick` for a short run).
@@ -52,6 +54,25 @@ const VARIANTS: [&str; 5] = ["two_bare_marks", "registry_only", "noop_layer", "h
 struct NoopLayer;
 
 impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for NoopLayer {}
+
+/// A subscriber that enables every span and does nothing with it: what
+/// `tracing` itself costs a span's life (the macro, the dispatch, the
+/// span handle), the floor under any subscriber.
+struct NoopSubscriber;
+
+impl tracing::Subscriber for NoopSubscriber {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {}
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
 
 /// ns per enter + exit of one chunk of `CHUNK` iterations of `f`.
 fn chunk(mut f: impl FnMut()) -> f64 {
@@ -185,14 +206,16 @@ fn life_chunk(dispatch: &Dispatch, collector: Option<&hopscope_probe::spans::Col
 /// order, then tracing-chrome.
 fn lives(rounds: usize, registry: &Dispatch, layered: (&Dispatch, &HopLayer), profiled: (&Dispatch, &HopLayer)) {
     let rounds = rounds / 3;
-    let mut ns: [Vec<f64>; 3] = Default::default();
+    let noop = Dispatch::new(NoopSubscriber);
+    let mut ns: [Vec<f64>; 4] = Default::default();
     for round in 0..rounds {
-        for k in 0..3 {
-            let variant = (round + k) % 3;
+        for k in 0..4 {
+            let variant = (round + k) % 4;
             let value = match variant {
                 0 => life_chunk(registry, None),
                 1 => life_chunk(layered.0, Some(layered.1.collector())),
-                _ => life_chunk(profiled.0, Some(profiled.1.collector())),
+                2 => life_chunk(profiled.0, Some(profiled.1.collector())),
+                _ => life_chunk(&noop, None),
             };
             ns[variant].push(value);
         }
@@ -201,9 +224,11 @@ fn lives(rounds: usize, registry: &Dispatch, layered: (&Dispatch, &HopLayer), pr
     print_row("registry_only", &ns[0]);
     print_row("hop_layer", &ns[1]);
     print_row("hop_subscriber", &ns[2]);
+    print_row("noop_subscriber (tracing's own floor)", &ns[3]);
     let paired = |a: usize, b: usize| (0..rounds).map(|i| ns[a][i] - ns[b][i]).collect::<Vec<_>>();
     print_row("hop_layer − registry_only (paired)", &paired(1, 0));
     print_row("hop_subscriber − registry_only (paired)", &paired(2, 0));
+    print_row("hop_subscriber − noop_subscriber (paired)", &paired(2, 3));
     let path = std::env::temp_dir().join(format!("hopscope-bench-chrome-life-{}.json", std::process::id()));
     let (chrome_layer, guard) = tracing_chrome::ChromeLayerBuilder::new().file(&path).build();
     let chrome = Dispatch::new(tracing_subscriber::registry().with(chrome_layer));
