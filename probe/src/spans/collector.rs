@@ -39,6 +39,52 @@ struct Inner {
     /// Marks lost without a ring to count them in: the thread's
     /// thread-locals were gone, or a mark re-entered a push on its thread.
     dropped_elsewhere: AtomicU64,
+    /// Tallies of threads whose rings are gone, and of closes made without
+    /// a ring.
+    retired: Box<[Tally]>,
+}
+
+/// Span watches a thread's tallies cover: [`super::MAX_WATCHES`].
+const TALLIES: usize = super::MAX_WATCHES;
+
+/// What the closing spans of one watch did on one thread. Each thread
+/// writes only its own (a load and a store, no read-modify-write shared
+/// between threads: the counters of a span shared by the caller's and
+/// the writer's threads no longer bounce between their cores); any thread
+/// reads them.
+#[derive(Debug, Default)]
+struct Tally {
+    closed: AtomicU64,
+    enters: AtomicU64,
+    without_op: AtomicU64,
+}
+
+impl Tally {
+    /// Add to a tally this thread alone writes.
+    #[inline]
+    fn add_own(&self, [closed, enters, without_op]: [u64; 3]) {
+        for (counter, n) in [(&self.closed, closed), (&self.enters, enters), (&self.without_op, without_op)] {
+            if n > 0 {
+                counter.store(counter.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Add to a tally several threads may write (the collector's own).
+    fn add_shared(&self, [closed, enters, without_op]: [u64; 3]) {
+        self.closed.fetch_add(closed, Ordering::Relaxed);
+        self.enters.fetch_add(enters, Ordering::Relaxed);
+        self.without_op.fetch_add(without_op, Ordering::Relaxed);
+    }
+
+    fn read(&self) -> [u64; 3] {
+        [&self.closed, &self.enters, &self.without_op].map(|c| c.load(Ordering::Relaxed))
+    }
+}
+
+/// A tally per watch.
+fn tallies() -> Box<[Tally]> {
+    (0..TALLIES).map(|_| Tally::default()).collect()
 }
 
 /// What a ring's two ends share.
@@ -47,6 +93,8 @@ struct RingInfo {
     thread: ThreadId,
     name: String,
     dropped: AtomicU64,
+    /// This thread's closing spans, per watch.
+    tallies: Box<[Tally]>,
 }
 
 #[derive(Debug)]
@@ -59,6 +107,18 @@ struct Writer {
     collector: u64,
     ring: rtrb::Producer<Mark>,
     info: Arc<RingInfo>,
+}
+
+impl Writer {
+    /// `marks` into the ring; those that find it full are counted.
+    #[inline]
+    fn push(&mut self, marks: &[Mark]) {
+        for mark in marks {
+            if self.ring.push(*mark).is_err() {
+                self.info.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
 }
 
 thread_local! {
@@ -114,6 +174,7 @@ impl Collector {
                 ring_marks: ring_marks.clamp(1, MAX_RING_MARKS),
                 rings: Mutex::new(Vec::new()),
                 dropped_elsewhere: AtomicU64::new(0),
+                retired: tallies(),
             }),
         }
     }
@@ -139,27 +200,64 @@ impl Collector {
     /// ring (a closing span hands over its enter and its exit together).
     #[inline]
     pub fn push_all(&self, marks: &[Mark]) {
-        let pushed = WRITERS.try_with(|writers| {
-            // A failed borrow is a push re-entering itself on this thread
-            // (a signal handler, a registration that marks).
-            let Ok(mut writers) = writers.try_borrow_mut() else { return false };
-            let writer = match writers.iter_mut().position(|w| w.collector == self.inner.id) {
-                Some(at) => &mut writers[at],
-                None => match self.register(&mut writers) {
-                    Some(writer) => writer,
-                    None => return false,
-                },
-            };
-            for mark in marks {
-                if writer.ring.push(*mark).is_err() {
-                    writer.info.dropped.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-            true
-        });
-        if pushed != Ok(true) {
+        if !self.with_writer(|writer| writer.push(marks)) {
             self.inner.dropped_elsewhere.fetch_add(marks.len() as u64, Ordering::Relaxed);
         }
+    }
+
+    /// A closing span of watch `watch`, entered `enters` times, handing
+    /// over `marks`: the marks into this thread's ring, the close into its
+    /// tally (`with_op` false: a span that never got an operation id, which
+    /// marks nothing). One look-up of the thread's ring for both.
+    #[inline]
+    pub(crate) fn close(&self, watch: usize, enters: u64, marks: &[Mark], with_op: bool) {
+        let counted = if with_op { [1, enters, 0] } else { [0, 0, 1] };
+        let done = self.with_writer(|writer| {
+            writer.push(marks);
+            if let Some(tally) = writer.info.tallies.get(watch) {
+                tally.add_own(counted);
+            }
+        });
+        if !done {
+            self.inner.dropped_elsewhere.fetch_add(marks.len() as u64, Ordering::Relaxed);
+            if let Some(tally) = self.inner.retired.get(watch) {
+                tally.add_shared(counted);
+            }
+        }
+    }
+
+    /// `[closed, enters, without_op]` of watch `watch`'s spans so far, over
+    /// every thread.
+    pub(crate) fn tally(&self, watch: usize) -> [u64; 3] {
+        let rings = self.inner.rings.lock().unwrap_or_else(PoisonError::into_inner);
+        let of = |tallies: &[Tally]| tallies.get(watch).map_or([0; 3], Tally::read);
+        rings
+            .iter()
+            .map(|r| of(&r.info.tallies))
+            .fold(of(&self.inner.retired), |a, b| std::array::from_fn(|i| a[i] + b[i]))
+    }
+
+    /// Run `f` on this thread's writer for this collector (registering it
+    /// on its first use); false when the thread has none to give (its
+    /// thread-locals are gone, or `f` would re-enter a push on it).
+    #[inline]
+    fn with_writer(&self, f: impl FnOnce(&mut Writer)) -> bool {
+        WRITERS
+            .try_with(|writers| {
+                // A failed borrow is a push re-entering itself on this thread
+                // (a signal handler, a registration that marks).
+                let Ok(mut writers) = writers.try_borrow_mut() else { return false };
+                let writer = match writers.iter_mut().position(|w| w.collector == self.inner.id) {
+                    Some(at) => &mut writers[at],
+                    None => match self.register(&mut writers) {
+                        Some(writer) => writer,
+                        None => return false,
+                    },
+                };
+                f(writer);
+                true
+            })
+            .unwrap_or(false)
     }
 
     /// Give the current thread a ring: the one allocation and lock of its
@@ -174,7 +272,7 @@ impl Collector {
         let mut rings = self.inner.rings.lock().unwrap_or_else(PoisonError::into_inner);
         let current = std::thread::current();
         let name = current.name().map_or_else(|| format!("thread-{}", rings.len() + 1), str::to_owned);
-        let info = Arc::new(RingInfo { thread: current.id(), name, dropped: AtomicU64::new(0) });
+        let info = Arc::new(RingInfo { thread: current.id(), name, dropped: AtomicU64::new(0), tallies: tallies() });
         rings.push(Reader { ring: reader, info: info.clone() });
         drop(rings);
         writers.push(Writer { collector: self.inner.id, ring, info });
@@ -208,7 +306,17 @@ impl Collector {
                 });
             }
         }
-        rings.retain(|r| !(r.ring.is_abandoned() && r.ring.is_empty()));
+        // A ring forgotten keeps its thread's tallies: they move to the
+        // collector's own.
+        rings.retain(|r| {
+            let gone = r.ring.is_abandoned() && r.ring.is_empty();
+            if gone {
+                for (retired, tally) in self.inner.retired.iter().zip(r.info.tallies.iter()) {
+                    retired.add_shared(tally.read());
+                }
+            }
+            !gone
+        });
         drained.dropped_elsewhere = self.inner.dropped_elsewhere.swap(0, Ordering::Relaxed);
         drained
     }
@@ -226,6 +334,33 @@ mod tests {
 
     fn mark(op: u64) -> Mark {
         Mark::new(OpId(op), Hop::SENT, crate::clock::Ticks(op))
+    }
+
+    #[test]
+    fn closes_are_tallied_per_thread_and_kept_when_a_thread_is_gone() {
+        let collector = Collector::new(1_024);
+        let threads: Vec<_> = (0..3u64)
+            .map(|t| {
+                let collector = collector.clone();
+                std::thread::spawn(move || {
+                    for i in 0..1_000 {
+                        collector.close(5, 2, &[mark(t * 10_000 + i)], true);
+                        collector.close(5, 0, &[], false);
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().expect("thread");
+        }
+        // Exact, though three threads closed spans of one watch at once.
+        assert_eq!(collector.tally(5), [3_000, 6_000, 3_000]);
+        assert_eq!(collector.tally(4), [0; 3]);
+        // The threads are gone: their rings are emptied and forgotten,
+        // their tallies kept.
+        assert_eq!(collector.drain().marks(), 3_000);
+        assert_eq!(collector.threads(), 0);
+        assert_eq!(collector.tally(5), [3_000, 6_000, 3_000]);
     }
 
     #[test]

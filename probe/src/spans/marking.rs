@@ -120,23 +120,24 @@ impl HopLayer {
     /// and its counts.
     pub(super) fn hand_over(&self, slot: &live::Slot) {
         let index = slot.watch.load(Ordering::Relaxed) as usize;
-        let (Some(watch), Some(counts)) = (self.watches.get(index), self.counts.watches.get(index)) else { return };
+        let Some(watch) = self.watches.get(index) else { return };
         let Some(op) = slot.op() else {
-            counts.without_op.fetch_add(1, Ordering::Relaxed);
+            self.collector.close(index, 0, &[], false);
             return;
         };
-        counts.closed.fetch_add(1, Ordering::Relaxed);
-        counts.enters.fetch_add(u64::from(slot.enters.load(Ordering::Relaxed)), Ordering::Relaxed);
-        if self.edges == Edges::FirstEnterLastExit {
-            let (first, last) = (slot.first_enter.load(Ordering::Relaxed), slot.last_exit.load(Ordering::Relaxed));
-            // Enter before exit: a thread's marks stay in time order.
-            let enter = watch.on_enter.filter(|_| first != 0).map(|hop| Mark::new(OpId(op), hop, Ticks(first)));
-            let exit = watch.on_exit.filter(|_| last != 0).map(|hop| Mark::new(OpId(op), hop, Ticks(last)));
-            match (enter, exit) {
-                (Some(enter), Some(exit)) => self.collector.push_all(&[enter, exit]),
-                (Some(mark), None) | (None, Some(mark)) => self.collector.push(mark),
-                (None, None) => {}
-            }
+        let enters = u64::from(slot.enters.load(Ordering::Relaxed));
+        if self.edges != Edges::FirstEnterLastExit {
+            self.collector.close(index, enters, &[], true);
+            return;
+        }
+        let (first, last) = (slot.first_enter.load(Ordering::Relaxed), slot.last_exit.load(Ordering::Relaxed));
+        // Enter before exit: a thread's marks stay in time order.
+        let enter = watch.on_enter.filter(|_| first != 0).map(|hop| Mark::new(OpId(op), hop, Ticks(first)));
+        let exit = watch.on_exit.filter(|_| last != 0).map(|hop| Mark::new(OpId(op), hop, Ticks(last)));
+        match (enter, exit) {
+            (Some(enter), Some(exit)) => self.collector.close(index, enters, &[enter, exit], true),
+            (Some(mark), None) | (None, Some(mark)) => self.collector.close(index, enters, &[mark], true),
+            (None, None) => self.collector.close(index, enters, &[], true),
         }
     }
 

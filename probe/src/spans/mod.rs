@@ -82,19 +82,10 @@ struct Watch {
     on_exit: Option<Hop>,
 }
 
-/// What a layer's watched spans did, per watch, since the layer was built.
+/// Counts shared by a layer's clones (its spans' closes are tallied per
+/// thread by its [`Collector`]).
 #[derive(Debug, Default)]
-#[repr(align(64))]
-struct WatchCounts {
-    closed: AtomicU64,
-    enters: AtomicU64,
-    without_op: AtomicU64,
-}
-
-/// Counts shared by a layer's clones.
-#[derive(Debug)]
 struct Counts {
-    watches: Box<[WatchCounts]>,
     /// Spans created while every probed slot of the live table was taken.
     unbound: AtomicU64,
 }
@@ -152,10 +143,7 @@ impl HopLayer {
             collector: Collector::new(DEFAULT_RING_MARKS),
             live,
             callsites: Arc::default(),
-            counts: Arc::new(Counts {
-                watches: (0..MAX_WATCHES).map(|_| WatchCounts::default()).collect(),
-                unbound: AtomicU64::new(0),
-            }),
+            counts: Arc::default(),
             problem: None,
         }
     }
@@ -308,12 +296,10 @@ impl HopLayer {
     pub fn counts(&self) -> Vec<SpanCounts> {
         self.watches
             .iter()
-            .zip(self.counts.watches.iter())
-            .map(|(w, c)| SpanCounts {
-                span: w.span.clone(),
-                closed: c.closed.load(Ordering::Relaxed),
-                enters: c.enters.load(Ordering::Relaxed),
-                without_op: c.without_op.load(Ordering::Relaxed),
+            .enumerate()
+            .map(|(index, w)| {
+                let [closed, enters, without_op] = self.collector.tally(index);
+                SpanCounts { span: w.span.clone(), closed, enters, without_op }
             })
             .collect()
     }

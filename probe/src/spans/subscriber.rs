@@ -120,10 +120,14 @@ impl Subscriber for HopSubscriber {
         let Some(slot) = self.layer.live.claimed(id.into_u64()) else { return true };
         // The last handle hands the span's marks over, then frees the slot
         // (as Arc's drop: the decrement releases, the last one acquires).
-        if slot.refs.fetch_sub(1, Ordering::Release) != 1 {
-            return false;
+        // A span never cloned has one handle, the one closing: no other
+        // thread can add one, so no read-modify-write is needed.
+        if slot.refs.load(Ordering::Acquire) != 1 {
+            if slot.refs.fetch_sub(1, Ordering::Release) != 1 {
+                return false;
+            }
+            std::sync::atomic::fence(Ordering::Acquire);
         }
-        std::sync::atomic::fence(Ordering::Acquire);
         self.layer.hand_over(slot);
         self.layer.live.remove(slot);
         true
