@@ -9,11 +9,35 @@ use std::process::{Command, Output};
 
 /// A fresh, empty directory for `name`, unique to this test binary
 /// (`CARGO_CRATE_NAME` is the binary compiling this module) and process.
+/// The first call also removes what earlier runs of this binary left
+/// (directories named for a process no longer alive): a failed test keeps
+/// its directory to be looked at, until the next run.
 pub(crate) fn temp_dir(name: &str) -> PathBuf {
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(sweep_dead_runs);
     let dir = std::env::temp_dir().join(format!("hopscope-{}-{}-{name}", env!("CARGO_CRATE_NAME"), std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
+}
+
+/// Remove this binary's test directories whose process is gone
+/// (`/proc/PID` absent).
+fn sweep_dead_runs() {
+    // Without /proc no process can be told gone: nothing is removed.
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let prefix = format!("hopscope-{}-", env!("CARGO_CRATE_NAME"));
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix(&prefix).and_then(|rest| rest.split('-').next()) else { continue };
+        let alive = pid.parse::<u32>().map(|pid| Path::new("/proc").join(pid.to_string()).exists());
+        if alive == Ok(false) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// The tests' runs take turns: each measures the machine, and two at once
