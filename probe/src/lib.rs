@@ -112,7 +112,7 @@ pub use capture::Capture;
 pub use clock::{ClockInfo, ClockSource, Ticks};
 pub use hop::{Edge, Hop, HopDef, HopTable, Mark, OpId, Owner, Side, SpanEdge};
 pub use host::HostInfo;
-pub use machinery::{SliceKind, SpanMachinery};
+pub use machinery::{SliceKind, SpanMachinery, SpanPath};
 pub use probe::{NoProbe, Probe, Recording};
 pub use role::{LaneInfo, Role, UnknownRole, Variant};
 pub use session::Session;

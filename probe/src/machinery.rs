@@ -75,11 +75,38 @@ impl SliceKind {
     }
 }
 
+/// Which `tracing` path a program's spans took to become marks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SpanPath {
+    /// A `Registry` with `HopLayer` (and whatever other layers): every span
+    /// lives in the Registry's slab.
+    #[default]
+    Registry,
+    /// `HopSubscriber`, the profiling path: no Registry, only watched spans
+    /// are created.
+    Subscriber,
+}
+
+impl std::fmt::Display for SpanPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SpanPath::Registry => "Registry + HopLayer",
+            SpanPath::Subscriber => "HopSubscriber",
+        })
+    }
+}
+
 /// The span machinery measured on empty spans in the run's own process
-/// (`Registry` + `HopLayer`, on one thread): median nanoseconds inside each
-/// kind of slice, and what a bare mark-to-mark slice holds for comparison.
+/// (through the run's [`SpanPath`], on one thread): median nanoseconds
+/// inside each kind of slice, and what a bare mark-to-mark slice holds for
+/// comparison.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SpanMachinery {
+    /// The path measured (traces written before it was recorded: the
+    /// Registry's).
+    #[serde(default)]
+    pub path: SpanPath,
     /// Median ns of an empty [`SliceKind::Inside`] slice.
     pub inside_ns: f64,
     /// Median ns of an empty [`SliceKind::Between`] slice.
@@ -92,7 +119,7 @@ pub struct SpanMachinery {
     /// inside a slice.
     pub bare_mark_ns: f64,
     /// Median ns of one whole span life (create, enter, exit, close) through
-    /// `Registry` + `HopLayer`, amortised over a batch.
+    /// the [`SpanMachinery::path`], amortised over a batch.
     pub span_life_ns: f64,
     /// The same life under a bare `Registry`: what any subscriber pays.
     pub registry_life_ns: f64,

@@ -262,8 +262,8 @@ pub struct InstrumentCost {
     /// Watched spans per operation (each a whole life: created, entered,
     /// exited, closed; the clean build creates none).
     pub spans_per_op: u64,
-    /// One span's life through the Registry and the layer, ns (measured on
-    /// empty operations in this process).
+    /// One span's life through the run's span path (Registry + HopLayer,
+    /// or HopSubscriber), ns (measured on empty operations in this process).
     pub span_life_ns: f64,
     /// Marks per operation that are not span edges (`hop!` or a `Probe`).
     pub marks_per_op: u64,

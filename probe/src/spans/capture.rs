@@ -97,7 +97,24 @@ impl HopLayer {
     /// layer with a [`HopLayer::problem`], and a path it cannot create,
     /// before anything runs.
     pub fn capture(self, path: impl AsRef<Path>) -> Result<(HopLayer, SpanCapture), TraceError> {
-        let path = path.as_ref().to_owned();
+        self.capture_through(path.as_ref(), super::machinery::Calibrator::private)
+    }
+
+    /// [`HopLayer::capture`] for the profiling path: this layer's watches
+    /// as a [`HopSubscriber`](super::HopSubscriber) (set it as the global
+    /// default), and the guard; the span machinery is measured through
+    /// that path and the trace says so.
+    pub fn capture_profiling(self, path: impl AsRef<Path>) -> Result<(super::HopSubscriber, SpanCapture), TraceError> {
+        let (layer, capture) = self.capture_through(path.as_ref(), super::machinery::Calibrator::profiling)?;
+        Ok((layer.subscriber(), capture))
+    }
+
+    fn capture_through(
+        self,
+        path: &Path,
+        calibrator: fn() -> super::machinery::Calibrator,
+    ) -> Result<(HopLayer, SpanCapture), TraceError> {
+        let path = path.to_owned();
         if let Some(problem) = self.problem() {
             return Err(TraceError::Unwritable { reason: format!("span layer: {problem}") });
         }
@@ -105,7 +122,7 @@ impl HopLayer {
         std::fs::File::create(&path)?;
         // Before the program's subscriber exists, on this thread: what the
         // span machinery holds inside each kind of slice (~40 ms).
-        let machinery = super::machinery::measure(MACHINERY_SAMPLES);
+        let machinery = calibrator().measure(MACHINERY_SAMPLES);
         let held = Arc::new(Mutex::new(Held::default()));
         let stop = Arc::new(AtomicBool::new(false));
         let drainer = {

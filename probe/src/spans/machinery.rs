@@ -22,7 +22,7 @@ use crate::calibrate::median;
 use crate::clock::ClockInfo;
 use crate::hop::{Hop, OpId};
 use crate::local;
-use crate::machinery::SpanMachinery;
+use crate::machinery::{SpanMachinery, SpanPath};
 
 const OPERATION: &str = "hopscope_calibrate_operation";
 const OUTER: &str = "hopscope_calibrate_outer";
@@ -66,6 +66,8 @@ enum Stack {
 pub struct Calibrator {
     layer: HopLayer,
     stack: Stack,
+    /// The path its empty spans take.
+    path: SpanPath,
     /// Read once: measuring the clock takes longer than a calibration.
     info: ClockInfo,
 }
@@ -88,7 +90,15 @@ impl Calibrator {
     pub fn private() -> Calibrator {
         let layer = Calibrator::layer();
         let dispatch = Dispatch::new(tracing_subscriber::registry().with(layer.clone()));
-        Calibrator { layer, stack: Stack::Private(dispatch), info: ClockInfo::measure() }
+        Calibrator { layer, stack: Stack::Private(dispatch), path: SpanPath::Registry, info: ClockInfo::measure() }
+    }
+
+    /// Through a private [`HopSubscriber`](super::HopSubscriber), the
+    /// profiling path, on the calling thread.
+    pub fn profiling() -> Calibrator {
+        let layer = Calibrator::layer();
+        let dispatch = Dispatch::new(layer.clone().subscriber());
+        Calibrator { layer, stack: Stack::Private(dispatch), path: SpanPath::Subscriber, info: ClockInfo::measure() }
     }
 
     /// Through `switch`, the process's global default subscriber (see
@@ -96,7 +106,12 @@ impl Calibrator {
     pub fn through(switch: &'static LayerSwitch) -> Calibrator {
         let layer = Calibrator::layer();
         let index = switch.add(&layer);
-        Calibrator { layer, stack: Stack::Switched(switch, index), info: ClockInfo::measure() }
+        Calibrator {
+            layer,
+            stack: Stack::Switched(switch, index),
+            path: SpanPath::Registry,
+            info: ClockInfo::measure(),
+        }
     }
 
     /// Run `f` under the calibrated stack.
@@ -162,6 +177,7 @@ impl Calibrator {
             self.layer.collector(),
         );
         SpanMachinery {
+            path: self.path,
             inside_ns,
             between_ns,
             into_ns,

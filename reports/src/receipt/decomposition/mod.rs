@@ -258,18 +258,29 @@ fn yes_no(b: bool) -> &'static str {
 
 /// What the span machinery is, under a slice table that states its share.
 fn render_machinery(m: &hopscope_probe::SpanMachinery, out: &mut String) -> std::fmt::Result {
+    let (what, path) = match m.path {
+        hopscope_probe::SpanPath::Registry => (
+            "the layer's callbacks and, between spans, the Registry closing one span and creating the next",
+            "the Registry + HopLayer path (every span in the Registry's slab)",
+        ),
+        hopscope_probe::SpanPath::Subscriber => (
+            "the subscriber's callbacks and, between spans, it closing one span and creating the next",
+            "the HopSubscriber path (the profiling subscriber: no Registry, only watched spans created)",
+        ),
+    };
     writeln!(
         out,
         "\n*Span machinery* is what a slice between two `tracing` span edges on one thread holds besides your code: \
-         the layer's callbacks and, between spans, the Registry closing one span and creating the next. It was \
+         {what}. The spans took {path}. It was \
          measured in this process on empty operations ({} before the run and, in a harness run, 400 after every \
          probed block, whose medians are used): one span's whole life (create, enter, \
-         exit, close) took {:.1} ns through Registry + HopLayer ({:.1} ns under a bare Registry); inside a slice, \
+         exit, close) took {:.1} ns through {} ({:.1} ns under a bare Registry); inside a slice, \
          enter → own exit {:.1} ns, exit → next span's enter {:.1} ns, enter → child's enter {:.1} ns, child's exit \
          → exit {:.1} ns, against {:.1} ns between two `hop!` marks. *Net of it* subtracts that median; \
          cross-thread slices state none (each side's share runs concurrently with the other's).",
         m.samples,
         m.span_life_ns,
+        m.path,
         m.registry_life_ns,
         m.inside_ns,
         m.between_ns,
