@@ -112,31 +112,17 @@ pub fn net(lane: (&str, &Experiment), minus: (&str, &Experiment), rule: &Rule) -
         let runs = if no_verdict.len() > 1 { "runs" } else { "run" };
         reasons.push(format!("no verdict: the {runs} of `{}` gave none", no_verdict.join("` and `")));
         Verdict::DriftSuspected
-    } else if (ci[0] > 0.0 || ci[1] < 0.0) && mean_us.abs() >= rule.min_effect_us {
-        let way = if mean_us > 0.0 { "slower" } else { "faster" };
-        reasons.push(format!(
-            "`{}` net of `{}` is {way} in B by {:+.3} µs ({:.0}% CI {:+.3}…{:+.3}), beyond the rule's {:.3} µs",
-            lane.0,
-            minus.0,
-            mean_us,
-            level.pct(),
-            ci[0],
-            ci[1],
-            rule.min_effect_us
-        ));
-        if mean_us > 0.0 { Verdict::Regression } else { Verdict::Improvement }
     } else {
-        reasons.push(format!(
-            "`{}` net of `{}`: {:+.3} µs ({:.0}% CI {:+.3}…{:+.3}), no change beyond zero and the rule's {:.3} µs",
-            lane.0,
-            minus.0,
-            mean_us,
-            level.pct(),
-            ci[0],
-            ci[1],
-            rule.min_effect_us
-        ));
-        Verdict::NoChange
+        let figure = format!("{mean_us:+.3} µs ({:.0}% CI {:+.3}…{:+.3})", level.pct(), ci[0], ci[1]);
+        let (what, min) = (format!("`{}` net of `{}`", lane.0, minus.0), rule.min_effect_us);
+        if (ci[0] > 0.0 || ci[1] < 0.0) && mean_us.abs() >= min {
+            let way = if mean_us > 0.0 { "slower" } else { "faster" };
+            reasons.push(format!("{what} is {way} in B by {figure}, beyond the rule's {min:.3} µs"));
+            if mean_us > 0.0 { Verdict::Regression } else { Verdict::Improvement }
+        } else {
+            reasons.push(format!("{what}: {figure}, no change beyond zero and the rule's {min:.3} µs"));
+            Verdict::NoChange
+        }
     };
     Ok(Net {
         schema: NET_SCHEMA.to_owned(),
