@@ -334,6 +334,8 @@ fn blocks(figures: &BTreeMap<u32, f64>) -> LaneBlocks {
         ops: 0,
         cpu_ns_per_op: BTreeMap::new(),
         span_machinery_ns: BTreeMap::new(),
+        span_edges_ns: BTreeMap::new(),
+        span_sequences: BTreeMap::new(),
     }
 }
 

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use hopscope_probe::{Block, SliceKind, SpanMachinery, Trace, TraceHeader};
+use hopscope_probe::{Block, EdgeCosts, SliceKind, SpanEvents, SpanMachinery, SpanSequence, Trace, TraceHeader};
 use serde::{Deserialize, Serialize};
 
 use crate::stats::{Samples, Summary, median_ci95_order_statistics, median_of_unsorted};
@@ -38,7 +38,18 @@ pub struct LaneBlocks {
     /// The span machinery measured after each block (ns, not per op), by
     /// slice kind: runs with span lanes record it for their probed builds.
     pub span_machinery_ns: BTreeMap<SliceKind, Vec<f64>>,
+    /// The machinery taken apart ([`EdgeCosts`]), measured after each
+    /// block, ns, by reading name.
+    pub span_edges_ns: BTreeMap<String, Vec<f64>>,
+    /// The span events between each pair of consecutive marks on one
+    /// thread, over every block of the lane.
+    pub span_sequences: SpanSequences,
 }
+
+/// Per pair of consecutive marks on one thread (`from` hop, `to` hop),
+/// the span events between them and whether they varied (between passes
+/// or blocks).
+pub type SpanSequences = BTreeMap<(u16, u16), (SpanEvents, bool)>;
 
 /// Collect every lane's block figures.
 pub fn lane_blocks(trace: &Trace) -> Vec<LaneBlocks> {
@@ -62,6 +73,8 @@ pub fn empty_lanes(header: &TraceHeader) -> Vec<LaneBlocks> {
             ops: 0,
             cpu_ns_per_op: BTreeMap::new(),
             span_machinery_ns: BTreeMap::new(),
+            span_edges_ns: BTreeMap::new(),
+            span_sequences: BTreeMap::new(),
         })
         .collect()
 }
@@ -78,6 +91,16 @@ pub fn add_block(lanes: &mut [LaneBlocks], header: &TraceHeader, block: &Block) 
     lane.ops = lane.ops.saturating_add(block.op_count);
     for reading in &block.readings {
         let Some(key) = header.readings.get(usize::from(reading.key)) else { continue };
+        if key == SpanSequence::READING {
+            let seen = SpanSequence::from_reading(reading.value);
+            let entry = lane.span_sequences.entry((seen.from.0, seen.to.0)).or_insert((seen.events, seen.varied));
+            entry.1 |= seen.varied || entry.0 != seen.events;
+            continue;
+        }
+        if EdgeCosts::READINGS.contains(&key.as_str()) {
+            lane.span_edges_ns.entry(key.clone()).or_default().push(reading.value as f64 / 1_000.0);
+            continue;
+        }
         match SliceKind::of_reading_key(key) {
             Some(kind) => lane.span_machinery_ns.entry(kind).or_default().push(reading.value as f64 / 1_000.0),
             None => {
@@ -97,6 +120,13 @@ pub fn span_machinery(header: &TraceHeader, lane: &LaneBlocks) -> Option<SpanMac
         if let Ok(samples) = Samples::new(values.clone()) {
             machinery = machinery.with_share(*kind, samples.median());
         }
+    }
+    let medians: Option<Vec<f64>> = EdgeCosts::READINGS
+        .iter()
+        .map(|key| lane.span_edges_ns.get(*key).and_then(|v| Samples::new(v.clone()).ok()).map(|s| s.median()))
+        .collect();
+    if let Some(values) = medians.and_then(|v| <[f64; 5]>::try_from(v).ok()) {
+        machinery.edges = Some(EdgeCosts::from_values(values));
     }
     Some(machinery)
 }
@@ -209,6 +239,8 @@ pub(crate) mod tests {
             ops: 0,
             cpu_ns_per_op: BTreeMap::new(),
             span_machinery_ns: BTreeMap::new(),
+            span_edges_ns: BTreeMap::new(),
+            span_sequences: BTreeMap::new(),
         }
     }
 

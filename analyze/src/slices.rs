@@ -1,11 +1,12 @@
 //! Slice figures of a probed lane, and the cross-check of its library-owned
 //! slices against the lane arithmetic.
 
-use hopscope_probe::{Edge, Hop, SliceKind, SpanMachinery, TraceHeader};
+use hopscope_probe::{Edge, Hop, SliceKind, SpanEvents, SpanMachinery, TraceHeader};
 use serde::{Deserialize, Serialize};
 
 use crate::accounting::Accounting;
 use crate::join::{LaneOps, SliceSide};
+use crate::lanes::SpanSequences;
 use crate::stats::Samples;
 
 /// Nanoseconds per microsecond.
@@ -53,6 +54,14 @@ pub struct SliceFigures {
     /// is stated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span_kind: Option<SliceKind>,
+    /// The span events the run saw between the slice's two edges, when it
+    /// recorded them (the machinery stated is theirs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span_events: Option<SpanEvents>,
+    /// Why no machinery is stated for a same-thread slice between two span
+    /// edges: such a slice is flagged, never shown bare.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machinery_unknown: Option<String>,
     /// Mean duration of every operation, pooled, µs: the only figure of a
     /// slice finer than the clock's grain (a mean over many quantised
     /// durations).
@@ -109,6 +118,8 @@ pub fn slice_figures(ops: &LaneOps, seed: u64) -> Vec<SliceFigures> {
                 library: owner(def) == Owner::Library,
                 machinery_us: None,
                 span_kind: None,
+                span_events: None,
+                machinery_unknown: None,
                 mean_us: pooled.mean().map(|ns| ns / NS_PER_US),
                 on_path: def.on_path,
                 within_two_grains: false,
@@ -144,19 +155,74 @@ pub fn mark_grain(figures: &mut [SliceFigures], grain_ns: Option<f64>) {
 }
 
 /// State, for every same-thread slice of `ops` whose both ends are span
-/// edges, the span machinery inside it, from `machinery`.
-pub fn state_machinery(figures: &mut [SliceFigures], ops: &LaneOps, header: &TraceHeader, machinery: &SpanMachinery) {
+/// edges, the span machinery inside it, from `machinery`: the cost of the
+/// span events the run saw between its two edges (`sequences`, recorded
+/// per pair of consecutive marks on a thread), or, in a trace that did not
+/// record them, of the shape its edges' order implies. A slice whose
+/// machinery cannot be known is flagged with the reason.
+pub fn state_machinery(
+    figures: &mut [SliceFigures],
+    ops: &LaneOps,
+    header: &TraceHeader,
+    machinery: &SpanMachinery,
+    sequences: &SpanSequences,
+) {
     let order = &ops.hops[..ops.path_len];
     for figure in figures {
         let Some(def) = ops.slices.iter().find(|d| d.name == figure.name) else { continue };
         if def.side == SliceSide::Cross {
             continue;
         }
-        if let Some(kind) = kind_in_order(header, order, def.from, def.to) {
-            figure.span_kind = Some(kind);
-            figure.machinery_us = Some(machinery.share_ns(kind) / NS_PER_US);
+        let edge = |hop: Hop| header.hops.get(hop).and_then(|d| d.span.as_ref()).map(|s| s.edge);
+        let (Some(from), Some(to)) = (edge(def.from), edge(def.to)) else { continue };
+        let stated = if sequences.is_empty() {
+            kind_in_order(header, order, def.from, def.to)
+                .map(|kind| (machinery.share_ns(kind), Some(kind), None))
+                .ok_or_else(|| {
+                    "its two edges are none of the four shapes measured, and the run recorded no span events".to_owned()
+                })
+        } else {
+            stated_from_events(machinery, sequences, (def.from, from), (def.to, to))
+        };
+        match stated {
+            Ok((ns, kind, events)) => {
+                figure.machinery_us = Some(ns / NS_PER_US);
+                figure.span_kind = kind;
+                figure.span_events = events;
+            }
+            Err(why) => figure.machinery_unknown = Some(why),
         }
     }
+}
+
+/// The machinery of the slice from hop `from` to hop `to` (each with its
+/// edge) from the span events recorded between them: ns, the shape when it
+/// is one of the four, the events; or why it cannot be stated.
+#[allow(clippy::type_complexity)]
+fn stated_from_events(
+    machinery: &SpanMachinery,
+    sequences: &SpanSequences,
+    (from, from_edge): (Hop, Edge),
+    (to, to_edge): (Hop, Edge),
+) -> Result<(f64, Option<SliceKind>, Option<SpanEvents>), String> {
+    // A span entered again closes its first exit's pass with its next exit:
+    // the slice ending at its last exit held more than one pass.
+    if sequences.get(&(to.0, to.0)).is_some_and(|(e, _)| e.reentered) {
+        return Err("its span was entered again: the slice holds more than one pass".to_owned());
+    }
+    let Some(&(events, varied)) = sequences.get(&(from.0, to.0)) else {
+        return Err("the run recorded no span events between its two edges".to_owned());
+    };
+    if varied {
+        return Err("the span events between its edges differed from one operation to the next".to_owned());
+    }
+    if let Some(why) = events.unknown() {
+        return Err(why.to_owned());
+    }
+    let ns = machinery
+        .share_of(from_edge, to_edge, events)
+        .ok_or_else(|| "the machinery of its span events was not measured".to_owned())?;
+    Ok((ns, SliceKind::of_events(from_edge, to_edge, events), Some(events)))
 }
 
 /// The kind of the slice `from → to`, checked against the lane's hop order

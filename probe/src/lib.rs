@@ -115,7 +115,7 @@ pub use capture::Capture;
 pub use clock::{ClockInfo, ClockSource, Ticks};
 pub use hop::{Edge, Hop, HopDef, HopTable, Mark, OpId, Owner, Side, SpanEdge};
 pub use host::HostInfo;
-pub use machinery::{SliceKind, SpanMachinery, SpanPath};
+pub use machinery::{EdgeCosts, SliceKind, SpanEvents, SpanMachinery, SpanPath, SpanSequence};
 pub use probe::{NoProbe, Probe, Recording};
 pub use role::{LaneInfo, Role, UnknownRole, Variant};
 pub use session::Session;

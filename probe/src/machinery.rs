@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::hop::{Edge, HopDef};
+use crate::hop::{Edge, Hop, HopDef};
 
 /// How a slice's two ends relate, when both are span edges on one thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -44,6 +44,20 @@ impl SliceKind {
             (Edge::Exit, Edge::Enter, false) => Some(SliceKind::Between),
             (Edge::Enter, Edge::Enter, false) => Some(SliceKind::Into),
             (Edge::Exit, Edge::Exit, false) => Some(SliceKind::OutOf),
+            _ => None,
+        }
+    }
+
+    /// The kind of a slice from a `from` edge to a `to` edge with `events`
+    /// between them, when it is one of the four shapes the calibration
+    /// measures whole.
+    pub fn of_events(from: Edge, to: Edge, events: SpanEvents) -> Option<SliceKind> {
+        let only = |creates: u8, closes: u8| events == SpanEvents { creates, closes, ..SpanEvents::default() };
+        match (from, to) {
+            (Edge::Enter, Edge::Exit) if only(0, 0) => Some(SliceKind::Inside),
+            (Edge::Exit, Edge::Enter) if only(1, 1) => Some(SliceKind::Between),
+            (Edge::Enter, Edge::Enter) if only(1, 0) => Some(SliceKind::Into),
+            (Edge::Exit, Edge::Exit) if only(0, 1) => Some(SliceKind::OutOf),
             _ => None,
         }
     }
@@ -125,6 +139,171 @@ pub struct SpanMachinery {
     pub registry_life_ns: f64,
     /// Empty operations each median is taken over.
     pub samples: u64,
+    /// What each edge pair and each span event between them holds, for
+    /// slices of any shape ([`SpanMachinery::share_of`]); `None` in traces
+    /// written before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edges: Option<EdgeCosts>,
+}
+
+/// The span machinery taken apart, ns: what a slice holds at its two ends
+/// (the rest of the callback that took its first mark, the start of the
+/// one that took its last), by the two edges' kinds, and what each span
+/// event between them adds. An empty slice from an enter to its own exit
+/// is [`SpanMachinery::inside_ns`]; the other three pairs are measured on
+/// spans created before and closed after the slice, so they hold no
+/// creation or close; a creation and a close are the [`SliceKind::Into`]
+/// and [`SliceKind::OutOf`] slices less those.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct EdgeCosts {
+    /// An enter to another span's enter, that span created before.
+    pub enter_enter_ns: f64,
+    /// An exit to another span's enter, neither closed nor created between.
+    pub exit_enter_ns: f64,
+    /// An exit to another span's exit, the first not closed between.
+    pub exit_exit_ns: f64,
+    /// One watched span created (the macro, the subscriber's `new_span`).
+    pub create_ns: f64,
+    /// One watched span closed (its handle dropped, the subscriber's close).
+    pub close_ns: f64,
+}
+
+impl EdgeCosts {
+    /// The per-block reading names of the five figures, ps, in the order of
+    /// [`EdgeCosts::values`].
+    pub const READINGS: [&'static str; 5] =
+        ["span.enter_enter_ps", "span.exit_enter_ps", "span.exit_exit_ps", "span.create_ps", "span.close_ps"];
+
+    /// The five figures, ns.
+    pub fn values(&self) -> [f64; 5] {
+        [self.enter_enter_ns, self.exit_enter_ns, self.exit_exit_ns, self.create_ns, self.close_ns]
+    }
+
+    /// The figures [`EdgeCosts::values`] listed.
+    pub fn from_values([enter_enter_ns, exit_enter_ns, exit_exit_ns, create_ns, close_ns]: [f64; 5]) -> EdgeCosts {
+        EdgeCosts { enter_enter_ns, exit_enter_ns, exit_exit_ns, create_ns, close_ns }
+    }
+}
+
+/// The span events between two consecutive marks of one thread, from hop
+/// `from` to hop `to`, as a run records them after each block (reading
+/// [`SpanSequence::READING`], one value per pair seen).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpanSequence {
+    /// The first mark's hop.
+    pub from: Hop,
+    /// The next mark's hop on the same thread.
+    pub to: Hop,
+    /// What ran between them.
+    pub events: SpanEvents,
+    /// Not every pass between the two held the same events.
+    pub varied: bool,
+}
+
+impl SpanSequence {
+    /// The reading that carries the pairs a block saw.
+    pub const READING: &'static str = "span.sequence";
+
+    /// As a reading's value: `from` (16 bits), `to` (16), `varied`, events.
+    pub fn to_reading(self) -> u64 {
+        u64::from(self.from.0) << 48
+            | u64::from(self.to.0) << 32
+            | u64::from(self.varied) << 31
+            | u64::from(self.events.pack())
+    }
+
+    /// The pair a reading's value carries.
+    pub fn from_reading(value: u64) -> SpanSequence {
+        SpanSequence {
+            from: Hop((value >> 48) as u16),
+            to: Hop((value >> 32) as u16),
+            varied: value & (1 << 31) != 0,
+            events: SpanEvents::unpack(value as u32),
+        }
+    }
+}
+
+/// The span events a thread ran between two consecutive marks, as the
+/// layer saw them: what a slice holds besides its two edges. Counts stop
+/// at [`SpanEvents::MAX`] (a slice with more is not stated).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SpanEvents {
+    /// Watched spans created.
+    pub creates: u8,
+    /// Watched spans closed.
+    pub closes: u8,
+    /// Enters of watched spans that took no mark (an edge mapped to no hop).
+    pub enters: u8,
+    /// Exits of watched spans that took no mark.
+    pub exits: u8,
+    /// Callbacks of spans the layer does not watch (their cost is not
+    /// measured).
+    pub unwatched: u8,
+    /// A watched span was entered again (a future polled twice): its first
+    /// enter and last exit bound the slice, and what lies between is not
+    /// one sequence.
+    pub reentered: bool,
+}
+
+impl SpanEvents {
+    /// The largest count kept.
+    pub const MAX: u8 = 63;
+
+    /// Packed into 31 bits: five 6-bit counts, then `reentered`.
+    pub fn pack(self) -> u32 {
+        let count = |n: u8, at: u32| u32::from(n.min(Self::MAX)) << at;
+        count(self.creates, 0)
+            | count(self.closes, 6)
+            | count(self.enters, 12)
+            | count(self.exits, 18)
+            | count(self.unwatched, 24)
+            | u32::from(self.reentered) << 30
+    }
+
+    /// The events [`SpanEvents::pack`] packed (bit 31 ignored).
+    pub fn unpack(bits: u32) -> SpanEvents {
+        let count = |at: u32| ((bits >> at) & 0x3f) as u8;
+        SpanEvents {
+            creates: count(0),
+            closes: count(6),
+            enters: count(12),
+            exits: count(18),
+            unwatched: count(24),
+            reentered: bits & (1 << 30) != 0,
+        }
+    }
+
+    /// Why the machinery inside a slice holding these events cannot be
+    /// stated, if it cannot.
+    pub fn unknown(&self) -> Option<&'static str> {
+        if self.reentered {
+            Some("a span in it was entered again")
+        } else if self.unwatched > 0 {
+            Some("it holds spans hopscope does not watch")
+        } else if [self.creates, self.closes, self.enters, self.exits].contains(&Self::MAX) {
+            Some("too many span events in it")
+        } else {
+            None
+        }
+    }
+
+    /// The events in words: `close, create, enter` (empty: none).
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        for (n, what) in
+            [(self.closes, "close"), (self.creates, "create"), (self.enters, "enter"), (self.exits, "exit")]
+        {
+            match n {
+                0 => {}
+                1 => parts.push(what.to_owned()),
+                n => parts.push(format!("{n}× {what}")),
+            }
+        }
+        if self.unwatched > 0 {
+            parts.push(format!("{} unwatched", self.unwatched));
+        }
+        parts.join(", ")
+    }
 }
 
 impl SpanMachinery {
@@ -137,6 +316,36 @@ impl SpanMachinery {
             SliceKind::OutOf => self.out_of_ns = ns,
         }
         self
+    }
+
+    /// The machinery inside a slice from a `from` edge to a `to` edge with
+    /// `events` between them, ns: the two ends' pair plus each event's
+    /// cost. `None` when the pieces were not measured or the events are
+    /// [`SpanEvents::unknown`].
+    pub fn share_of(&self, from: Edge, to: Edge, events: SpanEvents) -> Option<f64> {
+        if events.unknown().is_some() {
+            return None;
+        }
+        // The four shapes measured whole are stated as measured.
+        if let Some(kind) = SliceKind::of_events(from, to, events) {
+            return Some(self.share_ns(kind));
+        }
+        let e = self.edges?;
+        let ends = match (from, to) {
+            (Edge::Enter, Edge::Enter) => e.enter_enter_ns,
+            (Edge::Enter, Edge::Exit) => self.inside_ns,
+            (Edge::Exit, Edge::Enter) => e.exit_enter_ns,
+            (Edge::Exit, Edge::Exit) => e.exit_exit_ns,
+        };
+        // An unmarked enter runs the whole enter callback, which a slice
+        // from one enter to the next holds once (the tail of one, the head
+        // of the other); likewise an exit.
+        Some(
+            ends + f64::from(events.creates) * e.create_ns
+                + f64::from(events.closes) * e.close_ns
+                + f64::from(events.enters) * e.enter_enter_ns
+                + f64::from(events.exits) * e.exit_exit_ns,
+        )
     }
 
     /// The measured share inside a slice of `kind`, ns.
@@ -162,6 +371,47 @@ mod tests {
             span: Some(SpanEdge { span: span.into(), edge }),
             owns: None,
         }
+    }
+
+    #[test]
+    fn any_shape_is_its_ends_and_its_events_and_the_four_shapes_are_as_measured() {
+        use Edge::{Enter, Exit};
+        let m = SpanMachinery {
+            path: SpanPath::Subscriber,
+            inside_ns: 10.0,
+            between_ns: 40.0,
+            into_ns: 25.0,
+            out_of_ns: 22.0,
+            bare_mark_ns: 8.0,
+            span_life_ns: 60.0,
+            registry_life_ns: 90.0,
+            samples: 100,
+            edges: Some(EdgeCosts {
+                enter_enter_ns: 11.0,
+                exit_enter_ns: 12.0,
+                exit_exit_ns: 13.0,
+                create_ns: 14.0,
+                close_ns: 9.0,
+            }),
+        };
+        let events =
+            |creates, closes, enters, exits| SpanEvents { creates, closes, enters, exits, ..SpanEvents::default() };
+        assert_eq!(m.share_of(Exit, Enter, events(1, 1, 0, 0)), Some(40.0), "between, as measured whole");
+        assert_eq!(m.share_of(Enter, Enter, events(1, 0, 0, 0)), Some(25.0));
+        // A sibling's whole life between two exits: close, create, enter.
+        assert_eq!(m.share_of(Exit, Exit, events(1, 1, 1, 0)), Some(13.0 + 14.0 + 9.0 + 11.0));
+        // An exit-only child closed inside its parent's last slice, after an
+        // unmarked exit.
+        assert_eq!(m.share_of(Enter, Exit, events(0, 1, 0, 1)), Some(10.0 + 9.0 + 13.0));
+        let unwatched = SpanEvents { unwatched: 2, ..SpanEvents::default() };
+        assert_eq!(m.share_of(Enter, Exit, unwatched), None);
+        let old = SpanMachinery { edges: None, ..m };
+        assert_eq!(old.share_of(Exit, Exit, events(1, 1, 1, 0)), None, "not measured: not stated");
+        assert_eq!(old.share_of(Exit, Exit, events(0, 1, 0, 0)), Some(22.0));
+        let bits = SpanEvents { reentered: true, ..events(3, 63, 0, 5) };
+        assert_eq!(SpanEvents::unpack(bits.pack()), bits);
+        let seq = SpanSequence { from: Hop(40), to: Hop(2), events: bits, varied: true };
+        assert_eq!(SpanSequence::from_reading(seq.to_reading()), seq);
     }
 
     #[test]

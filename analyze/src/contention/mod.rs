@@ -376,6 +376,8 @@ mod tests {
                 ("writer.run_queue_ns".to_owned(), rq_ns.iter().map(|r| 3.0 * r / 4.0).collect()),
             ]),
             span_machinery_ns: BTreeMap::new(),
+            span_edges_ns: BTreeMap::new(),
+            span_sequences: BTreeMap::new(),
         }
     }
 

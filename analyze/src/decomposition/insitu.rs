@@ -55,7 +55,8 @@ pub(super) fn insitu(
         .map(|o| {
             let mut figures = slices::slice_figures(o, seed);
             if let Some(m) = &machinery {
-                slices::state_machinery(&mut figures, o, header, m);
+                let sequences = blocks.get(usize::from(o.lane)).map(|l| &l.span_sequences);
+                slices::state_machinery(&mut figures, o, header, m, sequences.unwrap_or(&Default::default()));
             }
             slices::mark_grain(&mut figures, header.clock.grain_ns());
             if let Some(c) = &coverage {

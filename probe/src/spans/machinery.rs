@@ -6,7 +6,12 @@
 //! carrying the operation's id:
 //! the four marked slices (outer enter → inner enter, inner enter → inner
 //! exit, inner exit → outer exit, outer exit → next enter) hold nothing but
-//! machinery, one of each [`SliceKind`](crate::machinery::SliceKind). Two
+//! machinery, one of each [`SliceKind`](crate::machinery::SliceKind). Then
+//! a span whose two children were created before it is entered and closed
+//! after it exits: its enter to the first child's enter, the first child's
+//! exit to the second's enter and the second's exit to its own exit hold
+//! the two ends' callbacks alone ([`EdgeCosts`]); a creation and a close
+//! are what the into and out-of slices hold beyond those. Two
 //! back-to-back probe marks give what a `hop!` slice holds instead. Whole
 //! span lives are timed in batches, through the layer and under a bare
 //! Registry, alternating.
@@ -22,12 +27,19 @@ use crate::calibrate::median;
 use crate::clock::ClockInfo;
 use crate::hop::{Hop, OpId};
 use crate::local;
-use crate::machinery::{SpanMachinery, SpanPath};
+use crate::machinery::{EdgeCosts, SpanMachinery, SpanPath};
 
 const OPERATION: &str = "hopscope_calibrate_operation";
 const OUTER: &str = "hopscope_calibrate_outer";
 const INNER: &str = "hopscope_calibrate_inner";
 const NEXT: &str = "hopscope_calibrate_next";
+const PAIRED: &str = "hopscope_calibrate_paired";
+const FIRST: &str = "hopscope_calibrate_first";
+const SECOND: &str = "hopscope_calibrate_second";
+
+/// The watched spans whose edges are timed, in the column order of an
+/// operation's ticks (each span's enter, then its exit).
+const TIMED: [&str; 6] = [OUTER, INNER, NEXT, PAIRED, FIRST, SECOND];
 
 /// Span lives per timed batch.
 const BATCH: usize = 256;
@@ -81,9 +93,24 @@ impl std::fmt::Debug for Calibrator {
 /// The four kinds' medians, ns, in the order of [`SliceKind::ALL`].
 pub type KindMedians = [f64; 4];
 
+/// One calibration's figures: the four kinds, the machinery taken apart,
+/// and how many empty operations joined.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Calibration {
+    /// Medians of the four kinds, ns.
+    pub kinds: KindMedians,
+    /// Each edge pair and span event, ns.
+    pub edges: EdgeCosts,
+    /// Empty operations whose every edge was marked.
+    pub joined: u64,
+}
+
 impl Calibrator {
     fn layer() -> HopLayer {
-        HopLayer::new().caller(OPERATION).caller(OUTER).caller(INNER).caller(NEXT).ring_marks(OPS_PER_DRAIN * 16)
+        TIMED
+            .iter()
+            .fold(HopLayer::new().caller(OPERATION), |layer, span| layer.caller(span))
+            .ring_marks(OPS_PER_DRAIN * 16)
     }
 
     /// Through a private `Registry` + [`HopLayer`], on the calling thread.
@@ -127,39 +154,65 @@ impl Calibrator {
         }
     }
 
-    /// The medians of the four kinds over `samples` empty operations (at
-    /// least 10), and how many operations joined.
-    pub fn kinds(&self, samples: usize) -> (KindMedians, u64) {
+    /// The machinery over `samples` empty operations (at least 10): the
+    /// four kinds and the edge pairs and span events, medians each.
+    pub fn calibrate(&self, samples: usize) -> Calibration {
         let samples = samples.max(10);
         let info = &self.info;
-        let hops: Vec<Hop> = [OUTER, INNER, NEXT]
+        let hops: Vec<Hop> = TIMED
             .iter()
             .flat_map(|name| [format!("{name}.enter"), format!("{name}.exit")])
             .map(|n| self.layer.hops().find(&n).unwrap_or(Hop(u16::MAX)))
             .collect();
         let _ = self.layer.collector().drain();
-        // op -> the six edges' ticks, in hop order (outer, inner, next; enter, exit)
-        let mut edges: std::collections::HashMap<u64, [u64; 6]> = std::collections::HashMap::new();
+        // op -> every timed edge's ticks, in the order of `hops`
+        let mut edges: std::collections::HashMap<u64, [u64; 12]> = std::collections::HashMap::new();
         let mut done = 0;
         while done < samples {
             let batch = (samples - done).min(OPS_PER_DRAIN);
             self.run(&mut || empty_operations(batch, (1 << 32) + done as u64));
             for mark in self.layer.collector().drain().threads.iter().flat_map(|t| &t.marks) {
                 if let Some(i) = hops.iter().position(|h| *h == mark.hop) {
-                    edges.entry(mark.op.0).or_insert([0; 6])[i] = mark.ticks.0;
+                    edges.entry(mark.op.0).or_insert([0; 12])[i] = mark.ticks.0;
                 }
             }
             done += batch;
         }
-        let complete: Vec<[u64; 6]> = edges.into_values().filter(|e| e.iter().all(|t| *t != 0)).collect();
-        let kind = |from: usize, to: usize| {
+        // The calibration's own pairs are not the program's.
+        let _ = self.layer.take_sequences();
+        let complete: Vec<[u64; 12]> = edges.into_values().filter(|e| e.iter().all(|t| *t != 0)).collect();
+        let between = |from: usize, to: usize| {
             let mut ns: Vec<f64> = complete.iter().map(|e| info.to_ns(e[to].saturating_sub(e[from]))).collect();
             median(&mut ns)
         };
-        let (outer_in, outer_out, inner_in, inner_out, next_in) = (0, 1, 2, 3, 4);
-        let medians =
-            [kind(inner_in, inner_out), kind(outer_out, next_in), kind(outer_in, inner_in), kind(inner_out, outer_out)];
-        (medians, complete.len() as u64)
+        // Column of a span's enter (its exit is the next).
+        let enter = |name: &str| 2 * TIMED.iter().position(|n| *n == name).unwrap_or(0);
+        let exit = |name: &str| enter(name) + 1;
+        let kinds = [
+            between(enter(INNER), exit(INNER)),
+            between(exit(OUTER), enter(NEXT)),
+            between(enter(OUTER), enter(INNER)),
+            between(exit(INNER), exit(OUTER)),
+        ];
+        let [_, _, into, out_of] = kinds;
+        let enter_enter_ns = between(enter(PAIRED), enter(FIRST));
+        let exit_exit_ns = between(exit(SECOND), exit(PAIRED));
+        let edges = EdgeCosts {
+            enter_enter_ns,
+            exit_enter_ns: between(exit(FIRST), enter(SECOND)),
+            exit_exit_ns,
+            // Differences of medians: held at zero when noise takes them below.
+            create_ns: (into - enter_enter_ns).max(0.0),
+            close_ns: (out_of - exit_exit_ns).max(0.0),
+        };
+        Calibration { kinds, edges, joined: complete.len() as u64 }
+    }
+
+    /// The medians of the four kinds over `samples` empty operations (at
+    /// least 10), and how many operations joined.
+    pub fn kinds(&self, samples: usize) -> (KindMedians, u64) {
+        let c = self.calibrate(samples);
+        (c.kinds, c.joined)
     }
 
     /// The whole measurement: a warm-up, the four kinds over `samples`
@@ -167,8 +220,8 @@ impl Calibrator {
     /// lives.
     pub fn measure(&self, samples: usize) -> SpanMachinery {
         let samples = samples.max(100);
-        let _ = self.kinds(samples / 10);
-        let ([inside_ns, between_ns, into_ns, out_of_ns], joined) = self.kinds(samples);
+        let _ = self.calibrate(samples / 10);
+        let Calibration { kinds: [inside_ns, between_ns, into_ns, out_of_ns], edges, joined } = self.calibrate(samples);
         let registry = Dispatch::new(tracing_subscriber::registry());
         let (span_life_ns, registry_life_ns) = lives(
             &|f| self.run(f),
@@ -186,6 +239,7 @@ impl Calibrator {
             span_life_ns,
             registry_life_ns,
             samples: joined,
+            edges: Some(edges),
         }
     }
 }
@@ -203,6 +257,13 @@ fn empty_operations(count: usize, first: u64) {
         }
         drop(outer);
         let _next = tracing::info_span!(NEXT, op).entered();
+        // Spans created before and closed after the slices between their
+        // edges: those slices hold the two ends' callbacks alone.
+        let (first, second) = (tracing::info_span!(FIRST, op), tracing::info_span!(SECOND, op));
+        let paired = tracing::info_span!(PAIRED, op).entered();
+        first.in_scope(|| ());
+        second.in_scope(|| ());
+        drop(paired);
     }
 }
 

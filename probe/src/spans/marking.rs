@@ -11,6 +11,7 @@ use tracing_subscriber::Layer;
 use tracing_subscriber::layer::Context;
 
 use super::callsites::UNWATCHED;
+use super::events::Event;
 use super::{Edges, HopLayer, Watch, live};
 use crate::clock::{self, Ticks};
 use crate::hop::{Hop, Mark, OpId};
@@ -35,7 +36,11 @@ impl HopLayer {
     }
 
     pub(super) fn new_span(&self, attrs: &Attributes<'_>, id: &Id) {
-        let Some(index) = self.watch_index(attrs.metadata()) else { return };
+        let Some(index) = self.watch_index(attrs.metadata()) else {
+            self.events.note(Event::Unwatched);
+            return;
+        };
+        self.events.note(Event::Create);
         if self.live.insert(id.into_u64(), index, self.op_of(attrs)).is_none() {
             self.counts.unbound.fetch_add(1, Ordering::Relaxed);
         }
@@ -66,36 +71,56 @@ impl HopLayer {
     #[inline]
     pub(super) fn enter(&self, id: &Id) {
         let ticks = clock::now();
-        if let Some(slot) = self.live.find(id.into_u64()) {
-            self.entered(slot, ticks);
+        match self.live.find(id.into_u64()) {
+            Some(slot) => self.entered(slot, ticks),
+            None => self.events.note(Event::Unwatched),
         }
     }
 
     #[inline]
     pub(super) fn exit(&self, id: &Id) {
         let ticks = clock::now();
-        if let Some(slot) = self.live.find(id.into_u64()) {
-            self.exited(slot, ticks);
+        match self.live.find(id.into_u64()) {
+            Some(slot) => self.exited(slot, ticks),
+            None => self.events.note(Event::Unwatched),
         }
     }
 
     /// A span's enter at `ticks`, into its slot (and a mark now, with
-    /// [`Edges::EveryEnter`]).
+    /// [`Edges::EveryEnter`]); counted among the thread's span events.
     #[inline]
     pub(super) fn entered(&self, slot: &live::Slot, ticks: Ticks) {
+        let first = slot.first_enter.load(Ordering::Relaxed) == 0;
         slot.entered(ticks.0);
+        let hop = self.watches.get(slot.watch.load(Ordering::Relaxed) as usize).and_then(|w| w.on_enter);
+        match (hop, first || self.edges == Edges::EveryEnter) {
+            (Some(hop), true) => self.events.marked(hop),
+            (None, true) => self.events.note(Event::Enter),
+            (_, false) => self.events.note(Event::Reenter),
+        }
         if self.edges == Edges::EveryEnter {
             self.mark_now(slot, ticks, |w| w.on_enter);
         }
     }
 
-    /// A span's exit at `ticks`, into its slot.
+    /// A span's exit at `ticks`, into its slot; counted among the thread's
+    /// span events (an exit that may be its span's last marks now).
     #[inline]
     pub(super) fn exited(&self, slot: &live::Slot, ticks: Ticks) {
         slot.exited(ticks.0);
+        match self.watches.get(slot.watch.load(Ordering::Relaxed) as usize).and_then(|w| w.on_exit) {
+            Some(hop) => self.events.marked(hop),
+            None => self.events.note(Event::Exit),
+        }
         if self.edges == Edges::EveryEnter {
             self.mark_now(slot, ticks, |w| w.on_exit);
         }
+    }
+
+    /// A watched span closed on this thread.
+    #[inline]
+    pub(super) fn closed(&self) {
+        self.events.note(Event::Close);
     }
 
     pub(super) fn mark_now(&self, slot: &live::Slot, ticks: Ticks, hop: impl Fn(&Watch) -> Option<Hop>) {
@@ -108,7 +133,11 @@ impl HopLayer {
     /// Hand over a closing span's marks and free its slot; false when the
     /// span was not bound here.
     pub(super) fn close(&self, id: &Id) -> bool {
-        let Some(slot) = self.live.find(id.into_u64()) else { return false };
+        let Some(slot) = self.live.find(id.into_u64()) else {
+            self.events.note(Event::Unwatched);
+            return false;
+        };
+        self.closed();
         self.hand_over(slot);
         // Freed only after its marks are in the collector: a drain that
         // waited for this span to close ([`HopLayer::settle`]) finds them.

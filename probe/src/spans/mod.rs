@@ -35,6 +35,7 @@
 mod callsites;
 mod capture;
 mod collector;
+mod events;
 mod live;
 pub mod machinery;
 mod marking;
@@ -51,6 +52,7 @@ pub use switch::LayerSwitch;
 
 use crate::hop::{Edge, Hop, HopTable, Owner, Side, SpanEdge};
 use callsites::Callsites;
+use events::EventTable;
 use live::LiveSpans;
 
 /// Watched spans a subscriber can hold open at once (its binding table).
@@ -118,6 +120,8 @@ pub struct HopLayer {
     /// was added to), for [`HopLayer::settle`].
     tables: Arc<Mutex<Vec<Arc<LiveSpans>>>>,
     callsites: Arc<Callsites>,
+    /// The span events between each thread's consecutive marks.
+    events: Arc<EventTable>,
     counts: Arc<Counts>,
     problem: Option<String>,
 }
@@ -143,6 +147,7 @@ impl HopLayer {
             collector: Collector::new(DEFAULT_RING_MARKS),
             live,
             callsites: Arc::default(),
+            events: Arc::default(),
             counts: Arc::default(),
             problem: None,
         }
@@ -302,6 +307,15 @@ impl HopLayer {
                 SpanCounts { span: w.span.clone(), closed, enters, without_op }
             })
             .collect()
+    }
+
+    /// The pairs of consecutive marks its threads made since the last
+    /// call, each with the span events that ran between them, and clear
+    /// them: what each slice holds besides its two edges
+    /// ([`crate::SpanMachinery::share_of`]). A run takes them after each
+    /// block.
+    pub fn take_sequences(&self) -> Vec<crate::SpanSequence> {
+        self.events.take()
     }
 
     /// Watched spans that could not be bound (more live at once than the

@@ -75,7 +75,10 @@ impl Subscriber for HopSubscriber {
             .watch_index(attrs.metadata())
             .and_then(|watch| self.layer.live.claim(watch, self.layer.op_of(attrs)));
         match claimed {
-            Some((id, _)) => Id::from_u64(id),
+            Some((id, _)) => {
+                self.layer.events.note(super::events::Event::Create);
+                Id::from_u64(id)
+            }
             None => {
                 self.layer.counts.unbound.fetch_add(1, Ordering::Relaxed);
                 Id::from_u64(UNBOUND)
@@ -128,6 +131,7 @@ impl Subscriber for HopSubscriber {
             }
             std::sync::atomic::fence(Ordering::Acquire);
         }
+        self.layer.closed();
         self.layer.hand_over(slot);
         self.layer.live.remove(slot);
         true

@@ -302,3 +302,62 @@ fn the_profiling_subscriber_creates_no_unwatched_span_and_counts_what_finds_no_s
     let op = subscriber.layer().counts().into_iter().find(|c| c.span == "op").expect("counted");
     assert_eq!(op.closed, MAX_LIVE_SPANS as u64 + 1, "every bound span closed once");
 }
+
+/// The shapes a program's slices take: a sibling's whole life between two
+/// exits, a child closed inside its parent's last slice, an unwatched span,
+/// a span entered twice.
+fn shapes(op: u64) {
+    let _write = tracing::info_span!("write", op).entered();
+    tracing::info_span!("execute", op).in_scope(|| {});
+    // execute.exit → reply.exit: close, create, enter (unmarked) inside.
+    tracing::info_span!("reply", op).in_scope(|| {});
+    tracing::info_span!("noise").in_scope(|| {});
+    let wait = tracing::info_span!("wait", op);
+    wait.in_scope(|| {});
+    wait.in_scope(|| {});
+    drop(wait);
+    // wait.exit → write.exit: the wait closes inside.
+}
+
+fn shape_layer() -> HopLayer {
+    HopLayer::new().caller("write").caller("execute").span_exit("reply", Hop::REPLIED).span_exit("wait", Hop::RECEIVED)
+}
+
+fn sequences(layer: &HopLayer) -> Vec<(String, String, crate::SpanEvents, bool)> {
+    let name = |hop: Hop| layer.hops().get(hop).map_or(format!("#{}", hop.0), |d| d.name.clone());
+    let mut found: Vec<_> =
+        layer.take_sequences().into_iter().map(|s| (name(s.from), name(s.to), s.events, s.varied)).collect();
+    found.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    found
+}
+
+#[test]
+fn both_paths_record_the_span_events_inside_each_slice() {
+    use crate::SpanEvents as E;
+    let registry = shape_layer();
+    let profiling = shape_layer().subscriber();
+    let dispatches = [
+        (tracing::Dispatch::new(tracing_subscriber::registry().with(registry.clone())), registry.clone()),
+        (tracing::Dispatch::new(profiling.clone()), profiling.layer().clone()),
+    ];
+    for (path, (dispatch, layer)) in dispatches.iter().enumerate() {
+        on_thread("shapes", dispatch, || (1..=3).for_each(shapes));
+        let found = sequences(layer);
+        let get = |from: &str, to: &str| {
+            found.iter().find(|f| f.0 == from && f.1 == to).map(|f| (f.2, f.3)).unwrap_or_else(|| panic!("{found:?}"))
+        };
+        let plain = |e: E| (e, false);
+        assert_eq!(get("write.enter", "execute.enter"), plain(E { creates: 1, ..E::default() }), "path {path}");
+        assert_eq!(get("execute.enter", "execute.exit"), plain(E::default()));
+        // Only the Registry path sees the unwatched span (the profiling
+        // subscriber never creates it).
+        let unwatched = if path == 0 { 4 } else { 0 };
+        assert_eq!(get("execute.exit", "replied"), plain(E { creates: 1, closes: 1, enters: 1, ..E::default() }));
+        let wait = get("replied", "received").0;
+        assert_eq!((wait.creates, wait.closes, wait.enters, wait.unwatched), (1, 1, 1, unwatched));
+        // The wait is entered twice: its first exit is followed by its
+        // second, which is what says its slice is not one sequence.
+        assert!(get("received", "received").0.reentered);
+        assert_eq!(get("received", "write.exit"), plain(E { closes: 1, ..E::default() }));
+    }
+}

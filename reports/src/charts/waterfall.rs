@@ -277,6 +277,8 @@ fn between_marks(c: &hopscope_analyze::coverage::Coverage) -> SliceFigures {
         library: false,
         machinery_us: None,
         span_kind: None,
+        span_events: None,
+        machinery_unknown: None,
         mean_us: Some(c.between_mean_us),
         on_path: true,
         within_two_grains: false,

@@ -49,9 +49,23 @@ pub(crate) struct ReadingKeys {
 pub(crate) struct BlockSamples {
     pub(crate) roles: Vec<(usize, ThreadSample)>,
     pub(crate) process: ProcessSample,
-    /// The span machinery measured after the block, ps per slice kind in
-    /// [`hopscope_probe::SliceKind::ALL`] order (probed span lanes).
-    pub(crate) span_ps: Option<[u64; 4]>,
+    /// The span machinery measured after the block and the span events
+    /// its threads ran between their marks (probed span lanes).
+    pub(crate) spans: SpanReadings,
+}
+
+/// What a span block adds to its readings.
+#[derive(Debug, Default)]
+pub(crate) struct SpanReadings {
+    /// The machinery measured after it, ps per slice kind in
+    /// [`hopscope_probe::SliceKind::ALL`] order (probed builds).
+    pub(crate) kinds_ps: Option<[u64; 4]>,
+    /// The edge pairs and span events, ps, in
+    /// [`hopscope_probe::EdgeCosts::READINGS`] order.
+    pub(crate) edges_ps: Option<[u64; 5]>,
+    /// The pairs of consecutive marks its threads made and the span events
+    /// between them ([`hopscope_probe::SpanSequence::to_reading`]).
+    pub(crate) sequences: Vec<u64>,
 }
 
 impl ReadingKeys {
@@ -85,6 +99,8 @@ impl ReadingKeys {
         }
         if self.span_machinery {
             names.extend(hopscope_probe::SliceKind::ALL.iter().map(|k| k.reading_key().to_owned()));
+            names.extend(hopscope_probe::EdgeCosts::READINGS.iter().map(|k| (*k).to_owned()));
+            names.push(hopscope_probe::SpanSequence::READING.to_owned());
         }
         names
     }
@@ -119,9 +135,21 @@ impl ReadingKeys {
                 put(format!("{role}.{}", c.name()), Some(*value));
             }
         }
-        if let (true, Some(ps)) = (self.span_machinery, samples.span_ps) {
-            for (kind, value) in hopscope_probe::SliceKind::ALL.iter().zip(ps) {
-                put(kind.reading_key().to_owned(), Some(value));
+        if self.span_machinery {
+            let spans = &samples.spans;
+            if let Some(ps) = spans.kinds_ps {
+                for (kind, value) in hopscope_probe::SliceKind::ALL.iter().zip(ps) {
+                    put(kind.reading_key().to_owned(), Some(value));
+                }
+            }
+            if let Some(ps) = spans.edges_ps {
+                for (name, value) in hopscope_probe::EdgeCosts::READINGS.iter().zip(ps) {
+                    put((*name).to_owned(), Some(value));
+                }
+            }
+            // One reading per pair: the key repeats.
+            for value in &spans.sequences {
+                put(hopscope_probe::SpanSequence::READING.to_owned(), Some(*value));
             }
         }
         readings.sort_by_key(|r| r.key);
@@ -159,7 +187,7 @@ mod tests {
                 run_queue_ns: Some(400),
                 driver_run_queue_ns: Some(30),
             },
-            span_ps: None,
+            spans: Default::default(),
         };
         let named: Vec<(String, u64)> =
             keys.readings(&samples).iter().map(|r| (names[usize::from(r.key)].clone(), r.value)).collect();

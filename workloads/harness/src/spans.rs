@@ -28,7 +28,9 @@ use std::time::Duration;
 use hopscope_probe::spans::LayerSwitch;
 use hopscope_probe::spans::machinery::Calibrator;
 use hopscope_probe::trace::Stream;
-use hopscope_probe::{HopLayer, HopTable, TraceHeader};
+use hopscope_probe::{HopLayer, HopTable, SpanSequence, TraceHeader};
+
+use crate::readings::SpanReadings;
 
 use crate::lane::{Build, Lane};
 use crate::plan::Plan;
@@ -165,19 +167,17 @@ impl SpanLane {
             switch.activate(self.probed.then_some(index));
         }
         let _ = self.layer.collector().drain();
+        let _ = self.layer.take_sequences();
     }
 
     /// After a block: wait for the lane's spans to close, and add every
     /// mark made since [`SpanLane::before_block`] to `streams`, the
     /// callers' marks under their roles (`callers`: thread id → trace
-    /// thread index). A probed build then measures the span machinery
+    /// thread index). The span events its threads ran between their marks
+    /// are taken, and a probed build then measures the span machinery
     /// again, so the figure stated beside its slices follows the host
-    /// through the run: ps per slice kind, in [`hopscope_probe::SliceKind::ALL`] order.
-    pub(crate) fn after_block(
-        &mut self,
-        streams: &mut Vec<Stream>,
-        callers: &HashMap<ThreadId, u16>,
-    ) -> Option<[u64; 4]> {
+    /// through the run.
+    pub(crate) fn after_block(&mut self, streams: &mut Vec<Stream>, callers: &HashMap<ThreadId, u16>) -> SpanReadings {
         self.layer.settle(SETTLE, &mut self.long_lived);
         let drained = self.layer.collector().drain();
         for t in drained.threads {
@@ -192,8 +192,14 @@ impl SpanLane {
             add(streams, thread, Vec::new(), drained.dropped_elsewhere);
         }
         streams.sort_by_key(|s| s.thread);
-        let (medians, joined) = self.calibrator.as_ref()?.kinds(CALIBRATION_OPS);
-        (joined > 0).then(|| medians.map(|ns| (ns * 1_000.0).round().max(0.0) as u64))
+        let sequences = self.layer.take_sequences().into_iter().map(SpanSequence::to_reading).collect();
+        let ps = |ns: f64| (ns * 1_000.0).round().max(0.0) as u64;
+        let calibration = self.calibrator.as_ref().map(|c| c.calibrate(CALIBRATION_OPS)).filter(|c| c.joined > 0);
+        SpanReadings {
+            kinds_ps: calibration.map(|c| c.kinds.map(ps)),
+            edges_ps: calibration.map(|c| c.edges.values().map(ps)),
+            sequences,
+        }
     }
 }
 

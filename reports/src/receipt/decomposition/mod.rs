@@ -287,5 +287,22 @@ fn render_machinery(m: &hopscope_probe::SpanMachinery, out: &mut String) -> std:
         m.into_ns,
         m.out_of_ns,
         m.bare_mark_ns
-    )
+    )?;
+    if let Some(e) = &m.edges {
+        writeln!(
+            out,
+            "\nThe layer recorded, during the run and on the thread that ran them, the span events between each two \
+             consecutive marks; a slice of another shape holds its two edges' callbacks (enter → enter {:.1} ns, \
+             exit → enter {:.1}, exit → exit {:.1}) plus each event's cost (a creation {:.1} ns, a close {:.1}, an \
+             enter or exit that marks nothing {:.1} and {:.1}), measured after every probed block.",
+            e.enter_enter_ns,
+            e.exit_enter_ns,
+            e.exit_exit_ns,
+            e.create_ns,
+            e.close_ns,
+            e.enter_enter_ns,
+            e.exit_exit_ns
+        )?;
+    }
+    Ok(())
 }

@@ -71,7 +71,7 @@ pub(super) fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         let lane = d.insitu_lane.as_deref().unwrap_or("?");
         let grain_ns = d.clock.grain_ns();
         writeln!(out, "## Slices of `{lane}` (µs per operation, median of block medians)\n")?;
-        let spans = d.slices.iter().any(|s| s.machinery_us.is_some());
+        let spans = d.slices.iter().any(|s| s.machinery_us.is_some() || s.machinery_unknown.is_some());
         let (extra_head, extra_rule) = if spans { (" span machinery | net of it |", "---:|---:|") } else { ("", "") };
         writeln!(out, "| slice | side | owner | median | 95% CI | p90 | p99 | share |{extra_head}")?;
         writeln!(out, "|---|---|---|---:|---:|---:|---:|---:|{extra_rule}")?;
@@ -86,6 +86,7 @@ pub(super) fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
                 (false, _) => String::new(),
                 (true, Some(m)) if !s.within_two_grains => format!(" {m:.3} | {:.3} |", s.median_us - m),
                 (true, Some(m)) => format!(" {m:.3} | — |"),
+                (true, None) if s.machinery_unknown.is_some() => " **unknown** | — |".to_owned(),
                 (true, None) => " — | — |".to_owned(),
             };
             // A median the clock cannot resolve has no CI worth printing.
@@ -115,6 +116,7 @@ pub(super) fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         }
         if let (true, Some(m)) = (spans, &d.span_machinery) {
             render_machinery(m, out)?;
+            span_events(d, out)?;
         }
         if let (true, Some(grain)) = (d.slices.iter().any(|s| s.within_two_grains), grain_ns) {
             writeln!(
@@ -444,5 +446,31 @@ pub(super) fn run(d: &Decomposition, out: &mut String) -> std::fmt::Result {
          between lanes has the sign test's CI over its rounds",
         d.run.bootstrap_resamples, d.run.bootstrap_seed
     )?;
+    Ok(())
+}
+
+/// What each span slice holds besides its two edges, where that is more
+/// than one of the four measured shapes, and why a flagged slice states
+/// no machinery.
+fn span_events(d: &Decomposition, out: &mut String) -> std::fmt::Result {
+    for s in &d.slices {
+        match (&s.span_events, s.span_kind, s.machinery_us, &s.machinery_unknown) {
+            (Some(events), None, Some(m), _) => writeln!(
+                out,
+                "\n- `{}` holds, besides its two edges, {}: {:.3} µs of machinery, the sum of those events' \
+                 measured costs.",
+                s.name,
+                events.describe(),
+                m
+            )?,
+            (_, _, None, Some(why)) => writeln!(
+                out,
+                "\n- `{}`: **span machinery unknown**, {why}; its figure includes an unstated share of span \
+                 callbacks.",
+                s.name
+            )?,
+            _ => {}
+        }
+    }
     Ok(())
 }

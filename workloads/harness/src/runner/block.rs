@@ -176,7 +176,7 @@ impl Blocks<'_> {
         let mut streams = session.take();
         #[cfg(feature = "tracing")]
         if let Some(spans) = &mut lane.spans {
-            samples.span_ps = spans.after_block(&mut streams, &caller_ids);
+            samples.spans = spans.after_block(&mut streams, &caller_ids);
         }
         Ok(Block {
             op_count: info.ops,
