@@ -22,7 +22,7 @@ use std::time::Instant;
 use tracing::Dispatch;
 use tracing_subscriber::layer::SubscriberExt;
 
-use super::{HopLayer, LayerSwitch};
+use super::{HopLayer, LayerSwitch, SubscriberSwitch};
 use crate::calibrate::median;
 use crate::clock::ClockInfo;
 use crate::hop::{Hop, OpId};
@@ -62,12 +62,22 @@ pub fn measure_through(switch: &'static LayerSwitch, samples: usize) -> SpanMach
     Calibrator::through(switch).measure(samples)
 }
 
-/// Where empty span operations run: a private subscriber, or the global
+/// [`measure`], through `switch`, the process's global profiling
+/// subscriber ([`SubscriberSwitch::global`]): the path a harness's span
+/// lanes take when they are probed by [`HopSubscriber`](super::HopSubscriber)s.
+/// The calling thread must have no default of its own. `None` when the
+/// switch holds no more subscribers.
+pub fn measure_through_subscriber(switch: &'static SubscriberSwitch, samples: usize) -> Option<SpanMachinery> {
+    Some(Calibrator::through_subscriber(switch)?.measure(samples))
+}
+
+/// Where empty span operations run: a private subscriber, or a global
 /// switch with the calibration layer registered once.
 #[derive(Clone)]
 enum Stack {
     Private(Dispatch),
     Switched(&'static LayerSwitch, usize),
+    Subscribed(&'static SubscriberSwitch, usize),
 }
 
 /// A calibration layer and the stack it runs under, kept to measure the
@@ -141,11 +151,30 @@ impl Calibrator {
         }
     }
 
+    /// Through `switch`, the process's global profiling subscriber
+    /// ([`SubscriberSwitch::global`]); `None` when it holds no more.
+    pub fn through_subscriber(switch: &'static SubscriberSwitch) -> Option<Calibrator> {
+        let layer = Calibrator::layer();
+        let index = switch.add(&layer)?;
+        Some(Calibrator {
+            layer,
+            stack: Stack::Subscribed(switch, index),
+            path: SpanPath::Subscriber,
+            info: ClockInfo::measure(),
+        })
+    }
+
     /// Run `f` under the calibrated stack.
     fn run(&self, f: &mut dyn FnMut()) {
         match &self.stack {
             Stack::Private(dispatch) => tracing::dispatcher::with_default(dispatch, f),
             Stack::Switched(switch, index) => {
+                let previous = switch.active_index();
+                switch.activate(Some(*index));
+                f();
+                switch.activate(previous);
+            }
+            Stack::Subscribed(switch, index) => {
                 let previous = switch.active_index();
                 switch.activate(Some(*index));
                 f();

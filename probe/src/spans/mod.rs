@@ -40,6 +40,7 @@ mod live;
 pub mod machinery;
 mod marking;
 mod subscriber;
+mod subscriber_switch;
 mod switch;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -48,6 +49,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 pub use capture::{BLOCKS, MAX_HELD_MARKS, SpanCapture};
 pub use collector::{Collector, DEFAULT_RING_MARKS, Drained, MAX_RING_MARKS, ThreadMarks};
 pub use subscriber::HopSubscriber;
+pub use subscriber_switch::{MAX_SUBSCRIBERS, SubscriberSwitch};
 pub use switch::LayerSwitch;
 
 use crate::hop::{Edge, Hop, HopTable, Owner, Side, SpanEdge};

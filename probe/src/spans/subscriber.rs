@@ -133,7 +133,7 @@ impl Subscriber for HopSubscriber {
         }
         self.layer.closed();
         self.layer.hand_over(slot);
-        self.layer.live.remove(slot);
+        self.layer.live.release(id.into_u64(), slot);
         true
     }
 }

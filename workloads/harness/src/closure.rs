@@ -142,8 +142,8 @@ impl<S: Send + 'static> ClosureLane<S> {
 
     /// See [`Lane::probed_by_spans`].
     #[cfg(feature = "tracing")]
-    pub fn probed_by_spans(self, layer: hopscope_probe::HopLayer) -> Lane {
-        Lane::from(self).probed_by_spans(layer)
+    pub fn probed_by_spans(self, spans: impl Into<crate::SpanProbe>) -> Lane {
+        Lane::from(self).probed_by_spans(spans)
     }
 }
 

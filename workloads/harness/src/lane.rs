@@ -259,14 +259,20 @@ impl Lane {
     }
 
     /// Run the lane twice: clean (no span is even created) and probed by
-    /// `layer`, on every thread the lane's code uses, its own writer and a
+    /// `spans`, on every thread the lane's code uses, its own writer and a
     /// runtime's workers included, with no code of yours on them: the
-    /// harness switches the layer on for the probed build's blocks and
-    /// drains its marks after each. The layer's hops (its span names, its
+    /// harness switches the probe on for the probed build's blocks and
+    /// drains its marks after each. Give a [`HopLayer`](hopscope_probe::HopLayer)
+    /// for the Registry path or its [`HopLayer::subscriber`](hopscope_probe::HopLayer::subscriber)
+    /// for the profiling path ([`SpanProbe`](crate::SpanProbe)); the spans
+    /// of one process take one path (the first span lane's: a global
+    /// subscriber is installed once). The layer's hops (its span names, its
     /// table) become the trace's, and the span machinery is measured before
-    /// the run so the receipt can state its share of each slice.
+    /// the run and after every probed block so the receipt can state its
+    /// share of each slice.
     #[cfg(feature = "tracing")]
-    pub fn probed_by_spans(mut self, layer: hopscope_probe::HopLayer) -> Lane {
+    pub fn probed_by_spans(mut self, spans: impl Into<crate::SpanProbe>) -> Lane {
+        let (layer, path) = spans.into().into_parts();
         if let Some(problem) = layer.problem() {
             self.problems.push(format!("span layer: {problem}"));
             return self;
@@ -274,10 +280,10 @@ impl Lane {
         match self.builds.as_mut_slice() {
             [clean] => {
                 clean.variant = Some(Variant::Clean);
-                clean.spans = Some(crate::spans::SpanBuild { layer: layer.clone(), probed: false });
+                clean.spans = Some(crate::spans::SpanBuild { layer: layer.clone(), probed: false, path });
                 let mut probed = clean.clone();
                 probed.variant = Some(Variant::Probed);
-                probed.spans = Some(crate::spans::SpanBuild { layer, probed: true });
+                probed.spans = Some(crate::spans::SpanBuild { layer, probed: true, path });
                 self.builds.push(probed);
             }
             _ => self.problems.push("`probed_by_spans` is given to a lane with one build".into()),
@@ -289,6 +295,12 @@ impl Lane {
     #[cfg(feature = "tracing")]
     pub(crate) fn span_layer(&self) -> Option<&hopscope_probe::HopLayer> {
         self.builds.iter().find_map(|b| b.spans.as_ref().map(|s| &s.layer))
+    }
+
+    /// The path this lane's spans take, if it is a span lane.
+    #[cfg(feature = "tracing")]
+    pub(crate) fn span_path(&self) -> Option<hopscope_probe::SpanPath> {
+        self.builds.iter().find_map(|b| b.spans.as_ref().map(|s| s.path))
     }
 
     /// The dispatcher the clean build runs under (default: one that enables

@@ -96,7 +96,7 @@ pub use plan::{
 pub use readings::{CALLER_ROLE, DRIVER, PROCESS};
 pub use runner::RunSummary;
 #[cfg(feature = "tracing")]
-pub use spans::{MAX_TRACED_THREADS, TRACED_ROLE};
+pub use spans::{MAX_TRACED_THREADS, SpanProbe, TRACED_ROLE};
 pub use spec::{ExperimentSpec, MAX_SPEC_BYTES, SpecError, sha256_hex};
 pub use workload::{BlockId, BlockInfo, BoxError, Op, Ops, Reported, Setup, ThreadInit, Workload};
 

@@ -25,10 +25,10 @@ use std::sync::Once;
 use std::thread::ThreadId;
 use std::time::Duration;
 
-use hopscope_probe::spans::LayerSwitch;
 use hopscope_probe::spans::machinery::Calibrator;
+use hopscope_probe::spans::{LayerSwitch, SubscriberSwitch};
 use hopscope_probe::trace::Stream;
-use hopscope_probe::{HopLayer, HopTable, SpanSequence, TraceHeader};
+use hopscope_probe::{HopLayer, HopSubscriber, HopTable, SpanPath, SpanSequence, TraceHeader};
 
 use crate::readings::SpanReadings;
 
@@ -49,12 +49,64 @@ pub const MAX_TRACED_THREADS: usize = 8;
 /// writer closes its reply span just after the caller has its reply).
 const SETTLE: Duration = Duration::from_millis(100);
 
+/// What probes a span lane ([`Lane::probed_by_spans`]): a [`HopLayer`]
+/// under a `Registry`, or a [`HopSubscriber`], the profiling path.
+#[derive(Debug, Clone)]
+pub enum SpanProbe {
+    /// The Registry path: every span in the Registry's slab, other layers
+    /// and span lookups work.
+    Layer(HopLayer),
+    /// The profiling path: only watched spans are created, nothing else
+    /// sees them.
+    Subscriber(HopSubscriber),
+}
+
+impl From<HopLayer> for SpanProbe {
+    fn from(layer: HopLayer) -> SpanProbe {
+        SpanProbe::Layer(layer)
+    }
+}
+
+impl From<HopSubscriber> for SpanProbe {
+    fn from(subscriber: HopSubscriber) -> SpanProbe {
+        SpanProbe::Subscriber(subscriber)
+    }
+}
+
+impl SpanProbe {
+    /// Its watches and the path they take.
+    pub(crate) fn into_parts(self) -> (HopLayer, SpanPath) {
+        match self {
+            SpanProbe::Layer(layer) => (layer, SpanPath::Registry),
+            SpanProbe::Subscriber(subscriber) => (subscriber.layer().clone(), SpanPath::Subscriber),
+        }
+    }
+}
+
 /// A build's span layer, as declared.
 #[derive(Clone)]
 pub(crate) struct SpanBuild {
     pub(crate) layer: HopLayer,
     /// Whether this build is the probed one (the clean one activates none).
     pub(crate) probed: bool,
+    /// The path its spans take.
+    pub(crate) path: SpanPath,
+}
+
+/// The global switch a span lane runs under, and its number in it.
+#[derive(Clone, Copy)]
+enum Switched {
+    Layer(&'static LayerSwitch, usize),
+    Subscriber(&'static SubscriberSwitch, usize),
+}
+
+impl Switched {
+    fn activate(self, on: bool) {
+        match self {
+            Switched::Layer(switch, index) => switch.activate(on.then_some(index)),
+            Switched::Subscriber(switch, index) => switch.activate(on.then_some(index)),
+        }
+    }
 }
 
 /// Where a span lane's marks made off the harness's callers go.
@@ -87,8 +139,8 @@ impl OffCallers {
 pub(crate) struct SpanLane {
     pub(crate) layer: HopLayer,
     /// The global switch and this lane's number in it; `None` when the
-    /// program had its own global subscriber.
-    switched: Option<(&'static LayerSwitch, usize)>,
+    /// process had another global subscriber.
+    switched: Option<Switched>,
     probed: bool,
     /// Where marks made off the callers go.
     off_callers: OffCallers,
@@ -100,48 +152,60 @@ pub(crate) struct SpanLane {
 }
 
 impl SpanLane {
-    /// Open `build`: register its layer with the global switch (installed
-    /// on first use) or, failing that, give it a dispatcher of its own.
-    /// `registered` holds the switch numbers of layers already added (the
-    /// clean and probed builds of a lane share one).
+    /// Open `build`: register its layer with the global switch of its path
+    /// (installed on first use) or, failing that, give it a dispatcher of
+    /// its own. `registered` holds the switch numbers of layers already
+    /// added (the clean and probed builds of a lane share one).
     pub(crate) fn open(
         build: &SpanBuild,
         off_callers: OffCallers,
-        registered: &mut Vec<(HopLayer, usize)>,
+        registered: &mut Vec<(HopLayer, SpanPath, usize)>,
     ) -> (SpanLane, Option<tracing::Dispatch>) {
-        let switched = LayerSwitch::global().map(|switch| {
-            let same = |l: &HopLayer| l.collector().same(build.layer.collector());
-            let index = match registered.iter().find(|(l, _)| same(l)) {
-                Some((_, index)) => *index,
-                None => {
-                    let index = switch.add(&build.layer);
-                    registered.push((build.layer.clone(), index));
-                    index
-                }
-            };
-            (switch, index)
-        });
-        let dispatch = match (switched, build.probed) {
-            (Some(_), _) => None,
-            (None, probed) => {
+        let known = registered
+            .iter()
+            .find(|(l, path, _)| *path == build.path && l.collector().same(build.layer.collector()))
+            .map(|(_, _, index)| *index);
+        let switched = match build.path {
+            SpanPath::Registry => LayerSwitch::global().map(|switch| {
+                let index = known.unwrap_or_else(|| switch.add(&build.layer));
+                Switched::Layer(switch, index)
+            }),
+            SpanPath::Subscriber => SubscriberSwitch::global().and_then(|switch| {
+                let index = known.or_else(|| switch.add(&build.layer))?;
+                Some(Switched::Subscriber(switch, index))
+            }),
+        };
+        if known.is_none()
+            && let Some(Switched::Layer(_, index) | Switched::Subscriber(_, index)) = switched
+        {
+            registered.push((build.layer.clone(), build.path, index));
+        }
+        let dispatch = match switched {
+            Some(_) => None,
+            None => {
                 static WARNED: Once = Once::new();
                 WARNED.call_once(|| {
                     eprintln!(
-                        "hopscope: the program already set a global tracing subscriber: span lanes mark only on \
-                         the harness's callers and on threads given to on_thread"
+                        "hopscope: the process already has a global tracing subscriber (the program's own, or \
+                         another span path's): span lanes mark only on the harness's callers and on threads given \
+                         to on_thread"
                     );
                 });
-                Some(if probed {
-                    use tracing_subscriber::layer::SubscriberExt;
-                    tracing::Dispatch::new(tracing_subscriber::registry().with(build.layer.clone()))
-                } else {
-                    tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default())
+                Some(match (build.probed, build.path) {
+                    (true, SpanPath::Registry) => {
+                        use tracing_subscriber::layer::SubscriberExt;
+                        tracing::Dispatch::new(tracing_subscriber::registry().with(build.layer.clone()))
+                    }
+                    (true, SpanPath::Subscriber) => tracing::Dispatch::new(build.layer.clone().subscriber()),
+                    (false, _) => tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()),
                 })
             }
         };
-        let calibrator = build.probed.then(|| match switched {
-            Some((switch, _)) => Calibrator::through(switch),
-            None => Calibrator::private(),
+        let calibrator = build.probed.then(|| match (switched, build.path) {
+            (Some(Switched::Layer(switch, _)), _) => Some(Calibrator::through(switch)),
+            (Some(Switched::Subscriber(switch, _)), _) => Calibrator::through_subscriber(switch),
+            (None, SpanPath::Registry) => Some(Calibrator::private()),
+            (None, SpanPath::Subscriber) => Some(Calibrator::profiling()),
         });
         let lane = SpanLane {
             layer: build.layer.clone(),
@@ -149,7 +213,7 @@ impl SpanLane {
             probed: build.probed,
             off_callers,
             long_lived: Vec::new(),
-            calibrator,
+            calibrator: calibrator.flatten(),
         };
         (lane, dispatch)
     }
@@ -163,8 +227,8 @@ impl SpanLane {
     /// Before a block: switch this build's layer on (probed) or off
     /// (clean), and discard marks made outside any block.
     pub(crate) fn before_block(&self) {
-        if let Some((switch, index)) = self.switched {
-            switch.activate(self.probed.then_some(index));
+        if let Some(switched) = self.switched {
+            switched.activate(self.probed);
         }
         let _ = self.layer.collector().drain();
         let _ = self.layer.take_sequences();
@@ -212,7 +276,7 @@ pub(crate) fn open_build(
     build: &Build,
     threads: &[String],
     traced: &SharedThreads,
-    registered: &mut Vec<(HopLayer, usize)>,
+    registered: &mut Vec<(HopLayer, SpanPath, usize)>,
 ) -> (Option<SpanLane>, Option<tracing::Dispatch>) {
     let declared = lane.threads.first().and_then(|role| threads.iter().position(|t| t == role));
     let off_callers = match declared {
@@ -314,10 +378,13 @@ pub(crate) fn measure_machinery(lanes: &[Lane], header: &mut TraceHeader) {
         // Through the stack the lanes run under: the global switch when it
         // is installed, a Registry with the layer otherwise.
         use hopscope_probe::spans::machinery;
-        header.span_machinery = Some(match LayerSwitch::installed() {
-            Some(switch) => machinery::measure_through(switch, MACHINERY_SAMPLES),
-            None => machinery::measure(MACHINERY_SAMPLES),
-        });
+        let profiling = lanes.iter().any(|l| l.span_path() == Some(SpanPath::Subscriber));
+        header.span_machinery = match (profiling, SubscriberSwitch::installed(), LayerSwitch::installed()) {
+            (true, Some(switch), _) => machinery::measure_through_subscriber(switch, MACHINERY_SAMPLES),
+            (true, None, _) => Some(Calibrator::profiling().measure(MACHINERY_SAMPLES)),
+            (false, _, Some(switch)) => Some(machinery::measure_through(switch, MACHINERY_SAMPLES)),
+            (false, _, None) => Some(machinery::measure(MACHINERY_SAMPLES)),
+        };
     }
 }
 
@@ -332,6 +399,9 @@ const MACHINERY_SAMPLES: usize = 20_000;
 /// Switch every span layer off: before a block of a lane without one.
 pub(crate) fn none_active() {
     if let Some(switch) = LayerSwitch::installed() {
+        switch.activate(None);
+    }
+    if let Some(switch) = SubscriberSwitch::installed() {
         switch.activate(None);
     }
 }
