@@ -12,6 +12,9 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
+use super::segments::{Owners, SEGMENT};
+use crate::hop::Hop;
+
 /// Slots in a table: live watched spans at once (per subscriber).
 pub(crate) const SLOTS: usize = 4_096;
 
@@ -42,6 +45,10 @@ pub(crate) struct Slot {
     /// Handles to its span (`clone_span` adds one, `try_close` takes one):
     /// [`LiveSpans::claim`]'s spans are closed when the last one goes.
     pub(crate) refs: AtomicU32,
+    /// The hops its enter and exit mark, each plus one (0: none), copied
+    /// from its watch when bound: an enter or exit finds them on the line
+    /// it already reads.
+    hops: AtomicU32,
 }
 
 impl Slot {
@@ -68,6 +75,26 @@ impl Slot {
         }
     }
 
+    /// Record the hops its enter and exit mark.
+    pub(crate) fn set_hops(&self, on_enter: Option<Hop>, on_exit: Option<Hop>) {
+        let packed = |hop: Option<Hop>| hop.map_or(0, |h| u32::from(h.0) + 1);
+        self.hops.store(packed(on_enter) << 16 | packed(on_exit), Ordering::Relaxed);
+    }
+
+    /// The hop its enter marks.
+    #[inline]
+    pub(crate) fn enter_hop(&self) -> Option<Hop> {
+        let packed = self.hops.load(Ordering::Relaxed) >> 16;
+        packed.checked_sub(1).map(|h| Hop(h as u16))
+    }
+
+    /// The hop its exit marks.
+    #[inline]
+    pub(crate) fn exit_hop(&self) -> Option<Hop> {
+        let packed = self.hops.load(Ordering::Relaxed) & 0xffff;
+        packed.checked_sub(1).map(|h| Hop(h as u16))
+    }
+
     /// Note an enter at `ticks`: keeps the first one.
     pub(crate) fn entered(&self, ticks: u64) {
         // A load and a store, no read-modify-write: a span is entered by
@@ -91,13 +118,20 @@ impl Slot {
 #[derive(Debug)]
 pub(crate) struct LiveSpans {
     slots: Box<[Slot]>,
+    /// Which segments of the first [`SHARED`] slots threads own
+    /// ([`LiveSpans::claim`]).
+    owners: Owners,
 }
 
 impl Default for LiveSpans {
     fn default() -> Self {
-        LiveSpans { slots: (0..SLOTS).map(|_| Slot::default()).collect() }
+        LiveSpans { slots: (0..SLOTS).map(|_| Slot::default()).collect(), owners: Owners::new(SHARED / SEGMENT) }
     }
 }
+
+/// Where the slots no thread owns begin: the last quarter of the table.
+const SHARED: usize = SLOTS / 4 * 3;
+const _: () = assert!(SHARED.is_multiple_of(SEGMENT), "whole segments");
 
 /// Low bits of an id [`LiveSpans::claim`] issues: its slot's index.
 const INDEX_BITS: u32 = SLOTS.trailing_zeros();
@@ -107,15 +141,9 @@ const _: () = assert!(SLOTS.is_power_of_two(), "an id's low bits are its slot");
 const CLAIM_PROBES: usize = 64;
 
 thread_local! {
-    /// Where this thread's next claim starts: threads spread over the
-    /// table and seldom race for one slot.
-    static NEXT_CLAIM: std::cell::Cell<usize> = std::cell::Cell::new(thread_start());
-}
-
-/// A thread's first claim position: its id, hashed.
-fn thread_start() -> usize {
-    use std::hash::BuildHasher;
-    std::collections::hash_map::RandomState::new().hash_one(std::thread::current().id()) as usize % SLOTS
+    /// Where this thread's next claim looks first: the slot it last freed
+    /// or claimed (in its own segment, or in the shared quarter).
+    static NEXT_CLAIM: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
 }
 
 /// Where span `id` starts probing: a Fibonacci hash, so ids that differ in
@@ -144,28 +172,72 @@ impl LiveSpans {
     /// Claim a free slot for a new span bound by watch `watch` (its op id
     /// if known) and issue its id: the slot's index in the low bits, the
     /// slot's claim count above, so the id finds its slot in one load
-    /// ([`LiveSpans::claimed`]). One handle. `None` when the slots this
-    /// thread tries are all taken.
+    /// ([`LiveSpans::claimed`]). One handle. A slot of a segment the thread
+    /// owns ([`segments`](super::segments)) is claimed with a load and a
+    /// store; when its segments are full and no other is free, one of the
+    /// shared quarter by compare-and-swap. `None` when those it tries are
+    /// all taken.
+    #[inline]
     pub(crate) fn claim(&self, watch: u32, op: Option<u64>) -> Option<(u64, &Slot)> {
-        let start = NEXT_CLAIM.try_with(std::cell::Cell::get).unwrap_or(0);
-        for i in 0..CLAIM_PROBES {
-            let index = (start + i) % SLOTS;
+        let hint = NEXT_CLAIM.try_with(std::cell::Cell::get).unwrap_or(usize::MAX);
+        let mut segment = self.owners.current();
+        while let Some(owned) = segment {
+            let base = owned * SEGMENT;
+            let start = if (base..base + SEGMENT).contains(&hint) { hint - base } else { 0 };
+            for i in 0..SEGMENT {
+                let index = base + (start + i) % SEGMENT;
+                let slot = &self.slots[index];
+                // Only this thread stores a key here: a free slot stays free
+                // until it does.
+                if slot.key.load(Ordering::Acquire) == 0 {
+                    let id = Self::next_id(index, slot);
+                    // Bound before its key is published: a thread that finds
+                    // the key (with the id tracing hands over) finds the
+                    // binding.
+                    Self::bind_claimed(index, slot, id, watch, op);
+                    slot.key.store(id, Ordering::Release);
+                    return Some((id, slot));
+                }
+            }
+            segment = self.owners.take_another();
+        }
+        self.claim_shared(hint, watch, op)
+    }
+
+    /// [`LiveSpans::claim`] in the shared quarter, by compare-and-swap: the
+    /// binding is written once the slot is won.
+    #[cold]
+    fn claim_shared(&self, hint: usize, watch: u32, op: Option<u64>) -> Option<(u64, &Slot)> {
+        let start = if (SHARED..SLOTS).contains(&hint) { hint - SHARED } else { 0 };
+        (0..CLAIM_PROBES).find_map(|i| {
+            let index = SHARED + (start + i) % (SLOTS - SHARED);
             let slot = &self.slots[index];
             if slot.key.load(Ordering::Relaxed) != 0 {
-                continue;
+                return None;
             }
-            let generation = u64::from(slot.generation.load(Ordering::Relaxed).wrapping_add(1).max(1));
-            let id = (generation << INDEX_BITS) | index as u64;
-            if slot.key.compare_exchange(0, id, Ordering::Acquire, Ordering::Relaxed).is_err() {
-                continue;
-            }
-            slot.generation.store(generation as u32, Ordering::Relaxed);
-            slot.refs.store(1, Ordering::Relaxed);
-            slot.bind(watch, op);
-            let _ = NEXT_CLAIM.try_with(|next| next.set((index + 1) % SLOTS));
-            return Some((id, slot));
-        }
-        None
+            let id = Self::next_id(index, slot);
+            slot.key.compare_exchange(0, id, Ordering::Acquire, Ordering::Relaxed).ok()?;
+            Self::bind_claimed(index, slot, id, watch, op);
+            Some((id, slot))
+        })
+    }
+
+    /// The id the next claim of free slot `index` issues: the slot's
+    /// index, and its claim count above.
+    #[inline]
+    fn next_id(index: usize, slot: &Slot) -> u64 {
+        let generation = u64::from(slot.generation.load(Ordering::Relaxed).wrapping_add(1).max(1));
+        (generation << INDEX_BITS) | index as u64
+    }
+
+    /// Bind claimed slot `index` to span `id` (one handle, nothing seen),
+    /// and start this thread's next claim there.
+    #[inline]
+    fn bind_claimed(index: usize, slot: &Slot, id: u64, watch: u32, op: Option<u64>) {
+        slot.generation.store((id >> INDEX_BITS) as u32, Ordering::Relaxed);
+        slot.refs.store(1, Ordering::Relaxed);
+        slot.bind(watch, op);
+        let _ = NEXT_CLAIM.try_with(|next| next.set(index));
     }
 
     /// The slot of span `id` issued by [`LiveSpans::claim`], if it is

@@ -41,8 +41,19 @@ impl HopLayer {
             return;
         };
         self.events.note(Event::Create);
-        if self.live.insert(id.into_u64(), index, self.op_of(attrs)).is_none() {
-            self.counts.unbound.fetch_add(1, Ordering::Relaxed);
+        match self.live.insert(id.into_u64(), index, self.op_of(attrs)) {
+            Some(slot) => self.set_hops(slot, index),
+            None => {
+                self.counts.unbound.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Copy watch `index`'s hops into a freshly bound `slot`.
+    #[inline]
+    pub(super) fn set_hops(&self, slot: &live::Slot, index: u32) {
+        if let Some(watch) = self.watches.get(index as usize) {
+            slot.set_hops(watch.on_enter, watch.on_exit);
         }
     }
 
@@ -92,8 +103,7 @@ impl HopLayer {
     pub(super) fn entered(&self, slot: &live::Slot, ticks: Ticks) {
         let first = slot.first_enter.load(Ordering::Relaxed) == 0;
         slot.entered(ticks.0);
-        let hop = self.watches.get(slot.watch.load(Ordering::Relaxed) as usize).and_then(|w| w.on_enter);
-        match (hop, first || self.edges == Edges::EveryEnter) {
+        match (slot.enter_hop(), first || self.edges == Edges::EveryEnter) {
             (Some(hop), true) => self.events.marked(hop),
             (None, true) => self.events.note(Event::Enter),
             (_, false) => self.events.note(Event::Reenter),
@@ -108,7 +118,7 @@ impl HopLayer {
     #[inline]
     pub(super) fn exited(&self, slot: &live::Slot, ticks: Ticks) {
         slot.exited(ticks.0);
-        match self.watches.get(slot.watch.load(Ordering::Relaxed) as usize).and_then(|w| w.on_exit) {
+        match slot.exit_hop() {
             Some(hop) => self.events.marked(hop),
             None => self.events.note(Event::Exit),
         }

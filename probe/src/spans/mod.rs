@@ -39,6 +39,7 @@ mod events;
 mod live;
 pub mod machinery;
 mod marking;
+mod segments;
 mod subscriber;
 mod subscriber_switch;
 mod switch;

@@ -70,12 +70,13 @@ impl Subscriber for HopSubscriber {
     }
 
     fn new_span(&self, attrs: &Attributes<'_>) -> Id {
-        let claimed = self
-            .layer
-            .watch_index(attrs.metadata())
-            .and_then(|watch| self.layer.live.claim(watch, self.layer.op_of(attrs)));
+        let claimed = self.layer.watch_index(attrs.metadata()).and_then(|watch| {
+            let (id, slot) = self.layer.live.claim(watch, self.layer.op_of(attrs))?;
+            self.layer.set_hops(slot, watch);
+            Some(id)
+        });
         match claimed {
-            Some((id, _)) => {
+            Some(id) => {
                 self.layer.events.note(super::events::Event::Create);
                 Id::from_u64(id)
             }
