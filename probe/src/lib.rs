@@ -49,9 +49,9 @@
 //! | `std::time::Instant::now` | 29.2 ns |
 //! | [`local::record`] (one mark) | 12.0 ns (1.05× a raw read) |
 //! | [`local::record_on_cpu`] (a mark stamped with its CPU via `rdtscp`) | ≈ 26 ns on this VM: used once per operation per thread, not per hop |
-//! | `tracing` span enter + exit through `HopLayer` | ~40 ns (Registry alone ~16 ns; two clock reads 19 ns) |
-//! | a whole span life (create, enter, exit, close) through `HopLayer` | 105–160 ns (Registry alone 62–93 ns) |
-//! | a whole span life through `HopSubscriber` (the profiling path) | 0.71–0.83× a bare Registry's life in the same run (136–153 ns against 173–192 on a slower day of this VM; `tracing`'s own floor 23–26 ns) |
+//! | `tracing` span enter + exit through `HopLayer` | the Registry's + 46–64 ns in the same run, two clock reads (35–46 ns on this VM in December 2026) among them |
+//! | a whole span life (create, enter, exit, close) through `HopLayer` | 1.4× a bare Registry's life in the same run (217–294 ns against 153–208), the span events between marks counted |
+//! | a whole span life through `HopSubscriber` (the profiling path) | 0.79–0.82× a bare Registry's life in the same run (121–170 ns against 153–208 on this VM, whose clock read costs 17 ns; `tracing`'s own floor 21–31 ns), the span events between marks counted |
 //! | [`local::drain`] | a `memcpy` of the marks, once per block |
 //!
 //! `hopscope calibrate` measured, side by side in one run: clock read

@@ -30,7 +30,9 @@
 //! fixed table of atomics ([`live`]), and whether a span is watched is
 //! decided once per callsite ([`callsites`]), not per span. What the span
 //! machinery itself adds inside a slice (the Registry creating and closing
-//! spans, this layer's callbacks) is measured by [`machinery`].
+//! spans, this layer's callbacks) is measured by [`machinery`], and which
+//! span events lie inside each slice is counted as they run, per thread
+//! (`events`), so a slice of any shape is stated as the sum of its events.
 
 mod callsites;
 mod capture;

@@ -294,7 +294,10 @@ fn render_machinery(m: &hopscope_probe::SpanMachinery, out: &mut String) -> std:
             "\nThe layer recorded, during the run and on the thread that ran them, the span events between each two \
              consecutive marks; a slice of another shape holds its two edges' callbacks (enter → enter {:.1} ns, \
              exit → enter {:.1}, exit → exit {:.1}) plus each event's cost (a creation {:.1} ns, a close {:.1}, an \
-             enter or exit that marks nothing {:.1} and {:.1}), measured after every probed block.",
+             enter or exit that marks nothing {:.1} and {:.1}), measured after every probed block on one warm \
+             thread. Where the program's threads sleep between operations on cores of their own, the first span \
+             close after a wake costs more than that, and the slice holding it reads high by up to the cost of a \
+             close.",
             e.enter_enter_ns,
             e.exit_enter_ns,
             e.exit_exit_ns,
