@@ -44,6 +44,12 @@ pub struct RunArgs {
     /// stops, keeping what was measured.
     #[arg(long, value_name = "SECONDS")]
     pub deadline: Option<f64>,
+    /// The path span lanes' spans take, whatever the program declared:
+    /// `registry` (a `Registry` with `HopLayer`) or `subscriber` (the
+    /// profiling `HopSubscriber`, no Registry). Without span lanes it
+    /// changes nothing.
+    #[arg(long, value_enum, value_name = "PATH")]
+    pub span_path: Option<SpanPathFlag>,
     /// Record perf-event counters on every marking thread. Off by default:
     /// on VMs each open counter adds µs to every context switch of its
     /// thread.
@@ -86,6 +92,15 @@ pub struct RunArgs {
     /// Passed by `cargo bench` to bench targets; ignored.
     #[arg(long, hide = true)]
     pub bench: bool,
+}
+
+/// The values of `--span-path`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SpanPathFlag {
+    /// A `Registry` with `HopLayer`: every span in the Registry's slab.
+    Registry,
+    /// The profiling `HopSubscriber`: only watched spans are created.
+    Subscriber,
 }
 
 /// A flag whose value the run cannot use, named.
@@ -198,6 +213,15 @@ mod tests {
 
     fn parse(args: &[&str]) -> RunArgs {
         Cli::try_parse_from(std::iter::once("prog").chain(args.iter().copied())).expect("flags parse").run
+    }
+
+    #[test]
+    fn the_span_path_is_one_of_two_words() {
+        assert_eq!(parse(&["--span-path", "subscriber"]).span_path, Some(SpanPathFlag::Subscriber));
+        assert_eq!(parse(&["--span-path", "registry"]).span_path, Some(SpanPathFlag::Registry));
+        assert_eq!(parse(&[]).span_path, None);
+        let err = Cli::try_parse_from(["prog", "--span-path", "fast"]).expect_err("refused");
+        assert!(err.to_string().contains("possible values: registry, subscriber"), "{err}");
     }
 
     #[test]

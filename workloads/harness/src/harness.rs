@@ -162,6 +162,16 @@ impl Harness {
         .map_err(|e| HarnessError::Flag(e.to_string()))?;
         let declared = self.trace_lane_names();
         self.select_lanes()?;
+        #[cfg(feature = "tracing")]
+        if let Some(path) = self.args.span_path {
+            let path = match path {
+                crate::args::SpanPathFlag::Registry => hopscope_probe::SpanPath::Registry,
+                crate::args::SpanPathFlag::Subscriber => hopscope_probe::SpanPath::Subscriber,
+            };
+            for lane in &mut self.lanes {
+                lane.take_span_path(path);
+            }
+        }
         // A placement this process's CPUs cannot give is refused before a
         // directory is made or a line printed.
         let placements = std::iter::once(plan.placement).chain(self.lanes.iter().filter_map(|l| l.placement));

@@ -297,6 +297,14 @@ impl Lane {
         self.builds.iter().find_map(|b| b.spans.as_ref().map(|s| &s.layer))
     }
 
+    /// Make this lane's spans (if any) take `path` (`--span-path`).
+    #[cfg(feature = "tracing")]
+    pub(crate) fn take_span_path(&mut self, path: hopscope_probe::SpanPath) {
+        for spans in self.builds.iter_mut().filter_map(|b| b.spans.as_mut()) {
+            spans.path = path;
+        }
+    }
+
     /// The path this lane's spans take, if it is a span lane.
     #[cfg(feature = "tracing")]
     pub(crate) fn span_path(&self) -> Option<hopscope_probe::SpanPath> {

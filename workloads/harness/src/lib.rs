@@ -82,7 +82,7 @@ pub mod summary;
 mod traced;
 mod workload;
 
-pub use args::{FlagError, RunArgs, one_line, parse_flags};
+pub use args::{FlagError, RunArgs, SpanPathFlag, one_line, parse_flags};
 pub use closure::{ClosureLane, ThreadJob};
 pub use error::{At, Failure, RunError, Stopped};
 pub use hand_in::HandIn;

@@ -175,8 +175,12 @@ pub(super) fn observer(d: &Decomposition, out: &mut String) -> std::fmt::Result 
     if let Some(i) = &o.instrument {
         let mut parts = Vec::new();
         if i.spans_per_op > 0 {
+            let path = match d.span_machinery.as_ref().map(|m| m.path) {
+                Some(hopscope_probe::SpanPath::Subscriber) => "through HopSubscriber",
+                _ => "through the Registry and the layer",
+            };
             parts.push(format!(
-                "{} span lives per operation × {:.1} ns (create, enter, exit, close through the Registry and the layer)",
+                "{} span lives per operation × {:.1} ns (create, enter, exit, close {path})",
                 i.spans_per_op, i.span_life_ns
             ));
         }

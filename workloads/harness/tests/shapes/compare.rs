@@ -3,15 +3,16 @@
 
 use hopscope_harness::{Placement, SpanProbe};
 
-use crate::program::{self, Sliced, WAITS};
+use crate::program::{self, EVENTS, Sliced, WAITS};
 
 /// How far a span slice net of its stated machinery may land from the
-/// same slice marked directly, in a test build on a shared CI host: this,
-/// or twice the machinery stated (the Registry's creation and close cost
-/// ~0.1 µs each measured on a warm thread, and up to twice that on a
-/// writer woken on a core of its own). It catches a slice stated for the
-/// wrong events or not at all; the figures are printed, and the finer
-/// figures of release runs go in the notes.
+/// same slice marked directly, in an optimised build: this, or twice the
+/// machinery stated (the Registry's creation and close cost ~0.1 µs each
+/// measured on a warm thread, and up to twice that on a writer woken on a
+/// core of its own). An unoptimised build is not held to it: the
+/// program's `tracing` macros run unoptimised there while the calibration
+/// (in the optimised probe) does not. The figures are printed; those of
+/// release runs go in the notes.
 const TOLERANCE_US: f64 = 0.25;
 
 /// Run both markings in every placement (`HOPSCOPE_SHAPES_RUNS` times
@@ -35,6 +36,11 @@ fn check(path: &str, placement: Placement, run: usize, slices: &[Sliced]) {
         let Some(machinery) = s.machinery_us else {
             panic!("{name}: a span slice states its machinery ({:?})", s.unknown);
         };
+        // Stated for the events that really lie between its two edges.
+        let events = s.events.unwrap_or_else(|| panic!("{name}: its span events are recorded"));
+        let expected = EVENTS.iter().find(|(n, _)| *n == name).map(|(_, e)| *e);
+        assert_eq!(Some([events.creates, events.closes, events.enters, events.exits]), expected, "{name}");
+        assert_eq!((events.unwatched, events.reentered), (0, false), "{name}");
         let raw = s.spans_us - s.direct_us;
         let net = raw - machinery;
         eprintln!(
@@ -43,7 +49,7 @@ fn check(path: &str, placement: Placement, run: usize, slices: &[Sliced]) {
             s.direct_us, s.spans_us
         );
         assert!(
-            net.abs() <= TOLERANCE_US.max(2.0 * machinery),
+            cfg!(debug_assertions) || net.abs() <= TOLERANCE_US.max(2.0 * machinery),
             "{path} {placement}: {name} net {net:+.3} µs off the direct marks ({machinery:.3} stated)"
         );
     }

@@ -15,6 +15,21 @@ use hopscope_probe::{Hop, HopLayer, HopTable, OpId, Side, hop};
 
 use crate::common::busy;
 
+/// The span events each slice holds besides its two edges: (creates,
+/// closes, unmarked enters, unmarked exits).
+pub(crate) const EVENTS: [(&str, [u8; 4]); 10] = [
+    ("write.enter→prepare.enter", [1, 0, 0, 0]),
+    ("prepare.enter→prepare.exit", [0, 0, 0, 0]),
+    ("prepare.exit→send.enter", [1, 1, 0, 0]),
+    ("send.enter→send.exit", [0, 0, 0, 0]),
+    ("serve.enter→execute.enter", [1, 0, 0, 0]),
+    ("execute.enter→execute.exit", [0, 0, 0, 0]),
+    ("execute.exit→replied", [1, 1, 1, 0]),
+    ("replied→note.enter", [1, 1, 0, 0]),
+    ("note.enter→serve.exit", [0, 1, 0, 1]),
+    ("received→write.exit", [0, 1, 0, 0]),
+];
+
 /// Busy-waits, ns, by the slice they lie in.
 pub(crate) const WAITS: [(&str, u64); 10] = [
     ("write.enter→prepare.enter", 900),
@@ -211,6 +226,7 @@ pub(crate) struct Sliced {
     pub(crate) spans_us: f64,
     pub(crate) machinery_us: Option<f64>,
     pub(crate) unknown: Option<String>,
+    pub(crate) events: Option<hopscope_probe::SpanEvents>,
 }
 
 /// Run the program in `placement` twice over, interleaved round by round:
@@ -296,6 +312,7 @@ pub(crate) fn run(placement: Placement, spans: hopscope_harness::SpanProbe, tag:
                 spans_us: of(&spans),
                 machinery_us: s.machinery_us,
                 unknown: s.machinery_unknown.clone(),
+                events: s.span_events,
             }
         })
         .collect()
