@@ -56,16 +56,22 @@ fn the_process_never_spends_less_cpu_than_any_of_its_threads() {
     process_excess.sort_by(f64::total_cmp);
     let median = process_excess[process_excess.len() / 2];
     assert!(median <= 10_000.0, "inline's process CPU exceeds its wall time by {median:.0} ns in the median block");
-    // Per lane, the process's median against each role's (a lane's own
-    // thread hands its readings in just outside the process's window, so
-    // a block may not order them; its typical block does).
+    // Per lane, the process's median against each role's. A lane's own
+    // thread hands its readings in just outside the process's window, and
+    // its reading holds the CPU of its wake for the hand-in, which the
+    // process's window does not: a CI host once read the handoff lane's
+    // writer 0.18 µs/op above the process (3.511 against 3.333, a slow
+    // wake spread over a block's operations). The failure guarded against
+    // is a process figure missing a thread, µs per op below: held to
+    // within HAND_IN_SLACK_US.
+    const HAND_IN_SLACK_US: f64 = 0.5;
     let result: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).expect("result")).expect("json");
     for (lane, roles) in result["cpu_us_per_op"].as_object().expect("cpu") {
         let process = roles["process"].as_f64().expect("process");
         for (role, cpu) in roles.as_object().expect("roles") {
             let cpu = cpu.as_f64().expect("cpu");
-            assert!(process >= cpu, "{lane}: process {process:.3} µs/op < {role} {cpu:.3}");
+            assert!(process + HAND_IN_SLACK_US >= cpu, "{lane}: process {process:.3} µs/op < {role} {cpu:.3}");
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
