@@ -125,7 +125,7 @@ pub fn span_machinery(header: &TraceHeader, lane: &LaneBlocks) -> Option<SpanMac
         .iter()
         .map(|key| lane.span_edges_ns.get(*key).and_then(|v| Samples::new(v.clone()).ok()).map(|s| s.median()))
         .collect();
-    if let Some(values) = medians.and_then(|v| <[f64; 5]>::try_from(v).ok()) {
+    if let Some(values) = medians.and_then(|v| <[f64; 7]>::try_from(v).ok()) {
         machinery.edges = Some(EdgeCosts::from_values(values));
     }
     Some(machinery)

@@ -162,26 +162,52 @@ pub struct EdgeCosts {
     pub exit_enter_ns: f64,
     /// An exit to another span's exit, the first not closed between.
     pub exit_exit_ns: f64,
-    /// One watched span created (the macro, the subscriber's `new_span`).
+    /// One watched span created inside another (the macro, the
+    /// subscriber's `new_span`; a Registry also takes a handle to the
+    /// parent).
     pub create_ns: f64,
-    /// One watched span closed (its handle dropped, the subscriber's close).
+    /// One watched span with a parent closed (its handle dropped, the
+    /// subscriber's close; a Registry also drops the parent's handle).
     pub close_ns: f64,
+    /// One watched span created with no parent.
+    #[serde(default)]
+    pub create_root_ns: f64,
+    /// One watched span with no parent closed.
+    #[serde(default)]
+    pub close_root_ns: f64,
 }
 
 impl EdgeCosts {
-    /// The per-block reading names of the five figures, ps, in the order of
-    /// [`EdgeCosts::values`].
-    pub const READINGS: [&'static str; 5] =
-        ["span.enter_enter_ps", "span.exit_enter_ps", "span.exit_exit_ps", "span.create_ps", "span.close_ps"];
+    /// The per-block reading names of the seven figures, ps, in the order
+    /// of [`EdgeCosts::values`].
+    pub const READINGS: [&'static str; 7] = [
+        "span.enter_enter_ps",
+        "span.exit_enter_ps",
+        "span.exit_exit_ps",
+        "span.create_ps",
+        "span.close_ps",
+        "span.create_root_ps",
+        "span.close_root_ps",
+    ];
 
-    /// The five figures, ns.
-    pub fn values(&self) -> [f64; 5] {
-        [self.enter_enter_ns, self.exit_enter_ns, self.exit_exit_ns, self.create_ns, self.close_ns]
+    /// The seven figures, ns.
+    pub fn values(&self) -> [f64; 7] {
+        [
+            self.enter_enter_ns,
+            self.exit_enter_ns,
+            self.exit_exit_ns,
+            self.create_ns,
+            self.close_ns,
+            self.create_root_ns,
+            self.close_root_ns,
+        ]
     }
 
     /// The figures [`EdgeCosts::values`] listed.
-    pub fn from_values([enter_enter_ns, exit_enter_ns, exit_exit_ns, create_ns, close_ns]: [f64; 5]) -> EdgeCosts {
-        EdgeCosts { enter_enter_ns, exit_enter_ns, exit_exit_ns, create_ns, close_ns }
+    pub fn from_values(
+        [enter_enter_ns, exit_enter_ns, exit_exit_ns, create_ns, close_ns, create_root_ns, close_root_ns]: [f64; 7],
+    ) -> EdgeCosts {
+        EdgeCosts { enter_enter_ns, exit_enter_ns, exit_exit_ns, create_ns, close_ns, create_root_ns, close_root_ns }
     }
 }
 
@@ -228,10 +254,16 @@ impl SpanSequence {
 /// at [`SpanEvents::MAX`] (a slice with more is not stated).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct SpanEvents {
-    /// Watched spans created.
+    /// Watched spans created inside another.
     pub creates: u8,
-    /// Watched spans closed.
+    /// Watched spans with a parent closed.
     pub closes: u8,
+    /// Watched spans created with no parent (a Registry's cheaper path).
+    #[serde(default)]
+    pub creates_root: u8,
+    /// Watched spans with no parent closed.
+    #[serde(default)]
+    pub closes_root: u8,
     /// Enters of watched spans that took no mark (an edge mapped to no hop).
     pub enters: u8,
     /// Exits of watched spans that took no mark.
@@ -247,29 +279,33 @@ pub struct SpanEvents {
 
 impl SpanEvents {
     /// The largest count kept.
-    pub const MAX: u8 = 63;
+    pub const MAX: u8 = 15;
 
-    /// Packed into 31 bits: five 6-bit counts, then `reentered`.
+    /// Packed into 29 bits: seven 4-bit counts, then `reentered`.
     pub fn pack(self) -> u32 {
         let count = |n: u8, at: u32| u32::from(n.min(Self::MAX)) << at;
         count(self.creates, 0)
-            | count(self.closes, 6)
-            | count(self.enters, 12)
-            | count(self.exits, 18)
-            | count(self.unwatched, 24)
-            | u32::from(self.reentered) << 30
+            | count(self.closes, 4)
+            | count(self.enters, 8)
+            | count(self.exits, 12)
+            | count(self.unwatched, 16)
+            | count(self.creates_root, 20)
+            | count(self.closes_root, 24)
+            | u32::from(self.reentered) << 28
     }
 
-    /// The events [`SpanEvents::pack`] packed (bit 31 ignored).
+    /// The events [`SpanEvents::pack`] packed (bits 29 to 31 ignored).
     pub fn unpack(bits: u32) -> SpanEvents {
-        let count = |at: u32| ((bits >> at) & 0x3f) as u8;
+        let count = |at: u32| ((bits >> at) & 0xf) as u8;
         SpanEvents {
             creates: count(0),
-            closes: count(6),
-            enters: count(12),
-            exits: count(18),
-            unwatched: count(24),
-            reentered: bits & (1 << 30) != 0,
+            closes: count(4),
+            enters: count(8),
+            exits: count(12),
+            unwatched: count(16),
+            creates_root: count(20),
+            closes_root: count(24),
+            reentered: bits & (1 << 28) != 0,
         }
     }
 
@@ -280,7 +316,9 @@ impl SpanEvents {
             Some("a span in it was entered again")
         } else if self.unwatched > 0 {
             Some("it holds spans hopscope does not watch")
-        } else if [self.creates, self.closes, self.enters, self.exits].contains(&Self::MAX) {
+        } else if [self.creates, self.closes, self.creates_root, self.closes_root, self.enters, self.exits]
+            .contains(&Self::MAX)
+        {
             Some("too many span events in it")
         } else {
             None
@@ -290,9 +328,14 @@ impl SpanEvents {
     /// The events in words: `close, create, enter` (empty: none).
     pub fn describe(&self) -> String {
         let mut parts = Vec::new();
-        for (n, what) in
-            [(self.closes, "close"), (self.creates, "create"), (self.enters, "enter"), (self.exits, "exit")]
-        {
+        for (n, what) in [
+            (self.closes, "close"),
+            (self.closes_root, "close (no parent)"),
+            (self.creates, "create"),
+            (self.creates_root, "create (no parent)"),
+            (self.enters, "enter"),
+            (self.exits, "exit"),
+        ] {
             match n {
                 0 => {}
                 1 => parts.push(what.to_owned()),
@@ -343,6 +386,8 @@ impl SpanMachinery {
         Some(
             ends + f64::from(events.creates) * e.create_ns
                 + f64::from(events.closes) * e.close_ns
+                + f64::from(events.creates_root) * e.create_root_ns
+                + f64::from(events.closes_root) * e.close_root_ns
                 + f64::from(events.enters) * e.enter_enter_ns
                 + f64::from(events.exits) * e.exit_exit_ns,
         )
@@ -392,6 +437,8 @@ mod tests {
                 exit_exit_ns: 13.0,
                 create_ns: 14.0,
                 close_ns: 9.0,
+                create_root_ns: 5.0,
+                close_root_ns: 4.0,
             }),
         };
         let events =
@@ -408,7 +455,10 @@ mod tests {
         let old = SpanMachinery { edges: None, ..m };
         assert_eq!(old.share_of(Exit, Exit, events(1, 1, 1, 0)), None, "not measured: not stated");
         assert_eq!(old.share_of(Exit, Exit, events(0, 1, 0, 0)), Some(22.0));
-        let bits = SpanEvents { reentered: true, ..events(3, 63, 0, 5) };
+        // The parent's unmarked exit and close, a root created next.
+        let rooted = SpanEvents { closes_root: 1, creates_root: 1, ..events(0, 1, 0, 1) };
+        assert_eq!(m.share_of(Exit, Enter, rooted), Some(12.0 + 9.0 + 13.0 + 4.0 + 5.0));
+        let bits = SpanEvents { reentered: true, creates_root: 2, closes_root: 7, ..events(3, 15, 0, 5) };
         assert_eq!(SpanEvents::unpack(bits.pack()), bits);
         let seq = SpanSequence { from: Hop(40), to: Hop(2), events: bits, varied: true };
         assert_eq!(SpanSequence::from_reading(seq.to_reading()), seq);

@@ -38,10 +38,14 @@ const NO_HOP: u16 = u16::MAX;
 /// A span callback, as it counts inside a slice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Event {
-    /// A watched span created.
+    /// A watched span created inside another.
     Create,
-    /// A watched span closed.
+    /// A watched span with a parent closed.
     Close,
+    /// A watched span created with no parent.
+    CreateRoot,
+    /// A watched span with no parent closed.
+    CloseRoot,
     /// A watched span's first enter, mapped to no hop.
     Enter,
     /// A watched span's exit, mapped to no hop.
@@ -56,15 +60,18 @@ impl Event {
     /// Add this event to packed events `bits` (counts stop at their
     /// largest value).
     fn add_to(self, bits: u32) -> u32 {
+        // The layout of [`SpanEvents::pack`].
         let at = match self {
             Event::Create => 0,
-            Event::Close => 6,
-            Event::Enter => 12,
-            Event::Exit => 18,
-            Event::Unwatched => 24,
-            Event::Reenter => return bits | 1 << 30,
+            Event::Close => 4,
+            Event::Enter => 8,
+            Event::Exit => 12,
+            Event::Unwatched => 16,
+            Event::CreateRoot => 20,
+            Event::CloseRoot => 24,
+            Event::Reenter => return bits | 1 << 28,
         };
-        if (bits >> at) & 0x3f < u32::from(SpanEvents::MAX) { bits + (1 << at) } else { bits }
+        if (bits >> at) & 0xf < u32::from(SpanEvents::MAX) { bits + (1 << at) } else { bits }
     }
 }
 

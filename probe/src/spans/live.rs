@@ -49,6 +49,8 @@ pub(crate) struct Slot {
     /// from its watch when bound: an enter or exit finds them on the line
     /// it already reads.
     hops: AtomicU32,
+    /// Whether the span has no parent (its close is a root's).
+    pub(crate) root: AtomicBool,
 }
 
 impl Slot {

@@ -11,7 +11,9 @@
 //! after it exits: its enter to the first child's enter, the first child's
 //! exit to the second's enter and the second's exit to its own exit hold
 //! the two ends' callbacks alone ([`EdgeCosts`]); a creation and a close
-//! are what the into and out-of slices hold beyond those. Two
+//! are what the into and out-of slices hold beyond those, and a root's
+//! (a span with no parent, cheaper under a Registry) what the same slices
+//! around a span created with `parent: None` hold. Two
 //! back-to-back probe marks give what a `hop!` slice holds instead. Whole
 //! span lives are timed in batches, through the layer and under a bare
 //! Registry, alternating.
@@ -37,9 +39,15 @@ const PAIRED: &str = "hopscope_calibrate_paired";
 const FIRST: &str = "hopscope_calibrate_first";
 const SECOND: &str = "hopscope_calibrate_second";
 
+const HOLDER: &str = "hopscope_calibrate_holder";
+const ORPHAN: &str = "hopscope_calibrate_orphan";
+
 /// The watched spans whose edges are timed, in the column order of an
 /// operation's ticks (each span's enter, then its exit).
-const TIMED: [&str; 6] = [OUTER, INNER, NEXT, PAIRED, FIRST, SECOND];
+const TIMED: [&str; 8] = [OUTER, INNER, NEXT, PAIRED, FIRST, SECOND, HOLDER, ORPHAN];
+
+/// Timed edges per empty operation.
+const COLUMNS: usize = 2 * TIMED.len();
 
 /// Span lives per timed batch.
 const BATCH: usize = 256;
@@ -195,21 +203,21 @@ impl Calibrator {
             .collect();
         let _ = self.layer.collector().drain();
         // op -> every timed edge's ticks, in the order of `hops`
-        let mut edges: std::collections::HashMap<u64, [u64; 12]> = std::collections::HashMap::new();
+        let mut edges: std::collections::HashMap<u64, [u64; COLUMNS]> = std::collections::HashMap::new();
         let mut done = 0;
         while done < samples {
             let batch = (samples - done).min(OPS_PER_DRAIN);
             self.run(&mut || empty_operations(batch, (1 << 32) + done as u64));
             for mark in self.layer.collector().drain().threads.iter().flat_map(|t| &t.marks) {
                 if let Some(i) = hops.iter().position(|h| *h == mark.hop) {
-                    edges.entry(mark.op.0).or_insert([0; 12])[i] = mark.ticks.0;
+                    edges.entry(mark.op.0).or_insert([0; COLUMNS])[i] = mark.ticks.0;
                 }
             }
             done += batch;
         }
         // The calibration's own pairs are not the program's.
         let _ = self.layer.take_sequences();
-        let complete: Vec<[u64; 12]> = edges.into_values().filter(|e| e.iter().all(|t| *t != 0)).collect();
+        let complete: Vec<[u64; COLUMNS]> = edges.into_values().filter(|e| e.iter().all(|t| *t != 0)).collect();
         let between = |from: usize, to: usize| {
             let mut ns: Vec<f64> = complete.iter().map(|e| info.to_ns(e[to].saturating_sub(e[from]))).collect();
             median(&mut ns)
@@ -233,6 +241,8 @@ impl Calibrator {
             // Differences of medians: held at zero when noise takes them below.
             create_ns: (into - enter_enter_ns).max(0.0),
             close_ns: (out_of - exit_exit_ns).max(0.0),
+            create_root_ns: (between(enter(HOLDER), enter(ORPHAN)) - enter_enter_ns).max(0.0),
+            close_root_ns: (between(exit(ORPHAN), exit(HOLDER)) - exit_exit_ns).max(0.0),
         };
         Calibration { kinds, edges, joined: complete.len() as u64 }
     }
@@ -293,6 +303,11 @@ fn empty_operations(count: usize, first: u64) {
         first.in_scope(|| ());
         second.in_scope(|| ());
         drop(paired);
+        // A span with no parent created and closed inside another's enter
+        // and exit: what a root's creation and close hold.
+        let holder = tracing::info_span!(HOLDER, op).entered();
+        tracing::info_span!(parent: None, ORPHAN, op).in_scope(|| ());
+        drop(holder);
     }
 }
 

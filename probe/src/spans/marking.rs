@@ -35,23 +35,27 @@ impl HopLayer {
         self.watch_index(metadata).is_some()
     }
 
-    pub(super) fn new_span(&self, attrs: &Attributes<'_>, id: &Id) {
+    /// A new span, `root` when it has no parent (the Registry creates and
+    /// closes a root more cheaply: no parent's handle to take or drop).
+    pub(super) fn new_span(&self, attrs: &Attributes<'_>, id: &Id, root: bool) {
         let Some(index) = self.watch_index(attrs.metadata()) else {
             self.events.note(Event::Unwatched);
             return;
         };
-        self.events.note(Event::Create);
+        self.events.note(if root { Event::CreateRoot } else { Event::Create });
         match self.live.insert(id.into_u64(), index, self.op_of(attrs)) {
-            Some(slot) => self.set_hops(slot, index),
+            Some(slot) => self.set_binding(slot, index, root),
             None => {
                 self.counts.unbound.fetch_add(1, Ordering::Relaxed);
             }
         }
     }
 
-    /// Copy watch `index`'s hops into a freshly bound `slot`.
+    /// Copy watch `index`'s hops into a freshly bound `slot`, and whether
+    /// its span is a root.
     #[inline]
-    pub(super) fn set_hops(&self, slot: &live::Slot, index: u32) {
+    pub(super) fn set_binding(&self, slot: &live::Slot, index: u32, root: bool) {
+        slot.root.store(root, Ordering::Relaxed);
         if let Some(watch) = self.watches.get(index as usize) {
             slot.set_hops(watch.on_enter, watch.on_exit);
         }
@@ -129,8 +133,8 @@ impl HopLayer {
 
     /// A watched span closed on this thread.
     #[inline]
-    pub(super) fn closed(&self) {
-        self.events.note(Event::Close);
+    pub(super) fn closed(&self, slot: &live::Slot) {
+        self.events.note(if slot.root.load(Ordering::Relaxed) { Event::CloseRoot } else { Event::Close });
     }
 
     pub(super) fn mark_now(&self, slot: &live::Slot, ticks: Ticks, hop: impl Fn(&Watch) -> Option<Hop>) {
@@ -147,7 +151,7 @@ impl HopLayer {
             self.events.note(Event::Unwatched);
             return false;
         };
-        self.closed();
+        self.closed(slot);
         self.hand_over(slot);
         // Freed only after its marks are in the collector: a drain that
         // waited for this span to close ([`HopLayer::settle`]) finds them.
@@ -190,6 +194,12 @@ impl HopLayer {
     }
 }
 
+/// Whether a new span has no parent: created with `parent: None`, or in
+/// no span.
+pub(super) fn is_root<S: Subscriber>(attrs: &Attributes<'_>, ctx: &Context<'_, S>) -> bool {
+    attrs.is_root() || (attrs.is_contextual() && ctx.current_span().id().is_none())
+}
+
 /// Reads the op id field of a span's attributes or record.
 struct OpVisitor {
     field: &'static str,
@@ -224,8 +234,8 @@ impl<S: Subscriber> Layer<S> for HopLayer {
         tracing::subscriber::Interest::always()
     }
 
-    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, _ctx: Context<'_, S>) {
-        self.new_span(attrs, id);
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        self.new_span(attrs, id, is_root(attrs, &ctx));
     }
 
     fn on_record(&self, id: &Id, values: &Record<'_>, _ctx: Context<'_, S>) {

@@ -70,14 +70,21 @@ impl Subscriber for HopSubscriber {
     }
 
     fn new_span(&self, attrs: &Attributes<'_>) -> Id {
+        // No span stack is kept: a span is a root only when created with
+        // `parent: None` (its cost here does not depend on a parent).
+        let root = attrs.is_root();
         let claimed = self.layer.watch_index(attrs.metadata()).and_then(|watch| {
             let (id, slot) = self.layer.live.claim(watch, self.layer.op_of(attrs))?;
-            self.layer.set_hops(slot, watch);
+            self.layer.set_binding(slot, watch, root);
             Some(id)
         });
         match claimed {
             Some(id) => {
-                self.layer.events.note(super::events::Event::Create);
+                self.layer.events.note(if root {
+                    super::events::Event::CreateRoot
+                } else {
+                    super::events::Event::Create
+                });
                 Id::from_u64(id)
             }
             None => {
@@ -132,7 +139,7 @@ impl Subscriber for HopSubscriber {
             }
             std::sync::atomic::fence(Ordering::Acquire);
         }
-        self.layer.closed();
+        self.layer.closed(slot);
         self.layer.hand_over(slot);
         self.layer.live.release(id.into_u64(), slot);
         true

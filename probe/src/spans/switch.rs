@@ -125,9 +125,9 @@ impl<S: Subscriber> Layer<S> for LayerSwitch {
         self.active().is_some_and(|layer| metadata.is_span() && layer.watches(metadata))
     }
 
-    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, _ctx: Context<'_, S>) {
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         if let Some(layer) = self.active() {
-            layer.new_span(attrs, id);
+            layer.new_span(attrs, id, super::marking::is_root(attrs, &ctx));
         }
     }
 

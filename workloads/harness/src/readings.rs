@@ -62,7 +62,7 @@ pub(crate) struct SpanReadings {
     pub(crate) kinds_ps: Option<[u64; 4]>,
     /// The edge pairs and span events, ps, in
     /// [`hopscope_probe::EdgeCosts::READINGS`] order.
-    pub(crate) edges_ps: Option<[u64; 5]>,
+    pub(crate) edges_ps: Option<[u64; 7]>,
     /// The pairs of consecutive marks its threads made and the span events
     /// between them ([`hopscope_probe::SpanSequence::to_reading`]).
     pub(crate) sequences: Vec<u64>,

@@ -16,22 +16,24 @@ use hopscope_probe::{Hop, HopLayer, HopTable, OpId, Side, hop};
 use crate::common::busy;
 
 /// The span events each slice holds besides its two edges: (creates,
-/// closes, unmarked enters, unmarked exits).
-pub(crate) const EVENTS: [(&str, [u8; 4]); 10] = [
-    ("write.enter→prepare.enter", [1, 0, 0, 0]),
-    ("prepare.enter→prepare.exit", [0, 0, 0, 0]),
-    ("prepare.exit→send.enter", [1, 1, 0, 0]),
-    ("send.enter→send.exit", [0, 0, 0, 0]),
-    ("serve.enter→execute.enter", [1, 0, 0, 0]),
-    ("execute.enter→execute.exit", [0, 0, 0, 0]),
-    ("execute.exit→replied", [1, 1, 1, 0]),
-    ("replied→note.enter", [1, 1, 0, 0]),
-    ("note.enter→serve.exit", [0, 1, 0, 1]),
-    ("received→write.exit", [0, 1, 0, 0]),
+/// closes, creates of a root, closes of a root, unmarked enters, unmarked
+/// exits).
+pub(crate) const EVENTS: [(&str, [u8; 6]); 11] = [
+    ("write.enter→prepare.enter", [1, 0, 0, 0, 0, 0]),
+    ("prepare.enter→prepare.exit", [0, 0, 0, 0, 0, 0]),
+    ("prepare.exit→send.enter", [1, 1, 0, 0, 0, 0]),
+    ("send.enter→send.exit", [0, 0, 0, 0, 0, 0]),
+    ("serve.enter→execute.enter", [1, 0, 0, 0, 0, 0]),
+    ("execute.enter→execute.exit", [0, 0, 0, 0, 0, 0]),
+    ("execute.exit→replied", [1, 1, 0, 0, 1, 0]),
+    ("replied→note.enter", [1, 1, 0, 0, 0, 0]),
+    ("note.enter→serve.exit", [0, 1, 0, 0, 0, 1]),
+    ("serve.exit→ack.enter", [0, 0, 1, 1, 0, 0]),
+    ("received→write.exit", [0, 1, 0, 0, 0, 0]),
 ];
 
 /// Busy-waits, ns, by the slice they lie in.
-pub(crate) const WAITS: [(&str, u64); 10] = [
+pub(crate) const WAITS: [(&str, u64); 11] = [
     ("write.enter→prepare.enter", 900),
     ("prepare.enter→prepare.exit", 1_200),
     ("prepare.exit→send.enter", 500),
@@ -41,6 +43,7 @@ pub(crate) const WAITS: [(&str, u64); 10] = [
     ("execute.exit→replied", 600),
     ("replied→note.enter", 300),
     ("note.enter→serve.exit", 800),
+    ("serve.exit→ack.enter", 400),
     ("received→write.exit", 1_000),
 ];
 
@@ -50,7 +53,8 @@ fn wait(name: &str) -> u64 {
 }
 
 /// The spans watched, and their hops: `reply` and `wait` mark only their
-/// exit (`replied`, `received`), `note` only its enter.
+/// exit (`replied`, `received`), `note` and `ack` only their enter; `ack`
+/// follows `serve` with no parent (a root after a root).
 pub(crate) fn layer() -> HopLayer {
     let mut layer = HopLayer::new()
         .caller("write")
@@ -61,7 +65,8 @@ pub(crate) fn layer() -> HopLayer {
         .span_exit("reply", Hop::REPLIED)
         .span_exit("wait", Hop::RECEIVED);
     let note = layer.hops_mut().add("note.enter", Side::Writer);
-    layer.span("note", note, None)
+    let ack = layer.hops_mut().add("ack.enter", Side::Writer);
+    layer.span("note", note, None).span("ack", ack, None)
 }
 
 /// Marks `hop!` takes where the span edges were, by the span layer's names.
@@ -73,6 +78,7 @@ struct Direct {
     serve: [Hop; 2],
     execute: [Hop; 2],
     note: Hop,
+    ack: Hop,
 }
 
 impl Direct {
@@ -86,6 +92,7 @@ impl Direct {
             serve: pair("serve"),
             execute: pair("execute"),
             note: find("note.enter"),
+            ack: find("ack.enter"),
         }
     }
 }
@@ -189,6 +196,8 @@ fn serve(marking: Marking, op: u64) {
                 tracing::info_span!("note", op).in_scope(|| busy(wait("note.enter→serve.exit") / 2));
                 busy(wait("note.enter→serve.exit") - wait("note.enter→serve.exit") / 2);
             });
+            busy(wait("serve.exit→ack.enter"));
+            tracing::info_span!("ack", op).in_scope(|| ());
         }
         Marking::Direct(d) => {
             let id = OpId(op);
@@ -204,6 +213,8 @@ fn serve(marking: Marking, op: u64) {
             busy(wait("note.enter→serve.exit") / 2);
             busy(wait("note.enter→serve.exit") - wait("note.enter→serve.exit") / 2);
             hop!(id, d.serve[1]);
+            busy(wait("serve.exit→ack.enter"));
+            hop!(id, d.ack);
         }
     }
 }
