@@ -169,7 +169,8 @@ pub(super) fn observer(d: &Decomposition, out: &mut String) -> std::fmt::Result 
     };
     writeln!(
         out,
-        "Probed `{subject}` {:.3} µs vs clean {:.3} µs per op: Δ {:+.3} µs (95% CI {:+.3}…{:+.3}), {:+.1}%.",
+        "Probed `{subject}` {:.3} µs vs clean {:.3} µs per op: Δ {:+.3} µs (the median of the rounds' paired \
+         differences, not of the two medians; 95% CI {:+.3}…{:+.3}), {:+.1}%.",
         o.probed_us, o.clean_us, o.delta_us, o.delta_ci95[0], o.delta_ci95[1], o.delta_pct
     )?;
     if let Some(i) = &o.instrument {
