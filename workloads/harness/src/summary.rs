@@ -30,17 +30,27 @@ fn write(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     }
     if !d.slices.is_empty() {
         let lane = d.insitu_lane.as_deref().unwrap_or("?");
-        writeln!(out, "\nslices of {lane} (µs per op, median of block medians, 95% CI, share)")?;
+        // Names as wide as the longest (span edges make long ones).
+        let width = d.slices.iter().map(|s| s.name.chars().count()).max().unwrap_or(0).max(22);
+        let spans = d.slices.iter().any(|s| s.machinery_us.is_some() || s.machinery_unknown.is_some());
+        let extra = if spans { "; span machinery, net of it" } else { "" };
+        writeln!(out, "\nslices of {lane} (µs per op, median of block medians, 95% CI, share{extra})")?;
         for s in &d.slices {
+            let name = format!("{:<width$}", s.name);
+            let machinery = match (s.machinery_us, &s.machinery_unknown) {
+                (Some(m), _) if !s.within_two_grains => format!("   {m:>6.3} {:>8.3}", s.median_us - m),
+                (Some(m), _) => format!("   {m:>6.3}        —"),
+                (None, Some(_)) => "   unknown (see the receipt)".to_owned(),
+                (None, None) => String::new(),
+            };
             if s.within_two_grains {
                 let median = receipt::median_text(s, d.clock.grain_ns());
-                writeln!(out, "  {:<22} {median} {:>5.1}%", s.name, s.share * 100.0)?;
+                writeln!(out, "  {name} {median} {:>5.1}%{machinery}", s.share * 100.0)?;
                 continue;
             }
             writeln!(
                 out,
-                "  {:<22} {:>10.3} {:>10.3} – {:<8.3} {:>5.1}%",
-                s.name,
+                "  {name} {:>10.3} {:>10.3} – {:<8.3} {:>5.1}%{machinery}",
                 s.median_us,
                 s.ci95[0],
                 s.ci95[1],
@@ -51,7 +61,7 @@ fn write(d: &Decomposition, out: &mut String) -> std::fmt::Result {
             let b = &c.between;
             writeln!(
                 out,
-                "  {:<22} {:>10.3} {:>10.3} – {:<8.3} {:>5.1}%",
+                "  {:<width$} {:>10.3} {:>10.3} – {:<8.3} {:>5.1}%",
                 "(between marks)",
                 b.median_us,
                 b.ci95[0],
