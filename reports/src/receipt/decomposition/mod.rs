@@ -257,7 +257,8 @@ fn yes_no(b: bool) -> &'static str {
 }
 
 /// What the span machinery is, under a slice table that states its share.
-fn render_machinery(m: &hopscope_probe::SpanMachinery, out: &mut String) -> std::fmt::Result {
+fn render_machinery(m: &hopscope_probe::SpanMachinery, by_flag: bool, out: &mut String) -> std::fmt::Result {
+    let chosen = if by_flag { " (chosen on the command line, `--span-path`, whatever the code declared)" } else { "" };
     let (what, path) = match m.path {
         hopscope_probe::SpanPath::Registry => (
             "the layer's callbacks and, between spans, the Registry closing one span and creating the next",
@@ -271,7 +272,7 @@ fn render_machinery(m: &hopscope_probe::SpanMachinery, out: &mut String) -> std:
     writeln!(
         out,
         "\n*Span machinery* is what a slice between two `tracing` span edges on one thread holds besides your code: \
-         {what}. The spans took {path}. It was \
+         {what}. The spans took {path}{chosen}. It was \
          measured in this process on empty operations ({} before the run and, in a harness run, 400 after every \
          probed block, whose medians are used): one span's whole life (create, enter, \
          exit, close) took {:.1} ns through {} ({:.1} ns under a bare Registry); inside a slice, \

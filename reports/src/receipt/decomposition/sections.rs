@@ -115,7 +115,8 @@ pub(super) fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
             coverage(c, out)?;
         }
         if let (true, Some(m)) = (spans, &d.span_machinery) {
-            render_machinery(m, out)?;
+            // The key the harness records a `--span-path` under.
+            render_machinery(m, d.run.meta.contains_key("span_path_flag"), out)?;
             span_events(d, out)?;
         }
         if let (true, Some(grain)) = (d.slices.iter().any(|s| s.within_two_grains), grain_ns) {
