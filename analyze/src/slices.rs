@@ -177,7 +177,7 @@ pub fn state_machinery(
         let (Some(from), Some(to)) = (edge(def.from), edge(def.to)) else { continue };
         let stated = if sequences.is_empty() {
             kind_in_order(header, order, def.from, def.to)
-                .map(|kind| (machinery.share_ns(kind), Some(kind), None))
+                .map(|kind| Stated { ns: machinery.share_ns(kind), kind: Some(kind), events: None })
                 .ok_or_else(|| {
                     "its two edges are none of the four shapes measured, and the run recorded no span events".to_owned()
                 })
@@ -185,7 +185,7 @@ pub fn state_machinery(
             stated_from_events(machinery, sequences, (def.from, from), (def.to, to))
         };
         match stated {
-            Ok((ns, kind, events)) => {
+            Ok(Stated { ns, kind, events }) => {
                 figure.machinery_us = Some(ns / NS_PER_US);
                 figure.span_kind = kind;
                 figure.span_events = events;
@@ -195,16 +195,23 @@ pub fn state_machinery(
     }
 }
 
+/// The machinery stated for one slice: ns, the shape when it is one of the
+/// four, and the span events it was priced from.
+struct Stated {
+    ns: f64,
+    kind: Option<SliceKind>,
+    events: Option<SpanEvents>,
+}
+
 /// The machinery of the slice from hop `from` to hop `to` (each with its
-/// edge) from the span events recorded between them: ns, the shape when it
-/// is one of the four, the events; or why it cannot be stated.
-#[allow(clippy::type_complexity)]
+/// edge) from the span events recorded between them, or why it cannot be
+/// stated.
 fn stated_from_events(
     machinery: &SpanMachinery,
     sequences: &SpanSequences,
     (from, from_edge): (Hop, Edge),
     (to, to_edge): (Hop, Edge),
-) -> Result<(f64, Option<SliceKind>, Option<SpanEvents>), String> {
+) -> Result<Stated, String> {
     // A span entered again closes its first exit's pass with its next exit:
     // the slice ending at its last exit held more than one pass.
     if sequences.get(&(to.0, to.0)).is_some_and(|(e, _)| e.reentered) {
@@ -222,7 +229,7 @@ fn stated_from_events(
     let ns = machinery
         .share_of(from_edge, to_edge, events)
         .ok_or_else(|| "the machinery of its span events was not measured".to_owned())?;
-    Ok((ns, SliceKind::of_events(from_edge, to_edge, events), Some(events)))
+    Ok(Stated { ns, kind: SliceKind::of_events(from_edge, to_edge, events), events: Some(events) })
 }
 
 /// The kind of the slice `from → to`, checked against the lane's hop order

@@ -97,17 +97,20 @@ impl Slot {
         packed.checked_sub(1).map(|h| Hop(h as u16))
     }
 
-    /// Note an enter at `ticks`: keeps the first one.
-    pub(crate) fn entered(&self, ticks: u64) {
+    /// Note an enter at `ticks`: keeps the first one, and says whether this
+    /// was it.
+    pub(crate) fn entered(&self, ticks: u64) -> bool {
         // A load and a store, no read-modify-write: a span is entered by
         // one thread at a time in practice (a future by its poller); two
         // threads entering it at the same instant leave one of their ticks.
-        if self.first_enter.load(Ordering::Relaxed) == 0 {
+        let first = self.first_enter.load(Ordering::Relaxed) == 0;
+        if first {
             self.first_enter.store(ticks.max(1), Ordering::Relaxed);
         }
         // Not a read-modify-write: two threads entering one span at the same
         // instant may count one enter; the count is a statistic, never a mark.
         self.enters.store(self.enters.load(Ordering::Relaxed).saturating_add(1), Ordering::Relaxed);
+        first
     }
 
     /// Note an exit at `ticks`: keeps the latest one.
@@ -288,9 +291,9 @@ mod tests {
         let live = LiveSpans::default();
         let slot = live.insert(42, 3, None).expect("room");
         assert_eq!(slot.op(), None);
-        slot.entered(10);
+        assert!(slot.entered(10));
         slot.exited(11);
-        slot.entered(20);
+        assert!(!slot.entered(20));
         slot.exited(21);
         slot.set_op(7);
         let found = live.find(42).expect("bound");

@@ -105,8 +105,7 @@ impl HopLayer {
     /// [`Edges::EveryEnter`]); counted among the thread's span events.
     #[inline]
     pub(super) fn entered(&self, slot: &live::Slot, ticks: Ticks) {
-        let first = slot.first_enter.load(Ordering::Relaxed) == 0;
-        slot.entered(ticks.0);
+        let first = slot.entered(ticks.0);
         match (slot.enter_hop(), first || self.edges == Edges::EveryEnter) {
             (Some(hop), true) => self.events.marked(hop),
             (None, true) => self.events.note(Event::Enter),
