@@ -36,6 +36,12 @@
 //!   `HopLayer::capture` is the one-call set-up that writes a trace. The
 //!   same watches as a subscriber of their own, without a Registry, are
 //!   `HopSubscriber` (`capture_profiling`), the profiling path.
+//! - `sqlite` (off by default): `SqliteProbe` (module `sqlite`) marks the
+//!   start and end of every statement of a rusqlite connection through
+//!   SQLite's own trace hook, on whatever thread runs it, into the same
+//!   kind of `Collector`: a writer nobody edited still gets its SQLite
+//!   slice. It costs a statement ~0.17–0.20 µs on this VM, mostly SQLite's
+//!   own callbacks and the two reads of its clock (`benches/sqlite.rs`).
 //!
 //! # Costs
 //!
@@ -95,9 +101,13 @@ mod role;
 mod session;
 pub mod trace;
 
+#[cfg(any(feature = "tracing", feature = "sqlite"))]
+pub mod collector;
 pub mod machinery;
 #[cfg(feature = "tracing")]
 pub mod spans;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
 #[cfg(feature = "tracing")]
 pub use spans::{Edges, HopLayer, HopSubscriber, SpanCapture};
 

@@ -36,7 +36,6 @@
 
 mod callsites;
 mod capture;
-mod collector;
 mod events;
 mod live;
 pub mod machinery;
@@ -49,8 +48,8 @@ mod switch;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+pub use crate::collector::{Collector, DEFAULT_RING_MARKS, Drained, MAX_RING_MARKS, ThreadMarks};
 pub use capture::{BLOCKS, MAX_HELD_MARKS, SpanCapture};
-pub use collector::{Collector, DEFAULT_RING_MARKS, Drained, MAX_RING_MARKS, ThreadMarks};
 pub use subscriber::HopSubscriber;
 pub use subscriber_switch::{MAX_SUBSCRIBERS, SubscriberSwitch};
 pub use switch::LayerSwitch;
@@ -64,7 +63,7 @@ use live::LiveSpans;
 pub const MAX_LIVE_SPANS: usize = live::SLOTS;
 
 /// Spans a layer may watch: each brings up to two hops, and hop ids are 16 bits.
-pub const MAX_WATCHES: usize = 256;
+pub const MAX_WATCHES: usize = crate::collector::TALLIES;
 
 /// Which enters and exits of a watched span become marks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -1,5 +1,6 @@
-//! The collector: span marks handed from the threads that make them to
-//! whoever drains them, without a lock on the marking side.
+//! The collector: marks handed from the threads that make them (span
+//! callbacks, SQLite's statement hook) to whoever drains them, without a
+//! lock on the marking side.
 //!
 //! A thread's first mark for a collector gives it a fixed-capacity ring (a
 //! wait-free single-producer, single-consumer queue, `rtrb`) and registers
@@ -24,7 +25,8 @@ pub const DEFAULT_RING_MARKS: usize = 1 << 16;
 /// Largest ring a thread may be given: 384 MiB of marks.
 pub const MAX_RING_MARKS: usize = 1 << 24;
 
-/// Where span marks gather; cloning shares the same rings.
+/// Where marks made on threads hopscope does not run (span callbacks,
+/// SQLite's statement hook) gather; cloning shares the same rings.
 #[derive(Debug, Clone)]
 pub struct Collector {
     inner: Arc<Inner>,
@@ -44,8 +46,9 @@ struct Inner {
     retired: Box<[Tally]>,
 }
 
-/// Span watches a thread's tallies cover: [`super::MAX_WATCHES`].
-const TALLIES: usize = super::MAX_WATCHES;
+/// Span watches a thread's tallies cover (a layer watches at most this
+/// many spans).
+pub(crate) const TALLIES: usize = 256;
 
 /// What the closing spans of one watch did on one thread. Each thread
 /// writes only its own (a load and a store, no read-modify-write shared

@@ -1,0 +1,279 @@
+//! SQLite's own statement hook as a probe (feature `sqlite`): the start
+//! and the end of every statement, marked on the thread that runs it.
+//!
+//! A writer you cannot edit (a published crate, a library's pool) still
+//! runs SQLite, and SQLite tells a connection's trace callback when a
+//! statement starts (`SQLITE_TRACE_STMT`) and when it ends
+//! (`SQLITE_TRACE_PROFILE`, at the statement's reset). [`SqliteProbe`]
+//! registers one such callback on a connection; each call reads the clock
+//! and hands a [`Mark`] to a [`Collector`], the same wait-free rings span
+//! marks use, drained from outside (the thread running SQLite belongs to
+//! the library and runs no code of ours between statements).
+//!
+//! **The operation id.** A statement carries no id of the caller's, so the
+//! thread that runs it says which operation it serves: [`with_op`] around
+//! the call (inside the closure a crate runs on its thread, as
+//! tokio-rusqlite's `call` does), or [`set_op`]. A statement run with no
+//! operation set marks nothing and is counted ([`StatementCounts`]).
+//!
+//! **What it costs.** Each statement pays two callbacks from SQLite (each a
+//! clock read, a thread-local load and a ring write) and, because the end
+//! is reported with a duration, two reads of SQLite's own clock. Part of it
+//! lies between the two marks; `benches/sqlite.rs` measures both.
+//!
+//! **Limits.** SQLite keeps one trace callback per connection: attaching
+//! replaces one the connection had (SQLite offers no way to see it), and
+//! a later `trace_v2` of the program's own replaces this probe. A trigger's
+//! subprogram and its statements are reported as starts too; they are told
+//! apart by their text and counted, not marked.
+
+use std::collections::HashMap;
+use std::ffi::{c_int, c_uint, c_void};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rusqlite::{Connection, ffi};
+
+use crate::clock;
+use crate::collector::Collector;
+use crate::hop::{Hop, Mark, OpId};
+
+/// Marks the start and end of each statement on the connections it is
+/// attached to.
+#[derive(Debug, Clone)]
+pub struct SqliteProbe {
+    hook: Arc<Hook>,
+}
+
+/// What the trace callback reads: shared by every connection the probe is
+/// attached to.
+#[derive(Debug)]
+struct Hook {
+    collector: Collector,
+    start: Hop,
+    end: Hop,
+    counts: Counts,
+}
+
+#[derive(Debug, Default)]
+struct Counts {
+    starts: AtomicU64,
+    ends: AtomicU64,
+    without_op: AtomicU64,
+    subprograms: AtomicU64,
+}
+
+/// What a probe saw, over every connection it is attached to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StatementCounts {
+    /// Statement starts marked.
+    pub starts: u64,
+    /// Statement ends marked.
+    pub ends: u64,
+    /// Starts and ends run with no operation set on their thread: not
+    /// marked.
+    pub without_op: u64,
+    /// Starts SQLite reported inside a statement, not marked: a trigger's
+    /// (`-- TRIGGER name`) and each statement of its body.
+    pub subprograms: u64,
+}
+
+/// Why a probe could not be attached or detached.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SqliteProbeError {
+    /// SQLite refused the callback (a closed or misused handle).
+    #[error("SQLite refused the trace callback (error code {0})")]
+    Refused(c_int),
+    /// The connection is not probed by this probe.
+    #[error("this connection is not probed by this probe")]
+    NotAttached,
+}
+
+/// No operation set on this thread.
+const NO_OP: u64 = u64::MAX;
+
+thread_local! {
+    static CURRENT_OP: std::cell::Cell<u64> = const { std::cell::Cell::new(NO_OP) };
+}
+
+/// Run `f` with `op` as the operation the statements it runs on this
+/// thread serve; the operation set before is restored after.
+pub fn with_op<R>(op: OpId, f: impl FnOnce() -> R) -> R {
+    let before = CURRENT_OP.with(|current| current.replace(op.0));
+    struct Restore(u64);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = CURRENT_OP.try_with(|current| current.set(self.0));
+        }
+    }
+    let _restore = Restore(before);
+    f()
+}
+
+/// Set (or clear, with `None`) the operation the statements this thread
+/// runs from now on serve.
+pub fn set_op(op: Option<OpId>) {
+    CURRENT_OP.with(|current| current.set(op.map_or(NO_OP, |op| op.0)));
+}
+
+/// The connections probed now, by database handle, and the probe each
+/// carries: how an attach tells a connection it already probes, and how
+/// a detach or SQLite's close releases the probe's handle exactly once.
+static ATTACHED: Mutex<Option<HashMap<usize, usize>>> = Mutex::new(None);
+
+fn attached<R>(f: impl FnOnce(&mut HashMap<usize, usize>) -> R) -> R {
+    let mut map = ATTACHED.lock().unwrap_or_else(PoisonError::into_inner);
+    f(map.get_or_insert_with(HashMap::new))
+}
+
+impl SqliteProbe {
+    /// A probe marking each statement's start as `start` and its end as
+    /// `end`, into `collector`.
+    pub fn new(collector: Collector, start: Hop, end: Hop) -> SqliteProbe {
+        SqliteProbe { hook: Arc::new(Hook { collector, start, end, counts: Counts::default() }) }
+    }
+
+    /// The collector its marks go to.
+    pub fn collector(&self) -> &Collector {
+        &self.hook.collector
+    }
+
+    /// Statements seen so far.
+    pub fn counts(&self) -> StatementCounts {
+        let c = &self.hook.counts;
+        let read = |n: &AtomicU64| n.load(Ordering::Relaxed);
+        StatementCounts {
+            starts: read(&c.starts),
+            ends: read(&c.ends),
+            without_op: read(&c.without_op),
+            subprograms: read(&c.subprograms),
+        }
+    }
+
+    /// Mark the statements of `conn` from now on. Attaching a probe to a
+    /// connection it already probes changes nothing; another probe's
+    /// attachment is replaced.
+    pub fn attach(&self, conn: &Connection) -> Result<(), SqliteProbeError> {
+        // SAFETY: the handle is the live connection `conn` borrows; it is
+        // only passed to SQLite, which the connection's mutex serialises.
+        unsafe { self.attach_raw(conn.handle()) }
+    }
+
+    /// [`SqliteProbe::attach`] on a raw handle, for crates that hand out
+    /// `sqlite3*` rather than a rusqlite `Connection`.
+    ///
+    /// # Safety
+    ///
+    /// `db` must be an open SQLite connection, and stay open or be closed
+    /// through SQLite (whose close releases the probe) while probed.
+    pub unsafe fn attach_raw(&self, db: *mut ffi::sqlite3) -> Result<(), SqliteProbeError> {
+        let ours = Arc::as_ptr(&self.hook) as usize;
+        attached(|map| {
+            // Registered again even when the map says it is there: a
+            // program's own `trace_v2` may have replaced it since.
+            let held = map.get(&(db as usize)) == Some(&ours);
+            let context = if held { ours as *mut c_void } else { Arc::into_raw(self.hook.clone()) as *mut c_void };
+            let mask = ffi::SQLITE_TRACE_STMT | ffi::SQLITE_TRACE_PROFILE | ffi::SQLITE_TRACE_CLOSE;
+            // SAFETY: `db` is open (the caller's promise); `context` stays
+            // valid until `on_trace` sees the close or `detach` takes it
+            // back, each releasing it once through the map.
+            let code = unsafe { ffi::sqlite3_trace_v2(db, mask, Some(on_trace), context) };
+            if code != ffi::SQLITE_OK {
+                if !held {
+                    // SAFETY: SQLite did not take it: the handle is still ours.
+                    drop(unsafe { Arc::from_raw(context as *const Hook) });
+                }
+                return Err(SqliteProbeError::Refused(code));
+            }
+            if !held && let Some(before) = map.insert(db as usize, ours) {
+                // SAFETY: another probe's handle, taken by its attach and
+                // no longer reachable from SQLite.
+                drop(unsafe { Arc::from_raw(before as *const Hook) });
+            }
+            Ok(())
+        })
+    }
+
+    /// Stop marking the statements of `conn`.
+    pub fn detach(&self, conn: &Connection) -> Result<(), SqliteProbeError> {
+        // SAFETY: as in `attach`.
+        let db = unsafe { conn.handle() };
+        let ours = Arc::as_ptr(&self.hook) as usize;
+        attached(|map| {
+            if map.get(&(db as usize)) != Some(&ours) {
+                return Err(SqliteProbeError::NotAttached);
+            }
+            // SAFETY: `db` is the open connection `conn` borrows.
+            unsafe { ffi::sqlite3_trace_v2(db, 0, None, std::ptr::null_mut()) };
+            map.remove(&(db as usize));
+            // SAFETY: the handle `attach` gave SQLite, which no longer has it.
+            drop(unsafe { Arc::from_raw(ours as *const Hook) });
+            Ok(())
+        })
+    }
+}
+
+impl Hook {
+    #[inline]
+    fn mark(&self, hop: Hop, counter: &AtomicU64, ticks: clock::Ticks) {
+        let op = CURRENT_OP.try_with(std::cell::Cell::get).unwrap_or(NO_OP);
+        if op == NO_OP {
+            self.counts.without_op.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        self.collector.push(Mark::new(OpId(op), hop, ticks));
+        // One thread runs a connection's statements at a time: a plain
+        // load and store would do for one connection, but a probe may
+        // serve several.
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// SQLite's trace callback: `context` is the [`Hook`] `attach` handed over.
+unsafe extern "C" fn on_trace(event: c_uint, context: *mut c_void, p: *mut c_void, x: *mut c_void) -> c_int {
+    // The clock first: everything after it lies inside the next slice.
+    let ticks = clock::now();
+    // SAFETY: `context` is the `Arc<Hook>` attach leaked for this
+    // connection; it is released only after SQLite stops calling here
+    // (on close, below, or by detach, which unregisters first).
+    let hook = unsafe { &*(context as *const Hook) };
+    match event {
+        ffi::SQLITE_TRACE_STMT => {
+            // `x` is the statement's own SQL (the very pointer
+            // `sqlite3_sql` returns) at its start; inside it, a trigger's
+            // subprogram reports a comment naming the trigger, then one
+            // per statement of its body.
+            // SAFETY: `p` is the statement SQLite is running.
+            let own = unsafe { ffi::sqlite3_sql(p as *mut ffi::sqlite3_stmt) };
+            if std::ptr::eq(own.cast::<c_void>(), x) {
+                hook.mark(hook.start, &hook.counts.starts, ticks);
+            } else {
+                hook.counts.subprograms.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        ffi::SQLITE_TRACE_PROFILE => hook.mark(hook.end, &hook.counts.ends, ticks),
+        ffi::SQLITE_TRACE_CLOSE => {
+            // The connection is closing: release the probe's handle, once
+            // (a close that fails and is tried again reports twice).
+            let mine = attached(|map| match map.get(&(p as usize)) {
+                Some(&held) if held == context as usize => map.remove(&(p as usize)).is_some(),
+                _ => false,
+            });
+            if mine {
+                // Unregistered before the handle goes: a close that fails
+                // (statements still open) leaves the connection running
+                // without a callback, never with a released one.
+                // SAFETY: `p` is the connection being closed, still valid
+                // inside its close; its mutex is recursive.
+                unsafe { ffi::sqlite3_trace_v2(p as *mut ffi::sqlite3, 0, None, std::ptr::null_mut()) };
+                // SAFETY: removed from the map above, so released once.
+                drop(unsafe { Arc::from_raw(context as *const Hook) });
+            }
+        }
+        _ => {}
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,185 @@
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+use rusqlite::functions::FunctionFlags;
+
+use super::*;
+use crate::ClockInfo;
+
+const START: Hop = Hop(20);
+const END: Hop = Hop::EXECUTED;
+
+fn probe() -> SqliteProbe {
+    SqliteProbe::new(Collector::new(1 << 12), START, END)
+}
+
+/// Every mark drained, over all threads, as (op, hop).
+fn drained(probe: &SqliteProbe) -> Vec<(u64, Hop)> {
+    let drained = probe.collector().drain();
+    drained.threads.iter().flat_map(|t| t.marks.iter().map(|m| (m.op.0, m.hop))).collect()
+}
+
+fn table() -> Connection {
+    let conn = Connection::open_in_memory().expect("open");
+    conn.execute_batch("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)").expect("schema");
+    conn
+}
+
+#[test]
+fn each_statement_marks_its_start_and_end_with_the_operation_of_its_thread() {
+    let probe = probe();
+    let conn = table();
+    probe.attach(&conn).expect("attach");
+    with_op(OpId(7), || conn.execute("INSERT INTO t VALUES (1, 'a')", [])).expect("insert");
+    // No operation set: nothing marked, counted.
+    conn.execute("INSERT INTO t VALUES (2, 'b')", []).expect("insert");
+    assert_eq!(drained(&probe), [(7, START), (7, END)]);
+    let counts = probe.counts();
+    assert_eq!((counts.starts, counts.ends, counts.without_op), (1, 1, 2));
+    // The operation set before `with_op` is back after it.
+    set_op(Some(OpId(9)));
+    with_op(OpId(8), || conn.execute("DELETE FROM t WHERE k = 2", [])).expect("delete");
+    conn.execute("DELETE FROM t WHERE k = 1", []).expect("delete");
+    set_op(None);
+    assert_eq!(drained(&probe), [(8, START), (8, END), (9, START), (9, END)]);
+}
+
+#[test]
+fn a_failing_statement_marks_both_ends_and_the_probe_goes_on() {
+    let probe = probe();
+    let conn = table();
+    probe.attach(&conn).expect("attach");
+    with_op(OpId(1), || conn.execute("INSERT INTO t VALUES (1, 'a')", [])).expect("insert");
+    let failed = with_op(OpId(2), || conn.execute("INSERT INTO t VALUES (1, 'again')", []));
+    assert!(failed.is_err(), "a duplicate key fails");
+    with_op(OpId(3), || conn.execute("INSERT INTO t VALUES (2, 'b')", [])).expect("insert");
+    let marks = drained(&probe);
+    for op in 1..=3 {
+        assert_eq!(
+            marks.iter().filter(|(o, _)| *o == op).map(|(_, h)| *h).collect::<Vec<_>>(),
+            [START, END],
+            "op {op}"
+        );
+    }
+}
+
+#[test]
+fn a_trigger_and_its_statements_are_counted_not_marked() {
+    let probe = probe();
+    let conn = table();
+    conn.execute_batch(
+        "CREATE TABLE log (k INTEGER);
+         CREATE TRIGGER keep AFTER INSERT ON t BEGIN INSERT INTO log VALUES (new.k); END;",
+    )
+    .expect("trigger");
+    probe.attach(&conn).expect("attach");
+    with_op(OpId(4), || conn.execute("INSERT INTO t VALUES (1, 'a')", [])).expect("insert");
+    assert_eq!(drained(&probe), [(4, START), (4, END)]);
+    // The trigger, then the one statement of its body.
+    assert_eq!(probe.counts().subprograms, 2);
+}
+
+#[test]
+fn statements_mark_on_whatever_thread_runs_them() {
+    let probe = probe();
+    let conn = table();
+    probe.attach(&conn).expect("attach");
+    let conn = std::thread::Builder::new()
+        .name("pool-worker".into())
+        .spawn(move || {
+            with_op(OpId(5), || conn.execute("INSERT INTO t VALUES (1, 'a')", [])).expect("insert");
+            conn
+        })
+        .expect("spawn")
+        .join()
+        .expect("worker");
+    let drained = probe.collector().drain();
+    assert_eq!(drained.threads.len(), 1);
+    assert_eq!(drained.threads[0].name, "pool-worker");
+    assert_eq!(drained.threads[0].marks.len(), 2);
+    drop(conn);
+}
+
+#[test]
+fn attaching_twice_detaching_and_closing_release_the_probe_once() {
+    let probe = probe();
+    let conn = table();
+    probe.attach(&conn).expect("attach");
+    probe.attach(&conn).expect("again: nothing changes");
+    assert_eq!(Arc::strong_count(&probe.hook), 2, "one handle held for SQLite");
+    probe.detach(&conn).expect("detach");
+    assert_eq!(Arc::strong_count(&probe.hook), 1);
+    assert_eq!(probe.detach(&conn), Err(SqliteProbeError::NotAttached));
+    with_op(OpId(1), || conn.execute("INSERT INTO t VALUES (1, 'a')", [])).expect("insert");
+    assert!(drained(&probe).is_empty(), "detached: nothing marked");
+
+    // A connection closed while probed gives its handle back.
+    probe.attach(&conn).expect("attach");
+    assert_eq!(Arc::strong_count(&probe.hook), 2);
+    drop(conn);
+    assert_eq!(Arc::strong_count(&probe.hook), 1);
+
+    // Another probe attached to the same connection replaces the first.
+    let other = self::probe();
+    let conn = table();
+    probe.attach(&conn).expect("attach");
+    other.attach(&conn).expect("replace");
+    assert_eq!((Arc::strong_count(&probe.hook), Arc::strong_count(&other.hook)), (1, 2));
+    assert_eq!(probe.detach(&conn), Err(SqliteProbeError::NotAttached));
+    with_op(OpId(2), || conn.execute("INSERT INTO t VALUES (1, 'a')", [])).expect("insert");
+    assert!(drained(&probe).is_empty());
+    assert_eq!(drained(&other), [(2, START), (2, END)]);
+}
+
+fn busy(ns: u64) {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_nanos(ns) {}
+}
+
+/// Median of `end − start` of the statements marked for each op, by op parity.
+fn median_ns(marks: &[(u64, Hop, u64)], clock: &ClockInfo, odd: bool) -> f64 {
+    let mut spans: Vec<f64> = marks
+        .chunks(2)
+        .filter(|pair| pair.len() == 2 && (pair[0].0 % 2 == 1) == odd)
+        .map(|pair| {
+            assert_eq!((pair[0].1, pair[1].1, pair[0].0), (START, END, pair[1].0), "start then end of one op");
+            clock.to_ns(pair[1].2 - pair[0].2)
+        })
+        .collect();
+    spans.sort_by(f64::total_cmp);
+    spans[spans.len() / 2]
+}
+
+#[test]
+fn a_known_wait_inside_a_statement_is_recovered_between_its_marks() {
+    const WAIT_NS: u64 = 2_000;
+    let probe = SqliteProbe::new(Collector::new(1 << 14), START, END);
+    let conn = Connection::open_in_memory().expect("open");
+    conn.create_scalar_function("spin", 1, FunctionFlags::SQLITE_UTF8, |ctx| {
+        let ns: i64 = ctx.get(0)?;
+        busy(ns.max(0) as u64);
+        Ok(ns)
+    })
+    .expect("function");
+    probe.attach(&conn).expect("attach");
+    let mut statement = conn.prepare("SELECT spin(?1)").expect("prepare");
+    // Interleaved: odd operations wait, even ones do not; everything else
+    // in the two statements (SQLite's work, the probe's) is the same.
+    for op in 0..2_000u64 {
+        let ns = if op % 2 == 1 { WAIT_NS } else { 0 };
+        with_op(OpId(op), || statement.query_row([ns as i64], |row| row.get::<_, i64>(0))).expect("spin");
+    }
+    drop(statement);
+    let drained = probe.collector().drain();
+    let marks: Vec<(u64, Hop, u64)> =
+        drained.threads.iter().flat_map(|t| t.marks.iter().map(|m| (m.op.0, m.hop, m.ticks.0))).collect();
+    assert_eq!(marks.len(), 4_000, "every statement marked twice");
+    let clock = ClockInfo::measure();
+    let recovered = median_ns(&marks, &clock, true) - median_ns(&marks, &clock, false);
+    // The spin loop overshoots by at most one `Instant` read (~30 ns here)
+    // in both statements alike.
+    assert!(
+        (recovered - WAIT_NS as f64).abs() <= 50.0,
+        "a {WAIT_NS} ns wait read {recovered:.1} ns between the statement's marks"
+    );
+}
