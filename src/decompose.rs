@@ -48,8 +48,18 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     let plan = args.run.plan()?;
     let knobs = args.knobs.knobs(plan.placement)?;
-    let peers = Peer::ALL.iter().filter(|_| args.peers).map(|p| p.name());
-    let names: Vec<&str> = lanes_for(args.shape).chain(peers).collect();
+    // Each peer clean and, where the SQLite probe can name its statements'
+    // operations, probed: its slices beside the reference writer's.
+    let peers: Vec<String> = Peer::ALL
+        .iter()
+        .filter(|_| args.peers)
+        .flat_map(|p| {
+            let probed = p.probed_build().then(|| format!("{}-probed", p.name()));
+            std::iter::once(p.name().to_owned()).chain(probed)
+        })
+        .collect();
+    let mut names: Vec<&str> = lanes_for(args.shape).collect();
+    names.extend(peers.iter().map(String::as_str));
     let db = args.db.config();
     let mut harness = Harness::with_args("decompose", args.run.clone());
     for (key, value) in hopscope_workloads::run_facts(args.shape, db) {

@@ -471,21 +471,45 @@ fn decompose_with_peers_compares_every_peer_with_the_writer() {
     let peers = ["tokio-rusqlite", "async-sqlite", "async-sqlite-blocking", "sqlx-sqlite", "deadpool-sqlite"];
     // Rounds another process held the CPUs of are left out of every lane.
     let left_out = common::rounds_left_out(&result);
-    for peer in peers {
+    // Every peer but sqlx (whose statements run in no closure of the
+    // lane's) also runs probed through SQLite's trace hook.
+    let probed: Vec<String> = peers.iter().filter(|p| **p != "sqlx-sqlite").map(|p| format!("{p}-probed")).collect();
+    for peer in peers.iter().copied().chain(probed.iter().map(String::as_str)) {
         // The runner checked every block's rows against what the lane reported.
         assert_eq!(result["lanes"][peer]["ops"], 20 * (3 * 2 - left_out), "{peer}");
     }
     let rows = result["comparison"]["rows"].as_array().expect("comparison rows");
     let lanes: Vec<&str> = rows.iter().map(|r| r["lane"].as_str().expect("lane")).collect();
-    assert_eq!(lanes[0], "writer");
-    assert_eq!(lanes[1..], peers);
+    assert_eq!(lanes[..2], ["writer", "writer-probed"]);
+    let expected: Vec<&str> = peers
+        .iter()
+        .flat_map(|p| {
+            let own = probed.iter().map(String::as_str).filter(move |q| q.strip_suffix("-probed") == Some(*p));
+            std::iter::once(*p).chain(own)
+        })
+        .collect();
+    assert_eq!(lanes[2..], expected);
+    // Each probed peer's operations join whole and are sliced: the way to
+    // its thread, SQLite's statement, the way back.
+    let sliced = result["peer_slices"].as_array().expect("peer slices");
+    let sliced_lanes: Vec<&str> = sliced.iter().map(|p| p["lane"].as_str().expect("lane")).collect();
+    assert_eq!(sliced_lanes, probed);
+    for peer in sliced {
+        let names: Vec<&str> =
+            peer["slices"].as_array().expect("slices").iter().map(|s| s["name"].as_str().expect("name")).collect();
+        assert_eq!(names, ["enter→woke", "woke→executed", "executed→done"], "{}", peer["lane"]);
+        assert!(peer["slices"].as_array().expect("slices").iter().all(|s| s["median_us"].as_f64() > Some(0.0)));
+    }
+    assert_eq!(result["drops"]["marks_dropped"], 0);
+    for peer in &probed {
+        assert_eq!(result["drops"]["incomplete_ops"][peer], 0, "every operation of {peer} joined");
+        assert_eq!(result["drops"]["complete_ops"][peer], result["lanes"][peer]["ops"], "{peer}");
+    }
     for row in rows {
         assert!(row["us_per_op"]["median"].is_number() && row["beyond_floor"]["median"].is_number(), "{row}");
-        assert!(row["description"].as_str().expect("description").contains(if row["lane"] == "writer" {
-            "reference writer"
-        } else {
-            "peer "
-        }));
+        assert!(row["description"].as_str().expect("description").contains(
+            if row["lane"].as_str().is_some_and(|l| l.starts_with("writer")) { "reference writer" } else { "peer " }
+        ));
     }
     assert!(!result["comparison"]["findings"].as_array().expect("findings").is_empty());
     let receipt = std::fs::read_to_string(dir.join("receipt.md")).expect("receipt");
@@ -494,6 +518,8 @@ fn decompose_with_peers_compares_every_peer_with_the_writer() {
     ));
     assert!(receipt.contains("## `writer` and its peers"), "named after the subject lane");
     assert!(receipt.contains("tokio-rusqlite 0.7.0") && receipt.contains("deadpool-sqlite 0.12.1"), "versions named");
+    assert!(receipt.contains("## Slices of each probed peer"), "{receipt}");
+    assert!(receipt.contains("| slice | `tokio-rusqlite-probed` | `async-sqlite-probed` |"), "{receipt}");
 }
 
 #[test]
@@ -646,7 +672,7 @@ fn a_bad_keyword_value_exits_2_before_anything_runs() {
     let out_dir = dir.to_str().expect("utf-8 path");
     let judged: [(&[&str], &str); 6] = [
         (&["run", "--lanes", "inline,bogus", "--out", out_dir], "lane `bogus`"),
-        (&["run", "--lanes", "tokio-rusqlite-probed", "--out", out_dir], "no -probed build"),
+        (&["run", "--lanes", "sqlx-sqlite-probed", "--out", out_dir], "no probed build yet"),
         (&["decompose", "--ops", "0", "--out", out_dir], "--ops: must be at least 1"),
         (&["decompose", "--gap-us", "99999999", "--out", out_dir], "--gap-us: 99999999"),
         (&["keep-warm", "--windows", "99999999", "--out", out_dir], "--windows: 99999999"),

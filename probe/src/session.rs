@@ -35,6 +35,13 @@ impl Session {
     pub fn collect(&self, thread: u16) {
         let mut marks: Vec<Mark> = Vec::new();
         let dropped = local::drain_into(&mut marks);
+        self.give(thread, marks, dropped);
+    }
+
+    /// Add `marks` made elsewhere (drained from a [`crate::collector::Collector`],
+    /// on a thread that runs none of hopscope's code) to the stream of
+    /// `thread`, with `dropped` marks lost on the way.
+    pub fn give(&self, thread: u16, mut marks: Vec<Mark>, dropped: u64) {
         let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
         match pending.iter_mut().find(|s| s.thread == thread) {
             Some(stream) => {

@@ -19,6 +19,17 @@ pub(super) struct InSitu {
     pub(super) floor_lane: Option<String>,
     pub(super) coverage: Option<crate::coverage::Coverage>,
     pub(super) crosscheck: Option<CrossCheck>,
+    /// Each probed peer's slices, in the order the run declared them.
+    pub(super) peers: Vec<LaneSlices>,
+}
+
+/// One lane's slices, beside the sliced lane's: a probed peer's.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaneSlices {
+    /// The probed lane.
+    pub lane: String,
+    /// Its slices, in hop order, shares of its own operation.
+    pub slices: Vec<SliceFigures>,
 }
 
 /// Slice the subject's probed build, or else the first other lane that
@@ -111,7 +122,29 @@ pub(super) fn insitu(
             slices::CROSSCHECK_TOLERANCE_US
         ));
     }
+    let peers = joined
+        .iter()
+        .filter(|o| {
+            o.complete > 0
+                && roles.info(usize::from(o.lane)).is_some_and(|i| i.role == Role::Peer)
+                && roles.variant(usize::from(o.lane)) == Some(Variant::Probed)
+        })
+        .enumerate()
+        .filter_map(|(k, o)| {
+            let lane = header.lanes.get(usize::from(o.lane))?.clone();
+            let mut figures = slices::slice_figures(o, seed.wrapping_add(60 + k as u64));
+            slices::mark_grain(&mut figures, header.clock.grain_ns());
+            let coverage = blocks
+                .get(usize::from(o.lane))
+                .and_then(|l| crate::coverage::coverage(l, o, seed.wrapping_add(80 + k as u64)));
+            if let Some(c) = &coverage {
+                slices::share_of(&mut figures, c.op_mean_us);
+            }
+            Some(LaneSlices { lane, slices: figures })
+        })
+        .collect();
     InSitu {
+        peers,
         machinery,
         lane: sliced.and_then(|o| header.lanes.get(usize::from(o.lane)).cloned()),
         slices,

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use hopscope_probe::{Block, Role, Trace, TraceHeader, Variant};
 
+pub use insitu::LaneSlices;
 pub use result::{
     BlockFigure, CounterFigure, Decomposition, Derived, Drops, InstrumentCost, LaneResult, ObserverEffect, Partial,
     ResultError, RunInfo,
@@ -294,6 +295,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         slices: insitu.slices,
         floor_slices: insitu.floor_slices,
         floor_slices_lane: insitu.floor_lane,
+        peer_slices: insitu.peers,
         coverage: insitu.coverage,
         crosscheck: insitu.crosscheck,
         observer_effect,

@@ -45,6 +45,10 @@ pub struct Decomposition {
     /// it was recorded lack it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor_slices_lane: Option<String>,
+    /// Each probed peer's slices (marked through SQLite's trace hook), in
+    /// the order the run declared them; empty without probed peers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub peer_slices: Vec<super::insitu::LaneSlices>,
     /// How much of the sliced lane's operation its path slices cover: the
     /// time between marks, and whether the marks close every thread's
     /// cycle (absent in results written before it, or without wall times).

@@ -68,6 +68,24 @@ impl HandIn {
         collected.seen.push(role.to_owned());
     }
 
+    /// Hand in, as thread role `role`, marks a lane drained from threads
+    /// that run none of its code (a library's connection thread marked
+    /// through SQLite's trace hook): the role counts as handed in. Unlike
+    /// [`HandIn::collect`] it samples no thread's CPU time; a lane whose
+    /// thread can run a closure at the boundary calls `collect` there too.
+    pub fn give(&self, role: &str, marks: Vec<hopscope_probe::Mark>, dropped: u64) {
+        let Some((_, thread, _)) = self.inner.roles.iter().find(|(name, _, _)| name == role) else {
+            let mut collected = self.inner.collected.lock().unwrap_or_else(PoisonError::into_inner);
+            collected.undeclared.push(role.to_owned());
+            return;
+        };
+        self.inner.session.give(*thread, marks, dropped);
+        let mut collected = self.inner.collected.lock().unwrap_or_else(PoisonError::into_inner);
+        if !collected.seen.iter().any(|seen| seen == role) {
+            collected.seen.push(role.to_owned());
+        }
+    }
+
     /// The thread roles this lane declared.
     pub fn roles(&self) -> impl Iterator<Item = &str> {
         self.inner.roles.iter().map(|(name, _, _)| name.as_str())

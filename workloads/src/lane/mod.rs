@@ -131,14 +131,10 @@ impl LaneSpec {
                 "floor" => LaneKind::Floor,
                 "writer" => LaneKind::Writer(knobs),
                 other => match other.parse::<Peer>() {
-                    Ok(peer) if !probed => LaneKind::Peer(peer),
-                    Ok(peer) => {
-                        return Err(ParseError::new(
-                            "lane",
-                            name,
-                            format!("peer `{peer}` has no marks, so no -probed build"),
-                        ));
+                    Ok(Peer::Sqlx) if probed => {
+                        return Err(ParseError::new("lane", name, crate::peers::NO_PROBED_SQLX));
                     }
+                    Ok(peer) => LaneKind::Peer(peer),
                     Err(_) => {
                         let peers: Vec<&str> = Peer::ALL.iter().map(|p| p.name()).collect();
                         return Err(ParseError::new(
@@ -180,8 +176,8 @@ impl LaneSpec {
         if !shape.single_statement() && matches!(self.kind, LaneKind::Floor | LaneKind::Peer(_)) {
             return Err(RunError::Plan(format!("lane `{}`: runs single statements, not {shape}", self.name)));
         }
-        if matches!(self.kind, LaneKind::Peer(_)) && self.builds != Builds::Clean {
-            return Err(RunError::Plan(format!("lane `{}`: a peer has no probed build", self.name)));
+        if self.kind == LaneKind::Peer(Peer::Sqlx) && self.builds != Builds::Clean {
+            return Err(RunError::Plan(format!("lane `{}`: {}", self.name, crate::peers::NO_PROBED_SQLX)));
         }
         if matches!(self.kind, LaneKind::Peer(_)) && !crate::peers::BUILT {
             return Err(RunError::Plan(format!(
@@ -204,7 +200,8 @@ impl LaneSpec {
             Builds::Both => Lane::new(role, &self.name, open(false)).probed(Lane::new(role, &self.name, open(true))),
         };
         lane = lane.describe(self.to_string()).placement(self.placement).per_op(shape.rows_per_op());
-        if matches!(self.kind, LaneKind::Floor | LaneKind::Writer(_)) {
+        let probed_peer = matches!(self.kind, LaneKind::Peer(_)) && self.builds != Builds::Clean;
+        if matches!(self.kind, LaneKind::Floor | LaneKind::Writer(_)) || probed_peer {
             lane = lane.threads(&[WRITER_ROLE]);
         }
         if shape.callers() > 1 {

@@ -114,7 +114,7 @@ pub(super) fn open(
                 Box::new(WriterLane::open(&path, db, shape, knobs, NoProbe).map_err(fail)?)
             }
         }
-        (LaneKind::Peer(peer), _) => open_peer(peer, &path, db, shape, spec.placement)?,
+        (LaneKind::Peer(peer), probed) => open_peer(peer, &path, db, shape, spec.placement, probed)?,
         // Opened by `LaneSpec::lane` without a database.
         (LaneKind::Handoff, _) => {
             return Err(RunError::Plan(format!("lane `{}`: a handoff lane has no database", spec.name)).into());
@@ -155,8 +155,9 @@ fn open_peer(
     db: DbConfig,
     shape: Shape,
     placement: Placement,
+    probed: bool,
 ) -> Result<Box<dyn Target>, RunError> {
-    crate::peers::open(peer, path, db, shape, placement)
+    crate::peers::open(peer, path, db, shape, placement, probed)
 }
 
 #[cfg(not(feature = "peers"))]
@@ -166,6 +167,7 @@ fn open_peer(
     _db: DbConfig,
     _shape: Shape,
     _placement: Placement,
+    _probed: bool,
 ) -> Result<Box<dyn Target>, RunError> {
     Err(RunError::Plan(format!("lane `{peer}`: this build has no peer lanes (cargo feature `peers`)")))
 }

@@ -6,16 +6,27 @@
 //! drives with `block_on` for the whole block, as an async program awaiting
 //! each write in turn would. Runtimes are built when the lane opens (one per
 //! caller of the shape), so no block pays for one.
+//!
+//! A probed build marks the caller around each call (`enter`, `done`) and
+//! the statement where the peer runs it, through SQLite's own trace hook
+//! ([`SqliteProbe`]): its start as `woke` (the peer's thread has woken and
+//! run its own dispatch up to the statement), its end as `executed`. The
+//! operation reaches the statement inside the closure the peer runs on its
+//! thread ([`with_op`]); sqlx runs no closure of ours there, so it has no
+//! probed build yet.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-use hopscope_harness::{Ops, Placement, placement};
+use hopscope_harness::{HandIn, Ops, Placement, placement};
+use hopscope_probe::collector::{Collector, DEFAULT_RING_MARKS};
+use hopscope_probe::sqlite::{SqliteProbe, with_op};
+use hopscope_probe::{Hop, OpId, Probe, Recording};
 use tokio::runtime::Runtime;
 
 use crate::db::{self, DbConfig, JournalMode, Synchronous};
 use crate::error::{RunError, WriteError};
-use crate::lane::Target;
+use crate::lane::{Target, WRITER_ROLE};
 use crate::peers::Peer;
 use crate::shape::{OpInput, Shape};
 use crate::value::Value;
@@ -27,7 +38,11 @@ pub(crate) fn open(
     db: DbConfig,
     shape: Shape,
     placement: Placement,
+    probed: bool,
 ) -> Result<Box<dyn Target>, RunError> {
+    if probed && peer == Peer::Sqlx {
+        return Err(RunError::Plan(format!("lane `{peer}`: {}", super::NO_PROBED_SQLX)));
+    }
     if !shape.single_statement() {
         return Err(RunError::Plan(format!("lane `{peer}`: peers run single statements, not {shape}")));
     }
@@ -40,8 +55,9 @@ pub(crate) fn open(
     let runtimes = (0..shape.callers()).map(|_| runtime()).collect::<Result<Vec<_>, _>>().map_err(fail)?;
     let core = placement.worker_core();
     let opener = runtimes.first().ok_or_else(|| fail("no caller".to_owned()))?;
-    let client = opener.block_on(Client::open(peer, path, db, core)).map_err(fail)?;
-    Ok(Box::new(PeerLane { peer, client, sql: shape.sql(), runtimes: Mutex::new(runtimes) }))
+    let probe = probed.then(|| SqliteProbe::new(Collector::new(DEFAULT_RING_MARKS), Hop::WOKE, Hop::EXECUTED));
+    let client = opener.block_on(Client::open(peer, path, db, core, probe.clone())).map_err(fail)?;
+    Ok(Box::new(PeerLane { peer, client, sql: shape.sql(), runtimes: Mutex::new(runtimes), probe }))
 }
 
 fn runtime() -> Result<Runtime, String> {
@@ -73,8 +89,22 @@ impl Drop for Deadpool {
 }
 
 impl Client {
-    async fn open(peer: Peer, path: &Path, db: DbConfig, core: Option<usize>) -> Result<Client, String> {
+    async fn open(
+        peer: Peer,
+        path: &Path,
+        db: DbConfig,
+        core: Option<usize>,
+        probe: Option<SqliteProbe>,
+    ) -> Result<Client, String> {
         let error = |e: &dyn std::fmt::Display| e.to_string();
+        // Configured, then probed: the pragmas are no operation's.
+        let configure = move |conn: &rusqlite::Connection| -> rusqlite::Result<()> {
+            db::configure(conn, db)?;
+            if let Some(probe) = &probe {
+                probe.attach(conn).map_err(|e| rusqlite::Error::UserFunctionError(Box::new(e)))?;
+            }
+            Ok(())
+        };
         // Threads a peer starts inherit the opener's CPU mask; each peer's
         // own thread is placed where the lane's placement says.
         let place = move || placement::place_worker(core);
@@ -83,7 +113,7 @@ impl Client {
                 let conn = tokio_rusqlite::Connection::open(path).await.map_err(|e| error(&e))?;
                 conn.call(move |conn| {
                     place();
-                    db::configure(conn, db)
+                    configure(conn)
                 })
                 .await
                 .map_err(|e| error(&e))?;
@@ -94,7 +124,7 @@ impl Client {
                 client
                     .conn(move |conn| {
                         place();
-                        db::configure(conn, db)
+                        configure(conn)
                     })
                     .await
                     .map_err(|e| error(&e))?;
@@ -135,10 +165,7 @@ impl Client {
                     .build()
                     .map_err(|e| error(&e))?;
                 let conn = pool.get().await.map_err(|e| error(&e))?;
-                conn.interact(move |conn| db::configure(conn, db))
-                    .await
-                    .map_err(|e| error(&e))?
-                    .map_err(|e| error(&e))?;
+                conn.interact(move |conn| configure(conn)).await.map_err(|e| error(&e))?.map_err(|e| error(&e))?;
                 let runtime = tokio::runtime::Handle::current();
                 Ok(Client::Deadpool(Deadpool { pool: Some(pool), runtime }, core))
             }
@@ -152,6 +179,8 @@ struct PeerLane {
     sql: &'static str,
     /// One current-thread runtime per caller, lent to it for a block.
     runtimes: Mutex<Vec<Runtime>>,
+    /// The probed build's statement marks.
+    probe: Option<SqliteProbe>,
 }
 
 impl PeerLane {
@@ -160,19 +189,22 @@ impl PeerLane {
     }
 
     /// Run one statement; returns the rows it changed.
-    async fn execute(&self, params: Vec<Value>) -> Result<u64, WriteError> {
+    async fn execute(&self, params: Vec<Value>, op: OpId) -> Result<u64, WriteError> {
+        let op = self.probe.is_some().then_some(op);
         match &self.client {
             Client::TokioRusqlite(conn) => {
-                let run = statement(self.sql, params);
+                let run = statement(self.sql, params, op);
                 conn.call(move |conn| run(conn)).await.map_err(|e| self.failed(e))
             }
-            Client::AsyncSqlite(client) => client.conn(statement(self.sql, params)).await.map_err(|e| self.failed(e)),
+            Client::AsyncSqlite(client) => {
+                client.conn(statement(self.sql, params, op)).await.map_err(|e| self.failed(e))
+            }
             Client::Sqlx(conn) => {
                 let mut conn = conn.lock().await;
                 self.sqlx_execute(&mut conn, params).await
             }
             Client::Deadpool(Deadpool { pool: Some(pool), .. }, core) => {
-                let (core, run) = (*core, statement(self.sql, params));
+                let (core, run) = (*core, statement(self.sql, params, op));
                 let conn = pool.get().await.map_err(|e| self.failed(e))?;
                 conn.interact(move |conn| {
                     place_blocking_thread(core);
@@ -203,22 +235,48 @@ impl PeerLane {
 
     async fn run_block(&self, inputs: Vec<OpInput>, ops: Ops) -> Result<u64, WriteError> {
         let mut changes = 0;
-        for (input, _op) in inputs.into_iter().zip(ops) {
-            changes += self.execute(one_statement(input)?).await?;
+        for (input, op) in inputs.into_iter().zip(ops) {
+            let params = one_statement(input)?;
+            self.mark_on_cpu(op.id(), Hop::ENTER);
+            changes += self.execute(params, op.id()).await?;
+            self.mark(op.id(), Hop::DONE);
         }
         Ok(changes)
+    }
+
+    /// A caller's mark, in the probed build.
+    #[inline]
+    fn mark(&self, op: OpId, hop: Hop) {
+        if self.probe.is_some() {
+            Recording.mark(op, hop);
+        }
+    }
+
+    #[inline]
+    fn mark_on_cpu(&self, op: OpId, hop: Hop) {
+        if self.probe.is_some() {
+            Recording.mark_on_cpu(op, hop);
+        }
     }
 }
 
 /// The statement every rusqlite-based peer runs on its own thread: the
-/// lane's SQL, cached, with `params`; returns the rows it changed.
+/// lane's SQL, cached, with `params`; returns the rows it changed. In a
+/// probed build it runs as operation `op`, for the statement's marks.
 fn statement(
     sql: &'static str,
     params: Vec<Value>,
+    op: Option<OpId>,
 ) -> impl FnOnce(&rusqlite::Connection) -> rusqlite::Result<u64> + Send + 'static {
     move |conn| {
-        let mut statement = conn.prepare_cached(sql)?;
-        statement.execute(rusqlite::params_from_iter(params.iter())).map(|n| n as u64)
+        let run = || {
+            let mut statement = conn.prepare_cached(sql)?;
+            statement.execute(rusqlite::params_from_iter(params.iter())).map(|n| n as u64)
+        };
+        match op {
+            Some(op) => with_op(op, run),
+            None => run(),
+        }
     }
 }
 
@@ -246,20 +304,77 @@ impl Target for PeerLane {
             && let Client::AsyncSqlite(client) = &self.client
         {
             let mut changes = 0;
-            for (input, _op) in inputs.into_iter().zip(ops) {
-                let run = statement(self.sql, one_statement(input)?);
+            for (input, op) in inputs.into_iter().zip(ops) {
+                let run = statement(self.sql, one_statement(input)?, self.probe.is_some().then_some(op.id()));
+                self.mark_on_cpu(op.id(), Hop::ENTER);
                 changes += client.conn_blocking(run).map_err(|e| self.failed(e))?;
+                self.mark(op.id(), Hop::DONE);
             }
             return Ok(changes);
         }
+        self.block_on(self.run_block(inputs, ops))?
+    }
+
+    fn before_block(&self, _block: &hopscope_harness::BlockInfo) {
+        // Marks of statements outside blocks (none are expected) are not
+        // the block's.
+        if let Some(probe) = &self.probe {
+            let _ = probe.collector().drain();
+        }
+    }
+
+    /// The peer's thread samples its CPU time where it runs the lane's
+    /// closures; the statements' marks, from whatever thread of the peer
+    /// ran them, are handed in as the lane's writer thread.
+    fn hand_in(&self, hand_in: &HandIn) -> Result<(), WriteError> {
+        let on_thread = {
+            let hand_in = hand_in.clone();
+            move |_: &rusqlite::Connection| {
+                hand_in.collect(WRITER_ROLE);
+                Ok::<u64, rusqlite::Error>(0)
+            }
+        };
+        match &self.client {
+            Client::AsyncSqlite(client) => {
+                client.conn_blocking(on_thread).map_err(|e| self.failed(e))?;
+            }
+            Client::TokioRusqlite(conn) => {
+                self.block_on(conn.call(move |conn| on_thread(conn)))?.map_err(|e| self.failed(e))?;
+            }
+            Client::Deadpool(Deadpool { pool: Some(pool), .. }, _) => {
+                let conn = self.block_on(pool.get())?.map_err(|e| self.failed(e))?;
+                self.block_on(conn.interact(move |conn| on_thread(conn)))?
+                    .map_err(|e| self.failed(e))?
+                    .map_err(|e| self.failed(e))?;
+            }
+            // No closure of ours runs on sqlx's worker (and it has no probed
+            // build); a closed pool has no thread.
+            Client::Sqlx(_) | Client::Deadpool(Deadpool { pool: None, .. }, _) => {
+                hand_in.give(WRITER_ROLE, Vec::new(), 0);
+            }
+        }
+        if let Some(probe) = &self.probe {
+            let drained = probe.collector().drain();
+            let dropped = drained.dropped();
+            let marks = drained.threads.into_iter().flat_map(|t| t.marks).collect();
+            hand_in.give(WRITER_ROLE, marks, dropped);
+        }
+        Ok(())
+    }
+}
+
+impl PeerLane {
+    /// Run `future` to its end on one of the lane's runtimes (a block on
+    /// its caller thread, a hand-in between blocks).
+    fn block_on<F: std::future::Future>(&self, future: F) -> Result<F::Output, WriteError> {
         let lent = self.runtimes.lock().unwrap_or_else(PoisonError::into_inner).pop();
         let runtime = match lent {
             Some(runtime) => runtime,
             // More callers than the shape declared: pay for a runtime once.
             None => runtime().map_err(|e| self.failed(e))?,
         };
-        let result = runtime.block_on(self.run_block(inputs, ops));
+        let output = runtime.block_on(future);
         self.runtimes.lock().unwrap_or_else(PoisonError::into_inner).push(runtime);
-        result
+        Ok(output)
     }
 }

@@ -4,6 +4,7 @@
 
 mod carryover;
 mod cold_start;
+mod peers;
 mod sections;
 
 use std::fmt::Write as _;
@@ -110,6 +111,7 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         render_comparison(d, c, out)?;
     }
     sections::slices(d, out)?;
+    peers::peer_slices(d, out)?;
     if let Some(c) = &d.crosscheck {
         let lane = |role: hopscope_probe::Role| d.derived.as_ref().and_then(|x| x.lane(role)).unwrap_or(role.name());
         let names = (lane(hopscope_probe::Role::Subject), lane(hopscope_probe::Role::Floor));
