@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use hopscope_harness::{Harness, RunArgs};
-use hopscope_workloads::{LaneSpec, Peer, Shape};
+use hopscope_workloads::{LaneSpec, Peer, Shape, WRITER_HOOK};
 
 use crate::knob_args::{DbArgs, KnobArgs};
 
@@ -58,7 +58,13 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             std::iter::once(p.name().to_owned()).chain(probed)
         })
         .collect();
+    // The reference writer marked as the peers are, their slices'
+    // reference (its probed build only: the clean one is `writer`).
+    let reference = format!("{WRITER_HOOK}-probed");
     let mut names: Vec<&str> = lanes_for(args.shape).collect();
+    if args.peers {
+        names.push(&reference);
+    }
     names.extend(peers.iter().map(String::as_str));
     let db = args.db.config();
     let mut harness = Harness::with_args("decompose", args.run.clone());

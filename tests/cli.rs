@@ -480,7 +480,7 @@ fn decompose_with_peers_compares_every_peer_with_the_writer() {
     }
     let rows = result["comparison"]["rows"].as_array().expect("comparison rows");
     let lanes: Vec<&str> = rows.iter().map(|r| r["lane"].as_str().expect("lane")).collect();
-    assert_eq!(lanes[..2], ["writer", "writer-probed"]);
+    assert_eq!(lanes[..3], ["writer", "writer-probed", "writer-hook-probed"]);
     let expected: Vec<&str> = peers
         .iter()
         .flat_map(|p| {
@@ -488,17 +488,26 @@ fn decompose_with_peers_compares_every_peer_with_the_writer() {
             std::iter::once(*p).chain(own)
         })
         .collect();
-    assert_eq!(lanes[2..], expected);
+    assert_eq!(lanes[3..], expected);
     // Each probed peer's operations join whole and are sliced: the way to
     // its thread, SQLite's statement, the way back.
+    // The reference writer marked as they are comes first, and every
+    // peer's slices are paired against its, round by round.
     let sliced = result["peer_slices"].as_array().expect("peer slices");
     let sliced_lanes: Vec<&str> = sliced.iter().map(|p| p["lane"].as_str().expect("lane")).collect();
-    assert_eq!(sliced_lanes, probed);
+    assert_eq!(sliced_lanes[0], "writer-hook-probed");
+    assert_eq!(sliced_lanes[1..], probed);
+    assert_eq!(sliced[0]["reference"], true);
     for peer in sliced {
         let names: Vec<&str> =
             peer["slices"].as_array().expect("slices").iter().map(|s| s["name"].as_str().expect("name")).collect();
         assert_eq!(names, ["enter→woke", "woke→executed", "executed→done"], "{}", peer["lane"]);
         assert!(peer["slices"].as_array().expect("slices").iter().all(|s| s["median_us"].as_f64() > Some(0.0)));
+        if peer["reference"] != true {
+            let paired = peer["versus_reference"].as_array().expect("paired");
+            assert_eq!(paired.len(), 3, "{}", peer["lane"]);
+            assert!(paired.iter().all(|d| d["difference"]["rounds"].as_u64() > Some(0)), "{}", peer["lane"]);
+        }
     }
     assert_eq!(result["drops"]["marks_dropped"], 0);
     for peer in &probed {
@@ -519,7 +528,9 @@ fn decompose_with_peers_compares_every_peer_with_the_writer() {
     assert!(receipt.contains("## `writer` and its peers"), "named after the subject lane");
     assert!(receipt.contains("tokio-rusqlite 0.7.0") && receipt.contains("deadpool-sqlite 0.12.1"), "versions named");
     assert!(receipt.contains("## Slices of each probed peer"), "{receipt}");
-    assert!(receipt.contains("| slice | `tokio-rusqlite-probed` | `async-sqlite-probed` |"), "{receipt}");
+    assert!(receipt.contains("| slice | `writer-hook-probed` (reference) | `tokio-rusqlite-probed` |"), "{receipt}");
+    assert!(receipt.contains("### Where each peer loses"), "{receipt}");
+    assert!(receipt.contains("- `deadpool-sqlite-probed` adds") || receipt.contains("- `deadpool-sqlite-probed`: no slice"));
 }
 
 #[test]

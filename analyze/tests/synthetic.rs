@@ -384,8 +384,10 @@ fn roles_not_names_decide_which_lane_is_which() {
         ("my-writer-probed", Role::Subject, Some(Variant::Probed), "my-writer"),
     ];
     renamed.header.lanes = infos.iter().map(|i| i.0.to_owned()).collect();
-    renamed.header.lane_info =
-        infos.iter().map(|&(_, role, variant, code)| LaneInfo { role, variant, code: code.to_owned() }).collect();
+    renamed.header.lane_info = infos
+        .iter()
+        .map(|&(_, role, variant, code)| LaneInfo { role, variant, code: code.to_owned(), reference: false })
+        .collect();
     let d = decompose(&renamed).expect("decomposes");
     let derived = d.derived.as_ref().expect("derived");
     let before = legacy.derived.as_ref().expect("derived");
@@ -432,7 +434,12 @@ fn a_handoff_lane_splits_the_boundary_into_switches_and_machinery() {
     t.blocks.extend(turns);
     t.header.lanes.push("handoff".to_owned());
     t.header.lane_info = LANES.iter().map(|name| LaneInfo::legacy(name, LANES.len())).collect();
-    t.header.lane_info.push(LaneInfo { role: Role::Handoff, variant: None, code: "handoff".to_owned() });
+    t.header.lane_info.push(LaneInfo {
+        role: Role::Handoff,
+        variant: None,
+        code: "handoff".to_owned(),
+        reference: false,
+    });
 
     let d = decompose(&t).expect("decomposes");
     let derived = d.derived.as_ref().expect("derived");

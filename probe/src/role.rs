@@ -104,6 +104,11 @@ pub struct LaneInfo {
     /// The name the lane was declared under: shared by its clean and probed
     /// trace lanes (`writer` for `writer` and `writer-probed`).
     pub code: String,
+    /// The peers' reference: the subject's code marked the way its peers
+    /// are (the same hops, by the same instrument), against which each
+    /// peer's slices are paired. Absent (false) in traces before it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reference: bool,
 }
 
 impl LaneInfo {
@@ -135,7 +140,7 @@ impl LaneInfo {
             (None, Role::Baseline | Role::Floor | Role::Subject) if lanes > 1 => Some(Variant::Clean),
             (v, _) => v,
         };
-        LaneInfo { role, variant, code: code.to_owned() }
+        LaneInfo { role, variant, code: code.to_owned(), reference: false }
     }
 }
 

@@ -30,6 +30,23 @@ pub struct LaneSlices {
     pub lane: String,
     /// Its slices, in hop order, shares of its own operation.
     pub slices: Vec<SliceFigures>,
+    /// Whether it is the peers' reference (the subject marked as they are).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reference: bool,
+    /// Each slice it shares with the reference: this lane's minus the
+    /// reference's, paired by round (empty for the reference, or without
+    /// one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub versus_reference: Vec<SliceDifference>,
+}
+
+/// A slice's paired difference between two lanes.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SliceDifference {
+    /// The slice (`from→to`).
+    pub name: String,
+    /// This lane's block median minus the other's, round by round, µs.
+    pub difference: crate::lanes::Difference,
 }
 
 /// Slice the subject's probed build, or else the first other lane that
@@ -122,13 +139,42 @@ pub(super) fn insitu(
             slices::CROSSCHECK_TOLERANCE_US
         ));
     }
-    let peers = joined
+    let peers = peer_slices(header, blocks, joined, roles, seed);
+    InSitu {
+        peers,
+        machinery,
+        lane: sliced.and_then(|o| header.lanes.get(usize::from(o.lane)).cloned()),
+        slices,
+        floor_slices: floor_slices.unwrap_or_default(),
+        floor_lane: probed_floor.and_then(|o| header.lanes.get(usize::from(o.lane)).cloned()),
+        coverage,
+        crosscheck,
+    }
+}
+
+/// Each probed peer's slices, the peers' reference first, and every other
+/// peer's slices paired against the reference's, round by round.
+fn peer_slices(
+    header: &TraceHeader,
+    blocks: &[crate::lanes::LaneBlocks],
+    joined: &[LaneOps],
+    roles: &Roles,
+    seed: u64,
+) -> Vec<LaneSlices> {
+    let is_reference = |o: &LaneOps| roles.info(usize::from(o.lane)).is_some_and(|i| i.reference);
+    let mut probed: Vec<&LaneOps> = joined
         .iter()
         .filter(|o| {
             o.complete > 0
                 && roles.info(usize::from(o.lane)).is_some_and(|i| i.role == Role::Peer)
                 && roles.variant(usize::from(o.lane)) == Some(Variant::Probed)
         })
+        .collect();
+    // The reference first (a stable sort keeps the run's order otherwise).
+    probed.sort_by_key(|o| !is_reference(o));
+    let reference = probed.first().copied().filter(|o| is_reference(o));
+    probed
+        .iter()
         .enumerate()
         .filter_map(|(k, o)| {
             let lane = header.lanes.get(usize::from(o.lane))?.clone();
@@ -140,17 +186,32 @@ pub(super) fn insitu(
             if let Some(c) = &coverage {
                 slices::share_of(&mut figures, c.op_mean_us);
             }
-            Some(LaneSlices { lane, slices: figures })
+            let versus_reference = match reference {
+                Some(r) if !std::ptr::eq(r, *o) => paired_slices(o, r),
+                _ => Vec::new(),
+            };
+            Some(LaneSlices { lane, slices: figures, reference: is_reference(o), versus_reference })
         })
-        .collect();
-    InSitu {
-        peers,
-        machinery,
-        lane: sliced.and_then(|o| header.lanes.get(usize::from(o.lane)).cloned()),
-        slices,
-        floor_slices: floor_slices.unwrap_or_default(),
-        floor_lane: probed_floor.and_then(|o| header.lanes.get(usize::from(o.lane)).cloned()),
-        coverage,
-        crosscheck,
-    }
+        .collect()
+}
+
+/// Every slice `ops` shares with `reference` (by name), `ops − reference`
+/// paired by round from the two lanes' block medians.
+fn paired_slices(ops: &LaneOps, reference: &LaneOps) -> Vec<SliceDifference> {
+    let by_round = |o: &LaneOps, name: &str| -> std::collections::BTreeMap<(u32, u32), f64> {
+        let Some(s) = o.slices.iter().position(|d| d.name == name) else { return Default::default() };
+        o.blocks
+            .iter()
+            .filter_map(|b| Some(((b.pass, b.sample), b.slice_median_ns.get(s).copied().flatten()? / 1_000.0)))
+            .collect()
+    };
+    ops.slices
+        .iter()
+        .filter(|d| reference.slices.iter().any(|r| r.name == d.name))
+        .filter_map(|d| {
+            let (mine, theirs) = (by_round(ops, &d.name), by_round(reference, &d.name));
+            let difference = crate::lanes::Difference::of(crate::lanes::per_round(&mine, &[&theirs]))?;
+            Some(SliceDifference { name: d.name.clone(), difference })
+        })
+        .collect()
 }

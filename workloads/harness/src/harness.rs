@@ -44,6 +44,7 @@ pub struct Harness {
 
 /// The run's metadata key that records a `--span-path` given on the
 /// command line (the path's name).
+#[cfg(feature = "tracing")]
 pub(crate) const SPAN_PATH_FLAG: &str = "span_path_flag";
 
 /// The command line of a harness program: [`RunArgs`].

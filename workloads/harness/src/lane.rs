@@ -57,6 +57,8 @@ pub struct Lane {
     pub(crate) placement: Option<Placement>,
     pub(crate) description: Option<String>,
     pub(crate) per_op: Option<u64>,
+    /// The peers' reference ([`Lane::peers_reference`]).
+    pub(crate) peers_reference: bool,
     /// Mistakes in the declaration, reported when the run is checked.
     pub(crate) problems: Vec<String>,
 }
@@ -142,6 +144,7 @@ impl Lane {
             placement: None,
             description: None,
             per_op: None,
+            peers_reference: false,
             problems: Vec::new(),
         }
     }
@@ -191,6 +194,19 @@ impl Lane {
     /// One line for the receipt saying what the lane is.
     pub fn describe(mut self, description: impl Into<String>) -> Lane {
         self.description = Some(description.into());
+        self
+    }
+
+    /// Make this peer lane the peers' reference: the subject's own code
+    /// marked the way the peers are (the same hops, by the same
+    /// instrument), so each peer's slices are paired against it slice by
+    /// slice, round by round, where the subject's finer marks would not
+    /// line up with theirs.
+    pub fn peers_reference(mut self) -> Lane {
+        if self.role != Role::Peer {
+            self.problems.push(format!("`peers_reference` is given to a {} lane, not a peer", self.role));
+        }
+        self.peers_reference = true;
         self
     }
 

@@ -18,6 +18,7 @@ use crate::knobs::{BlobHandover, Knobs, Wait};
 use crate::peers::Peer;
 use crate::shape::Shape;
 
+mod hook;
 mod open;
 
 #[cfg(feature = "peers")]
@@ -25,6 +26,9 @@ pub(crate) use open::Target;
 
 /// The thread role of the reference lanes' own thread (writer or floor).
 pub const WRITER_ROLE: &str = "writer";
+
+/// The reference writer marked the way the peers are ([`LaneKind::WriterHook`]).
+pub const WRITER_HOOK: &str = "writer-hook";
 
 /// Which code a lane runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +44,10 @@ pub enum LaneKind {
     Writer(Knobs),
     /// A published crate's writer thread (needs the `peers` feature).
     Peer(Peer),
+    /// The reference writer with these knobs, its probed build marked the
+    /// way the peers are (the caller around the call, SQLite's trace hook
+    /// around the statement): the peers' reference.
+    WriterHook(Knobs),
 }
 
 impl LaneKind {
@@ -50,7 +58,7 @@ impl LaneKind {
             LaneKind::Handoff => Role::Handoff,
             LaneKind::Floor => Role::Floor,
             LaneKind::Writer(_) => Role::Subject,
-            LaneKind::Peer(_) => Role::Peer,
+            LaneKind::Peer(_) | LaneKind::WriterHook(_) => Role::Peer,
         }
     }
 }
@@ -104,7 +112,9 @@ impl LaneSpec {
     /// A lane named `name` running `kind` in `builds`.
     pub fn new(name: &str, kind: LaneKind, builds: Builds) -> LaneSpec {
         let (placement, waits) = match kind {
-            LaneKind::Writer(knobs) => (knobs.placement, (knobs.writer_wait, knobs.caller_wait)),
+            LaneKind::Writer(knobs) | LaneKind::WriterHook(knobs) => {
+                (knobs.placement, (knobs.writer_wait, knobs.caller_wait))
+            }
             _ => (Placement::Unpinned, (Wait::Park, Wait::Park)),
         };
         LaneSpec { name: name.to_owned(), kind, builds, placement, waits, handover: None }
@@ -130,6 +140,7 @@ impl LaneSpec {
                 "inline" => LaneKind::Inline,
                 "floor" => LaneKind::Floor,
                 "writer" => LaneKind::Writer(knobs),
+                WRITER_HOOK => LaneKind::WriterHook(knobs),
                 other => match other.parse::<Peer>() {
                     Ok(Peer::Sqlx) if probed => {
                         return Err(ParseError::new("lane", name, crate::peers::NO_PROBED_SQLX));
@@ -141,7 +152,7 @@ impl LaneSpec {
                             "lane",
                             other,
                             format!(
-                                "inline, floor, writer, each optionally -probed, handoff, or a peer: {}",
+                                "inline, floor, writer, writer-hook, each optionally -probed, handoff, or a peer: {}",
                                 peers.join(", ")
                             ),
                         ));
@@ -201,8 +212,11 @@ impl LaneSpec {
         };
         lane = lane.describe(self.to_string()).placement(self.placement).per_op(shape.rows_per_op());
         let probed_peer = matches!(self.kind, LaneKind::Peer(_)) && self.builds != Builds::Clean;
-        if matches!(self.kind, LaneKind::Floor | LaneKind::Writer(_)) || probed_peer {
+        if matches!(self.kind, LaneKind::Floor | LaneKind::Writer(_) | LaneKind::WriterHook(_)) || probed_peer {
             lane = lane.threads(&[WRITER_ROLE]);
+        }
+        if matches!(self.kind, LaneKind::WriterHook(_)) {
+            lane = lane.peers_reference();
         }
         if shape.callers() > 1 {
             lane = lane.callers(shape.callers());
@@ -257,6 +271,12 @@ impl fmt::Display for LaneSpec {
             LaneKind::Peer(peer) => {
                 write!(f, "peer {} (placement={}; {})", peer.version(), self.placement, peer.waits())
             }
+            LaneKind::WriterHook(knobs) => write!(
+                f,
+                "reference writer marked as the peers are: the caller around the call, SQLite's trace hook around \
+                 the statement ({})",
+                Knobs { placement: self.placement, ..*knobs }
+            ),
         }
     }
 }

@@ -114,6 +114,13 @@ pub(super) fn open(
                 Box::new(WriterLane::open(&path, db, shape, knobs, NoProbe).map_err(fail)?)
             }
         }
+        (LaneKind::WriterHook(knobs), false) => {
+            let knobs = Knobs { placement: spec.placement, ..knobs };
+            Box::new(WriterLane::open(&path, db, shape, knobs, NoProbe).map_err(fail)?)
+        }
+        (LaneKind::WriterHook(knobs), true) => {
+            Box::new(super::hook::HookedWriter::open(&path, db, shape, Knobs { placement: spec.placement, ..knobs })?)
+        }
         (LaneKind::Peer(peer), probed) => open_peer(peer, &path, db, shape, spec.placement, probed)?,
         // Opened by `LaneSpec::lane` without a database.
         (LaneKind::Handoff, _) => {
@@ -261,7 +268,7 @@ fn copy_shared_blobs(params: &mut [Value]) {
     }
 }
 
-struct WriterLane<P: Probe> {
+pub(super) struct WriterLane<P: Probe> {
     writer: Writer<P>,
     probe: P,
     sql: &'static str,
@@ -270,8 +277,15 @@ struct WriterLane<P: Probe> {
 
 impl<P: Probe> WriterLane<P> {
     fn open(path: &Path, db: DbConfig, shape: Shape, knobs: Knobs, probe: P) -> rusqlite::Result<Self> {
+        let conn = db::open(path, db)?;
+        db::create_schema(&conn)?;
+        Ok(WriterLane::spawn(conn, shape, knobs, probe))
+    }
+
+    /// The writer thread started on `conn`, opened and set up already.
+    pub(super) fn spawn(conn: Connection, shape: Shape, knobs: Knobs, probe: P) -> Self {
         let copy_blobs = matches!(shape, Shape::BlobInsert { handover: BlobHandover::Copy, .. });
-        Ok(WriterLane { writer: Writer::open(path, db, knobs, probe)?, probe, sql: shape.sql(), copy_blobs })
+        WriterLane { writer: Writer::spawn(conn, knobs, probe), probe, sql: shape.sql(), copy_blobs }
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use hopscope_analyze::{Decomposition, LaneSlices};
+use hopscope_analyze::{Decomposition, LaneSlices, SliceDifference};
 
 /// Each probed peer's slices, one column per peer, and a line per peer
 /// naming the slice where it is furthest behind the quickest of them.
@@ -25,7 +25,10 @@ pub(super) fn peer_slices(d: &Decomposition, out: &mut String) -> std::fmt::Resu
          --features sqlite --bench sqlite`); it is not yet measured in the run.\n"
     )?;
     let names = slice_names(peers);
-    let head: Vec<String> = peers.iter().map(|p| format!("`{}`", p.lane)).collect();
+    let head: Vec<String> = peers
+        .iter()
+        .map(|p| if p.reference { format!("`{}` (reference)", p.lane) } else { format!("`{}`", p.lane) })
+        .collect();
     writeln!(out, "| slice | {} |", head.join(" | "))?;
     writeln!(out, "|---|{}", "---:|".repeat(peers.len()))?;
     for name in &names {
@@ -39,13 +42,87 @@ pub(super) fn peer_slices(d: &Decomposition, out: &mut String) -> std::fmt::Resu
         writeln!(out, "| {name} | {} |", cells.join(" | "))?;
     }
     writeln!(out)?;
-    for peer in peers {
-        if let Some(line) = furthest_behind(peer, peers, &names) {
-            writeln!(out, "- {line}")?;
+    match peers.iter().find(|p| p.reference) {
+        Some(reference) => where_each_loses(reference, peers, &names, out)?,
+        None => {
+            for peer in peers {
+                if let Some(line) = furthest_behind(peer, peers, &names) {
+                    writeln!(out, "- {line}")?;
+                }
+            }
         }
     }
     writeln!(out)?;
     Ok(())
+}
+
+/// Each peer's slices minus the reference's, paired by round, and a line
+/// per peer naming the slice(s) holding most of what it adds.
+fn where_each_loses(
+    reference: &LaneSlices,
+    peers: &[LaneSlices],
+    names: &[String],
+    out: &mut String,
+) -> std::fmt::Result {
+    writeln!(
+        out,
+        "### Where each peer loses: its slices minus `{}`'s (paired by round, µs per operation, 95% CI)\n",
+        reference.lane
+    )?;
+    writeln!(out, "| peer | {} |", names.join(" | "))?;
+    writeln!(out, "|---|{}", "---:|".repeat(names.len()))?;
+    let others: Vec<&LaneSlices> = peers.iter().filter(|p| !p.reference).collect();
+    for peer in &others {
+        let cells: Vec<String> = names
+            .iter()
+            .map(|name| match peer.versus_reference.iter().find(|d| &d.name == name) {
+                Some(d) => signed(d),
+                None => "—".to_owned(),
+            })
+            .collect();
+        writeln!(out, "| `{}` | {} |", peer.lane, cells.join(" | "))?;
+    }
+    writeln!(out)?;
+    for peer in others {
+        writeln!(out, "- {}", loses_most(peer, &reference.lane))?;
+    }
+    Ok(())
+}
+
+fn signed(d: &SliceDifference) -> String {
+    let f = &d.difference;
+    format!("{:+.3} ({:+.3}…{:+.3})", f.median, f.ci95[0], f.ci95[1])
+}
+
+/// The slice(s) holding most of what `peer` adds over the reference: the
+/// largest paired difference whose CI clears zero, and the next one too
+/// when it is nearly as large (three quarters) or the largest alone is
+/// less than half of all the clear ones together.
+fn loses_most(peer: &LaneSlices, reference: &str) -> String {
+    let mut clear: Vec<&SliceDifference> =
+        peer.versus_reference.iter().filter(|d| d.difference.ci95[0] > 0.0).collect();
+    clear.sort_by(|a, b| b.difference.median.total_cmp(&a.difference.median));
+    let total: f64 = clear.iter().map(|d| d.difference.median).sum();
+    let one = |d: &SliceDifference| {
+        let f = &d.difference;
+        format!("`{}`, {:+.3} µs (95% CI {:+.3}…{:+.3})", d.name, f.median, f.ci95[0], f.ci95[1])
+    };
+    match clear.as_slice() {
+        [] => format!("`{}`: no slice clearly slower than `{reference}`'s (no paired CI above zero).", peer.lane),
+        [first, rest @ ..] => {
+            let (a, second) = (first.difference.median, rest.first());
+            let named = match second {
+                Some(b) if b.difference.median >= 0.75 * a || a * 2.0 < total => {
+                    format!("{} and {}", one(first), one(b))
+                }
+                _ => one(first),
+            };
+            format!(
+                "`{}` adds {total:+.3} µs over `{reference}` in the slices that clearly differ, most of it in {named}.",
+                peer.lane
+            )
+        }
+    }
 }
 
 /// Slice names in the order the first peer holding each has them.
@@ -66,8 +143,9 @@ fn figure(peer: &LaneSlices, name: &str) -> Option<(f64, [f64; 2])> {
     peer.slices.iter().find(|s| s.name == name).map(|s| (s.median_us, s.ci95))
 }
 
-/// Where `peer` is furthest above the quickest peer, slice by slice, or
-/// that it is the quickest in every slice (one peer alone: nothing said).
+/// Without a reference: where `peer` is furthest above the quickest peer,
+/// slice by slice, or that it is the quickest in every slice (one peer
+/// alone: nothing said).
 fn furthest_behind(peer: &LaneSlices, peers: &[LaneSlices], names: &[String]) -> Option<String> {
     if peers.len() < 2 {
         return None;

@@ -58,7 +58,12 @@ pub(super) fn header(
     }
     for lane in lanes {
         for (name, build) in lane.trace_lanes() {
-            header.lane_info.push(LaneInfo { role: lane.role, variant: build.variant, code: lane.name.clone() });
+            header.lane_info.push(LaneInfo {
+                role: lane.role,
+                variant: build.variant,
+                code: lane.name.clone(),
+                reference: lane.peers_reference,
+            });
             let placement = lane.placement.unwrap_or(plan.placement);
             let described = lane.description.clone().unwrap_or_else(|| format!("{} ({})", lane.name, lane.role));
             let description = match build.variant {

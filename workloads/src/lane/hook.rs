@@ -1,0 +1,93 @@
+//! The reference writer marked the way its peers are: the peers' reference.
+//!
+//! A probed peer is marked by the caller around the call and by SQLite's
+//! own trace hook around the statement; the reference writer's own marks
+//! are finer and sit elsewhere (its `woke` is its thread's wake, before it
+//! prepares and binds; a peer's is SQLite's first step, after). Paired slice
+//! by slice with a peer, only the same instrument on the same hops says
+//! where the peer loses, so this build of the writer keeps the caller's
+//! `enter` and `done`, names the operation on the writer thread where its
+//! own `woke` would be, and lets [`SqliteProbe`] mark the statement.
+
+use std::path::Path;
+
+use hopscope_harness::{BlockInfo, HandIn, Ops};
+use hopscope_probe::collector::{Collector, DEFAULT_RING_MARKS};
+use hopscope_probe::sqlite::{self, SqliteProbe};
+use hopscope_probe::{Hop, OpId, Probe, local};
+
+use super::WRITER_ROLE;
+use super::open::{Target, WriterLane};
+use crate::db::{self, DbConfig};
+use crate::error::{RunError, WriteError};
+use crate::knobs::Knobs;
+use crate::shape::{OpInput, Shape};
+
+/// The writer's marks as a peer's: `enter` and `done` recorded on the
+/// caller, the writer's `woke` turned into the operation its statement
+/// serves (ended at `replied`), every other hop dropped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct PeerMarks;
+
+impl Probe for PeerMarks {
+    // Operation ids are made and carried to the writer as in a probed build.
+    const RECORDS: bool = true;
+
+    #[inline]
+    fn mark(&self, op: OpId, hop: Hop) {
+        match hop {
+            Hop::ENTER | Hop::DONE => local::record(op, hop),
+            Hop::WOKE => sqlite::set_op(Some(op)),
+            Hop::REPLIED => sqlite::set_op(None),
+            _ => {}
+        }
+    }
+
+    #[inline]
+    fn mark_on_cpu(&self, op: OpId, hop: Hop) {
+        match hop {
+            Hop::ENTER | Hop::DONE => local::record_on_cpu(op, hop),
+            _ => self.mark(op, hop),
+        }
+    }
+}
+
+/// The reference writer, its statements marked by SQLite's trace hook.
+pub(super) struct HookedWriter {
+    lane: WriterLane<PeerMarks>,
+    probe: SqliteProbe,
+}
+
+impl HookedWriter {
+    pub(super) fn open(path: &Path, config: DbConfig, shape: Shape, knobs: Knobs) -> Result<HookedWriter, RunError> {
+        let fail = |source| RunError::Database { path: path.to_path_buf(), source };
+        let probe = SqliteProbe::new(Collector::new(DEFAULT_RING_MARKS), Hop::WOKE, Hop::EXECUTED);
+        let conn = db::open(path, config).map_err(fail)?;
+        db::create_schema(&conn).map_err(fail)?;
+        // Attached before the writer thread takes the connection: the
+        // schema's statements ran on no operation, and are not marked.
+        probe.attach(&conn).map_err(|e| fail(rusqlite::Error::UserFunctionError(Box::new(e))))?;
+        Ok(HookedWriter { lane: WriterLane::spawn(conn, shape, knobs, PeerMarks), probe })
+    }
+}
+
+impl Target for HookedWriter {
+    fn before_block(&self, block: &BlockInfo) {
+        self.lane.before_block(block);
+        let _ = self.probe.collector().drain();
+    }
+
+    fn run(&self, caller: usize, inputs: Vec<OpInput>, ops: Ops) -> Result<u64, WriteError> {
+        self.lane.run(caller, inputs, ops)
+    }
+
+    /// The writer thread hands in (its CPU time; it records no marks of its
+    /// own), then the statements' marks go in as its role.
+    fn hand_in(&self, hand_in: &HandIn) -> Result<(), WriteError> {
+        self.lane.hand_in(hand_in)?;
+        let drained = self.probe.collector().drain();
+        let dropped = drained.dropped();
+        hand_in.give(WRITER_ROLE, drained.threads.into_iter().flat_map(|t| t.marks).collect(), dropped);
+        Ok(())
+    }
+}
