@@ -530,7 +530,12 @@ fn decompose_with_peers_compares_every_peer_with_the_writer() {
     assert!(receipt.contains("## Slices of each probed peer"), "{receipt}");
     assert!(receipt.contains("| slice | `writer-hook-probed` (reference) | `tokio-rusqlite-probed` |"), "{receipt}");
     assert!(receipt.contains("### Where each peer loses"), "{receipt}");
-    assert!(receipt.contains("- `deadpool-sqlite-probed` adds") || receipt.contains("- `deadpool-sqlite-probed`: no slice"));
+    assert!(
+        receipt.contains("probed minus clean build (difference of the two medians): `writer-hook-probed` − `writer`")
+    );
+    assert!(
+        receipt.contains("- `deadpool-sqlite-probed` adds") || receipt.contains("- `deadpool-sqlite-probed`: no slice")
+    );
 }
 
 #[test]

@@ -20,10 +20,19 @@ pub(super) fn peer_slices(d: &Decomposition, out: &mut String) -> std::fmt::Resu
          `executed`: its end, at its reset). So `enter→woke` holds the way to the peer's thread (its channel, \
          the wake, the peer's dispatch up to the statement, the statement's preparation and binds), \
          `woke→executed` SQLite's step and reset, and `executed→done` the way back (the rest of the peer's \
-         closure, its reply, the caller's wake). The hook costs a statement ~0.2 µs, mostly SQLite's own \
-         callbacks and two reads of its clock, one inside `woke→executed` (`cargo bench -p hopscope-probe \
-         --features sqlite --bench sqlite`); it is not yet measured in the run.\n"
+         closure, its reply, the caller's wake). The hook costs each statement two callbacks from SQLite and \
+         two reads of SQLite's own clock, one of them inside `woke→executed` (`cargo bench -p hopscope-probe \
+         --features sqlite --bench sqlite` times it alone).\n"
     )?;
+    let costs: Vec<String> = peers.iter().filter_map(|p| marking_cost(d, p)).collect();
+    if !costs.is_empty() {
+        writeln!(
+            out,
+            "What the marks cost each operation in this run, probed minus clean build (difference of the two \
+             medians): {}.\n",
+            costs.join(", ")
+        )?;
+    }
     let names = slice_names(peers);
     let head: Vec<String> = peers
         .iter()
@@ -123,6 +132,19 @@ fn loses_most(peer: &LaneSlices, reference: &str) -> String {
             )
         }
     }
+}
+
+/// `lane − clean` of a probed peer: its clean build is the lane without
+/// the suffix, the reference's is the subject's (`writer`).
+fn marking_cost(d: &Decomposition, peer: &LaneSlices) -> Option<String> {
+    let clean = if peer.reference {
+        d.derived.as_ref().and_then(|x| x.lane(hopscope_probe::Role::Subject)).unwrap_or("writer")
+    } else {
+        peer.lane.strip_suffix(hopscope_probe::LaneInfo::PROBED_SUFFIX)?
+    };
+    let median = |lane: &str| d.lanes.get(lane)?.us_per_op.as_ref().map(|s| s.median);
+    let cost = median(&peer.lane)? - median(clean)?;
+    Some(format!("`{}` − `{clean}` {cost:+.3} µs", peer.lane))
 }
 
 /// Slice names in the order the first peer holding each has them.
