@@ -530,9 +530,12 @@ fn decompose_with_peers_compares_every_peer_with_the_writer() {
     assert!(receipt.contains("## Slices of each probed peer"), "{receipt}");
     assert!(receipt.contains("| slice | `writer-hook-probed` (reference) | `tokio-rusqlite-probed` |"), "{receipt}");
     assert!(receipt.contains("### Where each peer loses"), "{receipt}");
-    assert!(
-        receipt.contains("probed minus clean build (difference of the two medians): `writer-hook-probed` − `writer`")
-    );
+    assert!(receipt.contains("probed minus clean build paired by round (95% CI): `writer-hook-probed` − `writer`"));
+    for peer in sliced {
+        let clean = peer["observer_effect"]["clean"].as_str().expect("paired with a clean build");
+        let expected = peer["lane"].as_str().and_then(|l| l.strip_suffix("-probed"));
+        assert_eq!(clean, if peer["reference"] == true { "writer" } else { expected.expect("a probed lane") });
+    }
     assert!(
         receipt.contains("- `deadpool-sqlite-probed` adds") || receipt.contains("- `deadpool-sqlite-probed`: no slice")
     );

@@ -48,6 +48,6 @@ pub use hopscope_probe::{ClockInfo, HostInfo, Role, Variant};
 
 pub use decomposition::{
     AnalyzeError, BOOTSTRAP_SEED, BlockFigure, CounterFigure, Decomposition, Derived, Drops, InstrumentCost,
-    LaneResult, LaneSlices, ObserverEffect, Partial, ResultError, RunInfo, SCHEMA, SliceDifference, decompose,
-    decompose_file, decompose_partial, decompose_source, join_file,
+    LaneResult, LaneSlices, ObserverEffect, ObserverFigure, Partial, ResultError, RunInfo, SCHEMA, SliceDifference,
+    decompose, decompose_file, decompose_partial, decompose_source, join_file,
 };

@@ -38,6 +38,19 @@ pub struct LaneSlices {
     /// one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub versus_reference: Vec<SliceDifference>,
+    /// What its marks cost an operation: this probed lane minus its clean
+    /// build (the reference's is the subject's), paired by round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observer_effect: Option<ObserverFigure>,
+}
+
+/// A probed lane's observer effect: against which clean lane, how much.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ObserverFigure {
+    /// The clean lane it is paired with.
+    pub clean: String,
+    /// Probed minus clean, µs per operation, paired by round.
+    pub difference: crate::lanes::Difference,
 }
 
 /// A slice's paired difference between two lanes.
@@ -190,7 +203,8 @@ fn peer_slices(
                 Some(r) if !std::ptr::eq(r, *o) => paired_slices(o, r),
                 _ => Vec::new(),
             };
-            Some(LaneSlices { lane, slices: figures, reference: is_reference(o), versus_reference })
+            let observer_effect = observer_effect(header, blocks, roles, o, is_reference(o));
+            Some(LaneSlices { lane, slices: figures, reference: is_reference(o), versus_reference, observer_effect })
         })
         .collect()
 }
@@ -214,4 +228,25 @@ fn paired_slices(ops: &LaneOps, reference: &LaneOps) -> Vec<SliceDifference> {
             Some(SliceDifference { name: d.name.clone(), difference })
         })
         .collect()
+}
+
+/// Probed lane `ops` minus its clean build, paired by round: the lane of
+/// the same code built clean, or, for the peers' reference, the subject's
+/// clean build (the same code, marked another way).
+fn observer_effect(
+    header: &TraceHeader,
+    blocks: &[crate::lanes::LaneBlocks],
+    roles: &Roles,
+    ops: &LaneOps,
+    reference: bool,
+) -> Option<ObserverFigure> {
+    let code = &roles.info(usize::from(ops.lane))?.code;
+    let clean = if reference {
+        roles.find(Role::Subject, Variant::Clean)?
+    } else {
+        (0..header.lanes.len())
+            .find(|&i| roles.info(i).is_some_and(|c| &c.code == code) && roles.variant(i) == Some(Variant::Clean))?
+    };
+    let difference = crate::lanes::difference(blocks.get(usize::from(ops.lane))?, blocks.get(clean)?)?;
+    Some(ObserverFigure { clean: header.lanes.get(clean)?.clone(), difference })
 }

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use hopscope_probe::{Block, Role, Trace, TraceHeader, Variant};
 
-pub use insitu::{LaneSlices, SliceDifference};
+pub use insitu::{LaneSlices, ObserverFigure, SliceDifference};
 pub use result::{
     BlockFigure, CounterFigure, Decomposition, Derived, Drops, InstrumentCost, LaneResult, ObserverEffect, Partial,
     ResultError, RunInfo,

@@ -24,12 +24,12 @@ pub(super) fn peer_slices(d: &Decomposition, out: &mut String) -> std::fmt::Resu
          two reads of SQLite's own clock, one of them inside `woke→executed` (`cargo bench -p hopscope-probe \
          --features sqlite --bench sqlite` times it alone).\n"
     )?;
-    let costs: Vec<String> = peers.iter().filter_map(|p| marking_cost(d, p)).collect();
+    let costs: Vec<String> = peers.iter().filter_map(marking_cost).collect();
     if !costs.is_empty() {
         writeln!(
             out,
-            "What the marks cost each operation in this run, probed minus clean build (difference of the two \
-             medians): {}.\n",
+            "What the marks cost each operation in this run, probed minus clean build paired by round (95% CI): \
+             {}.\n",
             costs.join(", ")
         )?;
     }
@@ -134,17 +134,11 @@ fn loses_most(peer: &LaneSlices, reference: &str) -> String {
     }
 }
 
-/// `lane − clean` of a probed peer: its clean build is the lane without
-/// the suffix, the reference's is the subject's (`writer`).
-fn marking_cost(d: &Decomposition, peer: &LaneSlices) -> Option<String> {
-    let clean = if peer.reference {
-        d.derived.as_ref().and_then(|x| x.lane(hopscope_probe::Role::Subject)).unwrap_or("writer")
-    } else {
-        peer.lane.strip_suffix(hopscope_probe::LaneInfo::PROBED_SUFFIX)?
-    };
-    let median = |lane: &str| d.lanes.get(lane)?.us_per_op.as_ref().map(|s| s.median);
-    let cost = median(&peer.lane)? - median(clean)?;
-    Some(format!("`{}` − `{clean}` {cost:+.3} µs", peer.lane))
+/// A probed peer's observer effect, as the run paired it.
+fn marking_cost(peer: &LaneSlices) -> Option<String> {
+    let effect = peer.observer_effect.as_ref()?;
+    let f = &effect.difference;
+    Some(format!("`{}` − `{}` {:+.3} µs ({:+.3}…{:+.3})", peer.lane, effect.clean, f.median, f.ci95[0], f.ci95[1]))
 }
 
 /// Slice names in the order the first peer holding each has them.
