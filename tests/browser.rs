@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 mod common;
 use common::temp_dir;
 
-const CHARTS: [&str; 6] = ["waterfall", "differences", "lanes", "distributions", "cpu-vs-wall", "stability"];
+const CHARTS: [&str; 7] = ["waterfall", "differences", "lanes", "distributions", "cpu-vs-wall", "stability", "peers"];
 /// A browser that has not answered by then is hung, not slow.
 const BROWSER_DEADLINE: Duration = Duration::from_secs(90);
 
@@ -207,6 +207,14 @@ fn hostile_result() -> serde_json::Value {
         }
     }
     d["insitu_lane"] = Value::String(name(d["insitu_lane"].as_str().unwrap_or("")));
+    // The peers' tables and chart name lanes and slices.
+    for peer in d["peer_slices"].as_array_mut().expect("the fixture has probed peers") {
+        peer["lane"] = Value::String(name(peer["lane"].as_str().unwrap_or("")));
+        let paired = peer.get_mut("versus_reference").and_then(Value::as_array_mut);
+        for (i, slice) in paired.into_iter().flatten().enumerate() {
+            slice["name"] = Value::String(format!("{}→{}", HOSTILE[(i + 1) % 3], HOSTILE[(i + 2) % 3]));
+        }
+    }
     for (i, slice) in d["slices"].as_array_mut().expect("slices").iter_mut().enumerate() {
         slice["name"] = Value::String(format!("{}→{}", HOSTILE[i % 3], HOSTILE[(i + 1) % 3]));
     }

@@ -531,6 +531,10 @@ fn decompose_with_peers_compares_every_peer_with_the_writer() {
     assert!(receipt.contains("| slice | `writer-hook-probed` (reference) | `tokio-rusqlite-probed` |"), "{receipt}");
     assert!(receipt.contains("### Where each peer loses"), "{receipt}");
     assert!(receipt.contains("probed minus clean build paired by round (95% CI): `writer-hook-probed` − `writer`"));
+    let png = std::fs::read(dir.join("peers.png")).expect("the peers chart");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let page = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
+    assert!(page.contains("id=\"peers\"") && page.contains("Where each peer loses"), "chart and table in the report");
     for peer in sliced {
         let clean = peer["observer_effect"]["clean"].as_str().expect("paired with a clean build");
         let expected = peer["lane"].as_str().and_then(|l| l.strip_suffix("-probed"));

@@ -106,6 +106,7 @@ fn a_run_with_nothing_to_draw_still_renders_with_notes() {
     let mut d = fixture();
     d.slices.clear();
     d.floor_slices.clear();
+    d.peer_slices.clear();
     d.derived = None;
     d.observer_effect = None;
     d.crosscheck = None;
@@ -132,8 +133,9 @@ fn a_run_with_nothing_to_draw_still_renders_with_notes() {
 #[test]
 fn a_programs_capture_leaves_out_only_the_charts_it_has_no_figures_for() {
     // A program's own capture: one sliced lane, no lane arithmetic, no
-    // clean/probed pair, no CPU readings.
+    // clean/probed pair, no CPU readings, no peers.
     let mut d = fixture();
+    d.peer_slices.clear();
     d.derived = None;
     d.observer_effect = None;
     d.cpu_us_per_op.clear();
@@ -145,6 +147,7 @@ fn a_programs_capture_leaves_out_only_the_charts_it_has_no_figures_for() {
     let html = std::fs::read_to_string(rendered.html).expect("html");
     assert_eq!(html.matches("<svg").count(), drawn.len());
     assert!(html.contains("nothing was paired") && html.contains("no CPU readings"));
+    assert!(html.contains("No probed peer was paired with a reference"));
 }
 
 /// Strings from another machine, each trying to become markup.

@@ -9,6 +9,7 @@ pub(crate) mod frontier;
 mod lanes;
 pub(crate) mod merge;
 pub(crate) mod merge_slices;
+mod peers;
 pub(crate) mod resolution;
 mod stability;
 mod waterfall;
@@ -51,17 +52,20 @@ pub enum ChartKind {
     CpuVsWall,
     /// Block figures in run order, by pass.
     Stability,
+    /// Each probed peer's slices minus the reference writer's, paired.
+    Peers,
 }
 
 impl ChartKind {
     /// Every chart, in report order.
-    pub const ALL: [ChartKind; 6] = [
+    pub const ALL: [ChartKind; 7] = [
         ChartKind::Waterfall,
         ChartKind::Differences,
         ChartKind::Lanes,
         ChartKind::Distributions,
         ChartKind::CpuVsWall,
         ChartKind::Stability,
+        ChartKind::Peers,
     ];
 
     /// File name without extension.
@@ -73,6 +77,7 @@ impl ChartKind {
             ChartKind::Distributions => "distributions",
             ChartKind::CpuVsWall => "cpu-vs-wall",
             ChartKind::Stability => "stability",
+            ChartKind::Peers => "peers",
         }
     }
 
@@ -85,6 +90,7 @@ impl ChartKind {
             ChartKind::Distributions => "Distribution of block figures (ECDF)",
             ChartKind::CpuVsWall => "CPU against wall time per write",
             ChartKind::Stability => "Block figures in run order, by pass",
+            ChartKind::Peers => "Where each peer loses: its slices minus the reference writer's",
         }
     }
 
@@ -103,6 +109,7 @@ impl ChartKind {
             ChartKind::CpuVsWall => !d.lanes.iter().any(|(name, l)| {
                 l.us_per_op.is_some() && d.cpu_us_per_op.get(name).is_some_and(|roles| roles.contains_key("process"))
             }),
+            ChartKind::Peers => !peers::has_pairs(d),
         };
         empty.then_some(match self {
             ChartKind::Waterfall => "No probed lane in this run: no slices to draw.",
@@ -110,6 +117,7 @@ impl ChartKind {
             ChartKind::Lanes => "No lane ran any operation.",
             ChartKind::Distributions | ChartKind::Stability => "No lane ran any block.",
             ChartKind::CpuVsWall => "The run recorded no CPU readings.",
+            ChartKind::Peers => "No probed peer was paired with a reference in this run.",
         })
     }
 
@@ -140,6 +148,7 @@ impl ChartKind {
             ChartKind::Distributions => distributions::distributions_chart(area, d, options.log_x),
             ChartKind::CpuVsWall => cpu::cpu_vs_wall_chart(area, d),
             ChartKind::Stability => stability::stability_chart(area, d),
+            ChartKind::Peers => peers::peers_chart(area, d),
         }?;
         area.present()?;
         Ok(())
