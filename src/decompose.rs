@@ -53,10 +53,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let peers: Vec<String> = Peer::ALL
         .iter()
         .filter(|_| args.peers)
-        .flat_map(|p| {
-            let probed = p.probed_build().then(|| format!("{}-probed", p.name()));
-            std::iter::once(p.name().to_owned()).chain(probed)
-        })
+        .flat_map(|p| [p.name().to_owned(), format!("{}-probed", p.name())])
         .collect();
     // The reference writer marked as the peers are, their slices'
     // reference (its probed build only: the clean one is `writer`).

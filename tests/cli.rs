@@ -471,9 +471,8 @@ fn decompose_with_peers_compares_every_peer_with_the_writer() {
     let peers = ["tokio-rusqlite", "async-sqlite", "async-sqlite-blocking", "sqlx-sqlite", "deadpool-sqlite"];
     // Rounds another process held the CPUs of are left out of every lane.
     let left_out = common::rounds_left_out(&result);
-    // Every peer but sqlx (whose statements run in no closure of the
-    // lane's) also runs probed through SQLite's trace hook.
-    let probed: Vec<String> = peers.iter().filter(|p| **p != "sqlx-sqlite").map(|p| format!("{p}-probed")).collect();
+    // Every peer also runs probed through SQLite's trace hook.
+    let probed: Vec<String> = peers.iter().map(|p| format!("{p}-probed")).collect();
     for peer in peers.iter().copied().chain(probed.iter().map(String::as_str)) {
         // The runner checked every block's rows against what the lane reported.
         assert_eq!(result["lanes"][peer]["ops"], 20 * (3 * 2 - left_out), "{peer}");
@@ -695,7 +694,7 @@ fn a_bad_keyword_value_exits_2_before_anything_runs() {
     let out_dir = dir.to_str().expect("utf-8 path");
     let judged: [(&[&str], &str); 6] = [
         (&["run", "--lanes", "inline,bogus", "--out", out_dir], "lane `bogus`"),
-        (&["run", "--lanes", "sqlx-sqlite-probed", "--out", out_dir], "no probed build yet"),
+        (&["run", "--lanes", "handoff-probed", "--out", out_dir], "no -probed build"),
         (&["decompose", "--ops", "0", "--out", out_dir], "--ops: must be at least 1"),
         (&["decompose", "--gap-us", "99999999", "--out", out_dir], "--gap-us: 99999999"),
         (&["keep-warm", "--windows", "99999999", "--out", out_dir], "--windows: 99999999"),

@@ -13,8 +13,13 @@
 //! **The operation id.** A statement carries no id of the caller's, so the
 //! thread that runs it says which operation it serves: [`with_op`] around
 //! the call (inside the closure a crate runs on its thread, as
-//! tokio-rusqlite's `call` does), or [`set_op`]. A statement run with no
-//! operation set marks nothing and is counted ([`StatementCounts`]).
+//! tokio-rusqlite's `call` does), or [`set_op`]. Where no code of the
+//! caller's runs on that thread (sqlx's worker), a probe made with
+//! [`SqliteProbe::in_order`] takes the operation of each statement started
+//! on a thread with none set from those the callers announced, in order
+//! ([`SqliteProbe::announce`], made where calls are serialised, e.g. under
+//! the lock that guards the connection). A statement run with no operation
+//! marks nothing and is counted ([`StatementCounts`]).
 //!
 //! **What it costs.** Each statement pays two callbacks from SQLite (each a
 //! clock read, a thread-local load and a ring write) and, because the end
@@ -27,7 +32,7 @@
 //! subprogram and its statements are reported as starts too; they are told
 //! apart by their text and counted, not marked.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::ffi::{c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -53,6 +58,9 @@ struct Hook {
     start: Hop,
     end: Hop,
     counts: Counts,
+    /// Operations announced for statements started on threads with none
+    /// set, oldest first; `None` unless made [`SqliteProbe::in_order`].
+    announced: Option<Mutex<VecDeque<u64>>>,
 }
 
 #[derive(Debug, Default)]
@@ -94,6 +102,9 @@ const NO_OP: u64 = u64::MAX;
 
 thread_local! {
     static CURRENT_OP: std::cell::Cell<u64> = const { std::cell::Cell::new(NO_OP) };
+    /// The current operation was taken from the announced ones for the
+    /// statement running now, and goes with its end.
+    static TAKEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Run `f` with `op` as the operation the statements it runs on this
@@ -130,7 +141,25 @@ impl SqliteProbe {
     /// A probe marking each statement's start as `start` and its end as
     /// `end`, into `collector`.
     pub fn new(collector: Collector, start: Hop, end: Hop) -> SqliteProbe {
-        SqliteProbe { hook: Arc::new(Hook { collector, start, end, counts: Counts::default() }) }
+        SqliteProbe { hook: Arc::new(Hook { collector, start, end, counts: Counts::default(), announced: None }) }
+    }
+
+    /// [`SqliteProbe::new`], and a statement started on a thread with no
+    /// operation set serves the oldest operation announced
+    /// ([`SqliteProbe::announce`]) until it ends.
+    pub fn in_order(collector: Collector, start: Hop, end: Hop) -> SqliteProbe {
+        let announced = Some(Mutex::new(VecDeque::new()));
+        SqliteProbe { hook: Arc::new(Hook { collector, start, end, counts: Counts::default(), announced }) }
+    }
+
+    /// The next statement started on a thread with no operation set serves
+    /// `op` (a probe made [`SqliteProbe::in_order`]; others ignore it).
+    /// Announce where the statements' order is the operations' own: one
+    /// statement per operation, under the lock that serialises calls.
+    pub fn announce(&self, op: OpId) {
+        if let Some(announced) = &self.hook.announced {
+            announced.lock().unwrap_or_else(PoisonError::into_inner).push_back(op.0);
+        }
     }
 
     /// The collector its marks go to.
@@ -214,9 +243,35 @@ impl SqliteProbe {
 }
 
 impl Hook {
+    /// A statement started: marked with its thread's operation, or the
+    /// oldest announced one when the thread has none.
     #[inline]
-    fn mark(&self, hop: Hop, counter: &AtomicU64, ticks: clock::Ticks) {
+    fn started(&self, ticks: clock::Ticks) {
+        let mut op = CURRENT_OP.try_with(std::cell::Cell::get).unwrap_or(NO_OP);
+        if op == NO_OP
+            && let Some(announced) = &self.announced
+            && let Some(next) = announced.lock().unwrap_or_else(PoisonError::into_inner).pop_front()
+        {
+            let _ = CURRENT_OP.try_with(|current| current.set(next));
+            let _ = TAKEN.try_with(|taken| taken.set(true));
+            op = next;
+        }
+        self.mark(op, self.start, &self.counts.starts, ticks);
+    }
+
+    /// A statement ended: marked with its thread's operation, which goes
+    /// with it if it was an announced one.
+    #[inline]
+    fn ended(&self, ticks: clock::Ticks) {
         let op = CURRENT_OP.try_with(std::cell::Cell::get).unwrap_or(NO_OP);
+        self.mark(op, self.end, &self.counts.ends, ticks);
+        if TAKEN.try_with(|taken| taken.replace(false)).unwrap_or(false) {
+            let _ = CURRENT_OP.try_with(|current| current.set(NO_OP));
+        }
+    }
+
+    #[inline]
+    fn mark(&self, op: u64, hop: Hop, counter: &AtomicU64, ticks: clock::Ticks) {
         if op == NO_OP {
             self.counts.without_op.fetch_add(1, Ordering::Relaxed);
             return;
@@ -246,12 +301,12 @@ unsafe extern "C" fn on_trace(event: c_uint, context: *mut c_void, p: *mut c_voi
             // SAFETY: `p` is the statement SQLite is running.
             let own = unsafe { ffi::sqlite3_sql(p as *mut ffi::sqlite3_stmt) };
             if std::ptr::eq(own.cast::<c_void>(), x) {
-                hook.mark(hook.start, &hook.counts.starts, ticks);
+                hook.started(ticks);
             } else {
                 hook.counts.subprograms.fetch_add(1, Ordering::Relaxed);
             }
         }
-        ffi::SQLITE_TRACE_PROFILE => hook.mark(hook.end, &hook.counts.ends, ticks),
+        ffi::SQLITE_TRACE_PROFILE => hook.ended(ticks),
         ffi::SQLITE_TRACE_CLOSE => {
             // The connection is closing: release the probe's handle, once
             // (a close that fails and is tried again reports twice).

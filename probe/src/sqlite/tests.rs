@@ -183,3 +183,37 @@ fn a_known_wait_inside_a_statement_is_recovered_between_its_marks() {
         "a {WAIT_NS} ns wait read {recovered:.1} ns between the statement's marks"
     );
 }
+
+#[test]
+fn an_in_order_probe_names_statements_on_a_thread_of_nobody_s_code_by_the_announced_order() {
+    let probe = SqliteProbe::in_order(Collector::new(1 << 12), START, END);
+    let conn = table();
+    probe.attach(&conn).expect("attach");
+    // The caller announces, a worker it runs no code on runs the statements.
+    for op in [11, 12] {
+        probe.announce(OpId(op));
+    }
+    let conn = std::thread::spawn(move || {
+        conn.execute("INSERT INTO t VALUES (1, 'a')", []).expect("insert");
+        conn.execute("INSERT INTO t VALUES (2, 'b')", []).expect("insert");
+        // Nothing announced: not marked, counted.
+        conn.execute("INSERT INTO t VALUES (3, 'c')", []).expect("insert");
+        // A thread's own operation comes first, and takes nothing announced.
+        probe_thread_op(&conn);
+        conn
+    })
+    .join()
+    .expect("worker");
+    assert_eq!(drained(&probe), [(11, START), (11, END), (12, START), (12, END), (13, START), (13, END)]);
+    assert_eq!(probe.counts().without_op, 2);
+    // A probe not made in order ignores announcements.
+    let plain = self::probe();
+    plain.attach(&conn).expect("attach");
+    plain.announce(OpId(20));
+    conn.execute("DELETE FROM t", []).expect("delete");
+    assert!(drained(&plain).is_empty());
+}
+
+fn probe_thread_op(conn: &Connection) {
+    with_op(OpId(13), || conn.execute("INSERT INTO t VALUES (4, 'd')", [])).expect("insert");
+}

@@ -142,9 +142,6 @@ impl LaneSpec {
                 "writer" => LaneKind::Writer(knobs),
                 WRITER_HOOK => LaneKind::WriterHook(knobs),
                 other => match other.parse::<Peer>() {
-                    Ok(Peer::Sqlx) if probed => {
-                        return Err(ParseError::new("lane", name, crate::peers::NO_PROBED_SQLX));
-                    }
                     Ok(peer) => LaneKind::Peer(peer),
                     Err(_) => {
                         let peers: Vec<&str> = Peer::ALL.iter().map(|p| p.name()).collect();
@@ -186,9 +183,6 @@ impl LaneSpec {
         let shape = self.shape_for(shape);
         if !shape.single_statement() && matches!(self.kind, LaneKind::Floor | LaneKind::Peer(_)) {
             return Err(RunError::Plan(format!("lane `{}`: runs single statements, not {shape}", self.name)));
-        }
-        if self.kind == LaneKind::Peer(Peer::Sqlx) && self.builds != Builds::Clean {
-            return Err(RunError::Plan(format!("lane `{}`: {}", self.name, crate::peers::NO_PROBED_SQLX)));
         }
         if matches!(self.kind, LaneKind::Peer(_)) && !crate::peers::BUILT {
             return Err(RunError::Plan(format!(

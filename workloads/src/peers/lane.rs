@@ -12,8 +12,10 @@
 //! ([`SqliteProbe`]): its start as `woke` (the peer's thread has woken and
 //! run its own dispatch up to the statement), its end as `executed`. The
 //! operation reaches the statement inside the closure the peer runs on its
-//! thread ([`with_op`]); sqlx runs no closure of ours there, so it has no
-//! probed build yet.
+//! thread ([`with_op`]); sqlx runs no closure of ours on its worker, so
+//! each call announces its operation under the lock that serialises calls
+//! into the connection, and the probe gives it to the next statement the
+//! worker starts ([`SqliteProbe::in_order`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
@@ -40,9 +42,6 @@ pub(crate) fn open(
     placement: Placement,
     probed: bool,
 ) -> Result<Box<dyn Target>, RunError> {
-    if probed && peer == Peer::Sqlx {
-        return Err(RunError::Plan(format!("lane `{peer}`: {}", super::NO_PROBED_SQLX)));
-    }
     if !shape.single_statement() {
         return Err(RunError::Plan(format!("lane `{peer}`: peers run single statements, not {shape}")));
     }
@@ -55,7 +54,13 @@ pub(crate) fn open(
     let runtimes = (0..shape.callers()).map(|_| runtime()).collect::<Result<Vec<_>, _>>().map_err(fail)?;
     let core = placement.worker_core();
     let opener = runtimes.first().ok_or_else(|| fail("no caller".to_owned()))?;
-    let probe = probed.then(|| SqliteProbe::new(Collector::new(DEFAULT_RING_MARKS), Hop::WOKE, Hop::EXECUTED));
+    let probe = probed.then(|| {
+        let collector = Collector::new(DEFAULT_RING_MARKS);
+        match peer {
+            Peer::Sqlx => SqliteProbe::in_order(collector, Hop::WOKE, Hop::EXECUTED),
+            _ => SqliteProbe::new(collector, Hop::WOKE, Hop::EXECUTED),
+        }
+    });
     let client = opener.block_on(Client::open(peer, path, db, core, probe.clone())).map_err(fail)?;
     Ok(Box::new(PeerLane { peer, client, sql: shape.sql(), runtimes: Mutex::new(runtimes), probe }))
 }
@@ -98,9 +103,10 @@ impl Client {
     ) -> Result<Client, String> {
         let error = |e: &dyn std::fmt::Display| e.to_string();
         // Configured, then probed: the pragmas are no operation's.
+        let attach = probe.clone();
         let configure = move |conn: &rusqlite::Connection| -> rusqlite::Result<()> {
             db::configure(conn, db)?;
-            if let Some(probe) = &probe {
+            if let Some(probe) = &attach {
                 probe.attach(conn).map_err(|e| rusqlite::Error::UserFunctionError(Box::new(e)))?;
             }
             Ok(())
@@ -151,9 +157,15 @@ impl Client {
                 // sqlx offers no hook on its worker thread: the thread ids
                 // that appear while it connects are its.
                 let before = placement::task_ids();
-                let conn = options.connect().await.map_err(|e| error(&e))?;
+                let mut conn = options.connect().await.map_err(|e| error(&e))?;
                 for tid in placement::task_ids().into_iter().filter(|t| !before.contains(t)) {
                     placement::place_task(tid, core);
+                }
+                if let Some(probe) = &probe {
+                    let mut handle = conn.lock_handle().await.map_err(|e| error(&e))?;
+                    // SAFETY: the handle is the open connection sqlx holds
+                    // locked for us; SQLite's close releases the probe.
+                    unsafe { probe.attach_raw(handle.as_raw_handle().as_ptr()) }.map_err(|e| error(&e))?;
                 }
                 Ok(Client::Sqlx(tokio::sync::Mutex::new(conn)))
             }
@@ -201,6 +213,10 @@ impl PeerLane {
             }
             Client::Sqlx(conn) => {
                 let mut conn = conn.lock().await;
+                // Under the lock: the worker's next statement is this call's.
+                if let (Some(probe), Some(op)) = (&self.probe, op) {
+                    probe.announce(op);
+                }
                 self.sqlx_execute(&mut conn, params).await
             }
             Client::Deadpool(Deadpool { pool: Some(pool), .. }, core) => {

@@ -15,9 +15,6 @@ mod lane;
 #[cfg(feature = "peers")]
 pub(crate) use lane::open;
 
-/// Why sqlx has no probed build.
-pub(crate) const NO_PROBED_SQLX: &str = "sqlx runs its statements on its worker thread with no closure of the lane's to say which operation each serves: no probed build yet";
-
 /// A peer crate (and, for async-sqlite, which of its two APIs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Peer {
@@ -83,15 +80,6 @@ impl Peer {
                 "pool checkout (max 1 connection), then spawn_blocking onto tokio's blocking pool, connection behind a mutex; awaited on a current-thread runtime"
             }
         }
-    }
-}
-
-impl Peer {
-    /// Whether the peer has a probed build: its statements run inside a
-    /// closure of the lane's on its own thread, where the SQLite probe
-    /// learns their operation.
-    pub fn probed_build(self) -> bool {
-        self != Peer::Sqlx
     }
 }
 
