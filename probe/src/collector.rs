@@ -64,6 +64,7 @@ struct Tally {
 
 impl Tally {
     /// Add to a tally this thread alone writes.
+    #[cfg(feature = "tracing")]
     #[inline]
     fn add_own(&self, [closed, enters, without_op]: [u64; 3]) {
         for (counter, n) in [(&self.closed, closed), (&self.enters, enters), (&self.without_op, without_op)] {
@@ -212,6 +213,7 @@ impl Collector {
     /// over `marks`: the marks into this thread's ring, the close into its
     /// tally (`with_op` false: a span that never got an operation id, which
     /// marks nothing). One look-up of the thread's ring for both.
+    #[cfg(feature = "tracing")]
     #[inline]
     pub(crate) fn close(&self, watch: usize, enters: u64, marks: &[Mark], with_op: bool) {
         let counted = if with_op { [1, enters, 0] } else { [0, 0, 1] };
@@ -231,6 +233,7 @@ impl Collector {
 
     /// `[closed, enters, without_op]` of watch `watch`'s spans so far, over
     /// every thread.
+    #[cfg(feature = "tracing")]
     pub(crate) fn tally(&self, watch: usize) -> [u64; 3] {
         let rings = self.inner.rings.lock().unwrap_or_else(PoisonError::into_inner);
         let of = |tallies: &[Tally]| tallies.get(watch).map_or([0; 3], Tally::read);
@@ -339,6 +342,7 @@ mod tests {
         Mark::new(OpId(op), Hop::SENT, crate::clock::Ticks(op))
     }
 
+    #[cfg(feature = "tracing")]
     #[test]
     fn closes_are_tallied_per_thread_and_kept_when_a_thread_is_gone() {
         let collector = Collector::new(1_024);

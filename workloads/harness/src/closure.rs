@@ -145,6 +145,12 @@ impl<S: Send + 'static> ClosureLane<S> {
     pub fn probed_by_spans(self, spans: impl Into<crate::SpanProbe>) -> Lane {
         Lane::from(self).probed_by_spans(spans)
     }
+
+    /// See [`Lane::probed_by_sqlite`].
+    #[cfg(feature = "sqlite")]
+    pub fn probed_by_sqlite(self, probe: hopscope_probe::sqlite::SqliteProbe) -> Lane {
+        Lane::from(self).probed_by_sqlite(probe)
+    }
 }
 
 impl<S: Send + 'static> From<ClosureLane<S>> for Lane {

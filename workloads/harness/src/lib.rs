@@ -48,6 +48,9 @@
 //!   and probed by a `HopLayer` on every thread it uses, with nothing of
 //!   the user's on those threads; [`Lane::probed_by`] runs it under a
 //!   `tracing` dispatcher of the user's own.
+//! - `sqlite` (off by default): [`Lane::probed_by_sqlite`] runs a lane clean
+//!   and probed through SQLite's own trace hook: a writer whose code the
+//!   user cannot edit is sliced by the statements it runs.
 
 #![deny(missing_docs)]
 
@@ -77,6 +80,8 @@ pub mod sched;
 #[cfg(feature = "tracing")]
 mod spans;
 mod spec;
+#[cfg(feature = "sqlite")]
+mod sqlite;
 pub mod summary;
 #[cfg(feature = "tracing")]
 mod traced;
@@ -98,6 +103,8 @@ pub use runner::RunSummary;
 #[cfg(feature = "tracing")]
 pub use spans::{MAX_TRACED_THREADS, SpanProbe, TRACED_ROLE};
 pub use spec::{ExperimentSpec, MAX_SPEC_BYTES, SpecError, sha256_hex};
+#[cfg(feature = "sqlite")]
+pub use sqlite::SQLITE_ROLE;
 pub use workload::{BlockId, BlockInfo, BoxError, Op, Ops, Reported, Setup, ThreadInit, Workload};
 
 /// Lane roles and builds, as the trace header records them.

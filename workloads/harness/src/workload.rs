@@ -49,16 +49,57 @@ pub struct Ops {
     step: u64,
     remaining: u64,
     gap: Gap,
+    /// A lane probed through SQLite's trace hook
+    /// ([`crate::Lane::probed_by_sqlite`]): each operation is announced
+    /// to the probe and marked `enter` when it is handed out, `done` when
+    /// the next one is asked for.
+    #[cfg(feature = "sqlite")]
+    marks: Option<hopscope_probe::sqlite::SqliteProbe>,
+    /// The operation handed out last, not yet marked `done`.
+    #[cfg(feature = "sqlite")]
+    pending: Option<u64>,
 }
 
 impl Ops {
     pub(crate) fn new(first: u64, step: u64, count: u64, gap: Gap) -> Ops {
-        Ops { next: first, step: step.max(1), remaining: count, gap }
+        Ops {
+            next: first,
+            step: step.max(1),
+            remaining: count,
+            gap,
+            #[cfg(feature = "sqlite")]
+            marks: None,
+            #[cfg(feature = "sqlite")]
+            pending: None,
+        }
     }
 
     /// The same operations with `gap` before each.
     pub(crate) fn with_gap(self, gap: Gap) -> Ops {
         Ops { gap, ..self }
+    }
+
+    /// The same operations, each announced to `probe` and marked on the
+    /// caller's thread as it is handed out and when the next is asked for.
+    #[cfg(feature = "sqlite")]
+    pub(crate) fn marked_by(self, probe: hopscope_probe::sqlite::SqliteProbe) -> Ops {
+        Ops { marks: Some(probe), ..self }
+    }
+
+    /// `done` for the operation handed out last, and `enter` (after
+    /// announcing it) for `op`, if the operations are marked.
+    #[cfg(feature = "sqlite")]
+    #[inline]
+    fn mark(&mut self, op: Option<u64>) {
+        let Some(probe) = &self.marks else { return };
+        if let Some(done) = self.pending.take() {
+            hopscope_probe::local::record(OpId(done), hopscope_probe::Hop::DONE);
+        }
+        if let Some(op) = op {
+            probe.announce(OpId(op));
+            hopscope_probe::local::record_on_cpu(OpId(op), hopscope_probe::Hop::ENTER);
+            self.pending = Some(op);
+        }
     }
 }
 
@@ -68,11 +109,18 @@ impl Iterator for Ops {
     #[inline]
     fn next(&mut self) -> Option<Op> {
         if self.remaining == 0 {
+            #[cfg(feature = "sqlite")]
+            self.mark(None);
             return None;
         }
         self.remaining -= 1;
+        // The previous operation is done before the caller's own work.
+        #[cfg(feature = "sqlite")]
+        self.mark(None);
         self.gap.wait();
         let op = Op { index: self.next };
+        #[cfg(feature = "sqlite")]
+        self.mark(Some(op.index));
         self.next = self.next.wrapping_add(self.step);
         Some(op)
     }
@@ -212,9 +260,21 @@ pub struct Setup {
     pub(crate) variant: Option<Variant>,
     pub(crate) placement: Placement,
     pub(crate) thread: ThreadInit,
+    /// The probe of a build probed through SQLite's trace hook.
+    #[cfg(feature = "sqlite")]
+    pub(crate) sqlite: Option<hopscope_probe::sqlite::SqliteProbe>,
 }
 
 impl Setup {
+    /// In the probed build of a lane probed through SQLite's trace hook
+    /// ([`crate::Lane::probed_by_sqlite`]), the probe to attach to the
+    /// connection the lane's writer uses (`None` in its clean build, which
+    /// must stay unprobed).
+    #[cfg(feature = "sqlite")]
+    pub fn sqlite_probe(&self) -> Option<&hopscope_probe::sqlite::SqliteProbe> {
+        self.sqlite.as_ref()
+    }
+
     /// The lane's own directory, empty when the lane opens: each lane (and
     /// each of its variants) gets one, so no two lanes share a database.
     pub fn dir(&self) -> &Path {

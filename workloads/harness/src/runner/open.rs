@@ -347,6 +347,8 @@ fn open_lanes(
                 dir: lane_dir,
                 lane: name.clone(),
                 variant: build.variant,
+                #[cfg(feature = "sqlite")]
+                sqlite: None,
                 placement,
                 thread: ThreadInit {
                     capacity: plan.marks_per_block(),

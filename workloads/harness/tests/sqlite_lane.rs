@@ -1,0 +1,127 @@
+//! A writer the user cannot edit, sliced through SQLite's own trace hook:
+//! a "library" with its own thread and connection (no hopscope code in
+//! it), driven by a lane whose probed build only attaches the probe to the
+//! library's connection. Every operation joins with the statement the
+//! library ran for it, and the statement's known work lands between the
+//! statement's marks.
+
+#![cfg(feature = "sqlite")]
+
+mod common;
+
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{Sender, bounded, unbounded};
+use hopscope_harness::{BoxError, Harness, Lane, Plan, SQLITE_ROLE};
+use hopscope_probe::Hop;
+use hopscope_probe::collector::{Collector, DEFAULT_RING_MARKS};
+use hopscope_probe::sqlite::SqliteProbe;
+use rusqlite::Connection;
+use rusqlite::functions::FunctionFlags;
+
+/// The work inside each statement, ns: a user function that spins.
+const SPIN_NS: i64 = 2_000;
+
+type Call = Box<dyn FnOnce(&Connection) + Send>;
+
+enum Job {
+    Insert(Sender<rusqlite::Result<usize>>),
+    Call(Call),
+}
+
+/// The library: a thread owning a connection, fed by a channel.
+struct Library {
+    jobs: Option<Sender<Job>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Library {
+    fn open(path: std::path::PathBuf) -> Library {
+        let (jobs, inbox) = unbounded::<Job>();
+        let thread = std::thread::spawn(move || {
+            let conn = Connection::open(path).expect("open");
+            conn.execute_batch("CREATE TABLE IF NOT EXISTS t (k INTEGER PRIMARY KEY, v INTEGER)").expect("schema");
+            conn.create_scalar_function("spin", 1, FunctionFlags::SQLITE_UTF8, |ctx| {
+                let ns: i64 = ctx.get(0)?;
+                common::busy(ns.max(0) as u64);
+                Ok(ns)
+            })
+            .expect("function");
+            for job in inbox {
+                match job {
+                    Job::Insert(reply) => {
+                        let done = conn
+                            .prepare_cached("INSERT INTO t (v) VALUES (spin(?1))")
+                            .and_then(|mut s| s.execute([SPIN_NS]));
+                        let _ = reply.send(done);
+                    }
+                    Job::Call(f) => f(&conn),
+                }
+            }
+        });
+        Library { jobs: Some(jobs), thread: Some(thread) }
+    }
+
+    fn insert(&self) -> Result<u64, BoxError> {
+        let (reply, answer) = bounded(1);
+        self.jobs.as_ref().ok_or("closed")?.send(Job::Insert(reply)).map_err(|_| "the library stopped")?;
+        Ok(answer.recv()?? as u64)
+    }
+
+    /// The library's own way to reach its connection on its thread.
+    fn call(&self, f: impl FnOnce(&Connection) + Send + 'static) -> Result<(), BoxError> {
+        self.jobs.as_ref().ok_or("closed")?.send(Job::Call(Box::new(f))).map_err(|_| "the library stopped")?;
+        Ok(())
+    }
+}
+
+impl Drop for Library {
+    fn drop(&mut self) {
+        self.jobs.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[test]
+fn a_library_s_statements_join_their_operations_and_hold_their_work() {
+    let dir = std::env::temp_dir().join(format!("hopscope-sqlite-lane-{}", std::process::id()));
+    let probe = SqliteProbe::in_order(Collector::new(DEFAULT_RING_MARKS), Hop::WOKE, Hop::EXECUTED);
+    let lane = Lane::subject(
+        "library",
+        |s| {
+            let library = Library::open(s.path("library.db"));
+            if let Some(probe) = s.sqlite_probe() {
+                let probe = probe.clone();
+                library.call(move |conn| probe.attach(conn).expect("attach"))?;
+            }
+            Ok::<_, BoxError>(library)
+        },
+        |library: &mut Library, _op| library.insert(),
+    )
+    .per_op(1)
+    .probed_by_sqlite(probe.clone());
+    let plan = Plan { ops_per_block: 40, samples: 4, passes: 1, warmup_blocks: 1, ..Plan::quick() };
+    let outcome = Harness::new("sqlite-lane").plan(plan).out(&dir).quiet().lane(lane).run().expect("run");
+    let d = outcome.decomposition.as_ref().expect("decomposition");
+    assert_eq!(d.drops.incomplete_ops.get("library-probed"), Some(&0), "{:?}", d.drops);
+    let complete = d.drops.complete_ops.get("library-probed").copied().unwrap_or(0);
+    assert_eq!(Some(complete), d.lanes.get("library-probed").map(|l| l.ops), "every operation joined");
+    assert_eq!(d.drops.complete_ops.get("library"), Some(&0), "the clean build marks nothing");
+    let names: Vec<&str> = d.slices.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["enter→woke", "woke→executed", "executed→done"]);
+    let statement = &d.slices[1];
+    assert!(
+        statement.median_us >= SPIN_NS as f64 / 1_000.0,
+        "the statement's work lies between its marks: {:.3} µs",
+        statement.median_us
+    );
+    // Every statement was given an operation, and ended where it started.
+    let counts = probe.counts();
+    assert!(counts.starts >= complete && counts.ends == counts.starts, "{counts:?}");
+    assert_eq!(counts.without_op, 0, "{counts:?}");
+    let receipt = std::fs::read_to_string(dir.join("receipt.md")).expect("receipt");
+    assert!(receipt.contains(SQLITE_ROLE), "its thread role is named");
+    let _ = std::fs::remove_dir_all(&dir);
+}
