@@ -4,7 +4,10 @@
 //! A writer you cannot edit (a published crate, a library's pool) still
 //! runs SQLite, and SQLite tells a connection's trace callback when a
 //! statement starts (`SQLITE_TRACE_STMT`) and when it ends
-//! (`SQLITE_TRACE_PROFILE`, at the statement's reset). [`SqliteProbe`]
+//! (`SQLITE_TRACE_PROFILE`, when its last step returns, or at its reset if
+//! it is reset before finishing). The end comes before SQLite runs the
+//! connection's WAL hook: an auto-checkpoint that a commit sets off lies
+//! after the statement's end mark, not inside its slice. [`SqliteProbe`]
 //! registers one such callback on a connection; each call reads the clock
 //! and hands a [`Mark`] to a [`Collector`], the same wait-free rings span
 //! marks use, drained from outside (the thread running SQLite belongs to
@@ -23,8 +26,9 @@
 //!
 //! **What it costs.** Each statement pays two callbacks from SQLite (each a
 //! clock read, a thread-local load and a ring write) and, because the end
-//! is reported with a duration, two reads of SQLite's own clock. Part of it
-//! lies between the two marks; `benches/sqlite.rs` measures both.
+//! is reported with a duration, two reads of SQLite's own clock (one of
+//! them between the two marks). `benches/sqlite.rs` times the whole per
+//! statement and SQLite's clock read alone.
 //!
 //! **Limits.** SQLite keeps one trace callback per connection: attaching
 //! replaces one the connection had (SQLite offers no way to see it), and

@@ -17,12 +17,13 @@ pub(super) fn peer_slices(d: &Decomposition, out: &mut String) -> std::fmt::Resu
         out,
         "Marked where each peer runs: the caller around the call (`enter`, `done`) and, on whatever thread the \
          peer runs the statement, SQLite's own trace hook (`woke`: the statement's start, its first step; \
-         `executed`: its end, at its reset; a thread that runs no code of ours, as sqlx's worker, gets each \
+         `executed`: its end, when its last step returns; a thread that runs no code of ours, as sqlx's worker, gets each \
          statement's operation in the order the calls announced them under the lock that serialises them). \
          So `enter→woke` holds the way to the peer's thread (its channel, \
          the wake, the peer's dispatch up to the statement, the statement's preparation and binds), \
-         `woke→executed` SQLite's step and reset, and `executed→done` the way back (the rest of the peer's \
-         closure, its reply, the caller's wake). The hook costs each statement two callbacks from SQLite and \
+         `woke→executed` SQLite's step, and `executed→done` the way back (the rest of the peer's closure, \
+         its reply, the caller's wake; also an auto-checkpoint SQLite runs after a commit's step has \
+         ended, so a rare slow `executed→done` may be SQLite's). The hook costs each statement two callbacks from SQLite and \
          two reads of SQLite's own clock, one of them inside `woke→executed` (`cargo bench -p hopscope-probe \
          --features sqlite --bench sqlite` times it alone).\n"
     )?;
