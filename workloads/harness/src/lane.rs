@@ -174,7 +174,15 @@ impl Lane {
     /// Thread roles of the lane's own threads that mark (e.g. `["writer"]`);
     /// each must hand its marks in ([`Workload::hand_in`]).
     pub fn threads(mut self, roles: &[&str]) -> Lane {
+        // The role `probed_by_sqlite` declared for the statements' marks
+        // stays, whichever of the two is called first.
+        #[cfg(feature = "sqlite")]
+        let statements = self.threads.iter().any(|t| t == crate::SQLITE_ROLE);
         self.threads = roles.iter().map(|r| (*r).to_owned()).collect();
+        #[cfg(feature = "sqlite")]
+        if statements && !self.threads.iter().any(|t| t == crate::SQLITE_ROLE) {
+            self.threads.push(crate::SQLITE_ROLE.to_owned());
+        }
         self
     }
 

@@ -101,7 +101,10 @@ fn a_library_s_statements_join_their_operations_and_hold_their_work() {
         |library: &mut Library, _op| library.insert(),
     )
     .per_op(1)
-    .probed_by_sqlite(probe.clone());
+    .probed_by_sqlite(probe.clone())
+    // Declaring the lane's own thread roles (none here) keeps the
+    // statements' role.
+    .threads(&[]);
     let plan = Plan { ops_per_block: 40, samples: 4, passes: 1, warmup_blocks: 1, ..Plan::quick() };
     let outcome = Harness::new("sqlite-lane").plan(plan).out(&dir).quiet().lane(lane).run().expect("run");
     let d = outcome.decomposition.as_ref().expect("decomposition");
