@@ -10,7 +10,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{ChartKind, DrawResult, fine_tick, font, note, px};
+use super::{ChartKind, DrawResult, figure_panel, font, note, px};
 use crate::style;
 
 /// One panel: what the figure is, its median and CI, and its colour.
@@ -87,21 +87,7 @@ where
     let body = area.margin(px(14.0, w), 0, 0, 0).titled(title, font(style::CAPTION_PX, w))?;
     for (region, p) in body.split_evenly((panels.len(), 1)).iter().zip(&panels) {
         let (x0, x1) = x_range(p);
-        let mut chart = ChartBuilder::on(region)
-            .margin_left(px(40.0, w))
-            .margin_right(px(40.0, w))
-            .margin_top(px(6.0, w))
-            .x_label_area_size(px(44.0, w))
-            .build_cartesian_2d(x0..x1, 0f64..1f64)?;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .disable_y_axis()
-            .light_line_style(style::GRID_COLOR.mix(0.4))
-            .x_labels(8)
-            .x_label_formatter(&|x| fine_tick(*x))
-            .label_style(font(style::LABEL_PX * 0.85, w))
-            .draw()?;
+        let mut chart = figure_panel(region, x0..x1, 0f64..1f64)?;
         if x0 <= 0.0 && x1 >= 0.0 {
             chart.draw_series(DashedLineSeries::new(
                 [(0.0, 0.0), (0.0, 0.7)],

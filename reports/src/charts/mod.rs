@@ -457,6 +457,36 @@ pub(crate) fn font(size: f64, width: u32) -> FontDesc<'static> {
 }
 
 /// A pixel length (at PNG width) scaled to `width`.
+/// One panel of paired figures on a µs axis of its own: `x` the figures'
+/// range, `y` rows without an axis, the grid light, ticks as fine as the
+/// figures (the differences and the peers' charts).
+pub(crate) fn figure_panel<'a, DB: DrawingBackend>(
+    region: &'a DrawingArea<DB, Shift>,
+    x: std::ops::Range<f64>,
+    y: std::ops::Range<f64>,
+) -> Result<ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>, Box<dyn std::error::Error + Send + Sync>>
+where
+    DB::ErrorType: 'static,
+{
+    let (w, _) = region.dim_in_pixel();
+    let mut chart = ChartBuilder::on(region)
+        .margin_left(px(40.0, w))
+        .margin_right(px(40.0, w))
+        .margin_top(px(6.0, w))
+        .x_label_area_size(px(44.0, w))
+        .build_cartesian_2d(x, y)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .disable_y_axis()
+        .light_line_style(style::GRID_COLOR.mix(0.4))
+        .x_labels(8)
+        .x_label_formatter(&|x| fine_tick(*x))
+        .label_style(font(style::LABEL_PX * 0.85, w))
+        .draw()?;
+    Ok(chart)
+}
+
 pub(crate) fn px(length: f64, width: u32) -> u32 {
     style::px(length, width).round() as u32
 }

@@ -9,7 +9,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{ChartKind, DrawResult, fine_tick, font, note, px};
+use super::{ChartKind, DrawResult, figure_panel, font, note, px};
 use crate::style;
 
 /// One peer's paired difference in one slice: its lane, median and CI.
@@ -64,21 +64,7 @@ where
         let hi = rows.iter().map(|r| r.2[1].max(r.1)).fold(0.0f64, f64::max);
         let pad = ((hi - lo) * 0.08).max(1e-3);
         let n = rows.len() as f64;
-        let mut chart = ChartBuilder::on(region)
-            .margin_left(px(40.0, w))
-            .margin_right(px(40.0, w))
-            .margin_top(px(6.0, w))
-            .x_label_area_size(px(44.0, w))
-            .build_cartesian_2d((lo - pad)..(hi + pad), 0f64..(n + 1.0))?;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .disable_y_axis()
-            .light_line_style(style::GRID_COLOR.mix(0.4))
-            .x_labels(8)
-            .x_label_formatter(&|x| fine_tick(*x))
-            .label_style(font(style::LABEL_PX * 0.85, w))
-            .draw()?;
+        let mut chart = figure_panel(region, (lo - pad)..(hi + pad), 0f64..(n + 1.0))?;
         chart.draw_series(DashedLineSeries::new(
             [(0.0, 0.0), (0.0, n + 0.5)],
             px(10.0, w),
