@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use hopscope_harness::{Harness, RunArgs};
-use hopscope_workloads::{LaneSpec, Peer, Shape, WRITER_HOOK};
+use hopscope_workloads::{INLINE_HOOK, LaneSpec, Peer, Shape, WRITER_HOOK};
 
 use crate::knob_args::{DbArgs, KnobArgs};
 
@@ -58,9 +58,13 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // The reference writer marked as the peers are, their slices'
     // reference (its probed build only: the clean one is `writer`).
     let reference = format!("{WRITER_HOOK}-probed");
+    // The inline statement marked the same way: their baseline, against
+    // which each peer's slices add up to its hop.
+    let baseline = format!("{INLINE_HOOK}-probed");
     let mut names: Vec<&str> = lanes_for(args.shape).collect();
     if args.peers {
         names.push(&reference);
+        names.push(&baseline);
     }
     names.extend(peers.iter().map(String::as_str));
     let db = args.db.config();

@@ -494,9 +494,20 @@ fn decompose_with_peers_compares_every_peer_with_the_writer() {
     // peer's slices are paired against its, round by round.
     let sliced = result["peer_slices"].as_array().expect("peer slices");
     let sliced_lanes: Vec<&str> = sliced.iter().map(|p| p["lane"].as_str().expect("lane")).collect();
-    assert_eq!(sliced_lanes[0], "writer-hook-probed");
-    assert_eq!(sliced_lanes[1..], probed);
+    assert_eq!(sliced_lanes[..2], ["writer-hook-probed", "inline-hook-probed"]);
+    assert_eq!(sliced_lanes[2..], probed);
     assert_eq!(sliced[0]["reference"], true);
+    assert_eq!(sliced[1]["baseline"], true);
+    // Every lane but the inline baseline sums its slices into its hop,
+    // checked against the clean lanes' hop round by round.
+    for peer in sliced.iter().filter(|p| p["baseline"] != true) {
+        let hop = &peer["hop"];
+        assert_eq!(hop["baseline"], "inline-hook-probed", "{}", peer["lane"]);
+        assert_eq!(hop["clean"][1], "inline", "{}", peer["lane"]);
+        assert!(hop["difference"]["rounds"].as_u64() > Some(0), "{}", peer["lane"]);
+        let (slices, lanes) = (hop["slices"]["median"].as_f64(), hop["lanes"]["median"].as_f64());
+        assert!(slices.is_some() && lanes.is_some(), "{hop}");
+    }
     for peer in sliced {
         let names: Vec<&str> =
             peer["slices"].as_array().expect("slices").iter().map(|s| s["name"].as_str().expect("name")).collect();
@@ -527,8 +538,17 @@ fn decompose_with_peers_compares_every_peer_with_the_writer() {
     assert!(receipt.contains("## `writer` and its peers"), "named after the subject lane");
     assert!(receipt.contains("tokio-rusqlite 0.7.0") && receipt.contains("deadpool-sqlite 0.12.1"), "versions named");
     assert!(receipt.contains("## Slices of each probed peer"), "{receipt}");
-    assert!(receipt.contains("| slice | `writer-hook-probed` (reference) | `tokio-rusqlite-probed` |"), "{receipt}");
+    assert!(
+        receipt.contains(
+            "| slice | `writer-hook-probed` (reference) | `inline-hook-probed` (inline baseline) | \
+             `tokio-rusqlite-probed` |"
+        ),
+        "{receipt}"
+    );
     assert!(receipt.contains("### Where each peer loses"), "{receipt}");
+    assert!(receipt.contains("| `inline-hook-probed` (inline, no thread) |"), "{receipt}");
+    assert!(receipt.contains("### Do the slices add up?"), "{receipt}");
+    assert!(receipt.contains("| `tokio-rusqlite-probed` | +"), "{receipt}");
     assert!(receipt.contains("probed minus clean build paired by round (95% CI): `writer-hook-probed` − `writer`"));
     let png = std::fs::read(dir.join("peers.png")).expect("the peers chart");
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
@@ -537,7 +557,12 @@ fn decompose_with_peers_compares_every_peer_with_the_writer() {
     for peer in sliced {
         let clean = peer["observer_effect"]["clean"].as_str().expect("paired with a clean build");
         let expected = peer["lane"].as_str().and_then(|l| l.strip_suffix("-probed"));
-        assert_eq!(clean, if peer["reference"] == true { "writer" } else { expected.expect("a probed lane") });
+        let own = match (peer["reference"] == true, peer["baseline"] == true) {
+            (true, _) => "writer",
+            (_, true) => "inline",
+            _ => expected.expect("a probed lane"),
+        };
+        assert_eq!(clean, own);
     }
     assert!(
         receipt.contains("- `deadpool-sqlite-probed` adds") || receipt.contains("- `deadpool-sqlite-probed`: no slice")

@@ -103,6 +103,8 @@ pub fn compare(
     };
     let peers: Vec<(&LaneBlocks, Variant)> = roles
         .with_role(Role::Peer)
+        // The peers' inline baseline is no writer to compare.
+        .filter(|&i| !roles.info(i).is_some_and(|l| l.baseline))
         .filter_map(|i| Some((measured(Some(i))?, roles.variant(i).unwrap_or(Variant::Clean))))
         .collect();
     if peers.is_empty() {

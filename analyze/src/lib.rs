@@ -47,7 +47,7 @@ pub mod wake;
 pub use hopscope_probe::{ClockInfo, HostInfo, Role, Variant};
 
 pub use decomposition::{
-    AnalyzeError, BOOTSTRAP_SEED, BlockFigure, CounterFigure, Decomposition, Derived, Drops, InstrumentCost,
-    LaneResult, LaneSlices, ObserverEffect, ObserverFigure, Partial, ResultError, RunInfo, SCHEMA, SliceDifference,
-    decompose, decompose_file, decompose_partial, decompose_source, join_file,
+    AnalyzeError, BOOTSTRAP_SEED, BlockFigure, CounterFigure, Decomposition, Derived, Drops, HOP_TOLERANCE_US,
+    HopCheck, InstrumentCost, LaneResult, LaneSlices, ObserverEffect, ObserverFigure, Partial, ResultError, RunInfo,
+    SCHEMA, SliceDifference, decompose, decompose_file, decompose_partial, decompose_source, join_file,
 };

@@ -386,7 +386,13 @@ fn roles_not_names_decide_which_lane_is_which() {
     renamed.header.lanes = infos.iter().map(|i| i.0.to_owned()).collect();
     renamed.header.lane_info = infos
         .iter()
-        .map(|&(_, role, variant, code)| LaneInfo { role, variant, code: code.to_owned(), reference: false })
+        .map(|&(_, role, variant, code)| LaneInfo {
+            role,
+            variant,
+            code: code.to_owned(),
+            reference: false,
+            baseline: false,
+        })
         .collect();
     let d = decompose(&renamed).expect("decomposes");
     let derived = d.derived.as_ref().expect("derived");
@@ -439,6 +445,7 @@ fn a_handoff_lane_splits_the_boundary_into_switches_and_machinery() {
         variant: None,
         code: "handoff".to_owned(),
         reference: false,
+        baseline: false,
     });
 
     let d = decompose(&t).expect("decomposes");

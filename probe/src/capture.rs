@@ -62,8 +62,13 @@ impl Capture {
         let mut header = TraceHeader::for_this_host(&[lane], threads);
         // The program is the code under study; whether it marks, the
         // trace itself shows.
-        header.lane_info =
-            vec![LaneInfo { role: Role::Subject, variant: None, code: lane.to_owned(), reference: false }];
+        header.lane_info = vec![LaneInfo {
+            role: Role::Subject,
+            variant: None,
+            code: lane.to_owned(),
+            reference: false,
+            baseline: false,
+        }];
         header.run.insert("command".to_owned(), std::env::args().collect::<Vec<_>>().join(" "));
         header.run.insert("capture".to_owned(), "hopscope_probe::Capture".to_owned());
         let writer = TraceWriter::create(path, header)?;

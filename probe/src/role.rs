@@ -109,6 +109,12 @@ pub struct LaneInfo {
     /// peer's slices are paired. Absent (false) in traces before it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reference: bool,
+    /// The peers' baseline: the inline statement marked the way the peers
+    /// are, against which each probed peer's slices are summed into its
+    /// hop (`peer − inline`) and checked against the clean lanes' hop.
+    /// Absent (false) in traces before it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub baseline: bool,
 }
 
 impl LaneInfo {
@@ -140,7 +146,7 @@ impl LaneInfo {
             (None, Role::Baseline | Role::Floor | Role::Subject) if lanes > 1 => Some(Variant::Clean),
             (v, _) => v,
         };
-        LaneInfo { role, variant, code: code.to_owned(), reference: false }
+        LaneInfo { role, variant, code: code.to_owned(), reference: false, baseline: false }
     }
 }
 

@@ -20,46 +20,7 @@ pub(super) struct InSitu {
     pub(super) coverage: Option<crate::coverage::Coverage>,
     pub(super) crosscheck: Option<CrossCheck>,
     /// Each probed peer's slices, in the order the run declared them.
-    pub(super) peers: Vec<LaneSlices>,
-}
-
-/// One lane's slices, beside the sliced lane's: a probed peer's.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct LaneSlices {
-    /// The probed lane.
-    pub lane: String,
-    /// Its slices, in hop order, shares of its own operation.
-    pub slices: Vec<SliceFigures>,
-    /// Whether it is the peers' reference (the subject marked as they are).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub reference: bool,
-    /// Each slice it shares with the reference: this lane's minus the
-    /// reference's, paired by round (empty for the reference, or without
-    /// one).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub versus_reference: Vec<SliceDifference>,
-    /// What its marks cost an operation: this probed lane minus its clean
-    /// build (the reference's is the subject's), paired by round.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observer_effect: Option<ObserverFigure>,
-}
-
-/// A probed lane's observer effect: against which clean lane, how much.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct ObserverFigure {
-    /// The clean lane it is paired with.
-    pub clean: String,
-    /// Probed minus clean, µs per operation, paired by round.
-    pub difference: crate::lanes::Difference,
-}
-
-/// A slice's paired difference between two lanes.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct SliceDifference {
-    /// The slice (`from→to`).
-    pub name: String,
-    /// This lane's block median minus the other's, round by round, µs.
-    pub difference: crate::lanes::Difference,
+    pub(super) peers: Vec<super::peers::LaneSlices>,
 }
 
 /// Slice the subject's probed build, or else the first other lane that
@@ -152,7 +113,14 @@ pub(super) fn insitu(
             slices::CROSSCHECK_TOLERANCE_US
         ));
     }
-    let peers = peer_slices(header, blocks, joined, roles, seed);
+    let peers = super::peers::peer_slices(header, blocks, joined, roles, seed);
+    for (peer, hop) in peers.iter().filter_map(|p| Some((p, p.hop.as_ref()?))).filter(|(_, h)| !h.agree) {
+        warnings.push(format!(
+            "`{}`'s slices add up to a hop of {:+.3} µs, its clean lanes' is {:+.3} µs: more than {:.1} µs apart, so \
+             part of its operation lies outside its marks",
+            peer.lane, hop.slices.median, hop.lanes.median, hop.tolerance_us
+        ));
+    }
     InSitu {
         peers,
         machinery,
@@ -163,90 +131,4 @@ pub(super) fn insitu(
         coverage,
         crosscheck,
     }
-}
-
-/// Each probed peer's slices, the peers' reference first, and every other
-/// peer's slices paired against the reference's, round by round.
-fn peer_slices(
-    header: &TraceHeader,
-    blocks: &[crate::lanes::LaneBlocks],
-    joined: &[LaneOps],
-    roles: &Roles,
-    seed: u64,
-) -> Vec<LaneSlices> {
-    let is_reference = |o: &LaneOps| roles.info(usize::from(o.lane)).is_some_and(|i| i.reference);
-    let mut probed: Vec<&LaneOps> = joined
-        .iter()
-        .filter(|o| {
-            o.complete > 0
-                && roles.info(usize::from(o.lane)).is_some_and(|i| i.role == Role::Peer)
-                && roles.variant(usize::from(o.lane)) == Some(Variant::Probed)
-        })
-        .collect();
-    // The reference first (a stable sort keeps the run's order otherwise).
-    probed.sort_by_key(|o| !is_reference(o));
-    let reference = probed.first().copied().filter(|o| is_reference(o));
-    probed
-        .iter()
-        .enumerate()
-        .filter_map(|(k, o)| {
-            let lane = header.lanes.get(usize::from(o.lane))?.clone();
-            let mut figures = slices::slice_figures(o, seed.wrapping_add(60 + k as u64));
-            slices::mark_grain(&mut figures, header.clock.grain_ns());
-            let coverage = blocks
-                .get(usize::from(o.lane))
-                .and_then(|l| crate::coverage::coverage(l, o, seed.wrapping_add(80 + k as u64)));
-            if let Some(c) = &coverage {
-                slices::share_of(&mut figures, c.op_mean_us);
-            }
-            let versus_reference = match reference {
-                Some(r) if !std::ptr::eq(r, *o) => paired_slices(o, r),
-                _ => Vec::new(),
-            };
-            let observer_effect = observer_effect(header, blocks, roles, o, is_reference(o));
-            Some(LaneSlices { lane, slices: figures, reference: is_reference(o), versus_reference, observer_effect })
-        })
-        .collect()
-}
-
-/// Every slice `ops` shares with `reference` (by name), `ops − reference`
-/// paired by round from the two lanes' block medians.
-fn paired_slices(ops: &LaneOps, reference: &LaneOps) -> Vec<SliceDifference> {
-    let by_round = |o: &LaneOps, name: &str| -> std::collections::BTreeMap<(u32, u32), f64> {
-        let Some(s) = o.slices.iter().position(|d| d.name == name) else { return Default::default() };
-        o.blocks
-            .iter()
-            .filter_map(|b| Some(((b.pass, b.sample), b.slice_median_ns.get(s).copied().flatten()? / 1_000.0)))
-            .collect()
-    };
-    ops.slices
-        .iter()
-        .filter(|d| reference.slices.iter().any(|r| r.name == d.name))
-        .filter_map(|d| {
-            let (mine, theirs) = (by_round(ops, &d.name), by_round(reference, &d.name));
-            let difference = crate::lanes::Difference::of(crate::lanes::per_round(&mine, &[&theirs]))?;
-            Some(SliceDifference { name: d.name.clone(), difference })
-        })
-        .collect()
-}
-
-/// Probed lane `ops` minus its clean build, paired by round: the lane of
-/// the same code built clean, or, for the peers' reference, the subject's
-/// clean build (the same code, marked another way).
-fn observer_effect(
-    header: &TraceHeader,
-    blocks: &[crate::lanes::LaneBlocks],
-    roles: &Roles,
-    ops: &LaneOps,
-    reference: bool,
-) -> Option<ObserverFigure> {
-    let code = &roles.info(usize::from(ops.lane))?.code;
-    let clean = if reference {
-        roles.find(Role::Subject, Variant::Clean)?
-    } else {
-        (0..header.lanes.len())
-            .find(|&i| roles.info(i).is_some_and(|c| &c.code == code) && roles.variant(i) == Some(Variant::Clean))?
-    };
-    let difference = crate::lanes::difference(blocks.get(usize::from(ops.lane))?, blocks.get(clean)?)?;
-    Some(ObserverFigure { clean: header.lanes.get(clean)?.clone(), difference })
 }

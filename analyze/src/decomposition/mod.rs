@@ -5,6 +5,7 @@
 mod derived;
 mod insitu;
 mod lane;
+mod peers;
 mod result;
 
 use derived::References;
@@ -13,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use hopscope_probe::{Block, Role, Trace, TraceHeader, Variant};
 
-pub use insitu::{LaneSlices, ObserverFigure, SliceDifference};
+pub use peers::{HOP_TOLERANCE_US, HopCheck, LaneSlices, ObserverFigure, SliceDifference};
 pub use result::{
     BlockFigure, CounterFigure, Decomposition, Derived, Drops, InstrumentCost, LaneResult, ObserverEffect, Partial,
     ResultError, RunInfo,

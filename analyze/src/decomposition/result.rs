@@ -48,7 +48,7 @@ pub struct Decomposition {
     /// Each probed peer's slices (marked through SQLite's trace hook), in
     /// the order the run declared them; empty without probed peers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub peer_slices: Vec<super::insitu::LaneSlices>,
+    pub peer_slices: Vec<super::peers::LaneSlices>,
     /// How much of the sliced lane's operation its path slices cover: the
     /// time between marks, and whether the marks close every thread's
     /// cycle (absent in results written before it, or without wall times).

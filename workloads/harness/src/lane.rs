@@ -59,6 +59,8 @@ pub struct Lane {
     pub(crate) per_op: Option<u64>,
     /// The peers' reference ([`Lane::peers_reference`]).
     pub(crate) peers_reference: bool,
+    /// Whether it is the peers' baseline (the inline statement marked as they are).
+    pub(crate) peers_baseline: bool,
     /// Mistakes in the declaration, reported when the run is checked.
     pub(crate) problems: Vec<String>,
 }
@@ -145,6 +147,7 @@ impl Lane {
             description: None,
             per_op: None,
             peers_reference: false,
+            peers_baseline: false,
             problems: Vec::new(),
         }
     }
@@ -215,6 +218,18 @@ impl Lane {
             self.problems.push(format!("`peers_reference` is given to a {} lane, not a peer", self.role));
         }
         self.peers_reference = true;
+        self
+    }
+
+    /// Make this peer lane the peers' baseline: the statement run inline
+    /// on the caller, marked the way the peers are, so each peer's slices,
+    /// less the baseline's, give its hop from the marks, checked against
+    /// the hop its clean lane pays (`peer − inline`).
+    pub fn peers_baseline(mut self) -> Lane {
+        if self.role != Role::Peer {
+            self.problems.push(format!("`peers_baseline` is given to a {} lane, not a peer", self.role));
+        }
+        self.peers_baseline = true;
         self
     }
 

@@ -1,4 +1,5 @@
-//! The reference writer marked the way its peers are: the peers' reference.
+//! The reference writer and the inline statement marked the way the peers
+//! are: the peers' reference and their baseline.
 //!
 //! A probed peer is marked by the caller around the call and by SQLite's
 //! own trace hook around the statement; the reference writer's own marks
@@ -16,10 +17,13 @@ use hopscope_probe::collector::{Collector, DEFAULT_RING_MARKS};
 use hopscope_probe::sqlite::{self, SqliteProbe};
 use hopscope_probe::{Hop, OpId, Probe, local};
 
+use std::sync::Mutex;
+
 use super::WRITER_ROLE;
-use super::open::{Target, WriterLane};
+use super::open::{InlineLane, Target, WriterLane};
 use crate::db::{self, DbConfig};
 use crate::error::{RunError, WriteError};
+use crate::inline::Inline;
 use crate::knobs::Knobs;
 use crate::shape::{OpInput, Shape};
 
@@ -88,6 +92,82 @@ impl Target for HookedWriter {
         let drained = self.probe.collector().drain();
         let dropped = drained.dropped();
         hand_in.give(WRITER_ROLE, drained.threads.into_iter().flat_map(|t| t.marks).collect(), dropped);
+        Ok(())
+    }
+}
+
+/// The inline statement's marks as a peer's: `enter` and `done` recorded
+/// on the caller, the operation named for the statement SQLite's hook marks
+/// between them (on the same thread).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct InlineMarks;
+
+impl Probe for InlineMarks {
+    const RECORDS: bool = true;
+
+    #[inline]
+    fn mark(&self, op: OpId, hop: Hop) {
+        match hop {
+            Hop::ENTER => {
+                local::record(op, hop);
+                sqlite::set_op(Some(op));
+            }
+            Hop::DONE => {
+                sqlite::set_op(None);
+                local::record(op, hop);
+            }
+            _ => {}
+        }
+    }
+
+    #[inline]
+    fn mark_on_cpu(&self, op: OpId, hop: Hop) {
+        match hop {
+            Hop::ENTER => {
+                local::record_on_cpu(op, hop);
+                sqlite::set_op(Some(op));
+            }
+            _ => self.mark(op, hop),
+        }
+    }
+}
+
+/// The inline statement, marked by SQLite's trace hook on the caller: the
+/// peers' baseline, the same instrument with no thread to cross.
+pub(super) struct HookedInline {
+    lane: InlineLane<InlineMarks>,
+    probe: SqliteProbe,
+}
+
+impl HookedInline {
+    pub(super) fn open(path: &Path, config: DbConfig, shape: Shape) -> Result<HookedInline, RunError> {
+        let fail = |source| RunError::Database { path: path.to_path_buf(), source };
+        let probe = SqliteProbe::new(Collector::new(DEFAULT_RING_MARKS), Hop::WOKE, Hop::EXECUTED);
+        let inline = Inline::open(path, config, shape.sql(), InlineMarks).map_err(fail)?;
+        // After the schema and the statement's preparation: no operation's.
+        probe.attach(inline.connection()).map_err(|e| fail(rusqlite::Error::UserFunctionError(Box::new(e))))?;
+        Ok(HookedInline { lane: InlineLane(Mutex::new(inline)), probe })
+    }
+}
+
+impl Target for HookedInline {
+    fn before_block(&self, _block: &BlockInfo) {
+        let _ = self.probe.collector().drain();
+    }
+
+    fn run(&self, caller: usize, inputs: Vec<OpInput>, ops: Ops) -> Result<u64, WriteError> {
+        self.lane.run(caller, inputs, ops)
+    }
+
+    /// The statements' marks, made on the callers, go in as their own role.
+    fn hand_in(&self, hand_in: &HandIn) -> Result<(), WriteError> {
+        let drained = self.probe.collector().drain();
+        let dropped = drained.dropped();
+        hand_in.give(
+            hopscope_harness::SQLITE_ROLE,
+            drained.threads.into_iter().flat_map(|t| t.marks).collect(),
+            dropped,
+        );
         Ok(())
     }
 }

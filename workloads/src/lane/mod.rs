@@ -30,6 +30,9 @@ pub const WRITER_ROLE: &str = "writer";
 /// The reference writer marked the way the peers are ([`LaneKind::WriterHook`]).
 pub const WRITER_HOOK: &str = "writer-hook";
 
+/// The inline statement marked the way the peers are ([`LaneKind::InlineHook`]).
+pub const INLINE_HOOK: &str = "inline-hook";
+
 /// Which code a lane runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LaneKind {
@@ -48,6 +51,10 @@ pub enum LaneKind {
     /// way the peers are (the caller around the call, SQLite's trace hook
     /// around the statement): the peers' reference.
     WriterHook(Knobs),
+    /// The statement on the calling thread, its probed build marked the way
+    /// the peers are: the peers' baseline, against which their slices add
+    /// up to their hops.
+    InlineHook,
 }
 
 impl LaneKind {
@@ -58,7 +65,7 @@ impl LaneKind {
             LaneKind::Handoff => Role::Handoff,
             LaneKind::Floor => Role::Floor,
             LaneKind::Writer(_) => Role::Subject,
-            LaneKind::Peer(_) | LaneKind::WriterHook(_) => Role::Peer,
+            LaneKind::Peer(_) | LaneKind::WriterHook(_) | LaneKind::InlineHook => Role::Peer,
         }
     }
 }
@@ -141,6 +148,7 @@ impl LaneSpec {
                 "floor" => LaneKind::Floor,
                 "writer" => LaneKind::Writer(knobs),
                 WRITER_HOOK => LaneKind::WriterHook(knobs),
+                INLINE_HOOK => LaneKind::InlineHook,
                 other => match other.parse::<Peer>() {
                     Ok(peer) => LaneKind::Peer(peer),
                     Err(_) => {
@@ -149,7 +157,7 @@ impl LaneSpec {
                             "lane",
                             other,
                             format!(
-                                "inline, floor, writer, writer-hook, each optionally -probed, handoff, or a peer: {}",
+                                "inline, floor, writer, writer-hook, inline-hook, each optionally -probed, handoff, or a peer: {}",
                                 peers.join(", ")
                             ),
                         ));
@@ -181,7 +189,8 @@ impl LaneSpec {
     /// and its rows checked after it.
     pub fn lane(&self, shape: Shape, db: DbConfig) -> Result<Lane, RunError> {
         let shape = self.shape_for(shape);
-        if !shape.single_statement() && matches!(self.kind, LaneKind::Floor | LaneKind::Peer(_)) {
+        if !shape.single_statement() && matches!(self.kind, LaneKind::Floor | LaneKind::Peer(_) | LaneKind::InlineHook)
+        {
             return Err(RunError::Plan(format!("lane `{}`: runs single statements, not {shape}", self.name)));
         }
         if matches!(self.kind, LaneKind::Peer(_)) && !crate::peers::BUILT {
@@ -211,6 +220,12 @@ impl LaneSpec {
         }
         if matches!(self.kind, LaneKind::WriterHook(_)) {
             lane = lane.peers_reference();
+        }
+        if self.kind == LaneKind::InlineHook {
+            lane = lane.peers_baseline();
+            if self.builds != Builds::Clean {
+                lane = lane.threads(&[hopscope_harness::SQLITE_ROLE]);
+            }
         }
         if shape.callers() > 1 {
             lane = lane.callers(shape.callers());
@@ -270,6 +285,12 @@ impl fmt::Display for LaneSpec {
                 "reference writer marked as the peers are: the caller around the call, SQLite's trace hook around \
                  the statement ({})",
                 Knobs { placement: self.placement, ..*knobs }
+            ),
+            LaneKind::InlineHook => write!(
+                f,
+                "inline statement marked as the peers are: enter and done around it, SQLite's trace hook around \
+                 the statement, all on the caller (placement={})",
+                self.placement
             ),
         }
     }

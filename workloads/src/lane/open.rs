@@ -121,6 +121,10 @@ pub(super) fn open(
         (LaneKind::WriterHook(knobs), true) => {
             Box::new(super::hook::HookedWriter::open(&path, db, shape, Knobs { placement: spec.placement, ..knobs })?)
         }
+        (LaneKind::InlineHook, false) => {
+            Box::new(InlineLane(Mutex::new(Inline::open(&path, db, shape.sql(), NoProbe).map_err(fail)?)))
+        }
+        (LaneKind::InlineHook, true) => Box::new(super::hook::HookedInline::open(&path, db, shape)?),
         (LaneKind::Peer(peer), probed) => open_peer(peer, &path, db, shape, spec.placement, probed)?,
         // Opened by `LaneSpec::lane` without a database.
         (LaneKind::Handoff, _) => {
@@ -181,7 +185,7 @@ fn open_peer(
 
 /// The inline statement. One connection: concurrent callers take turns
 /// per operation, as they would on a shared connection.
-struct InlineLane<P: Probe>(Mutex<Inline<P>>);
+pub(super) struct InlineLane<P: Probe>(pub(super) Mutex<Inline<P>>);
 
 impl<P: Probe> Target for InlineLane<P> {
     fn run(&self, _caller: usize, inputs: Vec<OpInput>, ops: Ops) -> Result<u64, WriteError> {

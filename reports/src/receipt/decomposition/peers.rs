@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use hopscope_analyze::{Decomposition, LaneSlices, SliceDifference};
+use hopscope_analyze::{Decomposition, HopCheck, LaneSlices, SliceDifference};
 
 /// Each probed peer's slices, one column per peer, and a line per peer
 /// naming the slice where it is furthest behind the quickest of them.
@@ -39,7 +39,11 @@ pub(super) fn peer_slices(d: &Decomposition, out: &mut String) -> std::fmt::Resu
     let names = slice_names(peers);
     let head: Vec<String> = peers
         .iter()
-        .map(|p| if p.reference { format!("`{}` (reference)", p.lane) } else { format!("`{}`", p.lane) })
+        .map(|p| match (p.reference, p.baseline) {
+            (true, _) => format!("`{}` (reference)", p.lane),
+            (_, true) => format!("`{}` (inline baseline)", p.lane),
+            _ => format!("`{}`", p.lane),
+        })
         .collect();
     writeln!(out, "| slice | {} |", head.join(" | "))?;
     writeln!(out, "|---|{}", "---:|".repeat(peers.len()))?;
@@ -65,7 +69,45 @@ pub(super) fn peer_slices(d: &Decomposition, out: &mut String) -> std::fmt::Resu
         }
     }
     writeln!(out)?;
+    hops_add_up(peers, out)?;
     Ok(())
+}
+
+/// Each lane's hop from its slices beside the hop its clean lane pays: the
+/// check that a peer's marks hold its whole operation.
+fn hops_add_up(peers: &[LaneSlices], out: &mut String) -> std::fmt::Result {
+    let checked: Vec<(&LaneSlices, &HopCheck)> = peers.iter().filter_map(|p| Some((p, p.hop.as_ref()?))).collect();
+    let Some((_, first)) = checked.first() else { return Ok(()) };
+    writeln!(
+        out,
+        "### Do the slices add up? Each hop from the slices against the clean lanes' (µs per operation, paired by \
+         round, 95% CI)\n"
+    )?;
+    writeln!(
+        out,
+        "The clean lanes' hop is the lane's wall time per operation minus `{}`'s. From the slices it is the lane's \
+         path (its slices' means summed) minus `{}`'s, each less what its marks cost that round (probed minus \
+         clean). The two differ by the time the inline baseline spends outside its marks minus the time the lane \
+         does: a lane whose marks miss part of its operation (work before `enter` or after `done`) shows it here. \
+         They agree within {:.1} µs.\n",
+        first.clean[1], first.baseline, first.tolerance_us
+    )?;
+    writeln!(out, "| lane | hop, clean lanes | hop, from the slices | difference | agree |")?;
+    writeln!(out, "|---|---:|---:|---:|:---:|")?;
+    for (peer, hop) in &checked {
+        let f =
+            |d: &hopscope_analyze::lanes::Difference| format!("{:+.3} ({:+.3}…{:+.3})", d.median, d.ci95[0], d.ci95[1]);
+        writeln!(
+            out,
+            "| `{}` | {} | {} | {} | {} |",
+            peer.lane,
+            f(&hop.lanes),
+            f(&hop.slices),
+            f(&hop.difference),
+            if hop.agree { "yes" } else { "**no**" }
+        )?;
+    }
+    writeln!(out)
 }
 
 /// Each peer's slices minus the reference's, paired by round, and a line
@@ -84,6 +126,9 @@ fn where_each_loses(
     writeln!(out, "| peer | {} |", names.join(" | "))?;
     writeln!(out, "|---|{}", "---:|".repeat(names.len()))?;
     let others: Vec<&LaneSlices> = peers.iter().filter(|p| !p.reference).collect();
+    let label = |p: &LaneSlices| {
+        if p.baseline { format!("`{}` (inline, no thread)", p.lane) } else { format!("`{}`", p.lane) }
+    };
     for peer in &others {
         let cells: Vec<String> = names
             .iter()
@@ -92,10 +137,10 @@ fn where_each_loses(
                 None => "—".to_owned(),
             })
             .collect();
-        writeln!(out, "| `{}` | {} |", peer.lane, cells.join(" | "))?;
+        writeln!(out, "| {} | {} |", label(peer), cells.join(" | "))?;
     }
     writeln!(out)?;
-    for peer in others {
+    for peer in others.iter().filter(|p| !p.baseline) {
         writeln!(out, "- {}", loses_most(peer, &reference.lane))?;
     }
     Ok(())

@@ -375,6 +375,7 @@ fn merged(
             variant: info.as_ref().and_then(|l| l.variant),
             code: info.map_or_else(|| lane_name.clone(), |l| l.code),
             reference: false,
+            baseline: false,
         });
         let described = follower.header.run.get(&format!("lane.{lane_name}")).cloned().unwrap_or_default();
         header.run.insert(format!("lane.{name}"), format!("{}: {described}", follower.launch.build));

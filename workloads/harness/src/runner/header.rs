@@ -63,6 +63,7 @@ pub(super) fn header(
                 variant: build.variant,
                 code: lane.name.clone(),
                 reference: lane.peers_reference,
+                baseline: lane.peers_baseline,
             });
             let placement = lane.placement.unwrap_or(plan.placement);
             let described = lane.description.clone().unwrap_or_else(|| format!("{} ({})", lane.name, lane.role));
