@@ -30,9 +30,13 @@
 //! them between the two marks). `benches/sqlite.rs` times the whole per
 //! statement and SQLite's clock read alone.
 //!
-//! **Limits.** SQLite keeps one trace callback per connection: attaching
-//! replaces one the connection had (SQLite offers no way to see it), and
-//! a later `trace_v2` of the program's own replaces this probe. A trigger's
+//! **Limits.** SQLite keeps one trace callback per connection, and can
+//! say that one was set only by taking it away (`sqlite3_trace` and
+//! `sqlite3_profile` return the argument the previous one was set with):
+//! attaching to a connection that carried someone else's is refused with
+//! [`SqliteProbeError::Occupied`], that callback gone. A later `trace_v2`
+//! of the program's own replaces this probe (its statements are then no
+//! longer marked, and their operations do not join). A trigger's
 //! subprogram and its statements are reported as starts too; they are told
 //! apart by their text and counted, not marked.
 
@@ -99,6 +103,15 @@ pub enum SqliteProbeError {
     /// The connection is not probed by this probe.
     #[error("this connection is not probed by this probe")]
     NotAttached,
+    /// The connection already had a trace or profile callback of someone
+    /// else's. SQLite keeps one, and can tell that one was set only by
+    /// taking it away: it is gone, and the probe is not attached.
+    #[error(
+        "the connection already had a SQLite {0} callback; SQLite cannot hand one back, so finding it removed it, \
+         and the probe is not attached: attach the probe before setting your own callback (yours then replaces \
+         the probe), or probe a connection without one"
+    )]
+    Occupied(&'static str),
 }
 
 /// No operation set on this thread.
@@ -205,6 +218,27 @@ impl SqliteProbe {
             // Registered again even when the map says it is there: a
             // program's own `trace_v2` may have replaced it since.
             let held = map.get(&(db as usize)) == Some(&ours);
+            // SAFETY: `db` is open (the caller's promise); each call
+            // returns the argument the previous callback was set with and
+            // clears it, which the registration below would do anyway.
+            let (trace, profile) = unsafe {
+                (
+                    ffi::sqlite3_trace(db, None, std::ptr::null_mut()),
+                    ffi::sqlite3_profile(db, None, std::ptr::null_mut()),
+                )
+            };
+            // A probe's own handle (this one's, or another probe's it
+            // replaces) is known by the map; anything else is someone's.
+            let probed = map.get(&(db as usize)).copied();
+            let foreign = |arg: *mut c_void| !arg.is_null() && Some(arg as usize) != probed;
+            if foreign(trace) || foreign(profile) {
+                if let Some(before) = map.remove(&(db as usize)) {
+                    // SAFETY: the handle a probe's attach gave SQLite, which
+                    // a program's own callback has replaced since.
+                    drop(unsafe { Arc::from_raw(before as *const Hook) });
+                }
+                return Err(SqliteProbeError::Occupied(if foreign(trace) { "trace" } else { "profile" }));
+            }
             let context = if held { ours as *mut c_void } else { Arc::into_raw(self.hook.clone()) as *mut c_void };
             let mask = ffi::SQLITE_TRACE_STMT | ffi::SQLITE_TRACE_PROFILE | ffi::SQLITE_TRACE_CLOSE;
             // SAFETY: `db` is open (the caller's promise); `context` stays

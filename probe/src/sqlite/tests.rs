@@ -1,7 +1,9 @@
 use std::time::{Duration, Instant};
 
-use rusqlite::Connection;
+use std::ffi::{c_int, c_uint, c_void};
+
 use rusqlite::functions::FunctionFlags;
+use rusqlite::{Connection, ffi};
 
 use super::*;
 use crate::ClockInfo;
@@ -216,4 +218,40 @@ fn an_in_order_probe_names_statements_on_a_thread_of_nobody_s_code_by_the_announ
 
 fn probe_thread_op(conn: &Connection) {
     with_op(OpId(13), || conn.execute("INSERT INTO t VALUES (4, 'd')", [])).expect("insert");
+}
+
+unsafe extern "C" fn someone_else_s(_: c_uint, _: *mut c_void, _: *mut c_void, _: *mut c_void) -> c_int {
+    0
+}
+
+unsafe extern "C" fn someone_else_s_profile(_: *mut c_void, _: *const std::ffi::c_char, _: u64) {}
+
+#[test]
+fn a_connection_with_someone_else_s_callback_is_refused_and_says_what_became_of_it() {
+    let probe = probe();
+    let conn = table();
+    let mut theirs = 7u8;
+    let arg = (&raw mut theirs).cast::<c_void>();
+    // SAFETY: `conn` is open; the callback ignores its argument.
+    unsafe { ffi::sqlite3_trace_v2(conn.handle(), ffi::SQLITE_TRACE_STMT, Some(someone_else_s), arg) };
+    let refused = probe.attach(&conn).expect_err("someone else's trace callback");
+    assert_eq!(refused, SqliteProbeError::Occupied("trace"));
+    assert!(refused.to_string().contains("finding it removed it, and the probe is not attached"), "{refused}");
+    assert_eq!(Arc::strong_count(&probe.hook), 1, "the probe holds nothing of the connection");
+    with_op(OpId(1), || conn.execute("INSERT INTO t VALUES (1, 'a')", [])).expect("insert");
+    assert!(drained(&probe).is_empty(), "not attached: nothing marked");
+    // Removed by the look: attaching again finds nothing.
+    probe.attach(&conn).expect("nothing there now");
+
+    // The legacy profile callback is found the same way, and so is a
+    // program's own callback set over the probe since it attached.
+    let conn = table();
+    // SAFETY: as above.
+    unsafe { ffi::sqlite3_profile(conn.handle(), Some(someone_else_s_profile), arg) };
+    assert_eq!(probe.attach(&conn), Err(SqliteProbeError::Occupied("profile")));
+    probe.attach(&conn).expect("attach");
+    // SAFETY: as above.
+    unsafe { ffi::sqlite3_trace_v2(conn.handle(), ffi::SQLITE_TRACE_STMT, Some(someone_else_s), arg) };
+    assert_eq!(probe.attach(&conn), Err(SqliteProbeError::Occupied("trace")));
+    assert_eq!(Arc::strong_count(&probe.hook), 2, "the first connection's handle only");
 }
