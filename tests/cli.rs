@@ -548,6 +548,8 @@ fn decompose_with_peers_compares_every_peer_with_the_writer() {
     assert!(receipt.contains("### Where each peer loses"), "{receipt}");
     assert!(receipt.contains("| `inline-hook-probed` (inline, no thread) |"), "{receipt}");
     assert!(receipt.contains("### Do the slices add up?"), "{receipt}");
+    assert!(result["statement_hook"]["ns_per_statement"].is_number(), "the hook's cost measured");
+    assert!(receipt.contains("Measured before this run on this host, the hook adds"), "{receipt}");
     assert!(receipt.contains("| `tokio-rusqlite-probed` | +"), "{receipt}");
     assert!(receipt.contains("probed minus clean build paired by round (95% CI): `writer-hook-probed` − `writer`"));
     let png = std::fs::read(dir.join("peers.png")).expect("the peers chart");

@@ -125,6 +125,7 @@ fn header(lanes: &[&str]) -> TraceHeader {
         lane_info: Vec::new(),
         span_machinery: None,
         mark_ns: None,
+        statement_hook: None,
     }
 }
 

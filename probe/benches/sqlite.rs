@@ -91,35 +91,18 @@ fn run(label: &str, sql: &str) {
     );
 }
 
-/// ns per read of the clock SQLite reads at a statement's start and end
-/// once a trace asks for its duration (the default VFS's
-/// `xCurrentTimeInt64`): the one between the probe's two marks is part of
-/// what the probe leaves inside the statement's slice.
-fn sqlite_clock_read() -> f64 {
-    // SAFETY: the default VFS is registered for the process's life once
-    // SQLite is initialised (opening a connection does it); its clock
-    // only writes the i64 it is given.
-    unsafe {
-        let _ = Connection::open_in_memory().expect("open");
-        let vfs = rusqlite::ffi::sqlite3_vfs_find(std::ptr::null());
-        assert!(!vfs.is_null(), "a default VFS");
-        let read = (*vfs).xCurrentTimeInt64.expect("xCurrentTimeInt64");
-        let mut reads = Vec::new();
-        for _ in 0..ROUNDS {
-            let mut now = 0i64;
-            let start = Instant::now();
-            for _ in 0..CHUNK {
-                read(vfs, &mut now);
-            }
-            reads.push(start.elapsed().as_nanos() as f64 / f64::from(CHUNK));
-        }
-        quantile(&mut reads, 0.5)
-    }
-}
-
 fn main() {
     // `cargo bench` passes `--bench`; a filter or `--quick` is ignored.
     run("a trivial statement", "SELECT ?1");
     run("an insert (autocommit)", "INSERT INTO t (v) VALUES (?1)");
-    println!("SQLite's own clock read (default VFS): median {:.1} ns", sqlite_clock_read());
+    println!(
+        "SQLite's own clock read (default VFS): median {:.1} ns",
+        hopscope_probe::sqlite::cost::sqlite_clock_read(ROUNDS as u32, CHUNK)
+    );
+    // What a run measures before it starts and states in its receipt.
+    let cost = hopscope_probe::sqlite::cost::measure(40, 500).expect("measured");
+    println!(
+        "as a run measures it ({} rounds of {}): {:+.1} ns/statement (quartiles {:+.1}…{:+.1}), bare {:.1} ns",
+        cost.rounds, cost.chunk, cost.ns_per_statement, cost.quartiles_ns[0], cost.quartiles_ns[1], cost.bare_ns
+    );
 }

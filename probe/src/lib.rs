@@ -93,6 +93,7 @@ pub mod calibrate;
 mod capture;
 pub mod clock;
 pub mod counters;
+mod hook_cost;
 mod hop;
 mod host;
 pub mod local;
@@ -123,6 +124,7 @@ pub use disabled::ENABLED;
 
 pub use capture::Capture;
 pub use clock::{ClockInfo, ClockSource, Ticks};
+pub use hook_cost::HookCost;
 pub use hop::{Edge, Hop, HopDef, HopTable, Mark, OpId, Owner, Side, SpanEdge};
 pub use host::HostInfo;
 pub use machinery::{EdgeCosts, SliceKind, SpanEvents, SpanMachinery, SpanPath, SpanSequence};

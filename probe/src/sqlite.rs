@@ -368,5 +368,7 @@ unsafe extern "C" fn on_trace(event: c_uint, context: *mut c_void, p: *mut c_voi
     0
 }
 
+pub mod cost;
+
 #[cfg(test)]
 mod tests;

@@ -305,6 +305,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         contention: scanned.contention.clone(),
         comparison,
         span_machinery: insitu.machinery.or_else(|| header.span_machinery.clone()),
+        statement_hook: header.statement_hook.clone(),
         cold_start,
         carryover,
         drops,

@@ -80,6 +80,11 @@ pub struct Decomposition {
     /// [`SliceFigures::machinery_us`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span_machinery: Option<hopscope_probe::SpanMachinery>,
+    /// What SQLite's trace hook costs a statement, measured before the run
+    /// when some lane marks statements through it: stated beside the
+    /// slices it marks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statement_hook: Option<hopscope_probe::HookCost>,
     /// How much more each probed lane's first operation of a block costs
     /// than its median one, and the library's share of that, when a lane
     /// has blocks of two or more complete operations.

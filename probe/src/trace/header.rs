@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::ClockInfo;
 use crate::counters::CounterSupport;
+use crate::hook_cost::HookCost;
 use crate::hop::HopTable;
 use crate::host::HostInfo;
 use crate::machinery::SpanMachinery;
@@ -50,6 +51,11 @@ pub struct TraceHeader {
     /// lane takes more than another. Absent in older traces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mark_ns: Option<f64>,
+    /// What SQLite's trace hook costs a statement on this host, measured
+    /// before the run when some lane marks statements through it. Absent
+    /// otherwise, and in older traces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statement_hook: Option<HookCost>,
 }
 
 impl TraceHeader {
@@ -72,6 +78,7 @@ impl TraceHeader {
             run: BTreeMap::new(),
             lane_info: Vec::new(),
             span_machinery: None,
+            statement_hook: None,
         }
     }
 

@@ -61,6 +61,9 @@ pub struct Lane {
     pub(crate) peers_reference: bool,
     /// Whether it is the peers' baseline (the inline statement marked as they are).
     pub(crate) peers_baseline: bool,
+    /// Whether its probed build marks statements through SQLite's trace
+    /// hook ([`Lane::hooks_statements`]).
+    pub(crate) hooks_statements: bool,
     /// Mistakes in the declaration, reported when the run is checked.
     pub(crate) problems: Vec<String>,
 }
@@ -148,6 +151,7 @@ impl Lane {
             per_op: None,
             peers_reference: false,
             peers_baseline: false,
+            hooks_statements: false,
             problems: Vec::new(),
         }
     }
@@ -218,6 +222,16 @@ impl Lane {
             self.problems.push(format!("`peers_reference` is given to a {} lane, not a peer", self.role));
         }
         self.peers_reference = true;
+        self
+    }
+
+    /// Say that this lane's probed build marks statements through SQLite's
+    /// trace hook (a [`hopscope_probe::sqlite::SqliteProbe`] its own code
+    /// attaches; [`Lane::probed_by_sqlite`] says it itself): the run then
+    /// measures the hook's cost per statement before it starts and states
+    /// it beside the lane's slices.
+    pub fn hooks_statements(mut self) -> Lane {
+        self.hooks_statements = true;
         self
     }
 

@@ -40,6 +40,7 @@ impl Lane {
                 probed.variant = Some(hopscope_probe::Variant::Probed);
                 probed.opener = statements(probed.opener.clone(), Some(probe));
                 self.builds.push(probed);
+                self.hooks_statements = true;
                 if !self.threads.iter().any(|t| t == SQLITE_ROLE) {
                     self.threads.push(SQLITE_ROLE.to_owned());
                 }
@@ -100,4 +101,16 @@ impl Workload for Statements {
     fn count(&self) -> Result<Option<u64>, BoxError> {
         self.inner.count()
     }
+}
+
+/// Rounds and statements per chunk the hook's cost is measured over before
+/// a run (~80 k statements, tens of ms).
+const HOOK_COST: (u32, u32) = (80, 500);
+
+/// The SQLite hook's cost per statement on this host, or `None` (said on
+/// stderr) when it cannot be measured.
+pub(crate) fn measure_hook_cost() -> Option<hopscope_probe::HookCost> {
+    hopscope_probe::sqlite::cost::measure(HOOK_COST.0, HOOK_COST.1)
+        .map_err(|e| eprintln!("hopscope: {e}: the receipt states no cost for the SQLite probe"))
+        .ok()
 }

@@ -126,5 +126,12 @@ fn a_library_s_statements_join_their_operations_and_hold_their_work() {
     assert_eq!(counts.without_op, 0, "{counts:?}");
     let receipt = std::fs::read_to_string(dir.join("receipt.md")).expect("receipt");
     assert!(receipt.contains(SQLITE_ROLE), "its thread role is named");
+    // The hook's own cost was measured before the run and is stated.
+    let hook = d.statement_hook.as_ref().expect("the hook's cost measured");
+    assert!(hook.rounds > 0 && hook.ns_per_statement.is_finite() && hook.bare_ns > 0.0, "{hook:?}");
+    assert!(
+        receipt.contains("SQLite's trace hook marks this lane's statements. Measured before this run"),
+        "{receipt}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

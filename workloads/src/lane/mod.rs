@@ -221,6 +221,10 @@ impl LaneSpec {
         if matches!(self.kind, LaneKind::WriterHook(_)) {
             lane = lane.peers_reference();
         }
+        let hooked = matches!(self.kind, LaneKind::Peer(_) | LaneKind::WriterHook(_) | LaneKind::InlineHook);
+        if hooked && self.builds != Builds::Clean {
+            lane = lane.hooks_statements();
+        }
         if self.kind == LaneKind::InlineHook {
             lane = lane.peers_baseline();
             if self.builds != Builds::Clean {

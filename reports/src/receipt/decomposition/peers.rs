@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use hopscope_analyze::{Decomposition, HopCheck, LaneSlices, SliceDifference};
+use hopscope_probe::HookCost;
 
 /// Each probed peer's slices, one column per peer, and a line per peer
 /// naming the slice where it is furthest behind the quickest of them.
@@ -24,9 +25,12 @@ pub(super) fn peer_slices(d: &Decomposition, out: &mut String) -> std::fmt::Resu
          `woke→executed` SQLite's step, and `executed→done` the way back (the rest of the peer's closure, \
          its reply, the caller's wake; also an auto-checkpoint SQLite runs after a commit's step has \
          ended, so a rare slow `executed→done` may be SQLite's). The hook costs each statement two callbacks from SQLite and \
-         two reads of SQLite's own clock, one of them inside `woke→executed` (`cargo bench -p hopscope-probe \
-         --features sqlite --bench sqlite` times it alone).\n"
+         two reads of SQLite's own clock, one of them inside `woke→executed`."
     )?;
+    match &d.statement_hook {
+        Some(hook) => writeln!(out, "{}\n", hook_cost(hook))?,
+        None => writeln!(out, "This run did not measure the hook's cost per statement (an older trace).\n")?,
+    }
     let costs: Vec<String> = peers.iter().filter_map(marking_cost).collect();
     if !costs.is_empty() {
         writeln!(
@@ -231,4 +235,24 @@ fn furthest_behind(peer: &LaneSlices, peers: &[LaneSlices], names: &[String]) ->
             peer.lane
         ),
     })
+}
+
+/// What SQLite's trace hook cost a statement before this run, and what of
+/// it can lie inside a statement's own slice.
+pub(super) fn hook_cost(hook: &HookCost) -> String {
+    format!(
+        "Measured before this run on this host, the hook adds {:+.1} ns to a statement (`{}`, probed minus bare, \
+         median of {} paired rounds of {} statements, quartiles {:+.1}…{:+.1} ns; the bare statement {:.1} ns). \
+         Of it, the start mark's ring write and SQLite's end-of-statement clock read ({:.1} ns) lie inside \
+         the statement's own slice; the rest falls in the slices either side. `cargo bench -p hopscope-probe \
+         --features sqlite --bench sqlite` times it alone.",
+        hook.ns_per_statement,
+        hook.sql,
+        hook.rounds,
+        hook.chunk,
+        hook.quartiles_ns[0],
+        hook.quartiles_ns[1],
+        hook.bare_ns,
+        hook.sqlite_clock_ns
+    )
 }

@@ -114,6 +114,11 @@ pub(super) fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
             )?;
             coverage(c, out)?;
         }
+        if let (Some(hook), true) = (&d.statement_hook, d.peer_slices.is_empty()) {
+            // A lane marked by SQLite's hook (the peers' section states it
+            // for theirs).
+            writeln!(out, "\nSQLite's trace hook marks this lane's statements. {}", super::peers::hook_cost(hook))?;
+        }
         if let (true, Some(m)) = (spans, &d.span_machinery) {
             // The key the harness records a `--span-path` under.
             render_machinery(m, d.run.meta.contains_key("span_path_flag"), out)?;

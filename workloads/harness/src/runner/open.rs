@@ -153,13 +153,17 @@ impl OpenRun {
         #[cfg(not(feature = "tracing"))]
         let span_lanes = false;
         let keys = ReadingKeys::new(reading_roles, supported).with_span_machinery(span_lanes);
-        #[cfg_attr(not(feature = "tracing"), allow(unused_mut))]
+        #[cfg_attr(not(any(feature = "tracing", feature = "sqlite")), allow(unused_mut))]
         let mut header = header(plan, lanes, &open, &threads, &keys, counters, meta);
         #[cfg(feature = "tracing")]
         if opener == Opener::Run {
             crate::spans::measure_machinery(lanes, &mut header);
         }
-        #[cfg(not(feature = "tracing"))]
+        #[cfg(feature = "sqlite")]
+        if opener == Opener::Run && lanes.iter().any(|l| l.hooks_statements) {
+            header.statement_hook = crate::sqlite::measure_hook_cost();
+        }
+        #[cfg(not(any(feature = "tracing", feature = "sqlite")))]
         let _ = opener;
         Ok(OpenRun {
             lanes: open,
