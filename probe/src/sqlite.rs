@@ -77,6 +77,8 @@ struct Counts {
     ends: AtomicU64,
     without_op: AtomicU64,
     subprograms: AtomicU64,
+    unclaimed: AtomicU64,
+    announced: AtomicU64,
 }
 
 /// What a probe saw, over every connection it is attached to.
@@ -92,7 +94,63 @@ pub struct StatementCounts {
     /// Starts SQLite reported inside a statement, not marked: a trigger's
     /// (`-- TRIGGER name`) and each statement of its body.
     pub subprograms: u64,
+    /// Operations announced that no statement took, forgotten by
+    /// [`SqliteProbe::unmatched`] or pushed out of a full queue.
+    pub unclaimed: u64,
+    /// Operations announced ([`SqliteProbe::announce`]): every probe counts
+    /// them, an in-order one also hands them to statements.
+    pub announced: u64,
 }
+
+/// A block's statements that did not pair with its operations
+/// ([`SqliteProbe::unmatched`]): its joins cannot be trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Unpaired {
+    /// An in-order probe saw statements with no operation to give them,
+    /// or operations no statement took: the writer ran more or fewer than
+    /// one statement per operation (each operation went to the first).
+    #[error(
+        "its statements did not pair one to one with its operations ({without_op} statement starts and ends ran \
+         with no operation, {unclaimed} operations took no statement): an in-order probe gives each operation to \
+         the next statement started on a thread with none set, so the writer ran more or fewer than one statement \
+         per operation, or statements of its own; mark the operation where the writer's code runs each statement \
+         (`hopscope_probe::sqlite::with_op`), or drive one statement per operation"
+    )]
+    InOrder {
+        /// Statement starts and ends with no operation.
+        without_op: u64,
+        /// Operations announced that no statement took.
+        unclaimed: u64,
+    },
+    /// Statements ran, none of them with an operation set on its thread:
+    /// the operation was set on another thread than the one running them.
+    #[error(
+        "none of its statements was marked ({without_op} statement starts and ends ran on threads with no operation \
+         set): the operation is set on another thread than the one that runs them; set it with \
+         `hopscope_probe::sqlite::with_op` inside the closure the writer runs on its own thread, or make the probe \
+         `SqliteProbe::in_order` and announce each operation"
+    )]
+    OtherThread {
+        /// Statement starts and ends with no operation.
+        without_op: u64,
+    },
+    /// Operations were announced and the probe saw no statement at all:
+    /// the writer ran them on a connection it is not attached to.
+    #[error(
+        "{operations} operations ran and the probe saw none of their statements: the writer runs them on a \
+         connection the probe is not attached to (a pool's new connection, a second connection of the library's); \
+         attach the probe to each connection the writer uses"
+    )]
+    Unseen {
+        /// Operations announced in the block.
+        operations: u64,
+    },
+}
+
+/// Operations an in-order probe keeps waiting for a statement; announcing
+/// past it pushes the oldest out, counted as unclaimed (a writer that runs
+/// no statement for most operations would otherwise grow it without end).
+pub const ANNOUNCED_CAP: usize = 1 << 16;
 
 /// Why a probe could not be attached or detached.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -170,12 +228,46 @@ impl SqliteProbe {
     }
 
     /// The next statement started on a thread with no operation set serves
-    /// `op` (a probe made [`SqliteProbe::in_order`]; others ignore it).
+    /// `op` (a probe made [`SqliteProbe::in_order`]; others only count it).
     /// Announce where the statements' order is the operations' own: one
-    /// statement per operation, under the lock that serialises calls.
+    /// statement per operation, under the lock that serialises calls. Any
+    /// probe counts announcements, so [`SqliteProbe::unmatched`] can tell
+    /// a block that ran operations from one that ran none.
     pub fn announce(&self, op: OpId) {
+        self.hook.counts.announced.fetch_add(1, Ordering::Relaxed);
         if let Some(announced) = &self.hook.announced {
-            announced.lock().unwrap_or_else(PoisonError::into_inner).push_back(op.0);
+            let mut queue = announced.lock().unwrap_or_else(PoisonError::into_inner);
+            if queue.len() >= ANNOUNCED_CAP {
+                queue.pop_front();
+                self.hook.counts.unclaimed.fetch_add(1, Ordering::Relaxed);
+            }
+            queue.push_back(op.0);
+        }
+    }
+
+    /// Since `before` (the counts at a block's start), whether the
+    /// statements paired with the operations announced. Announced
+    /// operations no statement took are forgotten, so the next block starts
+    /// even. An in-order probe needs one statement per operation; a probe
+    /// reading the thread's operation only needs some statements marked
+    /// when operations were announced (a statement of the writer's own, a
+    /// pool's health check, marks nothing and takes nothing).
+    pub fn unmatched(&self, before: StatementCounts) -> Result<(), Unpaired> {
+        if let Some(announced) = &self.hook.announced {
+            let mut queue = announced.lock().unwrap_or_else(PoisonError::into_inner);
+            self.hook.counts.unclaimed.fetch_add(queue.len() as u64, Ordering::Relaxed);
+            queue.clear();
+        }
+        let now = self.counts();
+        let without_op = now.without_op.saturating_sub(before.without_op);
+        let unclaimed = now.unclaimed.saturating_sub(before.unclaimed);
+        let marked = now.starts.saturating_sub(before.starts);
+        let operations = now.announced.saturating_sub(before.announced);
+        match self.hook.announced {
+            Some(_) if without_op > 0 || unclaimed > 0 => Err(Unpaired::InOrder { without_op, unclaimed }),
+            _ if operations > 0 && marked == 0 && without_op > 0 => Err(Unpaired::OtherThread { without_op }),
+            _ if operations > 0 && marked == 0 => Err(Unpaired::Unseen { operations }),
+            _ => Ok(()),
         }
     }
 
@@ -193,6 +285,8 @@ impl SqliteProbe {
             ends: read(&c.ends),
             without_op: read(&c.without_op),
             subprograms: read(&c.subprograms),
+            unclaimed: read(&c.unclaimed),
+            announced: read(&c.announced),
         }
     }
 

@@ -255,3 +255,71 @@ fn a_connection_with_someone_else_s_callback_is_refused_and_says_what_became_of_
     assert_eq!(probe.attach(&conn), Err(SqliteProbeError::Occupied("trace")));
     assert_eq!(Arc::strong_count(&probe.hook), 2, "the first connection's handle only");
 }
+
+#[test]
+fn statements_that_do_not_pair_with_the_operations_are_named_by_how_they_missed() {
+    // In order: a writer that runs two statements per operation.
+    let probe = SqliteProbe::in_order(Collector::new(1 << 12), START, END);
+    let conn = table();
+    probe.attach(&conn).expect("attach");
+    let before = probe.counts();
+    probe.announce(OpId(1));
+    conn.execute_batch("BEGIN; INSERT INTO t VALUES (1, 'a'); COMMIT").expect("batch");
+    let missed = probe.unmatched(before).expect_err("two statements unmarked");
+    assert_eq!(missed, Unpaired::InOrder { without_op: 4, unclaimed: 0 });
+    // ... and operations no statement took, forgotten for the next block.
+    let before = probe.counts();
+    probe.announce(OpId(2));
+    probe.announce(OpId(3));
+    conn.execute("INSERT INTO t VALUES (2, 'b')", []).expect("insert");
+    assert_eq!(probe.unmatched(before), Err(Unpaired::InOrder { without_op: 0, unclaimed: 1 }));
+    let before = probe.counts();
+    probe.announce(OpId(4));
+    conn.execute("INSERT INTO t VALUES (3, 'c')", []).expect("insert");
+    assert_eq!(probe.unmatched(before), Ok(()), "the next block starts even");
+    let ops: Vec<u64> = drained(&probe).iter().map(|(op, _)| *op).collect();
+    assert_eq!(ops, [1, 1, 2, 2, 4, 4], "operation 3 was forgotten, not given to a later statement");
+
+    // Reading the thread's operation: set on the caller, run elsewhere.
+    let probe = self::probe();
+    let conn = table();
+    probe.attach(&conn).expect("attach");
+    let before = probe.counts();
+    with_op(OpId(5), || probe.announce(OpId(5)));
+    let conn = std::thread::spawn(move || {
+        conn.execute("INSERT INTO t VALUES (1, 'a')", []).expect("insert");
+        conn
+    })
+    .join()
+    .expect("worker");
+    let missed = probe.unmatched(before).expect_err("no statement marked");
+    assert_eq!(missed, Unpaired::OtherThread { without_op: 2 });
+    assert!(missed.to_string().contains("inside the closure the writer runs on its own thread"), "{missed}");
+    // A statement of the writer's own beside a marked one is no fault.
+    let before = probe.counts();
+    probe.announce(OpId(6));
+    with_op(OpId(6), || conn.execute("INSERT INTO t VALUES (2, 'b')", [])).expect("insert");
+    conn.execute("SELECT 1", []).ok();
+    assert_eq!(probe.unmatched(before), Ok(()));
+    // Operations ran, and the probe saw nothing: another connection.
+    let other = table();
+    let before = probe.counts();
+    probe.announce(OpId(7));
+    with_op(OpId(7), || other.execute("INSERT INTO t VALUES (1, 'a')", [])).expect("insert");
+    assert_eq!(probe.unmatched(before), Err(Unpaired::Unseen { operations: 1 }));
+    // A block that ran nothing is no fault either.
+    assert_eq!(probe.unmatched(probe.counts()), Ok(()));
+}
+
+#[test]
+fn an_in_order_probe_keeps_at_most_its_cap_of_announced_operations() {
+    let probe = SqliteProbe::in_order(Collector::new(1 << 4), START, END);
+    for op in 0..(ANNOUNCED_CAP as u64 + 10) {
+        probe.announce(OpId(op));
+    }
+    assert_eq!(probe.counts().unclaimed, 10, "the oldest pushed out, counted");
+    let conn = table();
+    probe.attach(&conn).expect("attach");
+    conn.execute("INSERT INTO t VALUES (1, 'a')", []).expect("insert");
+    assert_eq!(drained(&probe).first(), Some(&(10, START)), "the oldest kept goes first");
+}

@@ -14,7 +14,7 @@
 //! each block the statements' marks, from whatever threads ran them, go in
 //! as the lane's thread role [`SQLITE_ROLE`].
 
-use hopscope_probe::sqlite::SqliteProbe;
+use hopscope_probe::sqlite::{SqliteProbe, StatementCounts};
 
 use crate::hand_in::HandIn;
 use crate::lane::{Lane, Opener};
@@ -57,7 +57,7 @@ fn statements(opener: Opener, probe: Option<SqliteProbe>) -> Opener {
     std::sync::Arc::new(move |setup: &Setup| {
         let setup = Setup { sqlite: probe.clone(), ..setup.clone() };
         let inner = opener(&setup)?;
-        Ok(Box::new(Statements { inner, probe: probe.clone() }) as Box<dyn Workload>)
+        Ok(Box::new(Statements { inner, probe: probe.clone(), before: Default::default() }) as Box<dyn Workload>)
     })
 }
 
@@ -66,15 +66,22 @@ struct Statements {
     inner: Box<dyn Workload>,
     /// `None` in the clean build, which still hands its (empty) role in.
     probe: Option<SqliteProbe>,
+    /// The probe's counts when the block started.
+    before: std::sync::Mutex<StatementCounts>,
 }
 
 impl Workload for Statements {
     fn before_block(&self, block: &BlockInfo) -> Result<(), BoxError> {
+        self.inner.before_block(block)?;
         if let Some(probe) = &self.probe {
-            // Statements outside blocks (the setup's) are no block's.
+            // Statements outside blocks (the setup's, the workload's own
+            // before the block) are no block's, nor is anything left
+            // announced.
             let _ = probe.collector().drain();
+            let _ = probe.unmatched(probe.counts());
+            *self.before.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = probe.counts();
         }
-        self.inner.before_block(block)
+        Ok(())
     }
 
     fn run(&self, caller: usize, ops: Ops) -> Result<u64, BoxError> {
@@ -86,6 +93,10 @@ impl Workload for Statements {
 
     fn hand_in(&self, hand_in: &HandIn) -> Result<(), BoxError> {
         self.inner.hand_in(hand_in)?;
+        if let Some(probe) = &self.probe {
+            let before = *self.before.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            probe.unmatched(before)?;
+        }
         let (marks, dropped) = match &self.probe {
             Some(probe) => {
                 let drained = probe.collector().drain();

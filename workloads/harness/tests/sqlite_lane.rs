@@ -29,6 +29,17 @@ enum Job {
     Call(Call),
 }
 
+/// How the library runs each insert.
+#[derive(Clone, Copy, PartialEq)]
+enum Behaviour {
+    /// One statement per call.
+    OneStatement,
+    /// Its own transaction around the insert: three statements per call.
+    Transaction,
+    /// Never replies to its `n`th insert (counted from 1).
+    HangsAt(u64),
+}
+
 /// The library: a thread owning a connection, fed by a channel.
 struct Library {
     jobs: Option<Sender<Job>>,
@@ -37,6 +48,10 @@ struct Library {
 
 impl Library {
     fn open(path: std::path::PathBuf) -> Library {
+        Library::open_as(path, Behaviour::OneStatement)
+    }
+
+    fn open_as(path: std::path::PathBuf, behaviour: Behaviour) -> Library {
         let (jobs, inbox) = unbounded::<Job>();
         let thread = std::thread::spawn(move || {
             let conn = Connection::open(path).expect("open");
@@ -47,12 +62,26 @@ impl Library {
                 Ok(ns)
             })
             .expect("function");
+            let mut inserts = 0;
             for job in inbox {
                 match job {
                     Job::Insert(reply) => {
+                        inserts += 1;
+                        if behaviour == Behaviour::HangsAt(inserts) {
+                            // Its reply is never sent; the caller waits on.
+                            std::mem::forget(reply);
+                            continue;
+                        }
+                        let transaction = behaviour == Behaviour::Transaction;
+                        if transaction {
+                            conn.execute_batch("BEGIN").expect("begin");
+                        }
                         let done = conn
                             .prepare_cached("INSERT INTO t (v) VALUES (spin(?1))")
                             .and_then(|mut s| s.execute([SPIN_NS]));
+                        if transaction {
+                            conn.execute_batch("COMMIT").expect("commit");
+                        }
                         let _ = reply.send(done);
                     }
                     Job::Call(f) => f(&conn),
@@ -134,4 +163,55 @@ fn a_library_s_statements_join_their_operations_and_hold_their_work() {
         "{receipt}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The library's lane, probed by SQLite's hook alone, the library running
+/// each insert as `behaviour` says.
+fn library_lane(behaviour: Behaviour) -> Lane {
+    let probe = SqliteProbe::in_order(Collector::new(DEFAULT_RING_MARKS), Hop::WOKE, Hop::EXECUTED);
+    Lane::subject(
+        "library",
+        move |s| {
+            let library = Library::open_as(s.path("library.db"), behaviour);
+            if let Some(probe) = s.sqlite_probe() {
+                let probe = probe.clone();
+                library.call(move |conn| probe.attach(conn).expect("attach"))?;
+            }
+            Ok::<_, BoxError>(library)
+        },
+        |library: &mut Library, _op| library.insert(),
+    )
+    .per_op(1)
+    .probed_by_sqlite(probe)
+    .into()
+}
+
+fn run_stopped(name: &str, lane: Lane, deadline: std::time::Duration) -> hopscope_harness::Outcome {
+    let dir = std::env::temp_dir().join(format!("hopscope-sqlite-lane-{name}-{}", std::process::id()));
+    let plan =
+        Plan { ops_per_block: 20, samples: 3, passes: 1, warmup_blocks: 1, block_deadline: deadline, ..Plan::quick() };
+    let outcome = Harness::new(name).plan(plan).out(&dir).quiet().lane(lane).run().expect("outcome");
+    let _ = std::fs::remove_dir_all(&dir);
+    outcome
+}
+
+#[test]
+fn a_library_that_runs_more_than_one_statement_per_call_stops_the_run_saying_so() {
+    let outcome = run_stopped("transaction", library_lane(Behaviour::Transaction), std::time::Duration::from_secs(10));
+    let line = outcome.stopped.as_deref().expect("the run stopped");
+    assert!(line.starts_with("lane `library-probed`"), "{line}");
+    assert!(line.contains("did not pair one to one with its operations"), "{line}");
+    assert!(line.contains("ran with no operation"), "{line}");
+    assert!(!line.contains('\n'), "one line: {line}");
+}
+
+#[test]
+fn a_library_that_never_returns_is_left_at_the_deadline() {
+    let started = std::time::Instant::now();
+    let deadline = std::time::Duration::from_secs(2);
+    let outcome = run_stopped("hangs", library_lane(Behaviour::HangsAt(30)), deadline);
+    let line = outcome.stopped.as_deref().expect("the run stopped");
+    assert!(line.starts_with("lane `library"), "{line}");
+    assert!(line.contains("did not finish within the 2-second deadline"), "{line}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(30), "the run waited for the library");
 }

@@ -14,10 +14,10 @@ use std::path::Path;
 
 use hopscope_harness::{BlockInfo, HandIn, Ops};
 use hopscope_probe::collector::{Collector, DEFAULT_RING_MARKS};
-use hopscope_probe::sqlite::{self, SqliteProbe};
+use hopscope_probe::sqlite::{self, SqliteProbe, StatementCounts};
 use hopscope_probe::{Hop, OpId, Probe, local};
 
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 
 use super::WRITER_ROLE;
 use super::open::{InlineLane, Target, WriterLane};
@@ -59,7 +59,7 @@ impl Probe for PeerMarks {
 /// The reference writer, its statements marked by SQLite's trace hook.
 pub(super) struct HookedWriter {
     lane: WriterLane<PeerMarks>,
-    probe: SqliteProbe,
+    statements: BlockStatements,
 }
 
 impl HookedWriter {
@@ -71,14 +71,17 @@ impl HookedWriter {
         // Attached before the writer thread takes the connection: the
         // schema's statements ran on no operation, and are not marked.
         probe.attach(&conn).map_err(|e| fail(rusqlite::Error::UserFunctionError(Box::new(e))))?;
-        Ok(HookedWriter { lane: WriterLane::spawn(conn, shape, knobs, PeerMarks), probe })
+        Ok(HookedWriter {
+            lane: WriterLane::spawn(conn, shape, knobs, PeerMarks),
+            statements: BlockStatements::new(probe),
+        })
     }
 }
 
 impl Target for HookedWriter {
     fn before_block(&self, block: &BlockInfo) {
         self.lane.before_block(block);
-        let _ = self.probe.collector().drain();
+        self.statements.begin();
     }
 
     fn run(&self, caller: usize, inputs: Vec<OpInput>, ops: Ops) -> Result<u64, WriteError> {
@@ -89,10 +92,7 @@ impl Target for HookedWriter {
     /// own), then the statements' marks go in as its role.
     fn hand_in(&self, hand_in: &HandIn) -> Result<(), WriteError> {
         self.lane.hand_in(hand_in)?;
-        let drained = self.probe.collector().drain();
-        let dropped = drained.dropped();
-        hand_in.give(WRITER_ROLE, drained.threads.into_iter().flat_map(|t| t.marks).collect(), dropped);
-        Ok(())
+        self.statements.end(super::WRITER_HOOK, hand_in, WRITER_ROLE)
     }
 }
 
@@ -136,7 +136,7 @@ impl Probe for InlineMarks {
 /// peers' baseline, the same instrument with no thread to cross.
 pub(super) struct HookedInline {
     lane: InlineLane<InlineMarks>,
-    probe: SqliteProbe,
+    statements: BlockStatements,
 }
 
 impl HookedInline {
@@ -146,13 +146,13 @@ impl HookedInline {
         let inline = Inline::open(path, config, shape.sql(), InlineMarks).map_err(fail)?;
         // After the schema and the statement's preparation: no operation's.
         probe.attach(inline.connection()).map_err(|e| fail(rusqlite::Error::UserFunctionError(Box::new(e))))?;
-        Ok(HookedInline { lane: InlineLane(Mutex::new(inline)), probe })
+        Ok(HookedInline { lane: InlineLane(Mutex::new(inline)), statements: BlockStatements::new(probe) })
     }
 }
 
 impl Target for HookedInline {
     fn before_block(&self, _block: &BlockInfo) {
-        let _ = self.probe.collector().drain();
+        self.statements.begin();
     }
 
     fn run(&self, caller: usize, inputs: Vec<OpInput>, ops: Ops) -> Result<u64, WriteError> {
@@ -161,13 +161,46 @@ impl Target for HookedInline {
 
     /// The statements' marks, made on the callers, go in as their own role.
     fn hand_in(&self, hand_in: &HandIn) -> Result<(), WriteError> {
+        self.statements.end(super::INLINE_HOOK, hand_in, hopscope_harness::SQLITE_ROLE)
+    }
+}
+
+/// A hook-probed lane's statements, a block at a time: what came before
+/// the block is dropped, and after it the statements are checked to have
+/// paired with the block's operations, then handed in.
+#[derive(Debug)]
+pub(crate) struct BlockStatements {
+    probe: SqliteProbe,
+    /// The probe's counts when the block started.
+    before: Mutex<StatementCounts>,
+}
+
+impl BlockStatements {
+    pub(crate) fn new(probe: SqliteProbe) -> BlockStatements {
+        let before = Mutex::new(probe.counts());
+        BlockStatements { probe, before }
+    }
+
+    pub(crate) fn probe(&self) -> &SqliteProbe {
+        &self.probe
+    }
+
+    /// Before a block: statements outside it (set-up, pragmas) are no
+    /// operation's, nor is anything left announced.
+    pub(crate) fn begin(&self) {
+        let _ = self.probe.collector().drain();
+        let _ = self.probe.unmatched(self.probe.counts());
+        *self.before.lock().unwrap_or_else(PoisonError::into_inner) = self.probe.counts();
+    }
+
+    /// After a block: refuse it when its statements did not pair with its
+    /// operations (lane `lane`), else hand their marks in as `role`.
+    pub(crate) fn end(&self, lane: &str, hand_in: &HandIn, role: &str) -> Result<(), WriteError> {
+        let before = *self.before.lock().unwrap_or_else(PoisonError::into_inner);
+        self.probe.unmatched(before).map_err(|e| WriteError::Peer { peer: lane.to_owned(), message: e.to_string() })?;
         let drained = self.probe.collector().drain();
         let dropped = drained.dropped();
-        hand_in.give(
-            hopscope_harness::SQLITE_ROLE,
-            drained.threads.into_iter().flat_map(|t| t.marks).collect(),
-            dropped,
-        );
+        hand_in.give(role, drained.threads.into_iter().flat_map(|t| t.marks).collect(), dropped);
         Ok(())
     }
 }

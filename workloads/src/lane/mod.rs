@@ -22,6 +22,8 @@ mod hook;
 mod open;
 
 #[cfg(feature = "peers")]
+pub(crate) use hook::BlockStatements;
+#[cfg(feature = "peers")]
 pub(crate) use open::Target;
 
 /// The thread role of the reference lanes' own thread (writer or floor).

@@ -28,7 +28,7 @@ use tokio::runtime::Runtime;
 
 use crate::db::{self, DbConfig, JournalMode, Synchronous};
 use crate::error::{RunError, WriteError};
-use crate::lane::{Target, WRITER_ROLE};
+use crate::lane::{BlockStatements, Target, WRITER_ROLE};
 use crate::peers::Peer;
 use crate::shape::{OpInput, Shape};
 use crate::value::Value;
@@ -62,7 +62,8 @@ pub(crate) fn open(
         }
     });
     let client = opener.block_on(Client::open(peer, path, db, core, probe.clone())).map_err(fail)?;
-    Ok(Box::new(PeerLane { peer, client, sql: shape.sql(), runtimes: Mutex::new(runtimes), probe }))
+    let statements = probe.map(BlockStatements::new);
+    Ok(Box::new(PeerLane { peer, client, sql: shape.sql(), runtimes: Mutex::new(runtimes), statements }))
 }
 
 fn runtime() -> Result<Runtime, String> {
@@ -192,7 +193,7 @@ struct PeerLane {
     /// One current-thread runtime per caller, lent to it for a block.
     runtimes: Mutex<Vec<Runtime>>,
     /// The probed build's statement marks.
-    probe: Option<SqliteProbe>,
+    statements: Option<BlockStatements>,
 }
 
 impl PeerLane {
@@ -202,7 +203,12 @@ impl PeerLane {
 
     /// Run one statement; returns the rows it changed.
     async fn execute(&self, params: Vec<Value>, op: OpId) -> Result<u64, WriteError> {
-        let op = self.probe.is_some().then_some(op);
+        let op = self.statements.is_some().then_some(op);
+        // Counted by every probe (so a block whose statements it never saw
+        // is told from one that ran nothing); queued for sqlx's below.
+        if let (Some(statements), Some(op), false) = (&self.statements, op, matches!(self.client, Client::Sqlx(_))) {
+            statements.probe().announce(op);
+        }
         match &self.client {
             Client::TokioRusqlite(conn) => {
                 let run = statement(self.sql, params, op);
@@ -214,8 +220,8 @@ impl PeerLane {
             Client::Sqlx(conn) => {
                 let mut conn = conn.lock().await;
                 // Under the lock: the worker's next statement is this call's.
-                if let (Some(probe), Some(op)) = (&self.probe, op) {
-                    probe.announce(op);
+                if let (Some(statements), Some(op)) = (&self.statements, op) {
+                    statements.probe().announce(op);
                 }
                 self.sqlx_execute(&mut conn, params).await
             }
@@ -263,14 +269,14 @@ impl PeerLane {
     /// A caller's mark, in the probed build.
     #[inline]
     fn mark(&self, op: OpId, hop: Hop) {
-        if self.probe.is_some() {
+        if self.statements.is_some() {
             Recording.mark(op, hop);
         }
     }
 
     #[inline]
     fn mark_on_cpu(&self, op: OpId, hop: Hop) {
-        if self.probe.is_some() {
+        if self.statements.is_some() {
             Recording.mark_on_cpu(op, hop);
         }
     }
@@ -321,7 +327,7 @@ impl Target for PeerLane {
         {
             let mut changes = 0;
             for (input, op) in inputs.into_iter().zip(ops) {
-                let run = statement(self.sql, one_statement(input)?, self.probe.is_some().then_some(op.id()));
+                let run = statement(self.sql, one_statement(input)?, self.statements.is_some().then_some(op.id()));
                 self.mark_on_cpu(op.id(), Hop::ENTER);
                 changes += client.conn_blocking(run).map_err(|e| self.failed(e))?;
                 self.mark(op.id(), Hop::DONE);
@@ -334,8 +340,8 @@ impl Target for PeerLane {
     fn before_block(&self, _block: &hopscope_harness::BlockInfo) {
         // Marks of statements outside blocks (none are expected) are not
         // the block's.
-        if let Some(probe) = &self.probe {
-            let _ = probe.collector().drain();
+        if let Some(statements) = &self.statements {
+            statements.begin();
         }
     }
 
@@ -363,19 +369,16 @@ impl Target for PeerLane {
                     .map_err(|e| self.failed(e))?
                     .map_err(|e| self.failed(e))?;
             }
-            // No closure of ours runs on sqlx's worker (and it has no probed
-            // build); a closed pool has no thread.
+            // No closure of ours runs on sqlx's worker (its statements'
+            // marks follow); a closed pool has no thread.
             Client::Sqlx(_) | Client::Deadpool(Deadpool { pool: None, .. }, _) => {
                 hand_in.give(WRITER_ROLE, Vec::new(), 0);
             }
         }
-        if let Some(probe) = &self.probe {
-            let drained = probe.collector().drain();
-            let dropped = drained.dropped();
-            let marks = drained.threads.into_iter().flat_map(|t| t.marks).collect();
-            hand_in.give(WRITER_ROLE, marks, dropped);
+        match &self.statements {
+            Some(statements) => statements.end(self.peer.name(), hand_in, WRITER_ROLE),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
