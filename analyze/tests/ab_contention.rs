@@ -40,6 +40,7 @@ fn trace(waited: &[(u32, u32)]) -> Trace {
         run: BTreeMap::from([("shape".to_owned(), "single-insert".to_owned())]),
         lane_info: Vec::new(),
         span_machinery: None,
+        statement_hook: None,
         mark_ns: None,
     };
     let mut blocks = Vec::new();

@@ -78,6 +78,7 @@ fn header() -> TraceHeader {
         run: BTreeMap::new(),
         lane_info: Vec::new(),
         span_machinery: None,
+        statement_hook: None,
         mark_ns: Some(MARK_NS),
     }
 }

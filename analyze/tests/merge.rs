@@ -51,6 +51,7 @@ fn trace(control_drift: f64) -> Trace {
         ]),
         lane_info: Vec::new(),
         span_machinery: None,
+        statement_hook: None,
         mark_ns: None,
     };
     let mut blocks = Vec::new();

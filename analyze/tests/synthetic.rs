@@ -39,6 +39,7 @@ fn header() -> TraceHeader {
         // Legacy: no roles, so the analyzer reads them from the lane names.
         lane_info: Vec::new(),
         span_machinery: None,
+        statement_hook: None,
         mark_ns: None,
     }
 }

@@ -66,6 +66,15 @@ impl Notes {
     pub async fn clear(&self) -> Result<(), Error> {
         self.conn.call(|c| c.execute_batch("DELETE FROM notes")).await
     }
+
+    /// Run `f` on the connection thread with the connection (set-up,
+    /// diagnostics: whatever the service's own calls do not cover).
+    pub async fn with_connection<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<R> + Send + 'static,
+    ) -> Result<R, Error> {
+        self.conn.call(move |c| f(c)).await
+    }
 }
 
 /// Open `path` on the calling thread as the service does: same pragmas,

@@ -183,7 +183,6 @@ fn library_lane(behaviour: Behaviour) -> Lane {
     )
     .per_op(1)
     .probed_by_sqlite(probe)
-    .into()
 }
 
 fn run_stopped(name: &str, lane: Lane, deadline: std::time::Duration) -> hopscope_harness::Outcome {
