@@ -4,6 +4,11 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The thread role the marks SQLite's trace hook makes are handed in as,
+/// where a lane gives its statements a role of their own: the analysis
+/// prices the hops this role marks at [`HookCost`], per statement.
+pub const STATEMENT_ROLE: &str = "sqlite";
+
 /// The SQLite probe's cost per statement, measured in the run's own
 /// process: the same prepared statement on two in-memory connections, one
 /// bare and one probed with an operation set, in short chunks whose order

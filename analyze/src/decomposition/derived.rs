@@ -89,7 +89,7 @@ pub(super) fn observer(clean: &LaneBlocks, probed: &LaneBlocks) -> Option<Observ
 
 /// What the probed build's instrument costs per operation at the costs
 /// this run measured (`machinery`: the span machinery; the header's mark
-/// cost), and what of `delta_us` that leaves unexplained; `None` when the
+/// cost and SQLite hook cost), and what of `delta_us` that leaves unexplained; `None` when the
 /// run measured neither cost its marks need.
 pub(super) fn instrument(
     header: &TraceHeader,
@@ -103,19 +103,35 @@ pub(super) fn instrument(
     let mut spans: Vec<&str> = edges.iter().flatten().copied().collect();
     spans.sort_unstable();
     spans.dedup();
-    let marks = edges.iter().filter(|e| e.is_none()).count() as u64;
+    // Hops marked by SQLite's hook: those the statements' own thread role
+    // marked (a start and an end per statement), priced per statement.
+    let hooked = |k: usize| {
+        let sqlite = header.threads.iter().position(|t| t == hopscope_probe::STATEMENT_ROLE).map(|t| 1u64 << t.min(63));
+        sqlite.is_some_and(|bit| ops.hop_threads.get(k).is_some_and(|threads| threads & bit != 0))
+    };
+    let hook_marks = (0..path.len()).filter(|&k| edges[k].is_none() && hooked(k)).count() as u64;
+    let marks = edges.iter().filter(|e| e.is_none()).count() as u64 - hook_marks;
+    let statements = hook_marks / 2;
     let span_life_ns = machinery.map(|m| m.span_life_ns);
     let mark_ns = header.mark_ns;
-    if (!spans.is_empty() && span_life_ns.is_none()) || (marks > 0 && mark_ns.is_none()) {
+    let statement_ns = header.statement_hook.as_ref().map(|h| h.ns_per_statement);
+    if (!spans.is_empty() && span_life_ns.is_none())
+        || (marks > 0 && mark_ns.is_none())
+        || (statements > 0 && statement_ns.is_none())
+    {
         return None;
     }
-    let (span_life_ns, mark_ns) = (span_life_ns.unwrap_or(0.0), mark_ns.unwrap_or(0.0));
-    let explained_us = (spans.len() as f64 * span_life_ns + marks as f64 * mark_ns) / 1_000.0;
+    let (span_life_ns, mark_ns, statement_ns) =
+        (span_life_ns.unwrap_or(0.0), mark_ns.unwrap_or(0.0), statement_ns.unwrap_or(0.0));
+    let explained_us =
+        (spans.len() as f64 * span_life_ns + marks as f64 * mark_ns + statements as f64 * statement_ns) / 1_000.0;
     Some(InstrumentCost {
         spans_per_op: spans.len() as u64,
         span_life_ns,
         marks_per_op: marks,
         mark_ns,
+        statements_per_op: statements,
+        statement_ns,
         explained_us,
         unexplained_us: delta_us - explained_us,
     })

@@ -278,7 +278,14 @@ pub struct InstrumentCost {
     pub marks_per_op: u64,
     /// One mark's cost, ns (the run's calibration).
     pub mark_ns: f64,
-    /// `spans × span life + marks × mark cost`, µs.
+    /// Statements per operation marked through SQLite's trace hook (their
+    /// start and end marks are not counted in [`Self::marks_per_op`]).
+    #[serde(default)]
+    pub statements_per_op: u64,
+    /// What the hook costs one statement, ns (measured before the run).
+    #[serde(default)]
+    pub statement_ns: f64,
+    /// `spans × span life + marks × mark cost + statements × hook cost`, µs.
     pub explained_us: f64,
     /// `delta − explained`, µs: what the measured costs do not account for.
     pub unexplained_us: f64,

@@ -21,6 +21,11 @@ fn every_call_joins_with_the_statement_its_connection_thread_ran() {
     let names: Vec<&str> = d.slices.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["enter→woke", "woke→executed", "executed→done"]);
     assert!(d.statement_hook.is_some(), "the hook's cost is measured");
-    assert!(d.observer_effect.is_some() && d.derived.is_some(), "observer effect; hop = service − inline");
+    assert!(d.derived.is_some(), "hop = service − inline");
+    // The instrument's measured cost: the caller's two marks and one
+    // statement through the hook per call.
+    let instrument = d.observer_effect.as_ref().and_then(|o| o.instrument.as_ref()).expect("instrument priced");
+    assert_eq!((instrument.marks_per_op, instrument.statements_per_op), (2, 1), "{instrument:?}");
+    assert_eq!(Some(instrument.statement_ns), d.statement_hook.as_ref().map(|h| h.ns_per_statement));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -22,7 +22,7 @@ use crate::workload::{BlockInfo, BoxError, Ops, Setup, Workload};
 
 /// The thread role a lane probed by SQLite's trace hook hands its
 /// statements' marks in as.
-pub const SQLITE_ROLE: &str = "sqlite";
+pub const SQLITE_ROLE: &str = hopscope_probe::STATEMENT_ROLE;
 
 impl Lane {
     /// Run this lane clean and probed through SQLite's own trace hook:

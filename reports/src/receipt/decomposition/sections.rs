@@ -159,8 +159,8 @@ fn coverage(c: &hopscope_analyze::coverage::Coverage, out: &mut String) -> std::
         writeln!(
             out,
             "These marks do not close each thread's cycle (no `idle` and `returned` hops): what runs before the first \
-             mark and after the last one of an operation (a span's creation and close, code outside the spans, a \
-             thread's work after its last mark) is between marks, not in any slice."
+             mark and after the last one of an operation (a span's creation and close, code outside the spans or \
+             before the caller's first mark, a thread's work after its last mark) is between marks, not in any slice."
         )
     }
 }
@@ -193,6 +193,14 @@ pub(super) fn observer(d: &Decomposition, out: &mut String) -> std::fmt::Result 
         }
         if i.marks_per_op > 0 {
             parts.push(format!("{} marks × {:.1} ns", i.marks_per_op, i.mark_ns));
+        }
+        if i.statements_per_op > 0 {
+            parts.push(format!(
+                "{} statement{} through SQLite's trace hook × {:.1} ns",
+                i.statements_per_op,
+                if i.statements_per_op == 1 { "" } else { "s" },
+                i.statement_ns
+            ));
         }
         writeln!(
             out,
