@@ -210,6 +210,12 @@ fn hostile_result() -> serde_json::Value {
     // The peers' tables and chart name lanes and slices.
     for peer in d["peer_slices"].as_array_mut().expect("the fixture has probed peers") {
         peer["lane"] = Value::String(name(peer["lane"].as_str().unwrap_or("")));
+        if let Some(hop) = peer.get_mut("hop").and_then(Value::as_object_mut) {
+            hop["baseline"] = Value::String(name(hop["baseline"].as_str().unwrap_or("")));
+            for clean in hop["clean"].as_array_mut().into_iter().flatten() {
+                *clean = Value::String(name(clean.as_str().unwrap_or("")));
+            }
+        }
         let paired = peer.get_mut("versus_reference").and_then(Value::as_array_mut);
         for (i, slice) in paired.into_iter().flatten().enumerate() {
             slice["name"] = Value::String(format!("{}→{}", HOSTILE[(i + 1) % 3], HOSTILE[(i + 2) % 3]));
@@ -228,6 +234,8 @@ fn hostile_result() -> serde_json::Value {
         "ops_per_block": 20.0,
         "library_steady_us": difference,
     });
+    // The hook's cost names the statement it timed.
+    d["statement_hook"]["sql"] = Value::String(HOSTILE.join(" "));
     d["warnings"] = HOSTILE.iter().map(|h| Value::String(format!("lane {h} was noisy"))).collect();
     for key in ["command", "commit", "shape"] {
         d["run"]["meta"][key] = Value::String(HOSTILE.join(" "));
