@@ -27,8 +27,10 @@
 //! **What it costs.** Each statement pays two callbacks from SQLite (each a
 //! clock read, a thread-local load and a ring write) and, because the end
 //! is reported with a duration, two reads of SQLite's own clock (one of
-//! them between the two marks). `benches/sqlite.rs` times the whole per
-//! statement and SQLite's clock read alone.
+//! them between the two marks). [`cost::measure`] times the whole per
+//! statement in the calling process (a run measures it before it starts and
+//! states it beside the slices); `benches/sqlite.rs` prints it with more
+//! variants.
 //!
 //! **Limits.** SQLite keeps one trace callback per connection, and can
 //! say that one was set only by taking it away (`sqlite3_trace` and
