@@ -37,8 +37,9 @@
 //! `sqlite3_profile` return the argument the previous one was set with):
 //! attaching to a connection that carried someone else's is refused with
 //! [`SqliteProbeError::Occupied`], that callback gone. A later `trace_v2`
-//! of the program's own replaces this probe (its statements are then no
-//! longer marked, and their operations do not join). A trigger's
+//! or legacy `trace` of the program's own replaces this probe (its
+//! statements are then no longer marked, and [`SqliteProbe::unmatched`]
+//! says so); a later legacy `profile` callback runs beside it. A trigger's
 //! subprogram and its statements are reported as starts too; they are told
 //! apart by their text and counted, not marked.
 
@@ -112,36 +113,38 @@ pub enum Unpaired {
     /// or operations no statement took: the writer ran more or fewer than
     /// one statement per operation (each operation went to the first).
     #[error(
-        "its statements did not pair one to one with its operations ({without_op} statement starts and ends ran \
-         with no operation, {unclaimed} operations took no statement): an in-order probe gives each operation to \
+        "its statements did not pair one to one with its operations ({statements} statements ran with no \
+         operation, {unclaimed} operations took no statement): an in-order probe gives each operation to \
          the next statement started on a thread with none set, so the writer ran more or fewer than one statement \
          per operation, or statements of its own; mark the operation where the writer's code runs each statement \
          (`hopscope_probe::sqlite::with_op`), or drive one statement per operation"
     )]
     InOrder {
-        /// Statement starts and ends with no operation.
-        without_op: u64,
+        /// Statements that ran with no operation.
+        statements: u64,
         /// Operations announced that no statement took.
         unclaimed: u64,
     },
     /// Statements ran, none of them with an operation set on its thread:
     /// the operation was set on another thread than the one running them.
     #[error(
-        "none of its statements was marked ({without_op} statement starts and ends ran on threads with no operation \
-         set): the operation is set on another thread than the one that runs them; set it with \
+        "none of its statements was marked ({statements} statements ran on threads with no operation set): the \
+         operation is set on another thread than the one that runs them; set it with \
          `hopscope_probe::sqlite::with_op` inside the closure the writer runs on its own thread, or make the probe \
          `SqliteProbe::in_order` and announce each operation"
     )]
     OtherThread {
-        /// Statement starts and ends with no operation.
-        without_op: u64,
+        /// Statements that ran with no operation.
+        statements: u64,
     },
     /// Operations were announced and the probe saw no statement at all:
-    /// the writer ran them on a connection it is not attached to.
+    /// the writer ran them on a connection it is not attached to, or a
+    /// trace callback set since replaced the probe.
     #[error(
         "{operations} operations ran and the probe saw none of their statements: the writer runs them on a \
-         connection the probe is not attached to (a pool's new connection, a second connection of the library's); \
-         attach the probe to each connection the writer uses"
+         connection the probe is not attached to (a pool's new connection, a second connection of the library's), \
+         or a trace callback set on the connection since the probe attached replaced it (SQLite keeps one); \
+         attach the probe to each connection the writer uses, and set no trace callback of your own after it"
     )]
     Unseen {
         /// Operations announced in the block.
@@ -265,10 +268,12 @@ impl SqliteProbe {
         let unclaimed = now.unclaimed.saturating_sub(before.unclaimed);
         let marked = now.starts.saturating_sub(before.starts);
         let operations = now.announced.saturating_sub(before.announced);
+        // Starts and ends are counted apart: a statement has one of each.
+        let statements = without_op.div_ceil(2);
         match self.hook.announced {
-            Some(_) if without_op > 0 || unclaimed > 0 => Err(Unpaired::InOrder { without_op, unclaimed }),
-            _ if operations > 0 && marked == 0 && without_op > 0 => Err(Unpaired::OtherThread { without_op }),
-            _ if operations > 0 && marked == 0 => Err(Unpaired::Unseen { operations }),
+            _ if operations > 0 && marked == 0 && without_op == 0 => Err(Unpaired::Unseen { operations }),
+            Some(_) if without_op > 0 || unclaimed > 0 => Err(Unpaired::InOrder { statements, unclaimed }),
+            _ if operations > 0 && marked == 0 => Err(Unpaired::OtherThread { statements }),
             _ => Ok(()),
         }
     }

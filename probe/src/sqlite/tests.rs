@@ -266,13 +266,13 @@ fn statements_that_do_not_pair_with_the_operations_are_named_by_how_they_missed(
     probe.announce(OpId(1));
     conn.execute_batch("BEGIN; INSERT INTO t VALUES (1, 'a'); COMMIT").expect("batch");
     let missed = probe.unmatched(before).expect_err("two statements unmarked");
-    assert_eq!(missed, Unpaired::InOrder { without_op: 4, unclaimed: 0 });
+    assert_eq!(missed, Unpaired::InOrder { statements: 2, unclaimed: 0 });
     // ... and operations no statement took, forgotten for the next block.
     let before = probe.counts();
     probe.announce(OpId(2));
     probe.announce(OpId(3));
     conn.execute("INSERT INTO t VALUES (2, 'b')", []).expect("insert");
-    assert_eq!(probe.unmatched(before), Err(Unpaired::InOrder { without_op: 0, unclaimed: 1 }));
+    assert_eq!(probe.unmatched(before), Err(Unpaired::InOrder { statements: 0, unclaimed: 1 }));
     let before = probe.counts();
     probe.announce(OpId(4));
     conn.execute("INSERT INTO t VALUES (3, 'c')", []).expect("insert");
@@ -293,7 +293,7 @@ fn statements_that_do_not_pair_with_the_operations_are_named_by_how_they_missed(
     .join()
     .expect("worker");
     let missed = probe.unmatched(before).expect_err("no statement marked");
-    assert_eq!(missed, Unpaired::OtherThread { without_op: 2 });
+    assert_eq!(missed, Unpaired::OtherThread { statements: 1 });
     assert!(missed.to_string().contains("inside the closure the writer runs on its own thread"), "{missed}");
     // A statement of the writer's own beside a marked one is no fault.
     let before = probe.counts();
@@ -309,6 +309,29 @@ fn statements_that_do_not_pair_with_the_operations_are_named_by_how_they_missed(
     assert_eq!(probe.unmatched(before), Err(Unpaired::Unseen { operations: 1 }));
     // A block that ran nothing is no fault either.
     assert_eq!(probe.unmatched(probe.counts()), Ok(()));
+
+    // A trace callback of the program's own set after the probe replaces
+    // it, and the block says the probe saw nothing; a legacy profile
+    // callback set after runs beside it.
+    let probe = SqliteProbe::in_order(Collector::new(1 << 12), START, END);
+    let conn = table();
+    probe.attach(&conn).expect("attach");
+    let mut theirs = 7u8;
+    let arg = (&raw mut theirs).cast::<c_void>();
+    // SAFETY: `conn` is open; the callback ignores its arguments.
+    unsafe { ffi::sqlite3_profile(conn.handle(), Some(someone_else_s_profile), arg) };
+    let before = probe.counts();
+    probe.announce(OpId(8));
+    conn.execute("INSERT INTO t VALUES (1, 'a')", []).expect("insert");
+    assert_eq!(probe.unmatched(before), Ok(()), "a profile callback beside the probe");
+    // SAFETY: as above.
+    unsafe { ffi::sqlite3_trace_v2(conn.handle(), ffi::SQLITE_TRACE_STMT, Some(someone_else_s), arg) };
+    let before = probe.counts();
+    probe.announce(OpId(9));
+    conn.execute("INSERT INTO t VALUES (2, 'b')", []).expect("insert");
+    let missed = probe.unmatched(before).expect_err("replaced");
+    assert_eq!(missed, Unpaired::Unseen { operations: 1 });
+    assert!(missed.to_string().contains("a trace callback set on the connection since the probe attached"));
 }
 
 #[test]

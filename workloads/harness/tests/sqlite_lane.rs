@@ -200,7 +200,7 @@ fn a_library_that_runs_more_than_one_statement_per_call_stops_the_run_saying_so(
     let line = outcome.stopped.as_deref().expect("the run stopped");
     assert!(line.starts_with("lane `library-probed`"), "{line}");
     assert!(line.contains("did not pair one to one with its operations"), "{line}");
-    assert!(line.contains("ran with no operation"), "{line}");
+    assert!(line.contains("statements ran with no operation"), "{line}");
     assert!(!line.contains('\n'), "one line: {line}");
 }
 

@@ -229,10 +229,11 @@ pub(super) fn observer(d: &Decomposition, out: &mut String) -> std::fmt::Result 
         } else {
             writeln!(
                 out,
-                "- **not explained by that measurement**: {:+.3} µs. The same spans and marks cost more among the \
-                 program's own work than on empty operations (caches and branch predictors they share with it, a \
-                 thread's wake moved by the extra work before it); this run does not split that part further.",
-                i.unexplained_us
+                "- **not explained by that measurement**: {:+.3} µs. The same {} cost more among the program's own \
+                 work than on empty operations (caches and branch predictors they share with it, a thread's wake \
+                 moved by the extra work before it); this run does not split that part further.",
+                i.unexplained_us,
+                instrument_parts(i)
             )?;
         }
     }
@@ -492,4 +493,22 @@ fn span_events(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         }
     }
     Ok(())
+}
+
+/// What a lane's instrument is made of, in words: its spans, its marks,
+/// its statements through SQLite's hook.
+fn instrument_parts(i: &hopscope_analyze::InstrumentCost) -> String {
+    let parts: Vec<&str> = [
+        (i.spans_per_op > 0, "spans"),
+        (i.marks_per_op > 0, "marks"),
+        (i.statements_per_op > 0, "statements through SQLite's hook"),
+    ]
+    .into_iter()
+    .filter_map(|(present, name)| present.then_some(name))
+    .collect();
+    match parts.as_slice() {
+        [] => "marks".to_owned(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
 }
