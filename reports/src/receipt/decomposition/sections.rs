@@ -34,6 +34,13 @@ pub(super) fn lanes(d: &Decomposition, out: &mut String) -> std::fmt::Result {
             None => writeln!(out, "| {name} | {} | no operations | | | | | 0 | 0 | |", yes_no(lane.probed))?,
         }
     }
+    writeln!(
+        out,
+        "\n*Max CV per pass* is the largest, over passes, of the coefficient of variation (standard deviation ÷ \
+         mean) of a lane's block figures within one pass: how far its blocks spread while the host stood still \
+         enough for one pass. A high one with a tight CI means a few slow blocks (a checkpoint, a preempted \
+         block), which the median over blocks sets aside."
+    )?;
     writeln!(out)?;
     Ok(())
 }
@@ -73,8 +80,8 @@ pub(super) fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         writeln!(out, "## Slices of `{lane}` (µs per operation, median of block medians)\n")?;
         let spans = d.slices.iter().any(|s| s.machinery_us.is_some() || s.machinery_unknown.is_some());
         let (extra_head, extra_rule) = if spans { (" span machinery | net of it |", "---:|---:|") } else { ("", "") };
-        writeln!(out, "| slice | side | owner | median | 95% CI | p90 | p99 | share |{extra_head}")?;
-        writeln!(out, "|---|---|---|---:|---:|---:|---:|---:|{extra_rule}")?;
+        writeln!(out, "| slice | side | owner | median | 95% CI | p90 | p99 | mean | share |{extra_head}")?;
+        writeln!(out, "|---|---|---|---:|---:|---:|---:|---:|---:|{extra_rule}")?;
         for s in &d.slices {
             let side = match s.side {
                 SliceSide::Caller => "caller",
@@ -94,11 +101,12 @@ pub(super) fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
                 if s.within_two_grains { "—".to_owned() } else { format!("{:.3}–{:.3}", s.ci95[0], s.ci95[1]) };
             writeln!(
                 out,
-                "| {} | {side} | {owner} | {} | {ci} | {:.3} | {:.3} | {:.1}% |{extra}",
+                "| {} | {side} | {owner} | {} | {ci} | {:.3} | {:.3} | {} | {:.1}% |{extra}",
                 s.name,
                 super::super::median_text(s, grain_ns),
                 s.p90_us,
                 s.p99_us,
+                s.mean_us.map_or("—".to_owned(), |m| format!("{m:.3}")),
                 s.share * 100.0
             )?;
         }
@@ -106,10 +114,11 @@ pub(super) fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
             let extra = if spans { " — | — |" } else { "" };
             writeln!(
                 out,
-                "| *between marks* | — | between marks | {:.3} | {:.3}–{:.3} | | | {:.1}% |{extra}",
+                "| *between marks* | — | between marks | {:.3} | {:.3}–{:.3} | | | {:.3} | {:.1}% |{extra}",
                 c.between.median_us,
                 c.between.ci95[0],
                 c.between.ci95[1],
+                c.between_mean_us,
                 c.between_share * 100.0
             )?;
             coverage(c, out)?;
