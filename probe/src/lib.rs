@@ -109,6 +109,8 @@ pub mod machinery;
 pub mod spans;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+#[cfg(feature = "what-if")]
+pub mod whatif;
 #[cfg(feature = "tracing")]
 pub use spans::{Edges, HopLayer, HopSubscriber, SpanCapture};
 

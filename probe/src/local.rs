@@ -64,6 +64,8 @@ pub fn attach(capacity: usize) {
 /// full one drops the mark and counts it.
 #[inline]
 pub fn record(op: OpId, hop: Hop) {
+    #[cfg(feature = "what-if")]
+    crate::whatif::on_mark(op, hop);
     push(Mark::new(op, hop, clock::now()));
 }
 
@@ -73,6 +75,8 @@ pub fn record(op: OpId, hop: Hop) {
 /// there), not at every hop.
 #[inline]
 pub fn record_on_cpu(op: OpId, hop: Hop) {
+    #[cfg(feature = "what-if")]
+    crate::whatif::on_mark(op, hop);
     let (ticks, cpu) = clock::now_on_cpu();
     push(Mark { op, hop, cpu, ticks });
 }
