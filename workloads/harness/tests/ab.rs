@@ -2,20 +2,12 @@
 //! verdict rules as `hopscope ab`: a program declares both as lanes and
 //! runs with `--ab SPEC`, the spec naming them.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
+use common::busy;
 use hopscope_harness::{BoxError, ClosureLane, Harness, HarnessError, Lane};
-use hopscope_probe::{ClockInfo, clock};
-
-fn busy(ns: u64) {
-    static NS_PER_TICK: OnceLock<f64> = OnceLock::new();
-    let ticks = (ns as f64 / *NS_PER_TICK.get_or_init(|| ClockInfo::measure().ns_per_tick)).round() as u64;
-    let start = clock::now();
-    while clock::now().since(start) < ticks {
-        std::hint::spin_loop();
-    }
-}
 
 /// A lane whose every operation busy-waits `ns`.
 fn config(name: &str, ns: u64) -> ClosureLane<()> {

@@ -5,26 +5,19 @@
 //! against the floor, and the observer effect; the clean builds record
 //! nothing.
 
-use std::sync::OnceLock;
+mod common;
+
 use std::thread::JoinHandle;
 
+use common::busy;
 use crossbeam_channel::{Receiver, Sender};
 use hopscope_harness::{BoxError, ClosureLane, Harness, Lane, Plan, ThreadJob};
-use hopscope_probe::{ClockInfo, Hop, NoProbe, OpId, Probe, Recording, clock};
+use hopscope_probe::{Hop, NoProbe, OpId, Probe, Recording};
 
 const EXECUTE_NS: u64 = 2_000;
 /// What the writer does beyond the floor: its "library" work, in the
 /// library-owned slice executed→harvested.
 const HARVEST_NS: u64 = 1_000;
-
-fn busy(ns: u64) {
-    static NS_PER_TICK: OnceLock<f64> = OnceLock::new();
-    let ticks = (ns as f64 / *NS_PER_TICK.get_or_init(|| ClockInfo::measure().ns_per_tick)).round() as u64;
-    let start = clock::now();
-    while clock::now().since(start) < ticks {
-        std::hint::spin_loop();
-    }
-}
 
 enum Message {
     Op(OpId),
