@@ -25,6 +25,10 @@
 //! are their cost) run on one input in `ANALYZE_EVERY` (`FUZZ_ANALYZE_EVERY`
 //! to change); the reader, join and export on all.
 
+#[path = "common/rng.rs"]
+mod rng;
+
+use rng::Rng;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Cursor;
 use std::panic::{self, AssertUnwindSafe};
@@ -71,23 +75,6 @@ static ALLOCATOR: Counting = Counting;
 const ANALYZE_EVERY: u64 = 512;
 /// An input still running after this is a hang.
 const HANG: Duration = Duration::from_secs(60);
-
-/// SplitMix64: reproducible, fast, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 /// A trace as its records: preamble, then (tag, payload) pairs.
 struct Records {

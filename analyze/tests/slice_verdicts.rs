@@ -3,42 +3,22 @@
 //! slice is flagged stays at most 5%, whatever the noise looks like, and a
 //! change in one slice is found there and nowhere else.
 
+#[path = "common/rng.rs"]
+mod rng;
+
 use hopscope_analyze::slice_verdict::{ALPHA, MinEffect, PairedSlice, judge_paired};
+use rng::Rng;
 
-/// splitmix64: a small deterministic generator, so every run of this test
-/// sees the same experiments.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn uniform(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// A standard normal (Box–Muller).
-    fn normal(&mut self) -> f64 {
-        let u = self.uniform().max(1e-300);
-        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * self.uniform()).cos()
-    }
-
-    /// Noise of one of several shapes, scale `sd`: normal, heavy-tailed
-    /// (Laplace), or quantised to a 10 ns clock grain.
-    fn noise(&mut self, shape: u64, sd: f64) -> f64 {
-        match shape % 3 {
-            0 => sd * self.normal(),
-            1 => {
-                let u = self.uniform() - 0.5;
-                -sd / std::f64::consts::SQRT_2 * u.signum() * (1.0 - 2.0 * u.abs()).max(1e-300).ln()
-            }
-            _ => (sd * self.normal() / 10.0).round() * 10.0,
+/// Noise of one of several shapes, scale `sd`: normal, heavy-tailed
+/// (Laplace), or quantised to a 10 ns clock grain.
+fn noise(rng: &mut Rng, shape: u64, sd: f64) -> f64 {
+    match shape % 3 {
+        0 => sd * rng.normal(),
+        1 => {
+            let u = rng.uniform() - 0.5;
+            -sd / std::f64::consts::SQRT_2 * u.signum() * (1.0 - 2.0 * u.abs()).max(1e-300).ln()
         }
+        _ => (sd * rng.normal() / 10.0).round() * 10.0,
     }
 }
 
@@ -56,7 +36,7 @@ fn experiment(rng: &mut Rng, shift_ns: f64) -> Vec<PairedSlice> {
             let shape = rng.next();
             let diffs = (0..PASSES)
                 .flat_map(|p| (0..ROUNDS).map(move |_| p))
-                .map(|p| (p, rng.noise(shape, sd) + if s == 1 { shift_ns } else { 0.0 }))
+                .map(|p| (p, noise(rng, shape, sd) + if s == 1 { shift_ns } else { 0.0 }))
                 .collect();
             PairedSlice { name: format!("slice-{s}"), level_ns: 40.0, diffs }
         })
