@@ -66,7 +66,12 @@ pub(super) fn header(
                 baseline: lane.peers_baseline,
             });
             let placement = lane.placement.unwrap_or(plan.placement);
-            let described = lane.description.clone().unwrap_or_else(|| format!("{} ({})", lane.name, lane.role));
+            // Without a description the receipt says so, rather than
+            // repeating the name and role it prints beside it.
+            let described = lane
+                .description
+                .clone()
+                .unwrap_or_else(|| "no description (`Lane::describe` says what the lane runs)".to_owned());
             let description = match build.variant {
                 Some(hopscope_probe::Variant::Clean) => format!("{described} · clean build"),
                 Some(hopscope_probe::Variant::Probed) => format!("{described} · probed build"),
