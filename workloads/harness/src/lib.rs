@@ -104,7 +104,7 @@ pub use runner::RunSummary;
 pub use spans::{MAX_TRACED_THREADS, SpanProbe, TRACED_ROLE};
 pub use spec::{ExperimentSpec, MAX_SPEC_BYTES, SpecError, sha256_hex};
 #[cfg(feature = "sqlite")]
-pub use sqlite::SQLITE_ROLE;
+pub use sqlite::{HookedStatements, SQLITE_ROLE};
 pub use workload::{BlockId, BlockInfo, BoxError, Op, Ops, Reported, Setup, ThreadInit, Workload};
 
 /// Lane roles and builds, as the trace header records them.

@@ -14,7 +14,9 @@
 //! each block the statements' marks, from whatever threads ran them, go in
 //! as the lane's thread role [`SQLITE_ROLE`].
 
-use hopscope_probe::sqlite::{SqliteProbe, StatementCounts};
+use std::sync::{Mutex, PoisonError};
+
+use hopscope_probe::sqlite::{SqliteProbe, StatementCounts, Unpaired};
 
 use crate::hand_in::HandIn;
 use crate::lane::{Lane, Opener};
@@ -57,7 +59,8 @@ fn statements(opener: Opener, probe: Option<SqliteProbe>) -> Opener {
     std::sync::Arc::new(move |setup: &Setup| {
         let setup = Setup { sqlite: probe.clone(), ..setup.clone() };
         let inner = opener(&setup)?;
-        Ok(Box::new(Statements { inner, probe: probe.clone(), before: Default::default() }) as Box<dyn Workload>)
+        let statements = probe.clone().map(HookedStatements::new);
+        Ok(Box::new(Statements { inner, statements }) as Box<dyn Workload>)
     })
 }
 
@@ -65,47 +68,31 @@ fn statements(opener: Opener, probe: Option<SqliteProbe>) -> Opener {
 struct Statements {
     inner: Box<dyn Workload>,
     /// `None` in the clean build, which still hands its (empty) role in.
-    probe: Option<SqliteProbe>,
-    /// The probe's counts when the block started.
-    before: std::sync::Mutex<StatementCounts>,
+    statements: Option<HookedStatements>,
 }
 
 impl Workload for Statements {
     fn before_block(&self, block: &BlockInfo) -> Result<(), BoxError> {
         self.inner.before_block(block)?;
-        if let Some(probe) = &self.probe {
-            // Statements outside blocks (the setup's, the workload's own
-            // before the block) are no block's, nor is anything left
-            // announced.
-            let _ = probe.collector().drain();
-            let _ = probe.unmatched(probe.counts());
-            *self.before.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = probe.counts();
+        if let Some(statements) = &self.statements {
+            statements.begin();
         }
         Ok(())
     }
 
     fn run(&self, caller: usize, ops: Ops) -> Result<u64, BoxError> {
-        match &self.probe {
-            Some(probe) => self.inner.run(caller, ops.marked_by(probe.clone())),
+        match &self.statements {
+            Some(statements) => self.inner.run(caller, ops.marked_by(statements.probe().clone())),
             None => self.inner.run(caller, ops),
         }
     }
 
     fn hand_in(&self, hand_in: &HandIn) -> Result<(), BoxError> {
         self.inner.hand_in(hand_in)?;
-        if let Some(probe) = &self.probe {
-            let before = *self.before.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            probe.unmatched(before)?;
+        match &self.statements {
+            Some(statements) => statements.end(hand_in, SQLITE_ROLE)?,
+            None => hand_in.give(SQLITE_ROLE, Vec::new(), 0),
         }
-        let (marks, dropped) = match &self.probe {
-            Some(probe) => {
-                let drained = probe.collector().drain();
-                let dropped = drained.dropped();
-                (drained.threads.into_iter().flat_map(|t| t.marks).collect(), dropped)
-            }
-            None => (Vec::new(), 0),
-        };
-        hand_in.give(SQLITE_ROLE, marks, dropped);
         Ok(())
     }
 
@@ -124,4 +111,47 @@ pub(crate) fn measure_hook_cost() -> Option<hopscope_probe::HookCost> {
     hopscope_probe::sqlite::cost::measure(HOOK_COST.0, HOOK_COST.1)
         .map_err(|e| eprintln!("hopscope: {e}: the receipt states no cost for the SQLite probe"))
         .ok()
+}
+
+/// A hook-probed lane's statements, a block at a time: what came before a
+/// block (set-up, pragmas, the workload's own preparation) is dropped, and
+/// after it the statements are checked to have paired with the block's
+/// operations ([`SqliteProbe::unmatched`]), then handed in. For a workload
+/// of your own that marks its statements through a probe of its own.
+#[derive(Debug)]
+pub struct HookedStatements {
+    probe: SqliteProbe,
+    /// The probe's counts when the block started.
+    before: Mutex<StatementCounts>,
+}
+
+impl HookedStatements {
+    /// Blocks of `probe`'s statements.
+    pub fn new(probe: SqliteProbe) -> HookedStatements {
+        let before = Mutex::new(probe.counts());
+        HookedStatements { probe, before }
+    }
+
+    /// The probe.
+    pub fn probe(&self) -> &SqliteProbe {
+        &self.probe
+    }
+
+    /// Before a block: nothing marked or announced so far is its.
+    pub fn begin(&self) {
+        let _ = self.probe.collector().drain();
+        let _ = self.probe.unmatched(self.probe.counts());
+        *self.before.lock().unwrap_or_else(PoisonError::into_inner) = self.probe.counts();
+    }
+
+    /// After a block: refuse it when its statements did not pair with its
+    /// operations, else hand their marks in as thread role `role`.
+    pub fn end(&self, hand_in: &HandIn, role: &str) -> Result<(), Unpaired> {
+        let before = *self.before.lock().unwrap_or_else(PoisonError::into_inner);
+        self.probe.unmatched(before)?;
+        let drained = self.probe.collector().drain();
+        let dropped = drained.dropped();
+        hand_in.give(role, drained.threads.into_iter().flat_map(|t| t.marks).collect(), dropped);
+        Ok(())
+    }
 }

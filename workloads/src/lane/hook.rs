@@ -11,13 +11,12 @@
 //! own `woke` would be, and lets [`SqliteProbe`] mark the statement.
 
 use std::path::Path;
+use std::sync::Mutex;
 
-use hopscope_harness::{BlockInfo, HandIn, Ops};
+use hopscope_harness::{BlockInfo, HandIn, HookedStatements, Ops};
 use hopscope_probe::collector::{Collector, DEFAULT_RING_MARKS};
-use hopscope_probe::sqlite::{self, SqliteProbe, StatementCounts};
+use hopscope_probe::sqlite::{self, SqliteProbe, Unpaired};
 use hopscope_probe::{Hop, OpId, Probe, local};
-
-use std::sync::{Mutex, PoisonError};
 
 use super::WRITER_ROLE;
 use super::open::{InlineLane, Target, WriterLane};
@@ -59,7 +58,7 @@ impl Probe for PeerMarks {
 /// The reference writer, its statements marked by SQLite's trace hook.
 pub(super) struct HookedWriter {
     lane: WriterLane<PeerMarks>,
-    statements: BlockStatements,
+    statements: HookedStatements,
 }
 
 impl HookedWriter {
@@ -73,7 +72,7 @@ impl HookedWriter {
         probe.attach(&conn).map_err(|e| fail(rusqlite::Error::UserFunctionError(Box::new(e))))?;
         Ok(HookedWriter {
             lane: WriterLane::spawn(conn, shape, knobs, PeerMarks),
-            statements: BlockStatements::new(probe),
+            statements: HookedStatements::new(probe),
         })
     }
 }
@@ -92,7 +91,7 @@ impl Target for HookedWriter {
     /// own), then the statements' marks go in as its role.
     fn hand_in(&self, hand_in: &HandIn) -> Result<(), WriteError> {
         self.lane.hand_in(hand_in)?;
-        self.statements.end(super::WRITER_HOOK, hand_in, WRITER_ROLE)
+        self.statements.end(hand_in, WRITER_ROLE).map_err(|e| unpaired(super::WRITER_HOOK, e))
     }
 }
 
@@ -136,7 +135,7 @@ impl Probe for InlineMarks {
 /// peers' baseline, the same instrument with no thread to cross.
 pub(super) struct HookedInline {
     lane: InlineLane<InlineMarks>,
-    statements: BlockStatements,
+    statements: HookedStatements,
 }
 
 impl HookedInline {
@@ -146,7 +145,7 @@ impl HookedInline {
         let inline = Inline::open(path, config, shape.sql(), InlineMarks).map_err(fail)?;
         // After the schema and the statement's preparation: no operation's.
         probe.attach(inline.connection()).map_err(|e| fail(rusqlite::Error::UserFunctionError(Box::new(e))))?;
-        Ok(HookedInline { lane: InlineLane(Mutex::new(inline)), statements: BlockStatements::new(probe) })
+        Ok(HookedInline { lane: InlineLane(Mutex::new(inline)), statements: HookedStatements::new(probe) })
     }
 }
 
@@ -161,46 +160,11 @@ impl Target for HookedInline {
 
     /// The statements' marks, made on the callers, go in as their own role.
     fn hand_in(&self, hand_in: &HandIn) -> Result<(), WriteError> {
-        self.statements.end(super::INLINE_HOOK, hand_in, hopscope_harness::SQLITE_ROLE)
+        self.statements.end(hand_in, hopscope_harness::SQLITE_ROLE).map_err(|e| unpaired(super::INLINE_HOOK, e))
     }
 }
 
-/// A hook-probed lane's statements, a block at a time: what came before
-/// the block is dropped, and after it the statements are checked to have
-/// paired with the block's operations, then handed in.
-#[derive(Debug)]
-pub(crate) struct BlockStatements {
-    probe: SqliteProbe,
-    /// The probe's counts when the block started.
-    before: Mutex<StatementCounts>,
-}
-
-impl BlockStatements {
-    pub(crate) fn new(probe: SqliteProbe) -> BlockStatements {
-        let before = Mutex::new(probe.counts());
-        BlockStatements { probe, before }
-    }
-
-    pub(crate) fn probe(&self) -> &SqliteProbe {
-        &self.probe
-    }
-
-    /// Before a block: statements outside it (set-up, pragmas) are no
-    /// operation's, nor is anything left announced.
-    pub(crate) fn begin(&self) {
-        let _ = self.probe.collector().drain();
-        let _ = self.probe.unmatched(self.probe.counts());
-        *self.before.lock().unwrap_or_else(PoisonError::into_inner) = self.probe.counts();
-    }
-
-    /// After a block: refuse it when its statements did not pair with its
-    /// operations (lane `lane`), else hand their marks in as `role`.
-    pub(crate) fn end(&self, lane: &str, hand_in: &HandIn, role: &str) -> Result<(), WriteError> {
-        let before = *self.before.lock().unwrap_or_else(PoisonError::into_inner);
-        self.probe.unmatched(before).map_err(|e| WriteError::Peer { peer: lane.to_owned(), message: e.to_string() })?;
-        let drained = self.probe.collector().drain();
-        let dropped = drained.dropped();
-        hand_in.give(role, drained.threads.into_iter().flat_map(|t| t.marks).collect(), dropped);
-        Ok(())
-    }
+/// A hooked lane's block whose statements did not pair with its operations.
+pub(crate) fn unpaired(lane: &str, error: Unpaired) -> WriteError {
+    WriteError::Peer { peer: lane.to_owned(), message: error.to_string() }
 }

@@ -22,7 +22,7 @@ mod hook;
 mod open;
 
 #[cfg(feature = "peers")]
-pub(crate) use hook::BlockStatements;
+pub(crate) use hook::unpaired;
 #[cfg(feature = "peers")]
 pub(crate) use open::Target;
 

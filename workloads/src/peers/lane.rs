@@ -20,7 +20,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-use hopscope_harness::{HandIn, Ops, Placement, placement};
+use hopscope_harness::{HandIn, HookedStatements, Ops, Placement, placement};
 use hopscope_probe::collector::{Collector, DEFAULT_RING_MARKS};
 use hopscope_probe::sqlite::{SqliteProbe, with_op};
 use hopscope_probe::{Hop, OpId, Probe, Recording};
@@ -28,7 +28,7 @@ use tokio::runtime::Runtime;
 
 use crate::db::{self, DbConfig, JournalMode, Synchronous};
 use crate::error::{RunError, WriteError};
-use crate::lane::{BlockStatements, Target, WRITER_ROLE};
+use crate::lane::{Target, WRITER_ROLE, unpaired};
 use crate::peers::Peer;
 use crate::shape::{OpInput, Shape};
 use crate::value::Value;
@@ -62,7 +62,7 @@ pub(crate) fn open(
         }
     });
     let client = opener.block_on(Client::open(peer, path, db, core, probe.clone())).map_err(fail)?;
-    let statements = probe.map(BlockStatements::new);
+    let statements = probe.map(HookedStatements::new);
     Ok(Box::new(PeerLane { peer, client, sql: shape.sql(), runtimes: Mutex::new(runtimes), statements }))
 }
 
@@ -193,7 +193,7 @@ struct PeerLane {
     /// One current-thread runtime per caller, lent to it for a block.
     runtimes: Mutex<Vec<Runtime>>,
     /// The probed build's statement marks.
-    statements: Option<BlockStatements>,
+    statements: Option<HookedStatements>,
 }
 
 impl PeerLane {
@@ -376,7 +376,7 @@ impl Target for PeerLane {
             }
         }
         match &self.statements {
-            Some(statements) => statements.end(self.peer.name(), hand_in, WRITER_ROLE),
+            Some(statements) => statements.end(hand_in, WRITER_ROLE).map_err(|e| unpaired(self.peer.name(), e)),
             None => Ok(()),
         }
     }
