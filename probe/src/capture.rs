@@ -37,7 +37,7 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use crate::clock::{self, Ticks};
-use crate::role::{LaneInfo, Role};
+use crate::role::LaneInfo;
 use crate::session::Session;
 use crate::trace::{Block, TraceError, TraceHeader, TraceWriter};
 
@@ -62,13 +62,7 @@ impl Capture {
         let mut header = TraceHeader::for_this_host(&[lane], threads);
         // The program is the code under study; whether it marks, the
         // trace itself shows.
-        header.lane_info = vec![LaneInfo {
-            role: Role::Subject,
-            variant: None,
-            code: lane.to_owned(),
-            reference: false,
-            baseline: false,
-        }];
+        header.lane_info = vec![LaneInfo::program(lane)];
         header.run.insert("command".to_owned(), std::env::args().collect::<Vec<_>>().join(" "));
         header.run.insert("capture".to_owned(), "hopscope_probe::Capture".to_owned());
         let writer = TraceWriter::create(path, header)?;

@@ -121,6 +121,12 @@ impl LaneInfo {
     /// The suffix of a probed variant's trace lane name.
     pub const PROBED_SUFFIX: &'static str = "-probed";
 
+    /// A program's own capture, lane `code`: the code under study, in the
+    /// one build it ran (whether it marks, the trace itself shows).
+    pub fn program(code: &str) -> LaneInfo {
+        LaneInfo { role: Role::Subject, variant: None, code: code.to_owned(), reference: false, baseline: false }
+    }
+
     /// The roles of a trace written before roles were recorded, read from
     /// hopscope's fixed lane names: `inline`, `floor` and `writer` (each
     /// optionally `-probed`) are baseline, floor and subject; `a`, `b` and

@@ -31,7 +31,7 @@ use std::time::Duration;
 use super::{Collector, HopLayer};
 use crate::hop::Mark;
 use crate::machinery::SpanMachinery;
-use crate::role::{LaneInfo, Role};
+use crate::role::LaneInfo;
 use crate::trace::{Block, Stream, TraceError, TraceHeader, TraceWriter};
 
 /// Blocks a capture's operations are spread over (fewer when there are
@@ -174,13 +174,7 @@ impl SpanCapture {
         let mut header = TraceHeader::for_this_host(&[lane], &role_refs);
         header.hops = self.layer.hops().clone();
         header.span_machinery = self.machinery.take();
-        header.lane_info = vec![LaneInfo {
-            role: Role::Subject,
-            variant: None,
-            code: lane.to_owned(),
-            reference: false,
-            baseline: false,
-        }];
+        header.lane_info = vec![LaneInfo::program(lane)];
         header.run.insert("command".to_owned(), std::env::args().collect::<Vec<_>>().join(" "));
         header.run.insert("capture".to_owned(), "hopscope_probe::HopLayer::capture".to_owned());
         let mut writer = TraceWriter::create(&self.path, header)?;

@@ -47,11 +47,7 @@ struct Library {
 }
 
 impl Library {
-    fn open(path: std::path::PathBuf) -> Library {
-        Library::open_as(path, Behaviour::OneStatement)
-    }
-
-    fn open_as(path: std::path::PathBuf, behaviour: Behaviour) -> Library {
+    fn open(path: std::path::PathBuf, behaviour: Behaviour) -> Library {
         let (jobs, inbox) = unbounded::<Job>();
         let thread = std::thread::spawn(move || {
             let conn = Connection::open(path).expect("open");
@@ -116,24 +112,10 @@ impl Drop for Library {
 #[test]
 fn a_library_s_statements_join_their_operations_and_hold_their_work() {
     let dir = std::env::temp_dir().join(format!("hopscope-sqlite-lane-{}", std::process::id()));
-    let probe = SqliteProbe::in_order(Collector::new(DEFAULT_RING_MARKS), Hop::WOKE, Hop::EXECUTED);
-    let lane = Lane::subject(
-        "library",
-        |s| {
-            let library = Library::open(s.path("library.db"));
-            if let Some(probe) = s.sqlite_probe() {
-                let probe = probe.clone();
-                library.call(move |conn| probe.attach(conn).expect("attach"))?;
-            }
-            Ok::<_, BoxError>(library)
-        },
-        |library: &mut Library, _op| library.insert(),
-    )
-    .per_op(1)
-    .probed_by_sqlite(probe.clone())
+    let probe = in_order();
     // Declaring the lane's own thread roles (none here) keeps the
     // statements' role.
-    .threads(&[]);
+    let lane = library_lane(Behaviour::OneStatement, probe.clone()).threads(&[]);
     let plan = Plan { ops_per_block: 40, samples: 4, passes: 1, warmup_blocks: 1, ..Plan::quick() };
     let outcome = Harness::new("sqlite-lane").plan(plan).out(&dir).quiet().lane(lane).run().expect("run");
     let d = outcome.decomposition.as_ref().expect("decomposition");
@@ -165,14 +147,19 @@ fn a_library_s_statements_join_their_operations_and_hold_their_work() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The library's lane, probed by SQLite's hook alone, the library running
+/// A probe marking statements as `woke` and `executed`, operations taken
+/// in the order announced.
+fn in_order() -> SqliteProbe {
+    SqliteProbe::in_order(Collector::new(DEFAULT_RING_MARKS), Hop::WOKE, Hop::EXECUTED)
+}
+
+/// The library's lane, probed by `probe` (SQLite's hook) alone, the library running
 /// each insert as `behaviour` says.
-fn library_lane(behaviour: Behaviour) -> Lane {
-    let probe = SqliteProbe::in_order(Collector::new(DEFAULT_RING_MARKS), Hop::WOKE, Hop::EXECUTED);
+fn library_lane(behaviour: Behaviour, probe: SqliteProbe) -> Lane {
     Lane::subject(
         "library",
         move |s| {
-            let library = Library::open_as(s.path("library.db"), behaviour);
+            let library = Library::open(s.path("library.db"), behaviour);
             if let Some(probe) = s.sqlite_probe() {
                 let probe = probe.clone();
                 library.call(move |conn| probe.attach(conn).expect("attach"))?;
@@ -196,7 +183,11 @@ fn run_stopped(name: &str, lane: Lane, deadline: std::time::Duration) -> hopscop
 
 #[test]
 fn a_library_that_runs_more_than_one_statement_per_call_stops_the_run_saying_so() {
-    let outcome = run_stopped("transaction", library_lane(Behaviour::Transaction), std::time::Duration::from_secs(10));
+    let outcome = run_stopped(
+        "transaction",
+        library_lane(Behaviour::Transaction, in_order()),
+        std::time::Duration::from_secs(10),
+    );
     let line = outcome.stopped.as_deref().expect("the run stopped");
     assert!(line.starts_with("lane `library-probed`"), "{line}");
     assert!(line.contains("did not pair one to one with its operations"), "{line}");
@@ -208,7 +199,7 @@ fn a_library_that_runs_more_than_one_statement_per_call_stops_the_run_saying_so(
 fn a_library_that_never_returns_is_left_at_the_deadline() {
     let started = std::time::Instant::now();
     let deadline = std::time::Duration::from_secs(2);
-    let outcome = run_stopped("hangs", library_lane(Behaviour::HangsAt(30)), deadline);
+    let outcome = run_stopped("hangs", library_lane(Behaviour::HangsAt(30), in_order()), deadline);
     let line = outcome.stopped.as_deref().expect("the run stopped");
     assert!(line.starts_with("lane `library"), "{line}");
     assert!(line.contains("did not finish within the 2-second deadline"), "{line}");
