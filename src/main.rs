@@ -22,6 +22,7 @@ mod report;
 mod resolve;
 mod run;
 mod spec;
+mod whatif;
 
 /// Decompose the write path of a writer-thread architecture into
 /// nanosecond slices.
@@ -51,6 +52,9 @@ enum Command {
     Ab(ab::Args),
     /// Measure the instrument's resolution by injecting known delays.
     Resolve(resolve::Args),
+    /// What would a faster slice buy? Each slice virtually sped up and
+    /// really slowed down, block by block: a causal profile.
+    WhatIf(whatif::Args),
     /// Sweep keep-warm modes, windows and placements: wall, CPU and context
     /// switches per write, and their frontier.
     KeepWarm(keepwarm::Args),
@@ -151,6 +155,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::History(args) => history::run(&args),
         Command::KeepWarm(args) => keepwarm::run(&args),
         Command::Resolve(args) => resolve::run(&args),
+        Command::WhatIf(args) => whatif::run(&args),
         Command::Merge(args) => merge::run(&args),
     }
 }

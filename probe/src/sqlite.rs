@@ -415,6 +415,10 @@ impl Hook {
             self.counts.without_op.fetch_add(1, Ordering::Relaxed);
             return;
         }
+        // A virtual speedup's payment comes after this mark's clock read:
+        // it lands in the next slice, the lane's throughput sees it all.
+        #[cfg(feature = "what-if")]
+        crate::whatif::on_mark(OpId(op), hop);
         self.collector.push(Mark::new(OpId(op), hop, ticks));
         // One thread runs a connection's statements at a time: a plain
         // load and store would do for one connection, but a probe may

@@ -20,6 +20,11 @@
 //! a slice on the callers' side that the writer's throughput does not wait
 //! for buys nothing, as it should.
 //!
+//! **Real slowdowns.** Beside a virtual speedup, the same switch makes the
+//! slice really slower: the thread passing its end busy-waits `d` itself
+//! and nobody owes anything. Run side by side with the speedups, the
+//! slowdowns show whether the lane's response to the slice is linear.
+//!
 //! **Cost when unused.** Built without the feature, nothing here exists. With
 //! it and no experiment running, a mark pays one relaxed load.
 
@@ -29,6 +34,16 @@ use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use crate::clock;
 use crate::hop::{Hop, OpId};
 
+/// Debt a thread carries before it pays, ns. A payment is a sleep: the
+/// paying thread must leave the CPU to the others, not spin on it (with
+/// four callers paying beside one writer on two cores, spinning payers
+/// took half the writer's CPU and a 25 % faster statement read as half
+/// what really shortening it bought). A sleep costs a syscall, a wake and
+/// its overshoot, so debts are paid in lumps; what a thread really waited,
+/// overshoot included, is what it is charged ([`charged`]), and a woken
+/// thread inherits its waker's charge across an edge.
+pub const LUMP_NS: f64 = 20_000.0;
+
 /// Operations whose edge slots are kept (ops are mapped onto them modulo
 /// this; one operation in flight per slot is enough for any lane whose
 /// callers have fewer than this many operations outstanding).
@@ -37,8 +52,12 @@ const SLOTS: usize = 4096;
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// The hop that ends the slice sped up.
 static END: AtomicU16 = AtomicU16::new(u16::MAX);
-/// The virtual speedup per pass, clock ticks.
+/// The change is a real slowdown: the passing thread waits, nobody owes.
+static SLOWER: AtomicBool = AtomicBool::new(false);
+/// The change per pass, clock ticks.
 static DELAY: AtomicU64 = AtomicU64::new(0);
+/// Debt a thread carries before it pays, ticks ([`LUMP_NS`]).
+static LUMP: AtomicU64 = AtomicU64::new(0);
 /// Delay owed by every thread since the experiment started, ticks.
 static OWED: AtomicU64 = AtomicU64::new(0);
 /// Bit `h`: hop `h` starts a cross-thread edge; its paid count goes to the
@@ -47,14 +66,17 @@ static EDGE_FROM: AtomicU64 = AtomicU64::new(0);
 /// Bit `h`: hop `h` ends a cross-thread edge; the woken thread takes the
 /// slot's count.
 static EDGE_TO: AtomicU64 = AtomicU64::new(0);
-/// Delay actually paid by busy-waiting since the experiment started,
-/// ticks, summed over threads (the rest was inherited across waits).
+/// Delay actually paid by waiting since the experiment started, ticks,
+/// summed over threads (the rest was inherited across waits or is still
+/// owed below a lump).
 static SPUN: AtomicU64 = AtomicU64::new(0);
 /// Bumped by each start, so threads forget what they paid in another.
 static EPOCH: AtomicU64 = AtomicU64::new(0);
 static SLOT: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
 
 thread_local! {
+    /// Whether this thread's timer slack is set for precise pauses.
+    static PRECISE: Cell<bool> = const { Cell::new(false) };
     /// (experiment epoch, ticks this thread has paid or been credited).
     static PAID: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
 }
@@ -70,34 +92,62 @@ pub enum WhatIfError {
     Running,
 }
 
-/// One virtual speedup: the slice ending at `end` made `delay_ns` faster,
-/// with the lane's cross-thread edges (first hop, second hop).
+/// What happens to the slice, per pass of its end.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Change {
+    /// Virtually faster by this many ns: every other thread pays it.
+    Faster(f64),
+    /// Really slower by this many ns: the passing thread busy-waits it.
+    Slower(f64),
+}
+
+impl Change {
+    /// The change in ns per pass, negative for a slowdown: what the slice's
+    /// duration loses.
+    pub fn signed_ns(self) -> f64 {
+        match self {
+            Change::Faster(ns) => ns,
+            Change::Slower(ns) => -ns,
+        }
+    }
+}
+
+/// One experiment: the slice ending at `end` changed by `change`, with the
+/// lane's cross-thread edges (first hop, second hop).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Speedup {
-    /// The hop that ends the slice sped up.
+pub struct Experiment {
+    /// The hop that ends the slice changed.
     pub end: Hop,
-    /// How much faster, ns per pass.
-    pub delay_ns: f64,
+    /// Faster (virtually) or slower (really), per pass.
+    pub change: Change,
     /// Cross-thread edges: a thread marking `.0` hands its paid count to
     /// the thread that marks `.1` for the same operation.
     pub edges: Vec<(Hop, Hop)>,
 }
 
-/// Start `speedup` for the whole process; marks pay from now on.
-pub fn start(speedup: &Speedup) -> Result<(), WhatIfError> {
+/// Start `experiment` for the whole process; marks pay from now on.
+pub fn start(experiment: &Experiment) -> Result<(), WhatIfError> {
     let bit = |h: Hop| if h.0 < 64 { Ok(1u64 << h.0) } else { Err(WhatIfError::HopOutOfRange(h.0)) };
     let (mut from, mut to) = (0, 0);
-    for (a, b) in &speedup.edges {
+    for (a, b) in &experiment.edges {
         from |= bit(*a)?;
         to |= bit(*b)?;
     }
-    bit(speedup.end)?;
+    bit(experiment.end)?;
     if ACTIVE.load(Ordering::Acquire) {
         return Err(WhatIfError::Running);
     }
     let ns_per_tick = clock::clock().delta_as_nanos(0, 1 << 20) as f64 / f64::from(1u32 << 20);
-    DELAY.store((speedup.delay_ns.max(0.0) / ns_per_tick).round() as u64, Ordering::Relaxed);
-    END.store(speedup.end.0, Ordering::Relaxed);
+    let (slower, ns) = match experiment.change {
+        Change::Faster(ns) => (false, ns),
+        Change::Slower(ns) => (true, ns),
+    };
+    // NaN and negatives are no change; the float-to-int cast saturates.
+    let ns = if ns.is_finite() { ns.max(0.0) } else { 0.0 };
+    DELAY.store((ns / ns_per_tick).round() as u64, Ordering::Relaxed);
+    LUMP.store((LUMP_NS / ns_per_tick).round() as u64, Ordering::Relaxed);
+    SLOWER.store(slower, Ordering::Relaxed);
+    END.store(experiment.end.0, Ordering::Relaxed);
     EDGE_FROM.store(from, Ordering::Relaxed);
     EDGE_TO.store(to, Ordering::Relaxed);
     OWED.store(0, Ordering::Relaxed);
@@ -124,10 +174,25 @@ pub fn owed() -> u64 {
     OWED.load(Ordering::Acquire)
 }
 
-/// The delay threads paid by busy-waiting so far, ticks (the owed delay
-/// less what woken threads inherited from their wakers).
+/// The delay threads paid by waiting so far, ticks, overshoot included.
 pub fn spun() -> u64 {
     SPUN.load(Ordering::Acquire)
+}
+
+/// What this thread has been charged in the running experiment, ticks:
+/// what it waited, what it inherited across edges and its own passes. Its
+/// virtual clock is the real one less this: a caller reads it after its
+/// block's last operation and takes it off the block's end. 0 with no
+/// experiment running.
+pub fn charged() -> u64 {
+    if !ACTIVE.load(Ordering::Relaxed) {
+        return 0;
+    }
+    let epoch = EPOCH.load(Ordering::Relaxed);
+    match PAID.try_with(Cell::get) {
+        Ok((seen, paid)) if seen == epoch => paid,
+        _ => 0,
+    }
 }
 
 /// At every mark: nothing unless an experiment runs.
@@ -155,15 +220,19 @@ fn pay(op: OpId, hop: Hop) {
         // had paid then counts as paid here.
         paid = paid.max(slot.load(Ordering::Acquire).min(owed));
     }
-    if owed > paid {
-        spin(owed - paid);
-        SPUN.fetch_add(owed - paid, Ordering::Relaxed);
-        paid = owed;
+    if owed > paid.saturating_add(LUMP.load(Ordering::Relaxed)) {
+        let waited = pause(owed - paid);
+        SPUN.fetch_add(waited, Ordering::Relaxed);
+        paid = paid.saturating_add(waited).max(owed);
     }
     if END.load(Ordering::Relaxed) == hop.0 {
         let delay = DELAY.load(Ordering::Relaxed);
-        OWED.fetch_add(delay, Ordering::AcqRel);
-        paid += delay;
+        if SLOWER.load(Ordering::Relaxed) {
+            spin(delay);
+        } else {
+            OWED.fetch_add(delay, Ordering::AcqRel);
+            paid += delay;
+        }
     }
     if EDGE_FROM.load(Ordering::Relaxed) & bit != 0 {
         slot.store(paid, Ordering::Release);
@@ -171,7 +240,25 @@ fn pay(op: OpId, hop: Hop) {
     let _ = PAID.try_with(|p| p.set((epoch, paid)));
 }
 
-/// Busy-wait `ticks` of the marks' clock.
+/// Stay off the CPU for about `ticks` of the marks' clock, giving it to the
+/// other threads: a payment is a pause, not work. Returns the ticks really
+/// waited (a sleep overshoots).
+fn pause(ticks: u64) -> u64 {
+    PRECISE.with(|set| {
+        if !set.get() {
+            set.set(true);
+            // SAFETY: PR_SET_TIMERSLACK takes an integer and changes only
+            // this thread's timer slack (50 µs by default, which every
+            // sleep would overshoot by).
+            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1_000u64) };
+        }
+    });
+    let start = clock::now().0;
+    std::thread::sleep(std::time::Duration::from_nanos(clock::clock().delta_as_nanos(0, ticks)));
+    clock::now().0.wrapping_sub(start)
+}
+
+/// Busy-wait `ticks` of the marks' clock (a real slowdown: work).
 fn spin(ticks: u64) {
     let start = clock::now().0;
     while clock::now().0.wrapping_sub(start) < ticks {

@@ -131,6 +131,22 @@ pub fn merge_page(r: &hopscope_analyze::merge::MergeResult) -> Result<String, Re
     })
 }
 
+/// The page of a what-if run: its sentence, the causal profile chart and
+/// the receipt.
+pub fn causal_page(p: &hopscope_analyze::causal::CausalProfile) -> Result<String, ReportError> {
+    let chart = figure("causal", crate::charts::causal::CAUSAL_TITLE, &crate::charts::causal_svg(p)?);
+    let title = format!("hopscope what-if: {}", p.lane);
+    assemble(&Parts {
+        header_html: header(&title, &p.host, &p.clock, &p.meta, ""),
+        title,
+        headline: receipt::causal::sentence(p),
+        warnings: &p.warnings,
+        charts: chart,
+        body_md: receipt::causal::markdown(p),
+        schema: &p.schema,
+    })
+}
+
 fn figure(stem: &str, title: &str, svg: &str) -> String {
     format!(
         "<figure id=\"{stem}\">\n{svg}\n<figcaption>{} · <a href=\"{stem}.png\">{stem}.png</a></figcaption>\n</figure>\n",

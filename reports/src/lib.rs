@@ -34,12 +34,13 @@ use hopscope_analyze::Decomposition;
 pub use change::change_markdown;
 pub use charts::{ChartKind, ChartOptions};
 pub use charts::{
-    ab_png, ab_svg, frontier_png, merge_png, merge_slices_png, merge_slices_svg, merge_svg, resolution_png,
+    ab_png, ab_svg, causal_png, causal_svg, frontier_png, merge_png, merge_slices_png, merge_slices_svg, merge_svg,
+    resolution_png,
 };
 pub use error::ReportError;
-pub use html::{experiment_page, merge_page, page};
+pub use html::{causal_page, experiment_page, merge_page, page};
 pub use written::{
-    Written, write_decomposition, write_experiment, write_merge, write_net, write_resolution, write_sweep,
+    Written, write_causal, write_decomposition, write_experiment, write_merge, write_net, write_resolution, write_sweep,
 };
 
 /// What [`render`] wrote.

@@ -154,6 +154,19 @@ pub fn write_resolution(dir: &Path, r: &Resolution) -> Result<Written, ReportErr
     Ok(written)
 }
 
+/// Write a what-if run's results into `dir`: `causal.json`, `receipt.md`,
+/// `report.html` and `causal.png`.
+pub fn write_causal(dir: &Path, p: &hopscope_analyze::causal::CausalProfile) -> Result<Written, ReportError> {
+    let mut written = json_and_receipt(dir, "profile", "causal.json", p, &crate::receipt::causal::markdown(p))?;
+    let html = dir.join("report.html");
+    write(&html, &crate::html::causal_page(p)?)?;
+    written.push("report", html);
+    let chart = dir.join("causal.png");
+    crate::causal_png(p, &chart)?;
+    written.push("chart", chart);
+    Ok(written)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,8 +10,18 @@ use super::*;
 /// One experiment at a time: the speedup is process-wide.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+/// Held by a test: one at a time, and whatever it started is stopped when
+/// it ends, even by a failed assertion (so one failure is not many).
+struct Serial(#[allow(dead_code)] std::sync::MutexGuard<'static, ()>);
+
+impl Drop for Serial {
+    fn drop(&mut self) {
+        stop();
+    }
+}
+
+fn serial() -> Serial {
+    Serial(SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
 }
 
 fn edges() -> Vec<(Hop, Hop)> {
@@ -25,7 +35,7 @@ fn paid() -> u64 {
 #[test]
 fn each_pass_of_the_slice_s_end_adds_its_delay_and_the_passing_thread_owes_nothing() {
     let _serial = serial();
-    start(&Speedup { end: Hop::EXECUTED, delay_ns: 1_000.0, edges: edges() }).expect("start");
+    start(&Experiment { end: Hop::EXECUTED, change: Change::Faster(1_000.0), edges: edges() }).expect("start");
     let delay = DELAY.load(Ordering::Relaxed);
     assert!(delay > 0);
     on_mark(OpId(1), Hop::WOKE);
@@ -43,10 +53,11 @@ fn each_pass_of_the_slice_s_end_adds_its_delay_and_the_passing_thread_owes_nothi
 #[test]
 fn another_thread_pays_at_its_next_mark_unless_woken_by_a_thread_that_paid() {
     let _serial = serial();
-    start(&Speedup { end: Hop::EXECUTED, delay_ns: 2_000.0, edges: edges() }).expect("start");
+    // More than a lump: the debt is paid at the next mark.
+    start(&Experiment { end: Hop::EXECUTED, change: Change::Faster(2.0 * LUMP_NS), edges: edges() }).expect("start");
     let delay = DELAY.load(Ordering::Relaxed);
     // A thread that marked before the pass and marks again after it pays
-    // (busy-waits) what the pass added.
+    // (waits out) what the pass added.
     let (go, wait) = std::sync::mpsc::channel::<()>();
     let (ready, is_ready) = std::sync::mpsc::channel::<()>();
     let paying = std::thread::spawn(move || {
@@ -60,8 +71,11 @@ fn another_thread_pays_at_its_next_mark_unless_woken_by_a_thread_that_paid() {
     is_ready.recv().expect("ready");
     on_mark(OpId(0), Hop::EXECUTED);
     go.send(()).expect("go");
-    assert_eq!(paying.join().expect("thread"), (0, delay));
-    assert_eq!(spun(), delay, "it spun what it owed");
+    let (before, after) = paying.join().expect("thread");
+    assert_eq!(before, 0);
+    assert!(after >= delay, "it waited what it owed, and is charged what it waited: {after} < {delay}");
+    let waited = spun();
+    assert!(waited >= delay);
     // A caller that marked before the writer's pass, then waits for the
     // reply: woken by it, it inherits what the writer had paid.
     let (go, wait) = std::sync::mpsc::channel::<()>();
@@ -79,19 +93,85 @@ fn another_thread_pays_at_its_next_mark_unless_woken_by_a_thread_that_paid() {
     assert_eq!(SLOT[1].load(Ordering::Relaxed), 2 * delay, "the reply carries what the writer paid");
     go.send(()).expect("reply");
     assert_eq!(caller.join().expect("caller"), 2 * delay, "inherited");
-    assert_eq!(spun(), delay, "the woken caller spun nothing");
+    assert_eq!(spun(), waited, "the woken caller waited for nothing");
     stop();
 }
 
 #[test]
 fn an_experiment_refuses_a_second_one_and_hops_it_cannot_name() {
     let _serial = serial();
-    let speedup = Speedup { end: Hop::EXECUTED, delay_ns: 100.0, edges: edges() };
+    let speedup = Experiment { end: Hop::EXECUTED, change: Change::Faster(100.0), edges: edges() };
     start(&speedup).expect("start");
     assert_eq!(start(&speedup), Err(WhatIfError::Running));
     stop();
-    let far = Speedup { end: Hop(64), ..speedup.clone() };
+    let far = Experiment { end: Hop(64), ..speedup.clone() };
     assert_eq!(start(&far), Err(WhatIfError::HopOutOfRange(64)));
-    let edge = Speedup { edges: vec![(Hop(70), Hop::WOKE)], ..speedup };
+    let edge = Experiment { edges: vec![(Hop(70), Hop::WOKE)], ..speedup };
     assert_eq!(start(&edge), Err(WhatIfError::HopOutOfRange(70)));
+}
+
+#[test]
+fn a_slowdown_is_waited_by_the_passing_thread_and_owed_by_nobody() {
+    let _serial = serial();
+    start(&Experiment { end: Hop::EXECUTED, change: Change::Slower(200_000.0), edges: edges() }).expect("start");
+    on_mark(OpId(1), Hop::WOKE);
+    let before = std::time::Instant::now();
+    on_mark(OpId(1), Hop::EXECUTED);
+    // A lower bound only: the wait happened on this thread.
+    assert!(before.elapsed() >= std::time::Duration::from_micros(190), "the passing thread waited");
+    assert_eq!(owed(), 0, "nobody else owes a real slowdown");
+    assert_eq!(stop(), 0);
+}
+
+#[test]
+fn a_change_that_is_not_a_number_changes_nothing() {
+    let _serial = serial();
+    start(&Experiment { end: Hop::EXECUTED, change: Change::Faster(f64::NAN), edges: edges() }).expect("start");
+    on_mark(OpId(1), Hop::EXECUTED);
+    assert_eq!(stop(), 0);
+    assert_eq!(Change::Slower(5.0).signed_ns(), -5.0);
+}
+
+#[test]
+fn a_debt_below_a_lump_is_carried_and_a_thread_is_charged_what_it_paid() {
+    let _serial = serial();
+    start(&Experiment { end: Hop::EXECUTED, change: Change::Faster(0.4 * LUMP_NS), edges: edges() }).expect("start");
+    let delay = DELAY.load(Ordering::Relaxed);
+    let (go, wait) = std::sync::mpsc::channel::<u32>();
+    let (ready, is_ready) = std::sync::mpsc::channel::<()>();
+    let caller = std::thread::spawn(move || {
+        on_mark(OpId(20), Hop::ENTER);
+        ready.send(()).expect("ready");
+        let mut seen = Vec::new();
+        while let Ok(step) = wait.recv() {
+            if step == 0 {
+                seen.push((charged(), 0));
+            } else {
+                on_mark(OpId(20), Hop::BUILT);
+                seen.push((paid(), spun()));
+            }
+            ready.send(()).expect("ready");
+        }
+        seen
+    });
+    is_ready.recv().expect("ready");
+    // Two passes: 0.8 of a lump owed, carried.
+    on_mark(OpId(0), Hop::EXECUTED);
+    on_mark(OpId(0), Hop::EXECUTED);
+    go.send(1).expect("go");
+    is_ready.recv().expect("ready");
+    // A third: 1.2 lumps, paid at the next mark.
+    on_mark(OpId(0), Hop::EXECUTED);
+    go.send(1).expect("go");
+    is_ready.recv().expect("ready");
+    // A fourth, then the block ends: the caller is charged what it paid,
+    // not what it still owes.
+    on_mark(OpId(0), Hop::EXECUTED);
+    go.send(0).expect("go");
+    is_ready.recv().expect("ready");
+    drop(go);
+    let seen = caller.join().expect("caller");
+    assert_eq!(seen[0], (0, 0), "below a lump: carried");
+    assert!(seen[1].0 >= 3 * delay && seen[1].1 >= 3 * delay, "past a lump: paid, {:?}", seen[1]);
+    assert_eq!(seen[2].0, seen[1].0, "charged what it paid");
 }

@@ -2,6 +2,7 @@
 //! any plotters backend; this module renders them to PNG files and SVG text.
 
 pub(crate) mod ab;
+pub(crate) mod causal;
 mod cpu;
 mod differences;
 mod distributions;
@@ -237,6 +238,16 @@ pub fn merge_slices_svg(r: &hopscope_analyze::merge::MergeResult) -> Result<Stri
 /// Draw the resolution chart of `r` to a PNG file at [`PNG_SIZE`].
 pub fn resolution_png(r: &hopscope_analyze::resolution::Resolution, path: &Path) -> Result<(), ReportError> {
     to_png(path, "resolution", |area| resolution::resolution_chart(area, r))
+}
+
+/// Draw the causal profile of `p` to a PNG file at [`PNG_SIZE`].
+pub fn causal_png(p: &hopscope_analyze::causal::CausalProfile, path: &Path) -> Result<(), ReportError> {
+    to_png(path, "causal", |area| causal::causal_chart(area, p))
+}
+
+/// Draw the causal profile of `p` as SVG text at [`SVG_SIZE`].
+pub fn causal_svg(p: &hopscope_analyze::causal::CausalProfile) -> Result<String, ReportError> {
+    to_svg("causal", |area| causal::causal_chart(area, p))
 }
 
 /// Draw the keep-warm frontier of `rows` to a PNG file at [`PNG_SIZE`].

@@ -6,6 +6,7 @@
 //! - [`experiment`], [`merge`], [`sweep`] and [`resolution`]: each its
 //!   result's `receipt.md`.
 
+pub mod causal;
 mod crosscheck;
 mod decomposition;
 pub mod experiment;

@@ -92,6 +92,9 @@ pub struct RunArgs {
     /// Passed by `cargo bench` to bench targets; ignored.
     #[arg(long, hide = true)]
     pub bench: bool,
+    /// `--what-if` and its sizes.
+    #[command(flatten)]
+    pub what_if: crate::whatif_flags::WhatIfArgs,
 }
 
 /// The values of `--span-path`.

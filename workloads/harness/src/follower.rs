@@ -36,6 +36,7 @@ pub(crate) fn serve(
         trace: summary.trace,
         decomposition: None,
         experiment: None,
+        causal: None,
         written: Written::default(),
         stopped: None,
         signal: None,

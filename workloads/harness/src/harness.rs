@@ -165,6 +165,9 @@ impl Harness {
             None => self.args.plan(),
         }
         .map_err(|e| HarnessError::Flag(e.to_string()))?;
+        if let Some(flag) = self.args.what_if.stray() {
+            return Err(HarnessError::Flag(format!("{flag}: sizes a what-if run; give --what-if too")));
+        }
         let declared = self.trace_lane_names();
         self.select_lanes()?;
         #[cfg(feature = "tracing")]
@@ -201,6 +204,9 @@ impl Harness {
         if let Some(spec) = self.args.ab.clone() {
             let meta = std::mem::take(&mut self.meta);
             return self.run_ab(&spec, meta);
+        }
+        if self.args.what_if.what_if.is_some() {
+            return self.run_what_if(&plan);
         }
         let recorder = Recorder::prepare(&self.args)?;
         let mut meta = rundir::metadata();
@@ -297,6 +303,7 @@ impl Harness {
             trace: summary.trace,
             decomposition: None,
             experiment: None,
+            causal: None,
             written: Written::default(),
             stopped,
             signal,
@@ -306,6 +313,29 @@ impl Harness {
             gate: 0,
         };
         Ok((outcome, blocks))
+    }
+
+    /// `--what-if`: a causal profile of one lane instead of a decomposition.
+    #[cfg(feature = "what-if")]
+    fn run_what_if(mut self, plan: &Plan) -> Result<Outcome, HarnessError> {
+        crate::whatif::front::what_if(crate::whatif::front::Front {
+            name: &self.name,
+            args: &self.args,
+            lanes: &self.lanes,
+            plan,
+            meta: std::mem::take(&mut self.meta),
+            progress: self.progress.unwrap_or_else(rundir::show_progress),
+            quiet: self.quiet,
+        })
+    }
+
+    /// `--what-if` in a build without the feature: refused.
+    #[cfg(not(feature = "what-if"))]
+    fn run_what_if(self, _plan: &Plan) -> Result<Outcome, HarnessError> {
+        Err(HarnessError::Usage(
+            "--what-if: this program's hopscope-harness is built without its `what-if` feature (on by default)"
+                .to_owned(),
+        ))
     }
 
     /// An A/B run of the two declared lanes `spec` names.

@@ -85,6 +85,9 @@ mod sqlite;
 pub mod summary;
 #[cfg(feature = "tracing")]
 mod traced;
+#[cfg(feature = "what-if")]
+pub mod whatif;
+mod whatif_flags;
 mod workload;
 
 pub use args::{FlagError, RunArgs, SpanPathFlag, one_line, parse_flags};
@@ -105,6 +108,7 @@ pub use spans::{MAX_TRACED_THREADS, SpanProbe, TRACED_ROLE};
 pub use spec::{ExperimentSpec, MAX_SPEC_BYTES, SpecError, sha256_hex};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{HookedStatements, SQLITE_ROLE};
+pub use whatif_flags::WhatIfArgs;
 pub use workload::{BlockId, BlockInfo, BoxError, Op, Ops, Reported, Setup, ThreadInit, Workload};
 
 /// Lane roles and builds, as the trace header records them.

@@ -82,6 +82,8 @@ pub struct Outcome {
     pub decomposition: Option<Decomposition>,
     /// The A/B verdict (an `--ab` run that measured any block).
     pub experiment: Option<Experiment>,
+    /// The causal profile (a `--what-if` run).
+    pub causal: Option<hopscope_analyze::causal::CausalProfile>,
     /// Every file written.
     pub written: Written,
     /// What stopped the run early (a lane's failure, a signal), in one line.

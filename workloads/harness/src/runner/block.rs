@@ -261,6 +261,10 @@ fn caller(
     let start = clock::now();
     let result = if skipped { Ok(Ok(0)) } else { catching(|| workload.run(c, ops)) };
     let end = clock::now();
+    // In a what-if run, the caller's virtual end: its real one less what
+    // the experiment charged it (0 in any other run).
+    #[cfg(feature = "what-if")]
+    let end = hopscope_probe::Ticks(end.0.saturating_sub(hopscope_probe::whatif::charged()));
     let after = ThreadSample::here();
     let closed = cpu::thread_cpu_ns();
     let mut sample = after.since(&before);

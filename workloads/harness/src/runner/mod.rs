@@ -23,6 +23,8 @@ use crate::lane::Lane;
 use crate::plan::Plan;
 use crate::workload::BlockId;
 
+#[cfg(feature = "what-if")]
+pub(crate) mod arms;
 mod block;
 mod callers;
 mod follow;

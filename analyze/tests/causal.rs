@@ -1,0 +1,127 @@
+//! Causal profiles judged on samples whose truth is known: a writer-side
+//! speedup that reaches the lane whole, a caller-side one that does not
+//! reach it at all, noise that both share by round, and samples that do
+//! not fit together refused with a clear error.
+
+#[path = "common/rng.rs"]
+mod rng;
+
+use std::collections::BTreeMap;
+
+use hopscope_analyze::causal::{Arm, ArmBlock, CAUSAL_SAMPLES_SCHEMA, CausalError, CausalSamples, SliceBase, profile};
+use hopscope_analyze::join::SliceSide;
+use hopscope_probe::{ClockInfo, HostInfo};
+use rng::Rng;
+
+/// A writer-bound lane: 10 µs per operation, of which the writer's
+/// statement (4 µs median) sets the pace and the callers' build (2 µs)
+/// runs beside it. Each round's host speed scales every arm of the round
+/// alike (what pairing is for); each block adds its own small noise.
+fn samples(rounds: u32) -> CausalSamples {
+    let slices = vec![
+        SliceBase { name: "woke→executed".into(), side: SliceSide::Writer, median_ns: 4_000.0 },
+        SliceBase { name: "locked→built".into(), side: SliceSide::Caller, median_ns: 2_000.0 },
+    ];
+    let arm = |slice, pct: f64, median: f64| Arm { slice, change_pct: pct, change_ns: median * pct.abs() / 100.0 };
+    let arms = vec![
+        arm(None, 0.0, 0.0),
+        arm(Some(0), 25.0, 4_000.0),
+        arm(Some(0), -25.0, 4_000.0),
+        arm(Some(1), 25.0, 2_000.0),
+        arm(Some(1), 10.0, 2_000.0),
+        arm(Some(0), 10.0, 4_000.0),
+    ];
+    // What each arm truly costs per operation: the writer's change reaches
+    // the lane whole, the callers' not at all.
+    let truth = [10_000.0, 9_000.0, 11_000.0, 10_000.0, 10_000.0, 9_600.0];
+    let mut rng = Rng(7);
+    let mut blocks = Vec::new();
+    for round in 0..rounds {
+        let host = 1.0 + 0.2 * rng.uniform();
+        for (a, ns) in truth.iter().enumerate() {
+            let ops = 400;
+            let per_op = ns * host * (1.0 + 0.002 * rng.normal());
+            // The wall is already virtual; what was owed is for the record.
+            let inserted = if arms[a].is_virtual() { arms[a].change_ns * ops as f64 } else { 0.0 };
+            blocks.push(ArmBlock { round, arm: a, ops, wall_ns: per_op * ops as f64, inserted_ns: inserted });
+        }
+    }
+    CausalSamples {
+        schema: CAUSAL_SAMPLES_SCHEMA.into(),
+        lane: "writer-probed".into(),
+        callers: 4,
+        slices,
+        arms,
+        blocks,
+        host: HostInfo::detect(),
+        clock: ClockInfo::measure(),
+        meta: BTreeMap::new(),
+        seconds: 1.0,
+    }
+}
+
+#[test]
+fn a_writer_side_speedup_reaches_the_lane_and_a_caller_side_one_does_not() {
+    let p = profile(&samples(60), 1).expect("profiles");
+    assert_eq!(p.rounds, 60);
+    let writer = p.slices.iter().find(|s| s.name == "woke→executed").expect("writer slice");
+    let caller = p.slices.iter().find(|s| s.name == "locked→built").expect("caller slice");
+    let at = |s: &hopscope_analyze::causal::SliceProfile, pct: f64| {
+        s.points.iter().find(|p| p.change_pct == pct).cloned().expect("point")
+    };
+    let faster = at(writer, 25.0);
+    assert!(faster.virtual_speedup);
+    // 10 µs → 9 µs: +11.1 % throughput, within the host's spread.
+    assert!((faster.throughput_pct.median - 11.1).abs() < 3.0, "{:?}", faster.throughput_pct);
+    assert!(faster.throughput_pct.excludes_zero());
+    assert!((faster.reach - 1.0).abs() < 0.25, "reach {}", faster.reach);
+    // Four callers wait 1 µs less each: latency −4 µs per operation.
+    assert!((faster.latency_us.median + 4.0).abs() < 1.0, "{:?}", faster.latency_us);
+    let slower = at(writer, -25.0);
+    assert!(!slower.virtual_speedup && slower.throughput_pct.median < 0.0);
+    assert!((slower.reach - 1.0).abs() < 0.25, "a slowdown's reach reads positive: {}", slower.reach);
+    let beside = at(caller, 25.0);
+    assert!(beside.reach.abs() < 0.25, "reach {}", beside.reach);
+    assert!(beside.saved_ns.ci95[0] <= 0.0 && beside.saved_ns.ci95[1] >= 0.0, "{:?}", beside.saved_ns);
+    // Ranked by the 10 % speedup: the writer's slice first.
+    assert_eq!(p.slices[0].name, "woke→executed");
+    assert_eq!(p.slices[0].ranking_point().map(|p| p.change_pct), Some(10.0));
+    // Points run slowest to fastest.
+    let changes: Vec<f64> = writer.points.iter().map(|p| p.change_pct).collect();
+    assert_eq!(changes, vec![-25.0, 10.0, 25.0]);
+}
+
+#[test]
+fn only_rounds_in_which_every_arm_ran_are_paired() {
+    let mut s = samples(10);
+    // The last round was cut short after its first two arms.
+    s.blocks.retain(|b| b.round < 9 || b.arm < 2);
+    assert_eq!(profile(&s, 1).expect("profiles").rounds, 9);
+    s.blocks.retain(|b| b.round < 4);
+    assert_eq!(profile(&s, 1), Err(CausalError::TooFewRounds { got: 4 }));
+}
+
+#[test]
+fn samples_that_do_not_fit_together_are_refused_saying_why() {
+    let mut s = samples(6);
+    s.schema = "hopscope.causal-samples/0".into();
+    assert!(matches!(profile(&s, 1), Err(CausalError::Schema(_))));
+
+    let mut s = samples(6);
+    s.arms.swap(0, 1);
+    assert_eq!(profile(&s, 1), Err(CausalError::NoReference));
+
+    let mut s = samples(6);
+    s.arms[2].slice = Some(9);
+    let err = profile(&s, 1).expect_err("refused").to_string();
+    assert!(err.contains("arm 2 names no slice"), "{err}");
+
+    let mut s = samples(6);
+    s.blocks[3].arm = 40;
+    let err = profile(&s, 1).expect_err("refused").to_string();
+    assert!(err.contains("names arm 40"), "{err}");
+
+    let mut s = samples(6);
+    s.blocks[0].wall_ns = f64::NAN;
+    assert!(profile(&s, 1).expect_err("refused").to_string().contains("no time"));
+}

@@ -1,0 +1,167 @@
+//! `receipt.md` of a what-if run: the sentence naming where optimisation
+//! pays and where it does not, the causal profile as a table (throughput
+//! change per slice and change tried), and what each slice's ranking
+//! speedup saves per operation and per caller.
+
+use std::fmt::Write as _;
+
+use hopscope_analyze::causal::{CausalProfile, Estimate, Point, SliceProfile};
+
+/// Render `p` as Markdown.
+pub fn markdown(p: &CausalProfile) -> String {
+    let mut out = format!("# hopscope what-if: `{}`\n\n", p.lane);
+    let _ = writeln!(out, "{}\n", sentence(p));
+    let _ = writeln!(
+        out,
+        "Reference (the experiment switched on, changing nothing): {:.2} µs per operation (CI {:.2}…{:.2}), \
+         {:.0} operations per second, {} caller(s); {} rounds in {:.1} s.\n",
+        p.reference_ns_per_op.median / 1e3,
+        p.reference_ns_per_op.ci95[0] / 1e3,
+        p.reference_ns_per_op.ci95[1] / 1e3,
+        p.reference_ops_per_s,
+        p.callers,
+        p.rounds,
+        p.seconds
+    );
+    for w in &p.warnings {
+        let _ = writeln!(out, "> **Warning:** {w}\n");
+    }
+    out.push_str(&table(p));
+    out.push_str(&costs(p));
+    out.push_str(
+        "\n**How to read it.** Each block of the run ran one arm: one slice *virtually* faster by a share of \
+         its median (each time a thread passed the slice's end, every other thread of the lane was made to \
+         wait that long at its next mark, and the block's time less the delay inserted is the time it would \
+         have taken: coz's rule), *really* slower by a share (the thread passing the slice's end waited), or \
+         the reference. Arms took turns in an order shuffled each round, and each is judged against the \
+         reference of its own round: the median over rounds with a bootstrap 95 % CI. *Reach* is the time \
+         per operation saved over the time taken off the slice: 1 when the lane waits for every nanosecond \
+         of it, 0 when the slice runs beside what sets the pace. Speedups are predictions; the real \
+         slowdowns beside them show whether the lane responds in proportion. The callers' latency follows \
+         from the throughput in a closed loop (latency = callers ÷ throughput).\n",
+    );
+    let meta = |k: &str| p.meta.get(k).map_or("unknown", String::as_str);
+    let _ = write!(
+        out,
+        "\n- command: {}\n- commit: {}\n- sizes: {} rounds · {} ops per block\n- the slices' medians: {}\n- host: \
+         {} · {} cores\n",
+        super::code_span(meta("command")),
+        super::code_span(meta("commit")),
+        p.rounds,
+        meta("ops_per_block"),
+        super::code_span(meta("decomposition")),
+        p.host.cpu_model,
+        p.host.cores
+    );
+    out
+}
+
+/// One sentence: the slice whose speedup buys most, and the largest slice
+/// whose speedup buys nothing measurable, at 25 % if it was tried.
+pub fn sentence(p: &CausalProfile) -> String {
+    let callers = if p.callers == 1 { "one caller".to_owned() } else { format!("{} callers", p.callers) };
+    let level = if p.slices.iter().any(|s| at(s, 25.0).is_some()) {
+        25.0
+    } else {
+        match p.slices.iter().filter_map(SliceProfile::ranking_point).next() {
+            Some(q) => q.change_pct,
+            None => return format!("With {callers}, no slice was sped up."),
+        }
+    };
+    let tried: Vec<(&SliceProfile, &Point)> = p.slices.iter().filter_map(|s| at(s, level).map(|q| (s, q))).collect();
+    let buys = |q: &Point| q.throughput_pct.excludes_zero() && q.throughput_pct.median > 0.0;
+    let best = tried
+        .iter()
+        .filter(|(_, q)| buys(q))
+        .max_by(|a, b| a.1.throughput_pct.median.total_cmp(&b.1.throughput_pct.median));
+    let idle = tried
+        .iter()
+        .filter(|(_, q)| !q.throughput_pct.excludes_zero())
+        .max_by(|a, b| a.0.median_ns.total_cmp(&b.0.median_ns));
+    let faster = |s: &SliceProfile| format!("a {level:.0} % faster `{}` ({:.2} µs)", s.name, s.median_ns / 1e3);
+    let mut parts = Vec::new();
+    if let Some((s, q)) = best {
+        parts.push(format!("{} buys {} throughput", faster(s), pct(&q.throughput_pct)));
+    }
+    if let Some((s, q)) = idle {
+        parts.push(format!("{} buys nothing measurable ({})", faster(s), pct(&q.throughput_pct)));
+    }
+    if parts.is_empty() {
+        return format!(
+            "With {callers}, no {level:.0} % speedup changed the lane's throughput in a way its CI could tell."
+        );
+    }
+    format!("With {callers}, {}.", parts.join("; "))
+}
+
+/// `s`'s virtual speedup of `pct` percent, if it was tried.
+fn at(s: &SliceProfile, pct: f64) -> Option<&Point> {
+    s.points.iter().find(|q| q.virtual_speedup && (q.change_pct - pct).abs() < 1e-9)
+}
+
+/// A point's reach, or `–` when the time it saved is not told from zero
+/// (a ratio of noise to a change of a few ns says nothing).
+fn reach(q: &Point) -> String {
+    if q.saved_ns.excludes_zero() { format!("{:.2}", q.reach) } else { "–".to_owned() }
+}
+
+/// `+18.0 % (CI +17.1…+18.9)`.
+fn pct(e: &Estimate) -> String {
+    format!("{:+.1} % (CI {:+.1}…{:+.1})", e.median, e.ci95[0], e.ci95[1])
+}
+
+/// The profile: one row per slice, one column per change tried.
+fn table(p: &CausalProfile) -> String {
+    let mut changes: Vec<f64> = p.slices.iter().flat_map(|s| s.points.iter().map(|q| q.change_pct)).collect();
+    changes.sort_by(f64::total_cmp);
+    changes.dedup();
+    let mut out = String::from("## Throughput change by slice and change\n\n| slice | side | median µs |");
+    for c in &changes {
+        let _ = write!(out, " {} {:.0} % |", if *c > 0.0 { "faster" } else { "slower" }, c.abs());
+    }
+    out.push_str("\n|---|---|---:|");
+    out.push_str(&"---:|".repeat(changes.len()));
+    out.push('\n');
+    for s in &p.slices {
+        let _ = write!(out, "| {} | {:?} | {:.3} |", super::code_span(&s.name), s.side, s.median_ns / 1e3);
+        for c in &changes {
+            let cell = s.points.iter().find(|q| q.change_pct == *c).map_or("–".to_owned(), |q| pct(&q.throughput_pct));
+            let _ = write!(out, " {cell} |");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Each slice's ranking speedup: time saved, the callers' latency, reach.
+fn costs(p: &CausalProfile) -> String {
+    let mut out = String::from(
+        "\n## What each slice's speedup saves\n\n| slice | speedup | taken off the slice, ns | saved per operation, ns | \
+         callers' latency, µs | reach | reach slower |\n|---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for s in &p.slices {
+        let Some(q) = s.ranking_point() else { continue };
+        // The real slowdown closest in size, for linearity.
+        let slower = s
+            .points
+            .iter()
+            .filter(|r| !r.virtual_speedup)
+            .min_by(|a, b| (a.change_pct + q.change_pct).abs().total_cmp(&(b.change_pct + q.change_pct).abs()));
+        let _ = writeln!(
+            out,
+            "| {} | {:.0} % | {:.0} | {:+.0} (CI {:+.0}…{:+.0}) | {:+.3} (CI {:+.3}…{:+.3}) | {} | {} |",
+            super::code_span(&s.name),
+            q.change_pct,
+            q.change_ns,
+            q.saved_ns.median,
+            q.saved_ns.ci95[0],
+            q.saved_ns.ci95[1],
+            q.latency_us.median,
+            q.latency_us.ci95[0],
+            q.latency_us.ci95[1],
+            reach(q),
+            slower.map_or("–".to_owned(), |r| format!("{} (at {:.0} %)", reach(r), r.change_pct.abs()))
+        );
+    }
+    out
+}

@@ -1,0 +1,47 @@
+//! `hopscope what-if`: what would a faster slice of the reference writer
+//! (or the floor, or a peer probed through SQLite's hook) buy it, on any
+//! shape: a causal profile ([`hopscope_harness::whatif`]).
+
+use std::process::ExitCode;
+
+use hopscope_harness::{Harness, RunArgs};
+use hopscope_workloads::{LaneSpec, Shape};
+
+use crate::knob_args::{DbArgs, KnobArgs};
+
+/// Flags of `hopscope what-if`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    #[command(flatten)]
+    run: RunArgs,
+    /// What the lane writes (see `hopscope run --help`): e.g.
+    /// `concurrent-insert:4` for four callers sharing the writer.
+    #[arg(long, default_value = "single-insert")]
+    shape: Shape,
+    /// The lane whose probed build is changed: writer, floor, writer-hook,
+    /// or a peer probed through SQLite's hook.
+    #[arg(long, default_value = "writer")]
+    lane: String,
+    #[command(flatten)]
+    db: DbArgs,
+    #[command(flatten)]
+    knobs: KnobArgs,
+}
+
+pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let plan = args.run.plan()?;
+    let knobs = args.knobs.knobs(plan.placement)?;
+    let base = args.lane.strip_suffix("-probed").unwrap_or(&args.lane);
+    let probed = format!("{base}-probed");
+    let mut run = args.run.clone();
+    run.what_if.what_if = Some(base.to_owned());
+    let db = args.db.config();
+    let mut harness = Harness::with_args("what-if", run);
+    for (key, value) in hopscope_workloads::run_facts(args.shape, db) {
+        harness = harness.meta(key, value);
+    }
+    for spec in LaneSpec::standard(&[probed.as_str()], knobs)? {
+        harness = harness.lane(spec.lane(args.shape, db)?);
+    }
+    Ok(harness.run()?.exit_code())
+}

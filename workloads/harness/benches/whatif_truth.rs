@@ -1,0 +1,217 @@
+//! Virtual speedups held to real ones, through the harness as a user runs
+//! them: a toy writer whose callers busy-wait a build (`enter→sent`) and
+//! whose writer thread busy-waits a statement (`woke→executed`), under one
+//! caller and under four. For each slice, the what-if run's predicted
+//! saving (its reach times the real cut) is compared with the measured
+//! effect of really shortening that busy-wait by 25 % and 50 % (the
+//! shortened toys run beside the unchanged one, blocks alternated, paired
+//! by round). The bar: within ±20 % of the real effect or ±0.2 µs per
+//! operation.
+//!
+//! Run with `cargo bench -p hopscope-harness --bench whatif_truth`.
+
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{Sender, bounded, unbounded};
+use hopscope_analyze::causal;
+use hopscope_harness::whatif::{self, WhatIf};
+use hopscope_harness::{BoxError, HandIn, Harness, Lane, Ops, Placement, Plan, Role, Setup, ThreadInit, Workload};
+use hopscope_probe::{Hop, OpId, clock, hop};
+
+fn busy(ns: f64) {
+    let ticks = (ns / clock::clock().delta_as_nanos(0, 1 << 20) as f64 * f64::from(1u32 << 20)) as u64;
+    let start = clock::now().0;
+    while clock::now().0.wrapping_sub(start) < ticks {
+        std::hint::spin_loop();
+    }
+}
+
+enum Message {
+    Op(OpId, Sender<()>),
+    HandIn(HandIn, Sender<()>),
+}
+
+/// The toy writer: callers build, then hand the statement to one writer
+/// thread and wait for its reply.
+struct Toy {
+    build_ns: f64,
+    requests: Option<Sender<Message>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Toy {
+    fn open(init: ThreadInit, build_ns: f64, statement_ns: f64) -> Toy {
+        let (requests, inbox) = unbounded::<Message>();
+        let thread = std::thread::spawn(move || {
+            init.enter();
+            for message in inbox {
+                match message {
+                    Message::Op(id, reply) => {
+                        hop!(id, Hop::WOKE);
+                        busy(statement_ns);
+                        hop!(id, Hop::EXECUTED);
+                        hop!(id, Hop::REPLIED);
+                        let _ = reply.send(());
+                    }
+                    Message::HandIn(hand_in, done) => {
+                        hand_in.collect("writer");
+                        let _ = done.send(());
+                    }
+                }
+            }
+        });
+        Toy { build_ns, requests: Some(requests), thread: Some(thread) }
+    }
+}
+
+impl Workload for Toy {
+    fn run(&self, _caller: usize, ops: Ops) -> Result<u64, BoxError> {
+        let requests = self.requests.as_ref().ok_or("stopped")?;
+        let (reply, replies) = bounded(1);
+        let mut n = 0;
+        for op in ops {
+            let id = op.id();
+            hop!(id, Hop::ENTER);
+            busy(self.build_ns);
+            hop!(id, Hop::SENT);
+            requests.send(Message::Op(id, reply.clone()))?;
+            replies.recv()?;
+            hop!(id, Hop::RECEIVED);
+            hop!(id, Hop::DONE);
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    fn hand_in(&self, hand_in: &HandIn) -> Result<(), BoxError> {
+        let (done, answered) = bounded(1);
+        self.requests.as_ref().ok_or("stopped")?.send(Message::HandIn(hand_in.clone(), done))?;
+        Ok(answered.recv()?)
+    }
+}
+
+impl Drop for Toy {
+    fn drop(&mut self) {
+        self.requests.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn toy(role: Role, name: &str, callers: usize, build_ns: f64, statement_ns: f64) -> Lane {
+    let open = move |s: &Setup| Ok::<_, BoxError>(Toy::open(s.thread_init(), build_ns, statement_ns));
+    Lane::new(role, name, open).threads(&["writer"]).callers(callers).probed_only()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The real saving of each shortened toy, ns per operation, paired by
+/// round against the unchanged one: `(slice, cut %, saved)`.
+fn real(
+    callers: usize,
+    placement: Placement,
+    build: f64,
+    statement: f64,
+    dir: &std::path::Path,
+) -> Vec<(&'static str, f64, f64)> {
+    let cuts = [("enter→sent", 25.0), ("enter→sent", 50.0), ("woke→executed", 25.0), ("woke→executed", 50.0)];
+    let mut harness = Harness::new("whatif-truth")
+        .plan(plan(300, placement))
+        .out(&dir.join(format!("real-{callers}-{placement}")))
+        .quiet()
+        .progress(false)
+        .lane(toy(Role::Subject, "toy", callers, build, statement));
+    for (i, (slice, cut)) in cuts.iter().enumerate() {
+        let keep = 1.0 - cut / 100.0;
+        let (b, s) = if *slice == "enter→sent" { (build * keep, statement) } else { (build, statement * keep) };
+        harness = harness.lane(toy(Role::Peer, &format!("cut{i}"), callers, b, s));
+    }
+    let d = harness.run().expect("run").decomposition.expect("decomposition");
+    let blocks = |name: &str| {
+        d.lanes[&format!("{name}-probed")]
+            .blocks_us
+            .iter()
+            .map(|b| ((b.pass, b.sample), b.us_per_op))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let base = blocks("toy");
+    cuts.iter()
+        .enumerate()
+        .map(|(i, (slice, cut))| {
+            let cut_blocks = blocks(&format!("cut{i}"));
+            let saved: Vec<f64> = base.iter().filter_map(|(k, b)| cut_blocks.get(k).map(|c| (b - c) * 1e3)).collect();
+            (*slice, *cut, median(saved))
+        })
+        .collect()
+}
+
+fn plan(samples: u32, placement: Placement) -> Plan {
+    Plan { ops_per_block: 40, samples, passes: 1, warmup_blocks: 3, placement, ..Plan::careful() }
+}
+
+fn main() {
+    let dir = std::env::temp_dir().join(format!("hopscope-whatif-truth-{}", std::process::id()));
+    // The writer sets the pace with four callers (12 µs statements against
+    // 1 µs builds); with one, every slice is on the path.
+    let (build, statement) = (1_000.0, 12_000.0);
+    println!(
+        "toy writer: build {:.1} µs on each caller, statement {:.1} µs on the writer",
+        build / 1e3,
+        statement / 1e3
+    );
+    println!("| callers | placement | slice | cut | real saved, ns/op | predicted, ns/op | off by | within the bar |");
+    println!("|---:|---|---|---:|---:|---:|---:|---|");
+    // Same core (the harness's default): every thread shares one core, and
+    // the lane is the sum of its slices whatever the callers. Unpinned
+    // four callers run beside the writer, which sets the pace.
+    for (callers, placement) in [
+        (1, Placement::SameCore),
+        (4, Placement::SameCore),
+        (1, Placement::DifferentCores),
+        (4, Placement::DifferentCores),
+        (4, Placement::Unpinned),
+    ] {
+        let real = real(callers, placement, build, statement, &dir);
+        let lane = toy(Role::Subject, "toy", callers, build, statement);
+        let what_if = WhatIf {
+            slices: vec!["enter→sent".into(), "woke→executed".into()],
+            speedups_pct: vec![25.0, 50.0],
+            slowdowns_pct: Vec::new(),
+            rounds: 300,
+            ..WhatIf::careful()
+        };
+        let samples = whatif::run(
+            &plan(60, placement),
+            &lane,
+            &what_if,
+            &dir.join(format!("what-if-{callers}-{placement}")),
+            Default::default(),
+            false,
+        )
+        .expect("what-if");
+        let profile = causal::profile(&samples, 1).expect("profile");
+        for (slice, cut, real_saved) in real {
+            let s = profile.slices.iter().find(|s| s.name == slice).expect("slice profiled");
+            let p = s.points.iter().find(|p| p.change_pct == cut).expect("point");
+            // The virtual cut is a share of the slice's measured median; the
+            // real one a share of its busy-wait: the prediction for the
+            // real cut is the reach times it.
+            let real_cut = cut / 100.0 * if slice == "enter→sent" { build } else { statement };
+            let predicted = p.reach * real_cut;
+            let off = predicted - real_saved;
+            let ok = off.abs() <= 200.0 || off.abs() <= 0.2 * real_saved.abs();
+            println!(
+                "| {callers} | {placement} | `{slice}` | {cut:.0} % ({real_cut:.0} ns) | {real_saved:+.0} | {predicted:+.0} (CI {:+.0}…{:+.0} at the virtual cut of {:.0} ns) | {off:+.0} | {} |",
+                p.saved_ns.ci95[0],
+                p.saved_ns.ci95[1],
+                p.change_ns,
+                if ok { "yes" } else { "**no**" }
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

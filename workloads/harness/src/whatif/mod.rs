@@ -1,0 +1,269 @@
+//! What-if runs: what would making one slice of a lane faster buy it?
+//!
+//! A what-if run first decomposes the lane's probed build briefly (its
+//! slices, which thread each runs on, their medians), then runs the same
+//! build block after block, each block under one arm: one slice virtually
+//! faster by a share of its median (coz's rule, `hopscope_probe::whatif`),
+//! really slower by a share (so linearity shows beside the speedups), or the
+//! reference (an experiment that changes nothing: both sides of every
+//! comparison pay the same bookkeeping). The arms take turns in an order
+//! shuffled every round. The samples go to
+//! [`hopscope_analyze::causal::profile`].
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Instant;
+
+use hopscope_analyze::causal::{Arm, CAUSAL_SAMPLES_SCHEMA, CausalSamples, MIN_ROUNDS, SliceBase};
+use hopscope_analyze::join::SliceSide;
+use hopscope_probe::whatif::{Change, Experiment};
+use hopscope_probe::{Hop, HostInfo, TraceHeader, TraceReader, Variant};
+
+use crate::harness::HarnessError;
+use crate::lane::Lane;
+use crate::plan::Plan;
+
+pub(crate) mod front;
+
+/// Most arms in one run (slices × changes + the reference).
+pub const MAX_ARMS: usize = 256;
+
+/// Largest change, percent of a slice's median (a slowdown of 100 % doubles
+/// it; a speedup of 100 % would make it free, which no code is).
+pub const MAX_CHANGE_PCT: f64 = 100.0;
+
+/// Most rounds.
+pub const MAX_ROUNDS: u32 = 100_000;
+
+/// What a what-if run tries.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WhatIf {
+    /// Slices to change, each `from→to` or its closing hop; empty: every
+    /// slice on the operation's path.
+    pub slices: Vec<String>,
+    /// Virtual speedups, percent of each slice's median.
+    pub speedups_pct: Vec<f64>,
+    /// Real slowdowns, percent of each slice's median.
+    pub slowdowns_pct: Vec<f64>,
+    /// Rounds: each runs every arm once.
+    pub rounds: u32,
+    /// Samples per pass of the short decomposition that measures the
+    /// slices first (one pass).
+    pub decompose_samples: u32,
+    /// Seed of the arms' order.
+    pub seed: u64,
+}
+
+impl WhatIf {
+    /// A careful answer: 0 (the reference), 10, 25 and 50 % faster, 25 %
+    /// slower, 400 rounds (about 10 s for the reference writer's ten
+    /// slices with one caller on a 2-vCPU VM, CIs about ±0.5 %).
+    pub fn careful() -> WhatIf {
+        WhatIf {
+            slices: Vec::new(),
+            speedups_pct: vec![10.0, 25.0, 50.0],
+            slowdowns_pct: vec![25.0],
+            rounds: 400,
+            decompose_samples: 60,
+            seed: 0x5eed_c0a5,
+        }
+    }
+
+    /// A quick look: 25 and 50 % faster, 100 rounds (a few seconds; 12
+    /// left CIs of ±50 % on a 2-vCPU VM).
+    pub fn quick() -> WhatIf {
+        WhatIf {
+            speedups_pct: vec![25.0, 50.0],
+            slowdowns_pct: Vec::new(),
+            rounds: 100,
+            decompose_samples: 20,
+            ..WhatIf::careful()
+        }
+    }
+
+    /// The careful or `--quick` defaults with `flags` applied over them;
+    /// refuses a value out of range, naming the flag.
+    pub fn from_flags(flags: &crate::WhatIfArgs, quick: bool) -> Result<WhatIf, crate::FlagError> {
+        let mut w = if quick { WhatIf::quick() } else { WhatIf::careful() };
+        w.slices.clone_from(&flags.what_if_slices);
+        if !flags.speedups.is_empty() {
+            w.speedups_pct.clone_from(&flags.speedups);
+        }
+        match flags.slowdowns.as_slice() {
+            [] => {}
+            [zero] if *zero == 0.0 => w.slowdowns_pct.clear(),
+            some => w.slowdowns_pct = some.to_vec(),
+        }
+        w.rounds = flags.rounds.unwrap_or(w.rounds);
+        w.check().map_err(|reason| crate::FlagError { flag: "--what-if", reason })?;
+        Ok(w)
+    }
+
+    /// Refuse sizes and changes the run cannot carry out.
+    pub fn check(&self) -> Result<(), String> {
+        let bad = |v: &f64| !(v.is_finite() && *v > 0.0 && *v <= MAX_CHANGE_PCT);
+        if let Some(v) = self.speedups_pct.iter().chain(&self.slowdowns_pct).find(|v| bad(v)) {
+            return Err(format!("a change of {v} %: each is above 0 and at most {MAX_CHANGE_PCT} % of a slice"));
+        }
+        if self.speedups_pct.is_empty() {
+            return Err("at least one speedup is needed".to_owned());
+        }
+        if !(MIN_ROUNDS..=MAX_ROUNDS as usize).contains(&(self.rounds as usize)) {
+            return Err(format!("{} rounds: from {MIN_ROUNDS} to {MAX_ROUNDS}", self.rounds));
+        }
+        if self.decompose_samples == 0 {
+            return Err("the short decomposition needs at least one sample".to_owned());
+        }
+        Ok(())
+    }
+}
+
+/// Decompose `lane`'s probed build briefly under `plan`, then run every arm
+/// of `what_if` on it for its rounds, under `dir` (the decomposition's
+/// trace stays in `dir/decomposition/`). `progress` draws a bar.
+pub fn run(
+    plan: &Plan,
+    lane: &Lane,
+    what_if: &WhatIf,
+    dir: &Path,
+    meta: BTreeMap<String, String>,
+    progress: bool,
+) -> Result<CausalSamples, HarnessError> {
+    what_if.check().map_err(HarnessError::Usage)?;
+    plan.validate()?;
+    let started = Instant::now();
+    let host = HostInfo::detect();
+    let probed = probed_build(lane)?;
+
+    let short = Plan { samples: what_if.decompose_samples, passes: 1, ..plan.clone() };
+    let decomposed =
+        crate::runner::run(&short, std::slice::from_ref(&probed), &dir.join("decomposition"), meta.clone(), progress)?;
+    let path = decomposed.trace;
+    let header = TraceReader::open(&path)
+        .map(|r| r.header().clone())
+        .map_err(|source| HarnessError::Trace { path: path.clone(), source })?;
+    let decomposition = hopscope_analyze::decompose_file(&path)
+        .map_err(|source| HarnessError::Analyze { path: path.clone(), source })?;
+    let known: Vec<Sliced> = decomposition
+        .slices
+        .iter()
+        .filter(|s| s.on_path)
+        .filter_map(|s| Sliced::of(&header, &s.name, s.side, s.median_us * 1e3))
+        .collect();
+    let chosen = choose(&known, &what_if.slices).map_err(HarnessError::Usage)?;
+    // Every cross-thread slice of the lane is an edge a waiting thread
+    // inherits its waker's payments across, whichever slice is changed.
+    let edges: Vec<(Hop, Hop)> =
+        known.iter().filter(|s| s.base.side == SliceSide::Cross).map(|s| (s.from, s.to)).collect();
+
+    let mut arms = vec![Arm { slice: None, change_pct: 0.0, change_ns: 0.0 }];
+    let mut experiments = vec![Experiment { end: Hop::ENTER, change: Change::Faster(0.0), edges: edges.clone() }];
+    for (i, s) in chosen.iter().enumerate() {
+        let changes = what_if.slowdowns_pct.iter().map(|p| -p).chain(what_if.speedups_pct.iter().copied());
+        for pct in changes {
+            let ns = s.base.median_ns.max(0.0) * pct.abs() / 100.0;
+            arms.push(Arm { slice: Some(i), change_pct: pct, change_ns: ns });
+            let change = if pct > 0.0 { Change::Faster(ns) } else { Change::Slower(ns) };
+            experiments.push(Experiment { end: s.to, change, edges: edges.clone() });
+        }
+    }
+    if arms.len() > MAX_ARMS {
+        return Err(HarnessError::Usage(format!(
+            "{} arms ({} slices × {} changes + the reference): at most {MAX_ARMS}; name fewer slices or changes",
+            arms.len(),
+            chosen.len(),
+            what_if.speedups_pct.len() + what_if.slowdowns_pct.len()
+        )));
+    }
+
+    let total = u64::from(what_if.rounds) * arms.len() as u64 + u64::from(plan.warmup_blocks);
+    let bar = crate::progress::bar(progress, total);
+    let (blocks, interrupted) = crate::runner::arms::run(
+        plan,
+        &probed,
+        &experiments,
+        crate::runner::arms::Schedule { rounds: what_if.rounds, seed: what_if.seed },
+        &dir.join("what-if"),
+        meta.clone(),
+        || bar.inc(1),
+    )?;
+    bar.finish_and_clear();
+    let _ = std::fs::remove_dir_all(dir.join("what-if"));
+    if let Some(signal) = interrupted {
+        eprintln!("interrupted by {signal}: the profile covers the rounds completed");
+    }
+    let mut meta = meta;
+    meta.insert("rounds".to_owned(), what_if.rounds.to_string());
+    meta.insert("ops_per_block".to_owned(), plan.ops_per_block.to_string());
+    meta.insert("decomposition".to_owned(), path.display().to_string());
+    Ok(CausalSamples {
+        schema: CAUSAL_SAMPLES_SCHEMA.to_owned(),
+        lane: decomposition.insitu_lane.clone().unwrap_or_else(|| probed.name.clone()),
+        callers: probed.callers,
+        slices: chosen.into_iter().map(|s| s.base).collect(),
+        arms,
+        blocks,
+        host,
+        clock: decomposition.clock.clone(),
+        meta,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// The lane with its probed build alone.
+fn probed_build(lane: &Lane) -> Result<Lane, HarnessError> {
+    let mut probed = lane.clone();
+    probed.builds.retain(|b| b.variant == Some(Variant::Probed));
+    if probed.builds.is_empty() {
+        return Err(HarnessError::Usage(format!(
+            "lane `{}` has no probed build: a what-if run changes slices, which need marks",
+            lane.name
+        )));
+    }
+    Ok(probed)
+}
+
+/// A slice as the what-if run knows it: its figures and its two hops.
+#[derive(Debug, Clone)]
+struct Sliced {
+    base: SliceBase,
+    from: Hop,
+    to: Hop,
+}
+
+impl Sliced {
+    /// The slice named `from→to` in `header`'s hops.
+    fn of(header: &TraceHeader, name: &str, side: SliceSide, median_ns: f64) -> Option<Sliced> {
+        let (from, to) = name.split_once('→')?;
+        Some(Sliced {
+            base: SliceBase { name: name.to_owned(), side, median_ns },
+            from: header.hops.find(from)?,
+            to: header.hops.find(to)?,
+        })
+    }
+}
+
+/// The slices `wanted` names (`from→to` or the closing hop), every one of
+/// `known` when it names none; a name that matches none is refused with
+/// the list.
+fn choose(known: &[Sliced], wanted: &[String]) -> Result<Vec<Sliced>, String> {
+    if known.is_empty() {
+        return Err("the short decomposition found no slice on the operation's path: is the build probed?".to_owned());
+    }
+    if wanted.is_empty() {
+        return Ok(known.to_vec());
+    }
+    wanted
+        .iter()
+        .map(|w| {
+            known
+                .iter()
+                .find(|s| s.base.name == *w || s.base.name.rsplit('→').next() == Some(w.as_str()))
+                .cloned()
+                .ok_or_else(|| {
+                    let names: Vec<&str> = known.iter().map(|s| s.base.name.as_str()).collect();
+                    format!("no slice `{w}` on the lane's path; it has {}", names.join(", "))
+                })
+        })
+        .collect()
+}

@@ -1,0 +1,72 @@
+//! `--what-if` on a harness program, as a user runs it: a probed lane's
+//! slices are each sped up and slowed down, and the profile's files are
+//! written; flags that cannot be carried out are refused in one line.
+//! What the profile says is measured (`cargo bench -p hopscope-harness
+//! --bench whatif_truth`), not asserted here.
+
+mod common;
+
+use common::busy;
+use hopscope_harness::{BoxError, Harness, HarnessError, Lane};
+use hopscope_probe::{Hop, hop};
+
+/// A lane of one thread whose two slices busy-wait, probed only.
+fn lane() -> Lane {
+    let lane: Lane = Lane::subject(
+        "busy",
+        |_s| Ok::<_, BoxError>(()),
+        |_: &mut (), op| {
+            let id = op.id();
+            hop!(id, Hop::ENTER);
+            busy(2_000);
+            hop!(id, Hop::BUILT);
+            busy(1_000);
+            hop!(id, Hop::DONE);
+            Ok::<_, BoxError>(())
+        },
+    )
+    .into();
+    lane.probed_only()
+}
+
+fn run(args: &[&str], dir: &std::path::Path) -> Result<hopscope_harness::Outcome, HarnessError> {
+    let mut argv = vec!["prog", "--out", dir.to_str().expect("utf-8 path")];
+    argv.extend_from_slice(args);
+    Harness::try_from_args("whatif-test", argv).expect("flags parse").quiet().progress(false).lane(lane()).run()
+}
+
+#[test]
+fn a_what_if_run_profiles_every_slice_and_writes_its_files() {
+    let dir = std::env::temp_dir().join(format!("hopscope-whatif-{}", std::process::id()));
+    let outcome = run(&["--what-if", "--quick", "--rounds", "6", "--slowdowns", "25"], &dir).expect("what-if runs");
+    let profile = outcome.causal.expect("a profile");
+    assert_eq!(profile.lane, "busy-probed");
+    assert_eq!(profile.rounds, 6);
+    let mut names: Vec<&str> = profile.slices.iter().map(|s| s.name.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["built→done", "enter→built"]);
+    for s in &profile.slices {
+        let changes: Vec<f64> = s.points.iter().map(|p| p.change_pct).collect();
+        assert_eq!(changes, [-25.0, 25.0, 50.0], "{}", s.name);
+        assert!(s.points.iter().all(|p| p.virtual_speedup == (p.change_pct > 0.0)));
+    }
+    for file in ["causal.json", "receipt.md", "report.html", "causal.png", "samples.json"] {
+        assert!(dir.join(file).is_file(), "{file} written");
+    }
+    let receipt = std::fs::read_to_string(dir.join("receipt.md")).expect("receipt");
+    assert!(receipt.contains("`enter→built`") && receipt.starts_with("# hopscope what-if: `busy-probed`"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn what_if_flags_that_cannot_be_carried_out_are_refused_naming_them() {
+    let dir = std::env::temp_dir().join(format!("hopscope-whatif-refused-{}", std::process::id()));
+    let err = |args: &[&str]| run(args, &dir).expect_err("refused").to_string();
+    assert!(err(&["--speedups", "10"]).starts_with("--speedups: sizes a what-if run"));
+    let unknown = err(&["--what-if", "--quick", "--what-if-slices", "nowhere"]);
+    assert!(unknown.contains("no slice `nowhere`") && unknown.contains("enter→built"), "{unknown}");
+    assert!(err(&["--what-if", "--speedups", "150"]).contains("at most 100"));
+    assert!(err(&["--what-if", "--rounds", "2"]).contains("2 rounds"));
+    assert!(err(&["--what-if=elsewhere"]).contains("no lane `elsewhere`"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
