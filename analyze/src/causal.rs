@@ -84,6 +84,10 @@ pub struct ArmBlock {
     /// Delay the experiment owed every thread over the block, ns (what the
     /// passes added; for the record).
     pub inserted_ns: f64,
+    /// What the lane's threads really waited paying it, ns, summed over
+    /// threads (the rest they inherited across hand-offs or still owed).
+    #[serde(default)]
+    pub waited_ns: f64,
 }
 
 impl ArmBlock {
@@ -102,6 +106,10 @@ pub struct CausalSamples {
     pub lane: String,
     /// Its caller threads.
     pub callers: usize,
+    /// Every thread of the lane ran on one core, and the serial rule was
+    /// used: nobody paused, every thread was charged what was owed.
+    #[serde(default)]
+    pub serial: bool,
     /// The slices the arms change.
     pub slices: Vec<SliceBase>,
     /// The arms; the first is the reference.
@@ -201,6 +209,9 @@ pub struct CausalProfile {
     pub lane: String,
     /// Its caller threads.
     pub callers: usize,
+    /// The serial rule was used (every thread on one core).
+    #[serde(default)]
+    pub serial: bool,
     /// The reference arm's time per operation, ns (median over rounds).
     pub reference_ns_per_op: Estimate,
     /// The reference arm's throughput, operations per second.
@@ -304,6 +315,11 @@ pub fn profile(samples: &CausalSamples, seed: u64) -> Result<CausalProfile, Caus
 
     let mut warnings = Vec::new();
     for s in &slices {
+        if let Some(w) = nonlinear(s) {
+            warnings.push(w);
+        }
+    }
+    for s in &slices {
         for p in s.points.iter().filter(|p| p.virtual_speedup && p.reach > 1.25 && p.saved_ns.excludes_zero()) {
             warnings.push(format!(
                 "a {:.0} % faster `{}` saves {:.0} ns per operation, more than the {:.0} ns taken off it: the lane \
@@ -316,6 +332,7 @@ pub fn profile(samples: &CausalSamples, seed: u64) -> Result<CausalProfile, Caus
         schema: CAUSAL_SCHEMA.to_owned(),
         lane: samples.lane.clone(),
         callers: samples.callers,
+        serial: samples.serial,
         reference_ops_per_s: if reference_ns_per_op.median > 0.0 { 1e9 / reference_ns_per_op.median } else { 0.0 },
         reference_ns_per_op,
         slices,
@@ -326,6 +343,42 @@ pub fn profile(samples: &CausalSamples, seed: u64) -> Result<CausalProfile, Caus
         meta: samples.meta.clone(),
         warnings,
     })
+}
+
+/// How far a slice's speedup and slowdown reaches may differ before the
+/// profile says so.
+pub const REACH_GAP: f64 = 0.3;
+
+/// A slice whose real slowdown reaches the lane much more or less than its
+/// virtual speedup of the nearest size: the prediction is not to be read
+/// as a slope there. Seen on a toy writer: four callers sharing one core
+/// (a pause there idles the core instead of freeing it, so a caller's
+/// speedup was predicted at a third of what it really bought), and callers
+/// on another core than their writer (the real lane responded more than in
+/// proportion).
+fn nonlinear(s: &SliceProfile) -> Option<String> {
+    let told = |p: &&Point| p.saved_ns.excludes_zero();
+    let slower = s.points.iter().filter(|p| !p.virtual_speedup).filter(told);
+    let faster: Vec<&Point> = s.points.iter().filter(|p| p.virtual_speedup).filter(told).collect();
+    slower
+        .filter_map(|slow| {
+            let fast = faster.iter().min_by(|a, b| {
+                (a.change_pct + slow.change_pct).abs().total_cmp(&(b.change_pct + slow.change_pct).abs())
+            })?;
+            ((fast.reach - slow.reach).abs() > REACH_GAP).then(|| {
+                format!(
+                    "`{}` reaches the lane {:.2} when really {:.0} % slower but {:.2} when virtually {:.0} % faster: \
+                     its response is not linear here (threads sharing a core, or a lane whose real response to \
+                     the slice is more than in proportion), so read its speedups as a bound, not a slope",
+                    s.name,
+                    slow.reach,
+                    slow.change_pct.abs(),
+                    fast.reach,
+                    fast.change_pct
+                )
+            })
+        })
+        .next()
 }
 
 /// Refuse samples whose arms and blocks do not fit together.

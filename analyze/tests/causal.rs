@@ -18,6 +18,12 @@ use rng::Rng;
 /// runs beside it. Each round's host speed scales every arm of the round
 /// alike (what pairing is for); each block adds its own small noise.
 fn samples(rounds: u32) -> CausalSamples {
+    samples_with(rounds, 11_000.0)
+}
+
+/// [`samples`] with the writer's real 25 % slowdown costing `slower_ns`
+/// per operation (11 000: in proportion, as its speedups).
+fn samples_with(rounds: u32, slower_ns: f64) -> CausalSamples {
     let slices = vec![
         SliceBase { name: "woke→executed".into(), side: SliceSide::Writer, median_ns: 4_000.0 },
         SliceBase { name: "locked→built".into(), side: SliceSide::Caller, median_ns: 2_000.0 },
@@ -33,7 +39,7 @@ fn samples(rounds: u32) -> CausalSamples {
     ];
     // What each arm truly costs per operation: the writer's change reaches
     // the lane whole, the callers' not at all.
-    let truth = [10_000.0, 9_000.0, 11_000.0, 10_000.0, 10_000.0, 9_600.0];
+    let truth = [10_000.0, 9_000.0, slower_ns, 10_000.0, 10_000.0, 9_600.0];
     let mut rng = Rng(7);
     let mut blocks = Vec::new();
     for round in 0..rounds {
@@ -43,13 +49,21 @@ fn samples(rounds: u32) -> CausalSamples {
             let per_op = ns * host * (1.0 + 0.002 * rng.normal());
             // The wall is already virtual; what was owed is for the record.
             let inserted = if arms[a].is_virtual() { arms[a].change_ns * ops as f64 } else { 0.0 };
-            blocks.push(ArmBlock { round, arm: a, ops, wall_ns: per_op * ops as f64, inserted_ns: inserted });
+            blocks.push(ArmBlock {
+                round,
+                arm: a,
+                ops,
+                wall_ns: per_op * ops as f64,
+                inserted_ns: inserted,
+                waited_ns: 0.0,
+            });
         }
     }
     CausalSamples {
         schema: CAUSAL_SAMPLES_SCHEMA.into(),
         lane: "writer-probed".into(),
         callers: 4,
+        serial: false,
         slices,
         arms,
         blocks,
@@ -124,4 +138,16 @@ fn samples_that_do_not_fit_together_are_refused_saying_why() {
     let mut s = samples(6);
     s.blocks[0].wall_ns = f64::NAN;
     assert!(profile(&s, 1).expect_err("refused").to_string().contains("no time"));
+}
+
+#[test]
+fn a_slice_whose_slowdown_reaches_the_lane_far_more_than_its_speedup_is_named() {
+    let linear = profile(&samples(30), 1).expect("profiles");
+    assert!(linear.warnings.is_empty(), "{:?}", linear.warnings);
+    // Really 25 % slower costs 2 µs, twice the 1 µs it added: reach 2
+    // against the speedups' 1.
+    let bent = profile(&samples_with(30, 12_000.0), 1).expect("profiles");
+    assert_eq!(bent.warnings.len(), 1, "{:?}", bent.warnings);
+    let w = &bent.warnings[0];
+    assert!(w.starts_with("`woke→executed` reaches the lane 2.") && w.contains("when really 25 % slower"), "{w}");
 }

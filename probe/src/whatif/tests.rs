@@ -35,7 +35,8 @@ fn paid() -> u64 {
 #[test]
 fn each_pass_of_the_slice_s_end_adds_its_delay_and_the_passing_thread_owes_nothing() {
     let _serial = serial();
-    start(&Experiment { end: Hop::EXECUTED, change: Change::Faster(1_000.0), edges: edges() }).expect("start");
+    start(&Experiment { end: Hop::EXECUTED, change: Change::Faster(1_000.0), edges: edges(), serial: false })
+        .expect("start");
     let delay = DELAY.load(Ordering::Relaxed);
     assert!(delay > 0);
     on_mark(OpId(1), Hop::WOKE);
@@ -54,7 +55,8 @@ fn each_pass_of_the_slice_s_end_adds_its_delay_and_the_passing_thread_owes_nothi
 fn another_thread_pays_at_its_next_mark_unless_woken_by_a_thread_that_paid() {
     let _serial = serial();
     // More than a lump: the debt is paid at the next mark.
-    start(&Experiment { end: Hop::EXECUTED, change: Change::Faster(2.0 * LUMP_NS), edges: edges() }).expect("start");
+    start(&Experiment { end: Hop::EXECUTED, change: Change::Faster(2.0 * LUMP_NS), edges: edges(), serial: false })
+        .expect("start");
     let delay = DELAY.load(Ordering::Relaxed);
     // A thread that marked before the pass and marks again after it pays
     // (waits out) what the pass added.
@@ -100,7 +102,7 @@ fn another_thread_pays_at_its_next_mark_unless_woken_by_a_thread_that_paid() {
 #[test]
 fn an_experiment_refuses_a_second_one_and_hops_it_cannot_name() {
     let _serial = serial();
-    let speedup = Experiment { end: Hop::EXECUTED, change: Change::Faster(100.0), edges: edges() };
+    let speedup = Experiment { end: Hop::EXECUTED, change: Change::Faster(100.0), edges: edges(), serial: false };
     start(&speedup).expect("start");
     assert_eq!(start(&speedup), Err(WhatIfError::Running));
     stop();
@@ -113,7 +115,8 @@ fn an_experiment_refuses_a_second_one_and_hops_it_cannot_name() {
 #[test]
 fn a_slowdown_is_waited_by_the_passing_thread_and_owed_by_nobody() {
     let _serial = serial();
-    start(&Experiment { end: Hop::EXECUTED, change: Change::Slower(200_000.0), edges: edges() }).expect("start");
+    start(&Experiment { end: Hop::EXECUTED, change: Change::Slower(200_000.0), edges: edges(), serial: false })
+        .expect("start");
     on_mark(OpId(1), Hop::WOKE);
     let before = std::time::Instant::now();
     on_mark(OpId(1), Hop::EXECUTED);
@@ -126,7 +129,8 @@ fn a_slowdown_is_waited_by_the_passing_thread_and_owed_by_nobody() {
 #[test]
 fn a_change_that_is_not_a_number_changes_nothing() {
     let _serial = serial();
-    start(&Experiment { end: Hop::EXECUTED, change: Change::Faster(f64::NAN), edges: edges() }).expect("start");
+    start(&Experiment { end: Hop::EXECUTED, change: Change::Faster(f64::NAN), edges: edges(), serial: false })
+        .expect("start");
     on_mark(OpId(1), Hop::EXECUTED);
     assert_eq!(stop(), 0);
     assert_eq!(Change::Slower(5.0).signed_ns(), -5.0);
@@ -135,7 +139,8 @@ fn a_change_that_is_not_a_number_changes_nothing() {
 #[test]
 fn a_debt_below_a_lump_is_carried_and_a_thread_is_charged_what_it_paid() {
     let _serial = serial();
-    start(&Experiment { end: Hop::EXECUTED, change: Change::Faster(0.4 * LUMP_NS), edges: edges() }).expect("start");
+    start(&Experiment { end: Hop::EXECUTED, change: Change::Faster(0.4 * LUMP_NS), edges: edges(), serial: false })
+        .expect("start");
     let delay = DELAY.load(Ordering::Relaxed);
     let (go, wait) = std::sync::mpsc::channel::<u32>();
     let (ready, is_ready) = std::sync::mpsc::channel::<()>();
@@ -174,4 +179,44 @@ fn a_debt_below_a_lump_is_carried_and_a_thread_is_charged_what_it_paid() {
     assert_eq!(seen[0], (0, 0), "below a lump: carried");
     assert!(seen[1].0 >= 3 * delay && seen[1].1 >= 3 * delay, "past a lump: paid, {:?}", seen[1]);
     assert_eq!(seen[2].0, seen[1].0, "charged what it paid");
+}
+
+#[test]
+fn a_faster_hand_off_takes_off_only_the_time_its_thread_waited_for_it() {
+    let _serial = serial();
+    start(&Experiment { end: Hop::WOKE, change: Change::Faster(1_000_000.0), edges: edges(), serial: false })
+        .expect("start");
+    let delay = DELAY.load(Ordering::Relaxed);
+    let send = |op: u64| std::thread::spawn(move || on_mark(OpId(op), Hop::SENT)).join().expect("caller");
+    // Queued: the request was sent before the writer's previous mark, so
+    // the writer never slept for it; only what followed its own mark counts.
+    send(5);
+    on_mark(OpId(4), Hop::REPLIED);
+    on_mark(OpId(5), Hop::WOKE);
+    let queued = owed();
+    assert!(queued < delay / 10, "a queued request's pass adds almost nothing: {queued} of {delay}");
+    // Waited for: sent after the writer's last mark, picked up 2 ms later
+    // (more than the change): the whole change.
+    on_mark(OpId(6), Hop::REPLIED);
+    send(7);
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    on_mark(OpId(7), Hop::WOKE);
+    assert_eq!(owed() - queued, delay);
+}
+
+#[test]
+fn on_one_core_nobody_pauses_and_everyone_is_charged_what_is_owed() {
+    let _serial = serial();
+    let experiment =
+        Experiment { end: Hop::EXECUTED, change: Change::Faster(2.0 * LUMP_NS), edges: edges(), serial: true };
+    start(&experiment).expect("start");
+    let delay = DELAY.load(Ordering::Relaxed);
+    on_mark(OpId(0), Hop::EXECUTED);
+    let other = std::thread::spawn(|| {
+        on_mark(OpId(1), Hop::ENTER);
+        on_mark(OpId(1), Hop::BUILT);
+        charged()
+    });
+    assert_eq!(other.join().expect("thread"), delay, "charged what is owed");
+    assert_eq!(spun(), 0, "without pausing");
 }

@@ -40,6 +40,16 @@ pub fn markdown(p: &CausalProfile) -> String {
          slowdowns beside them show whether the lane responds in proportion. The callers' latency follows \
          from the throughput in a closed loop (latency = callers ÷ throughput).\n",
     );
+    out.push_str(if p.serial {
+        "\nEvery thread of the lane ran on one core (`--placement same-core`), so the serial rule was used: \
+         a pause would idle the core rather than leave it to the others, so nobody paused and every \
+         thread was charged what the passes owed (each pass takes its change off the core's time).\n"
+    } else {
+        "\nThe lane's threads ran on more than one core, so the paying threads slept: a thread woken across a \
+         hand-off inherits its waker's charge, and a cross-thread slice's change is capped at the time its \
+         thread really waited for the hand-off (a request queued behind a busy writer gains nothing from a \
+         faster wake).\n"
+    });
     let meta = |k: &str| p.meta.get(k).map_or("unknown", String::as_str);
     let _ = write!(
         out,

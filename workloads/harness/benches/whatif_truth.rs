@@ -13,7 +13,7 @@
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{Sender, bounded, unbounded};
-use hopscope_analyze::causal;
+use hopscope_analyze::{causal, stats};
 use hopscope_harness::whatif::{self, WhatIf};
 use hopscope_harness::{BoxError, HandIn, Harness, Lane, Ops, Placement, Plan, Role, Setup, ThreadInit, Workload};
 use hopscope_probe::{Hop, OpId, clock, hop};
@@ -110,14 +110,14 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// The real saving of each shortened toy, ns per operation, paired by
-/// round against the unchanged one: `(slice, cut %, saved)`.
+/// round against the unchanged one: `(slice, cut %, saved, its 95 % CI)`.
 fn real(
     callers: usize,
     placement: Placement,
     build: f64,
     statement: f64,
     dir: &std::path::Path,
-) -> Vec<(&'static str, f64, f64)> {
+) -> Vec<(&'static str, f64, f64, (f64, f64))> {
     let cuts = [("enter→sent", 25.0), ("enter→sent", 50.0), ("woke→executed", 25.0), ("woke→executed", 50.0)];
     let mut harness = Harness::new("whatif-truth")
         .plan(plan(300, placement))
@@ -144,7 +144,8 @@ fn real(
         .map(|(i, (slice, cut))| {
             let cut_blocks = blocks(&format!("cut{i}"));
             let saved: Vec<f64> = base.iter().filter_map(|(k, b)| cut_blocks.get(k).map(|c| (b - c) * 1e3)).collect();
-            (*slice, *cut, median(saved))
+            let ci = stats::bootstrap_ci95(&saved, 2_000, i as u64, stats::median_of_unsorted);
+            (*slice, *cut, median(saved), ci)
         })
         .collect()
 }
@@ -175,6 +176,10 @@ fn main() {
         (4, Placement::DifferentCores),
         (4, Placement::Unpinned),
     ] {
+        // `WHATIF_TRUTH_ONLY=4-unpinned` runs one layout.
+        if std::env::var("WHATIF_TRUTH_ONLY").is_ok_and(|only| only != format!("{callers}-{placement}")) {
+            continue;
+        }
         let real = real(callers, placement, build, statement, &dir);
         let lane = toy(Role::Subject, "toy", callers, build, statement);
         let what_if = WhatIf {
@@ -194,7 +199,12 @@ fn main() {
         )
         .expect("what-if");
         let profile = causal::profile(&samples, 1).expect("profile");
-        for (slice, cut, real_saved) in real {
+
+        if let Ok(keep) = std::env::var("WHATIF_TRUTH_KEEP") {
+            let path = format!("{keep}-{callers}-{placement}.json");
+            std::fs::write(&path, serde_json::to_string(&samples).expect("json")).expect("write samples");
+        }
+        for (slice, cut, real_saved, real_ci) in real {
             let s = profile.slices.iter().find(|s| s.name == slice).expect("slice profiled");
             let p = s.points.iter().find(|p| p.change_pct == cut).expect("point");
             // The virtual cut is a share of the slice's measured median; the
@@ -205,7 +215,9 @@ fn main() {
             let off = predicted - real_saved;
             let ok = off.abs() <= 200.0 || off.abs() <= 0.2 * real_saved.abs();
             println!(
-                "| {callers} | {placement} | `{slice}` | {cut:.0} % ({real_cut:.0} ns) | {real_saved:+.0} | {predicted:+.0} (CI {:+.0}…{:+.0} at the virtual cut of {:.0} ns) | {off:+.0} | {} |",
+                "| {callers} | {placement} | `{slice}` | {cut:.0} % ({real_cut:.0} ns) | {real_saved:+.0} (CI {:+.0}…{:+.0}) | {predicted:+.0} (CI {:+.0}…{:+.0} at the virtual cut of {:.0} ns) | {off:+.0} | {} |",
+                real_ci.0,
+                real_ci.1,
                 p.saved_ns.ci95[0],
                 p.saved_ns.ci95[1],
                 p.change_ns,

@@ -62,6 +62,7 @@ pub(crate) fn run(
         }
         whatif::start(experiment).map_err(|e| RunError::Plan(e.to_string()))?;
         let result = open.block(0, id);
+        let waited = whatif::spun();
         let inserted = whatif::stop();
         let block = match result {
             Ok(block) => block,
@@ -79,6 +80,7 @@ pub(crate) fn run(
                 ops: block.op_count,
                 wall_ns: clock::clock().delta_as_nanos(block.start.0, block.end.0) as f64,
                 inserted_ns: clock::clock().delta_as_nanos(0, inserted) as f64,
+                waited_ns: clock::clock().delta_as_nanos(0, waited) as f64,
             });
         }
     }

@@ -157,14 +157,17 @@ pub fn run(
         known.iter().filter(|s| s.base.side == SliceSide::Cross).map(|s| (s.from, s.to)).collect();
 
     let mut arms = vec![Arm { slice: None, change_pct: 0.0, change_ns: 0.0 }];
-    let mut experiments = vec![Experiment { end: Hop::ENTER, change: Change::Faster(0.0), edges: edges.clone() }];
+    // Every thread of the lane on one core: the serial rule (no pauses).
+    let serial = probed.placement.unwrap_or(plan.placement) == crate::Placement::SameCore;
+    let mut experiments =
+        vec![Experiment { end: Hop::ENTER, change: Change::Faster(0.0), edges: edges.clone(), serial }];
     for (i, s) in chosen.iter().enumerate() {
         let changes = what_if.slowdowns_pct.iter().map(|p| -p).chain(what_if.speedups_pct.iter().copied());
         for pct in changes {
             let ns = s.base.median_ns.max(0.0) * pct.abs() / 100.0;
             arms.push(Arm { slice: Some(i), change_pct: pct, change_ns: ns });
             let change = if pct > 0.0 { Change::Faster(ns) } else { Change::Slower(ns) };
-            experiments.push(Experiment { end: s.to, change, edges: edges.clone() });
+            experiments.push(Experiment { end: s.to, change, edges: edges.clone(), serial });
         }
     }
     if arms.len() > MAX_ARMS {
@@ -200,6 +203,7 @@ pub fn run(
         schema: CAUSAL_SAMPLES_SCHEMA.to_owned(),
         lane: decomposition.insitu_lane.clone().unwrap_or_else(|| probed.name.clone()),
         callers: probed.callers,
+        serial,
         slices: chosen.into_iter().map(|s| s.base).collect(),
         arms,
         blocks,
