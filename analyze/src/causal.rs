@@ -320,7 +320,9 @@ pub fn profile(samples: &CausalSamples, seed: u64) -> Result<CausalProfile, Caus
         }
     }
     for s in &slices {
-        for p in s.points.iter().filter(|p| p.virtual_speedup && p.reach > 1.25 && p.saved_ns.excludes_zero()) {
+        // Only when the CI itself lies past the change: a 2 ns change whose
+        // saving's CI is ±50 ns says nothing either way.
+        for p in s.points.iter().filter(|p| p.virtual_speedup && p.saved_ns.ci95[0] > 1.25 * p.change_ns) {
             warnings.push(format!(
                 "a {:.0} % faster `{}` saves {:.0} ns per operation, more than the {:.0} ns taken off it: the lane \
                  responds more than in proportion (another slice waits on it, or the host's load changed with it)",
@@ -345,6 +347,10 @@ pub fn profile(samples: &CausalSamples, seed: u64) -> Result<CausalProfile, Caus
     })
 }
 
+/// Smallest change whose reach is compared between a speedup and a
+/// slowdown, ns (a profile's savings carry CIs of tens of ns).
+pub const MIN_COMPARED_NS: f64 = 100.0;
+
 /// How far a slice's speedup and slowdown reaches may differ before the
 /// profile says so.
 pub const REACH_GAP: f64 = 0.3;
@@ -357,7 +363,8 @@ pub const REACH_GAP: f64 = 0.3;
 /// on another core than their writer (the real lane responded more than in
 /// proportion).
 fn nonlinear(s: &SliceProfile) -> Option<String> {
-    let told = |p: &&Point| p.saved_ns.excludes_zero();
+    // A change the lane cannot resolve has no reach worth comparing.
+    let told = |p: &&Point| p.saved_ns.excludes_zero() && p.change_ns >= MIN_COMPARED_NS;
     let slower = s.points.iter().filter(|p| !p.virtual_speedup).filter(told);
     let faster: Vec<&Point> = s.points.iter().filter(|p| p.virtual_speedup).filter(told).collect();
     slower

@@ -139,7 +139,8 @@ pub fn causal_page(p: &hopscope_analyze::causal::CausalProfile) -> Result<String
     assemble(&Parts {
         header_html: header(&title, &p.host, &p.clock, &p.meta, ""),
         title,
-        headline: receipt::causal::sentence(p),
+        // The headline is plain text: the receipt's code spans lose their ticks.
+        headline: receipt::causal::sentence(p).replace('`', ""),
         warnings: &p.warnings,
         charts: chart,
         body_md: receipt::causal::markdown(p),

@@ -139,9 +139,6 @@ impl HopLayer {
     pub(super) fn mark_now(&self, slot: &live::Slot, ticks: Ticks, hop: impl Fn(&Watch) -> Option<Hop>) {
         let watch = self.watches.get(slot.watch.load(Ordering::Relaxed) as usize);
         if let (Some(op), Some(hop)) = (slot.op(), watch.and_then(hop)) {
-            // As at a SQLite hook's mark: a payment follows the clock read.
-            #[cfg(feature = "what-if")]
-            crate::whatif::on_mark(OpId(op), hop);
             self.collector.push(Mark::new(OpId(op), hop, ticks));
         }
     }

@@ -94,7 +94,7 @@ pub fn sentence(p: &CausalProfile) -> String {
         parts.push(format!("{} buys {} throughput", faster(s), pct(&q.throughput_pct)));
     }
     if let Some((s, q)) = idle {
-        parts.push(format!("{} buys nothing measurable ({})", faster(s), pct(&q.throughput_pct)));
+        parts.push(format!("{} buys nothing measurable: {}", faster(s), pct(&q.throughput_pct)));
     }
     if parts.is_empty() {
         return format!(

@@ -33,6 +33,8 @@ pub(crate) fn what_if(front: Front<'_>) -> Result<Outcome, HarnessError> {
     let what_if =
         WhatIf::from_flags(&front.args.what_if, front.args.quick).map_err(|e| HarnessError::Flag(e.to_string()))?;
     let lane = choose(front.lanes, wanted)?;
+    // Before a directory is made or a line printed.
+    super::measurable(lane)?;
     let mut meta = rundir::metadata();
     meta.extend(front.meta);
     meta.insert("harness".to_owned(), front.name.to_owned());

@@ -134,6 +134,7 @@ pub fn run(
     let started = Instant::now();
     let host = HostInfo::detect();
     let probed = probed_build(lane)?;
+    measurable(&probed)?;
 
     let short = Plan { samples: what_if.decompose_samples, passes: 1, ..plan.clone() };
     let decomposed =
@@ -212,6 +213,25 @@ pub fn run(
         meta,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// Refuse a lane whose passes a what-if run cannot time.
+pub(crate) fn measurable(lane: &Lane) -> Result<(), HarnessError> {
+    // A span's marks are written when it closes, with the times it kept:
+    // its passes cannot be timed as they happen (a first trial counted
+    // spans closed around the block's hand-in as passes inside it).
+    #[cfg(feature = "tracing")]
+    let by_spans = lane.span_layer().is_some()
+        || lane.builds.iter().any(|b| b.variant == Some(Variant::Probed) && b.dispatch.is_some());
+    if by_spans {
+        return Err(HarnessError::Usage(format!(
+            "lane `{}` is probed by tracing spans, which a what-if run cannot time yet (a span's marks are \
+             written at its close): probe it with `hop!` marks or SQLite's trace hook",
+            lane.name
+        )));
+    }
+    let _ = lane;
+    Ok(())
 }
 
 /// The lane with its probed build alone.
