@@ -4,10 +4,14 @@
 //! To see what making a slice `d` faster would buy, every *other* thread is
 //! made `d` slower each time a thread passes the slice's end (Curtsinger &
 //! Berger, SOSP 2015): a global count of delay owed grows by `d` at each
-//! pass; each marking thread keeps what it has paid, and at its next mark
-//! busy-waits the difference. The thread that passed pays nothing for its
-//! own pass. A block's wall time less the delay inserted during it is then
-//! the time it would have taken with the slice `d` faster.
+//! pass; each marking thread keeps what it has been charged, and once its
+//! debt passes a lump ([`LUMP_NS`]) it sleeps it off at its next mark. The
+//! thread that passed pays nothing for its own pass. Each thread's virtual
+//! clock is its real one less what it was charged ([`charged`]): a block
+//! whose callers end at their virtual clocks took the time it would have
+//! taken with the slice `d` faster. Where every thread shares one core the
+//! *serial* rule applies instead ([`Experiment::serial`]): nobody pauses,
+//! and everyone is charged what is owed.
 //!
 //! **Waits.** A thread that was blocked on another (a writer waiting for a
 //! request, a caller for its reply) must not pay for what passed while it
@@ -18,7 +22,8 @@
 //! thread takes it as paid if it is more than its own. A writer that picks
 //! up a request sent long ago inherits that old count and pays the rest, so
 //! a slice on the callers' side that the writer's throughput does not wait
-//! for buys nothing, as it should.
+//! for buys nothing, as it should. A cross-thread slice's own change is
+//! capped at the time its thread really waited for the hand-off.
 //!
 //! **Real slowdowns.** Beside a virtual speedup, the same switch makes the
 //! slice really slower: the thread passing its end busy-waits `d` itself

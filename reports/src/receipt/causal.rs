@@ -84,10 +84,15 @@ pub fn sentence(p: &CausalProfile) -> String {
         .iter()
         .filter(|(_, q)| buys(q))
         .max_by(|a, b| a.1.throughput_pct.median.total_cmp(&b.1.throughput_pct.median));
-    let idle = tried
-        .iter()
-        .filter(|(_, q)| !q.throughput_pct.excludes_zero())
-        .max_by(|a, b| a.0.median_ns.total_cmp(&b.0.median_ns));
+    // Where optimisation does not pay: the largest such slice, on another
+    // side than the one that pays if there is one (the callers' when the
+    // writer's statement pays), which is what a reader would try next.
+    let best_side = best.map(|(s, _)| s.side);
+    let idle = tried.iter().filter(|(_, q)| !q.throughput_pct.excludes_zero()).max_by(|a, b| {
+        let key = |s: &SliceProfile| (Some(s.side) != best_side, s.median_ns);
+        let (ka, kb) = (key(a.0), key(b.0));
+        ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
+    });
     let faster = |s: &SliceProfile| format!("a {level:.0} % faster `{}` ({:.2} µs)", s.name, s.median_ns / 1e3);
     let mut parts = Vec::new();
     if let Some((s, q)) = best {
