@@ -43,8 +43,15 @@ pub struct SliceBase {
     pub name: String,
     /// Caller, writer, or cross-thread.
     pub side: SliceSide,
-    /// Its median, ns per operation: what a share of a change is taken of.
+    /// Its median, ns per operation.
     pub median_ns: f64,
+    /// What a change's share is taken of, ns: the median of a slice on one
+    /// thread; of a cross-thread slice its fastest tenth (p10), the
+    /// hand-off itself rather than the queueing in it (four callers
+    /// sharing a core with their writer: 50 % of an `idle→received` whose
+    /// median was mostly waiting for the core read as +809 % throughput).
+    #[serde(default)]
+    pub base_ns: f64,
 }
 
 /// One arm: a change to one slice, or the reference.
@@ -124,6 +131,10 @@ pub struct CausalSamples {
     pub meta: BTreeMap<String, String>,
     /// Seconds the run took, its short decomposition included.
     pub seconds: f64,
+    /// What the run itself says weakens its profile (carried into the
+    /// profile's warnings).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 /// A median over rounds and its bootstrap 95% CI.
@@ -184,6 +195,9 @@ pub struct SliceProfile {
     pub side: SliceSide,
     /// Its median, ns per operation.
     pub median_ns: f64,
+    /// What a change's share is taken of, ns ([`SliceBase::base_ns`]).
+    #[serde(default)]
+    pub base_ns: f64,
     /// Every change tried.
     pub points: Vec<Point>,
 }
@@ -274,7 +288,13 @@ pub fn profile(samples: &CausalSamples, seed: u64) -> Result<CausalProfile, Caus
     let mut slices: Vec<SliceProfile> = samples
         .slices
         .iter()
-        .map(|s| SliceProfile { name: s.name.clone(), side: s.side, median_ns: s.median_ns, points: Vec::new() })
+        .map(|s| SliceProfile {
+            name: s.name.clone(),
+            side: s.side,
+            median_ns: s.median_ns,
+            base_ns: s.base_ns,
+            points: Vec::new(),
+        })
         .collect();
     for (a, arm) in samples.arms.iter().enumerate().skip(1) {
         let Some(slice) = arm.slice else { continue };
@@ -313,9 +333,9 @@ pub fn profile(samples: &CausalSamples, seed: u64) -> Result<CausalProfile, Caus
     };
     slices.sort_by(|a, b| bought(b).total_cmp(&bought(a)).then(b.median_ns.total_cmp(&a.median_ns)));
 
-    let mut warnings = Vec::new();
+    let mut warnings = samples.notes.clone();
     for s in &slices {
-        if let Some(w) = nonlinear(s) {
+        if let Some(w) = nonlinear(s, samples.serial) {
             warnings.push(w);
         }
     }
@@ -362,7 +382,7 @@ pub const REACH_GAP: f64 = 0.3;
 /// speedup was predicted at a third of what it really bought), and callers
 /// on another core than their writer (the real lane responded more than in
 /// proportion).
-fn nonlinear(s: &SliceProfile) -> Option<String> {
+fn nonlinear(s: &SliceProfile, serial: bool) -> Option<String> {
     // A change the lane cannot resolve has no reach worth comparing.
     let told = |p: &&Point| p.saved_ns.excludes_zero() && p.change_ns >= MIN_COMPARED_NS;
     let slower = s.points.iter().filter(|p| !p.virtual_speedup).filter(told);
@@ -373,10 +393,15 @@ fn nonlinear(s: &SliceProfile) -> Option<String> {
                 (a.change_pct + slow.change_pct).abs().total_cmp(&(b.change_pct + slow.change_pct).abs())
             })?;
             ((fast.reach - slow.reach).abs() > REACH_GAP).then(|| {
+                let why = if serial {
+                    "on one core a slice's time can be other threads' work (a hand-off waiting for the core)"
+                } else {
+                    "the real lane responds more than in proportion (a receiver that spins before it sleeps \
+                     catches a sooner reply without a wake), or a runnable thread waited for a CPU"
+                };
                 format!(
                     "`{}` reaches the lane {:.2} when really {:.0} % slower but {:.2} when virtually {:.0} % faster: \
-                     its response is not linear here (threads sharing a core, or a lane whose real response to \
-                     the slice is more than in proportion), so read its speedups as a bound, not a slope",
+                     its response is not linear here ({why}), so read its speedups as a bound, not a slope",
                     s.name,
                     slow.reach,
                     slow.change_pct.abs(),

@@ -25,8 +25,8 @@ fn samples(rounds: u32) -> CausalSamples {
 /// per operation (11 000: in proportion, as its speedups).
 fn samples_with(rounds: u32, slower_ns: f64) -> CausalSamples {
     let slices = vec![
-        SliceBase { name: "woke→executed".into(), side: SliceSide::Writer, median_ns: 4_000.0 },
-        SliceBase { name: "locked→built".into(), side: SliceSide::Caller, median_ns: 2_000.0 },
+        SliceBase { name: "woke→executed".into(), side: SliceSide::Writer, median_ns: 4_000.0, base_ns: 4_000.0 },
+        SliceBase { name: "locked→built".into(), side: SliceSide::Caller, median_ns: 2_000.0, base_ns: 2_000.0 },
     ];
     let arm = |slice, pct: f64, median: f64| Arm { slice, change_pct: pct, change_ns: median * pct.abs() / 100.0 };
     let arms = vec![
@@ -71,6 +71,7 @@ fn samples_with(rounds: u32, slower_ns: f64) -> CausalSamples {
         clock: ClockInfo::measure(),
         meta: BTreeMap::new(),
         seconds: 1.0,
+        notes: Vec::new(),
     }
 }
 

@@ -15,7 +15,7 @@ use crate::style;
 pub(crate) const CAUSAL_TITLE: &str = "What a faster slice buys: causal profile";
 
 /// Most slices drawn as lines (the rest stay in the table).
-const MAX_LINES: usize = 8;
+const MAX_LINES: usize = 10;
 
 /// Draw the causal profile of `p`.
 pub(crate) fn causal_chart<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &CausalProfile) -> DrawResult

@@ -30,25 +30,27 @@ pub fn markdown(p: &CausalProfile) -> String {
     out.push_str(&costs(p));
     out.push_str(
         "\n**How to read it.** Each block of the run ran one arm: one slice *virtually* faster by a share of \
-         its median (each time a thread passed the slice's end, every other thread of the lane was made to \
-         wait that long at its next mark, and the block's time less the delay inserted is the time it would \
-         have taken: coz's rule), *really* slower by a share (the thread passing the slice's end waited), or \
-         the reference. Arms took turns in an order shuffled each round, and each is judged against the \
-         reference of its own round: the median over rounds with a bootstrap 95 % CI. *Reach* is the time \
-         per operation saved over the time taken off the slice: 1 when the lane waits for every nanosecond \
-         of it, 0 when the slice runs beside what sets the pace. Speedups are predictions; the real \
-         slowdowns beside them show whether the lane responds in proportion. The callers' latency follows \
-         from the throughput in a closed loop (latency = callers ÷ throughput).\n",
+         it, *really* slower by a share (the thread passing the slice's end waited), or the reference (the \
+         experiment switched on, changing nothing). A share is of the slice's median, or for a cross-thread \
+         slice of its fastest tenth: the hand-off itself, not the queueing in it. Arms took turns in an \
+         order shuffled each round, and each is judged against the reference of its own round: the median \
+         over rounds with a bootstrap 95 % CI. *Reach* is the time per operation saved over the time taken \
+         off the slice (for a slowdown: lost over added): 1 when the lane waits for every nanosecond of it, \
+         0 when the slice runs beside what sets the pace. Speedups are predictions; the real slowdowns \
+         beside them show whether the lane responds in proportion. The callers' latency follows from the \
+         throughput in a closed loop (latency = callers ÷ throughput).\n",
     );
     out.push_str(if p.serial {
-        "\nEvery thread of the lane ran on one core (`--placement same-core`), so the serial rule was used: \
-         a pause would idle the core rather than leave it to the others, so nobody paused and every \
-         thread was charged what the passes owed (each pass takes its change off the core's time).\n"
+        "\n**The rule used here (one core).** Every thread of the lane ran on one core (`--placement \
+         same-core`), so each time a thread passed the slice's end the change was taken off the core's time: \
+         nobody paused (a paused thread would idle the core rather than leave it to the others), and every \
+         thread's time was charged what the passes owed.\n"
     } else {
-        "\nThe lane's threads ran on more than one core, so the paying threads slept: a thread woken across a \
-         hand-off inherits its waker's charge, and a cross-thread slice's change is capped at the time its \
-         thread really waited for the hand-off (a request queued behind a busy writer gains nothing from a \
-         faster wake).\n"
+        "\n**The rule used here (coz's).** The lane's threads ran on more than one core: each time a thread \
+         passed the slice's end, every other thread of the lane owed that long and slept it off at a later \
+         mark (in lumps); a thread woken across a hand-off took on its waker's charge; each caller's time less \
+         what it was charged is the time the block would have taken. A cross-thread slice's change was \
+         capped at the time its thread really waited for the hand-off.\n"
     });
     let meta = |k: &str| p.meta.get(k).map_or("unknown", String::as_str);
     let _ = write!(
@@ -116,9 +118,14 @@ fn at(s: &SliceProfile, pct: f64) -> Option<&Point> {
 
 /// A point's reach, or `–` when the time it saved is not told from zero
 /// (a ratio of noise to a change of a few ns says nothing).
+/// Changes below [`MIN_REACH_NS`] show none either: a real slowdown of a
+/// few ns costs at least a clock read or two.
 fn reach(q: &Point) -> String {
-    if q.saved_ns.excludes_zero() { format!("{:.2}", q.reach) } else { "–".to_owned() }
+    if q.saved_ns.excludes_zero() && q.change_ns >= MIN_REACH_NS { format!("{:.2}", q.reach) } else { "–".to_owned() }
 }
+
+/// Smallest change whose reach is shown, ns.
+const MIN_REACH_NS: f64 = 20.0;
 
 /// `+18.0 % (CI +17.1…+18.9)`.
 fn pct(e: &Estimate) -> String {

@@ -120,7 +120,7 @@ fn real(
 ) -> Vec<(&'static str, f64, f64, (f64, f64))> {
     let cuts = [("enter→sent", 25.0), ("enter→sent", 50.0), ("woke→executed", 25.0), ("woke→executed", 50.0)];
     let mut harness = Harness::new("whatif-truth")
-        .plan(plan(300, placement))
+        .plan(plan(300, placement, callers))
         .out(&dir.join(format!("real-{callers}-{placement}")))
         .quiet()
         .progress(false)
@@ -150,8 +150,10 @@ fn real(
         .collect()
 }
 
-fn plan(samples: u32, placement: Placement) -> Plan {
-    Plan { ops_per_block: 40, samples, passes: 1, warmup_blocks: 3, placement, ..Plan::careful() }
+/// Blocks of 100 operations per caller, the size a what-if run uses.
+fn plan(samples: u32, placement: Placement, callers: usize) -> Plan {
+    let ops_per_block = whatif::OPS_PER_CALLER * callers as u64;
+    Plan { ops_per_block, samples, passes: 1, warmup_blocks: 3, placement, ..Plan::careful() }
 }
 
 fn main() {
@@ -164,8 +166,11 @@ fn main() {
         build / 1e3,
         statement / 1e3
     );
-    println!("| callers | placement | slice | cut | real saved, ns/op | predicted, ns/op | off by | within the bar |");
-    println!("|---:|---|---|---:|---:|---:|---:|---|");
+    println!(
+        "| callers | placement | slice | cut | real saved, ns/op | predicted, ns/op | off by | within the bar | \
+         reach: real cut · virtual speedup · real 25 % slowdown |"
+    );
+    println!("|---:|---|---|---:|---:|---:|---:|---|---|");
     // Same core (the harness's default): every thread shares one core, and
     // the lane is the sum of its slices whatever the callers. Unpinned
     // four callers run beside the writer, which sets the pace.
@@ -185,12 +190,15 @@ fn main() {
         let what_if = WhatIf {
             slices: vec!["enter→sent".into(), "woke→executed".into()],
             speedups_pct: vec![25.0, 50.0],
-            slowdowns_pct: Vec::new(),
+            // The real slowdown beside them: the local slope the lane
+            // really has, which the receipt holds the speedups to.
+            slowdowns_pct: vec![25.0],
             rounds: 300,
+            scale_rounds: false,
             ..WhatIf::careful()
         };
         let samples = whatif::run(
-            &plan(60, placement),
+            &plan(60, placement, callers),
             &lane,
             &what_if,
             &dir.join(format!("what-if-{callers}-{placement}")),
@@ -214,14 +222,17 @@ fn main() {
             let predicted = p.reach * real_cut;
             let off = predicted - real_saved;
             let ok = off.abs() <= 200.0 || off.abs() <= 0.2 * real_saved.abs();
+            let slower = s.points.iter().find(|p| !p.virtual_speedup).map_or(f64::NAN, |p| p.reach);
             println!(
-                "| {callers} | {placement} | `{slice}` | {cut:.0} % ({real_cut:.0} ns) | {real_saved:+.0} (CI {:+.0}…{:+.0}) | {predicted:+.0} (CI {:+.0}…{:+.0} at the virtual cut of {:.0} ns) | {off:+.0} | {} |",
+                "| {callers} | {placement} | `{slice}` | {cut:.0} % ({real_cut:.0} ns) | {real_saved:+.0} (CI {:+.0}…{:+.0}) | {predicted:+.0} (CI {:+.0}…{:+.0} at the virtual cut of {:.0} ns) | {off:+.0} | {} | {:.2} · {:.2} · {slower:.2} |",
                 real_ci.0,
                 real_ci.1,
                 p.saved_ns.ci95[0],
                 p.saved_ns.ci95[1],
                 p.change_ns,
-                if ok { "yes" } else { "**no**" }
+                if ok { "yes" } else { "**no**" },
+                real_saved / real_cut,
+                p.reach,
             );
         }
     }

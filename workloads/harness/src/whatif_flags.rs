@@ -7,12 +7,13 @@ pub struct WhatIfArgs {
     /// Instead of a decomposition, ask what a faster slice would buy: the
     /// named lane's probed build (default: the subject, or the only lane
     /// with a probed build) has each slice virtually sped up and really
-    /// slowed down, block by block (a causal profile: `causal.md`,
-    /// `report.html`, `causal.png`).
+    /// slowed down, block by block (a causal profile: `receipt.md`,
+    /// `causal.json`, `report.html`, `causal.png`).
     #[arg(long, value_name = "LANE", num_args = 0..=1, default_missing_value = "")]
     pub what_if: Option<String>,
-    /// With --what-if: the slices to change (`from→to` or the closing hop,
-    /// comma-separated; default every slice on the operation's path).
+    /// With --what-if: the slices to change (`from→to`, `from->to` or the
+    /// closing hop, comma-separated; default every slice on the
+    /// operation's path).
     #[arg(long, value_delimiter = ',', value_name = "SLICE")]
     pub what_if_slices: Vec<String>,
     /// With --what-if: virtual speedups, percent of each slice's median

@@ -64,7 +64,15 @@ fn what_if_flags_that_cannot_be_carried_out_are_refused_naming_them() {
     let err = |args: &[&str]| run(args, &dir).expect_err("refused").to_string();
     assert!(err(&["--speedups", "10"]).starts_with("--speedups: sizes a what-if run"));
     let unknown = err(&["--what-if", "--quick", "--what-if-slices", "nowhere"]);
-    assert!(unknown.contains("no slice `nowhere`") && unknown.contains("enter→built"), "{unknown}");
+    assert!(
+        unknown.starts_with("--what-if-slices: no slice `nowhere`") && unknown.contains("enter→built"),
+        "{unknown}"
+    );
+    // A slice named with an ASCII arrow is the slice.
+    let named =
+        run(&["--what-if", "--quick", "--rounds", "5", "--what-if-slices", "enter->built"], &dir).expect("runs");
+    let names: Vec<String> = named.causal.expect("profile").slices.into_iter().map(|s| s.name).collect();
+    assert_eq!(names, ["enter→built"]);
     assert!(err(&["--what-if", "--speedups", "150"]).contains("at most 100"));
     assert!(err(&["--what-if", "--rounds", "2"]).contains("2 rounds"));
     assert!(err(&["--what-if=elsewhere"]).contains("no lane `elsewhere`"));

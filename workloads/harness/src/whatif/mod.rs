@@ -35,6 +35,13 @@ pub const MAX_CHANGE_PCT: f64 = 100.0;
 /// Most rounds.
 pub const MAX_ROUNDS: u32 = 100_000;
 
+/// Fewest operations per caller in a what-if block. A block's throughput
+/// includes its start, when callers fill the writer's queue, and its end,
+/// when they drain it; with four callers and the careful 20 operations a
+/// block (5 each), a 25 % faster statement read +10 % (CI +5…+18) where
+/// blocks of 100 read +27 % (CI +25…+29).
+pub const OPS_PER_CALLER: u64 = 100;
+
 /// What a what-if run tries.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WhatIf {
@@ -47,6 +54,12 @@ pub struct WhatIf {
     pub slowdowns_pct: Vec<f64>,
     /// Rounds: each runs every arm once.
     pub rounds: u32,
+    /// Divide [`WhatIf::rounds`] by the lane's callers (at least
+    /// [`MIN_ROUNDS`]): each block runs at least [`OPS_PER_CALLER`]
+    /// operations per caller, so a lane of many callers needs fewer rounds
+    /// for the same operations. The defaults do; an explicit `--rounds`
+    /// does not.
+    pub scale_rounds: bool,
     /// Samples per pass of the short decomposition that measures the
     /// slices first (one pass).
     pub decompose_samples: u32,
@@ -64,6 +77,7 @@ impl WhatIf {
             speedups_pct: vec![10.0, 25.0, 50.0],
             slowdowns_pct: vec![25.0],
             rounds: 400,
+            scale_rounds: true,
             decompose_samples: 60,
             seed: 0x5eed_c0a5,
         }
@@ -94,7 +108,10 @@ impl WhatIf {
             [zero] if *zero == 0.0 => w.slowdowns_pct.clear(),
             some => w.slowdowns_pct = some.to_vec(),
         }
-        w.rounds = flags.rounds.unwrap_or(w.rounds);
+        if let Some(rounds) = flags.rounds {
+            w.rounds = rounds;
+            w.scale_rounds = false;
+        }
         w.check().map_err(|reason| crate::FlagError { flag: "--what-if", reason })?;
         Ok(w)
     }
@@ -149,23 +166,53 @@ pub fn run(
         .slices
         .iter()
         .filter(|s| s.on_path)
-        .filter_map(|s| Sliced::of(&header, &s.name, s.side, s.median_us * 1e3))
+        .filter_map(|s| {
+            let base_us = if s.side == SliceSide::Cross { s.p10_us } else { s.median_us };
+            Sliced::of(&header, &s.name, s.side, s.median_us * 1e3, base_us * 1e3)
+        })
         .collect();
-    let chosen = choose(&known, &what_if.slices).map_err(HarnessError::Usage)?;
+    // Every thread of the lane on one core: the serial rule (no pauses).
+    let serial = probed.placement.unwrap_or(plan.placement) == crate::Placement::SameCore;
+    // On one core with several callers a hand-off's time is mostly the
+    // other threads' turns on the core, which no faster hand-off removes,
+    // and the marks cannot tell its own cost apart (four callers: 25 % of
+    // an `idle→received`'s fastest tenth still read +27 % throughput).
+    let crowded = serial && probed.callers > 1;
+    let mut notes = Vec::new();
+    let offered: Vec<Sliced> = if crowded && what_if.slices.is_empty() {
+        known.iter().filter(|s| s.base.side != SliceSide::Cross).cloned().collect()
+    } else {
+        known.clone()
+    };
+    let chosen = choose(&offered, &what_if.slices).map_err(|e| HarnessError::Flag(format!("--what-if-slices: {e}")))?;
+    if crowded {
+        let named: Vec<&str> =
+            chosen.iter().filter(|s| s.base.side == SliceSide::Cross).map(|s| s.base.name.as_str()).collect();
+        notes.push(if named.is_empty() {
+            "the cross-thread slices were left out: with several callers on one core their time is mostly the \
+             other threads' turns on the core, which a faster hand-off does not remove (name one with \
+             --what-if-slices to try it anyway)"
+                .to_owned()
+        } else {
+            format!(
+                "{} crosses threads with several callers on one core: its time is mostly the other threads' turns \
+                 on the core, and its speedups overstate what a faster hand-off buys",
+                named.join(", ")
+            )
+        });
+    }
     // Every cross-thread slice of the lane is an edge a waiting thread
     // inherits its waker's payments across, whichever slice is changed.
     let edges: Vec<(Hop, Hop)> =
         known.iter().filter(|s| s.base.side == SliceSide::Cross).map(|s| (s.from, s.to)).collect();
 
     let mut arms = vec![Arm { slice: None, change_pct: 0.0, change_ns: 0.0 }];
-    // Every thread of the lane on one core: the serial rule (no pauses).
-    let serial = probed.placement.unwrap_or(plan.placement) == crate::Placement::SameCore;
     let mut experiments =
         vec![Experiment { end: Hop::ENTER, change: Change::Faster(0.0), edges: edges.clone(), serial }];
     for (i, s) in chosen.iter().enumerate() {
         let changes = what_if.slowdowns_pct.iter().map(|p| -p).chain(what_if.speedups_pct.iter().copied());
         for pct in changes {
-            let ns = s.base.median_ns.max(0.0) * pct.abs() / 100.0;
+            let ns = s.base.base_ns.max(0.0) * pct.abs() / 100.0;
             arms.push(Arm { slice: Some(i), change_pct: pct, change_ns: ns });
             let change = if pct > 0.0 { Change::Faster(ns) } else { Change::Slower(ns) };
             experiments.push(Experiment { end: s.to, change, edges: edges.clone(), serial });
@@ -180,13 +227,20 @@ pub fn run(
         )));
     }
 
-    let total = u64::from(what_if.rounds) * arms.len() as u64 + u64::from(plan.warmup_blocks);
+    let callers = probed.callers.max(1) as u64;
+    let plan = &Plan {
+        ops_per_block: plan.ops_per_block.max(OPS_PER_CALLER * callers).min(crate::plan::MAX_OPS_PER_BLOCK),
+        ..plan.clone()
+    };
+    let rounds =
+        if what_if.scale_rounds { (what_if.rounds / callers as u32).max(MIN_ROUNDS as u32) } else { what_if.rounds };
+    let total = u64::from(rounds) * arms.len() as u64 + u64::from(plan.warmup_blocks);
     let bar = crate::progress::bar(progress, total);
     let (blocks, interrupted) = crate::runner::arms::run(
         plan,
         &probed,
         &experiments,
-        crate::runner::arms::Schedule { rounds: what_if.rounds, seed: what_if.seed },
+        crate::runner::arms::Schedule { rounds, seed: what_if.seed },
         &dir.join("what-if"),
         meta.clone(),
         || bar.inc(1),
@@ -197,7 +251,7 @@ pub fn run(
         eprintln!("interrupted by {signal}: the profile covers the rounds completed");
     }
     let mut meta = meta;
-    meta.insert("rounds".to_owned(), what_if.rounds.to_string());
+    meta.insert("rounds".to_owned(), rounds.to_string());
     meta.insert("ops_per_block".to_owned(), plan.ops_per_block.to_string());
     meta.insert("decomposition".to_owned(), path.display().to_string());
     Ok(CausalSamples {
@@ -212,6 +266,7 @@ pub fn run(
         clock: decomposition.clock.clone(),
         meta,
         seconds: started.elapsed().as_secs_f64(),
+        notes,
     })
 }
 
@@ -221,14 +276,16 @@ pub(crate) fn measurable(lane: &Lane) -> Result<(), HarnessError> {
     // its passes cannot be timed as they happen (a first trial counted
     // spans closed around the block's hand-in as passes inside it).
     #[cfg(feature = "tracing")]
-    let by_spans = lane.span_layer().is_some()
-        || lane.builds.iter().any(|b| b.variant == Some(Variant::Probed) && b.dispatch.is_some());
-    if by_spans {
-        return Err(HarnessError::Usage(format!(
-            "lane `{}` is probed by tracing spans, which a what-if run cannot time yet (a span's marks are \
+    {
+        let by_spans = lane.span_layer().is_some()
+            || lane.builds.iter().any(|b| b.variant == Some(Variant::Probed) && b.dispatch.is_some());
+        if by_spans {
+            return Err(HarnessError::Usage(format!(
+                "lane `{}` is probed by tracing spans, which a what-if run cannot time yet (a span's marks are \
              written at its close): probe it with `hop!` marks or SQLite's trace hook",
-            lane.name
-        )));
+                lane.name
+            )));
+        }
     }
     let _ = lane;
     Ok(())
@@ -257,10 +314,10 @@ struct Sliced {
 
 impl Sliced {
     /// The slice named `from→to` in `header`'s hops.
-    fn of(header: &TraceHeader, name: &str, side: SliceSide, median_ns: f64) -> Option<Sliced> {
+    fn of(header: &TraceHeader, name: &str, side: SliceSide, median_ns: f64, base_ns: f64) -> Option<Sliced> {
         let (from, to) = name.split_once('→')?;
         Some(Sliced {
-            base: SliceBase { name: name.to_owned(), side, median_ns },
+            base: SliceBase { name: name.to_owned(), side, median_ns, base_ns },
             from: header.hops.find(from)?,
             to: header.hops.find(to)?,
         })
@@ -279,10 +336,12 @@ fn choose(known: &[Sliced], wanted: &[String]) -> Result<Vec<Sliced>, String> {
     }
     wanted
         .iter()
+        // `from->to` is taken for `from→to`: not every keyboard has the arrow.
+        .map(|w| w.replace("->", "→"))
         .map(|w| {
             known
                 .iter()
-                .find(|s| s.base.name == *w || s.base.name.rsplit('→').next() == Some(w.as_str()))
+                .find(|s| s.base.name == w || s.base.name.rsplit('→').next() == Some(w.as_str()))
                 .cloned()
                 .ok_or_else(|| {
                     let names: Vec<&str> = known.iter().map(|s| s.base.name.as_str()).collect();
