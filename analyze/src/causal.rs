@@ -340,9 +340,11 @@ pub fn profile(samples: &CausalSamples, seed: u64) -> Result<CausalProfile, Caus
         }
     }
     for s in &slices {
-        // Only when the CI itself lies past the change: a 2 ns change whose
-        // saving's CI is ±50 ns says nothing either way.
-        for p in s.points.iter().filter(|p| p.virtual_speedup && p.saved_ns.ci95[0] > 1.25 * p.change_ns) {
+        // Only when the CI itself lies past the change, and the change is
+        // one the lane can resolve: a 7 ns change "saving" 76 ns on a host
+        // that moved is no finding.
+        let beyond = |p: &&Point| p.saved_ns.ci95[0] > 1.25 * p.change_ns && p.change_ns >= MIN_COMPARED_NS;
+        for p in s.points.iter().filter(|p| p.virtual_speedup).filter(beyond) {
             warnings.push(format!(
                 "a {:.0} % faster `{}` saves {:.0} ns per operation, more than the {:.0} ns taken off it: the lane \
                  responds more than in proportion (another slice waits on it, or the host's load changed with it)",
@@ -367,8 +369,8 @@ pub fn profile(samples: &CausalSamples, seed: u64) -> Result<CausalProfile, Caus
     })
 }
 
-/// Smallest change whose reach is compared between a speedup and a
-/// slowdown, ns (a profile's savings carry CIs of tens of ns).
+/// Smallest change whose reach is judged (against a slowdown's, or against
+/// its own change), ns: a profile's savings carry CIs of tens of ns.
 pub const MIN_COMPARED_NS: f64 = 100.0;
 
 /// How far a slice's speedup and slowdown reaches may differ before the
