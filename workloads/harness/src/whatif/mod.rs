@@ -173,51 +173,13 @@ pub fn run(
         .collect();
     // Every thread of the lane on one core: the serial rule (no pauses).
     let serial = probed.placement.unwrap_or(plan.placement) == crate::Placement::SameCore;
-    // On one core with several callers a hand-off's time is mostly the
-    // other threads' turns on the core, which no faster hand-off removes,
-    // and the marks cannot tell its own cost apart (four callers: 25 % of
-    // an `idle→received`'s fastest tenth still read +27 % throughput).
-    let crowded = serial && probed.callers > 1;
-    let mut notes = Vec::new();
-    let offered: Vec<Sliced> = if crowded && what_if.slices.is_empty() {
-        known.iter().filter(|s| s.base.side != SliceSide::Cross).cloned().collect()
-    } else {
-        known.clone()
-    };
-    let chosen = choose(&offered, &what_if.slices).map_err(|e| HarnessError::Flag(format!("--what-if-slices: {e}")))?;
-    if crowded {
-        let named: Vec<&str> =
-            chosen.iter().filter(|s| s.base.side == SliceSide::Cross).map(|s| s.base.name.as_str()).collect();
-        notes.push(if named.is_empty() {
-            "the cross-thread slices were left out: with several callers on one core their time is mostly the \
-             other threads' turns on the core, which a faster hand-off does not remove (name one with \
-             --what-if-slices to try it anyway)"
-                .to_owned()
-        } else {
-            format!(
-                "{} crosses threads with several callers on one core: its time is mostly the other threads' turns \
-                 on the core, and its speedups overstate what a faster hand-off buys",
-                named.join(", ")
-            )
-        });
-    }
+    let (chosen, notes) = offer(&known, &what_if.slices, serial && probed.callers > 1)?;
     // Every cross-thread slice of the lane is an edge a waiting thread
     // inherits its waker's payments across, whichever slice is changed.
     let edges: Vec<(Hop, Hop)> =
         known.iter().filter(|s| s.base.side == SliceSide::Cross).map(|s| (s.from, s.to)).collect();
 
-    let mut arms = vec![Arm { slice: None, change_pct: 0.0, change_ns: 0.0 }];
-    let mut experiments =
-        vec![Experiment { end: Hop::ENTER, change: Change::Faster(0.0), edges: edges.clone(), serial }];
-    for (i, s) in chosen.iter().enumerate() {
-        let changes = what_if.slowdowns_pct.iter().map(|p| -p).chain(what_if.speedups_pct.iter().copied());
-        for pct in changes {
-            let ns = s.base.base_ns.max(0.0) * pct.abs() / 100.0;
-            arms.push(Arm { slice: Some(i), change_pct: pct, change_ns: ns });
-            let change = if pct > 0.0 { Change::Faster(ns) } else { Change::Slower(ns) };
-            experiments.push(Experiment { end: s.to, change, edges: edges.clone(), serial });
-        }
-    }
+    let (arms, experiments) = arms_for(&chosen, what_if, &edges, serial);
     if arms.len() > MAX_ARMS {
         return Err(HarnessError::Usage(format!(
             "{} arms ({} slices × {} changes + the reference): at most {MAX_ARMS}; name fewer slices or changes",
@@ -268,6 +230,58 @@ pub fn run(
         seconds: started.elapsed().as_secs_f64(),
         notes,
     })
+}
+
+/// The slices a run changes (`wanted`, or every one known) and what the
+/// run says about them. `crowded`: several callers share one core with the
+/// writer, where a hand-off's time is mostly the other threads' turns on
+/// the core, which no faster hand-off removes, and the marks cannot tell
+/// its own cost apart (four callers: 25 % of an `idle→received`'s fastest
+/// tenth still read +27 % throughput); cross-thread slices are then left
+/// out unless named.
+fn offer(known: &[Sliced], wanted: &[String], crowded: bool) -> Result<(Vec<Sliced>, Vec<String>), HarnessError> {
+    let offered: Vec<Sliced> = if crowded && wanted.is_empty() {
+        known.iter().filter(|s| s.base.side != SliceSide::Cross).cloned().collect()
+    } else {
+        known.to_vec()
+    };
+    let chosen = choose(&offered, wanted).map_err(|e| HarnessError::Flag(format!("--what-if-slices: {e}")))?;
+    let mut notes = Vec::new();
+    if crowded {
+        let named: Vec<&str> =
+            chosen.iter().filter(|s| s.base.side == SliceSide::Cross).map(|s| s.base.name.as_str()).collect();
+        notes.push(if named.is_empty() {
+            "the cross-thread slices were left out: with several callers on one core their time is mostly the \
+             other threads' turns on the core, which a faster hand-off does not remove (name one with \
+             --what-if-slices to try it anyway)"
+                .to_owned()
+        } else {
+            format!(
+                "{} crosses threads with several callers on one core: its time is mostly the other threads' turns \
+                 on the core, and its speedups overstate what a faster hand-off buys",
+                named.join(", ")
+            )
+        });
+    }
+    Ok((chosen, notes))
+}
+
+/// The reference and every change of `what_if` to every chosen slice: the
+/// arms as the profile names them, and the experiments that run them.
+fn arms_for(chosen: &[Sliced], what_if: &WhatIf, edges: &[(Hop, Hop)], serial: bool) -> (Vec<Arm>, Vec<Experiment>) {
+    let experiment = |end, change| Experiment { end, change, edges: edges.to_vec(), serial };
+    let mut arms = vec![Arm { slice: None, change_pct: 0.0, change_ns: 0.0 }];
+    let mut experiments = vec![experiment(Hop::ENTER, Change::Faster(0.0))];
+    for (i, s) in chosen.iter().enumerate() {
+        let changes = what_if.slowdowns_pct.iter().map(|p| -p).chain(what_if.speedups_pct.iter().copied());
+        for pct in changes {
+            let ns = s.base.base_ns.max(0.0) * pct.abs() / 100.0;
+            arms.push(Arm { slice: Some(i), change_pct: pct, change_ns: ns });
+            let change = if pct > 0.0 { Change::Faster(ns) } else { Change::Slower(ns) };
+            experiments.push(experiment(s.to, change));
+        }
+    }
+    (arms, experiments)
 }
 
 /// Refuse a lane whose passes a what-if run cannot time.
