@@ -38,7 +38,9 @@ pub(crate) fn what_if(front: Front<'_>) -> Result<Outcome, HarnessError> {
     let mut meta = rundir::metadata();
     meta.extend(front.meta);
     meta.insert("harness".to_owned(), front.name.to_owned());
-    let dir = rundir::create(front.args.out.as_deref(), front.name, rundir::LATEST)?;
+    // Not `latest`: that names the newest decomposition, which `compare`
+    // and `history` read (a what-if run has none).
+    let dir = rundir::create(front.args.out.as_deref(), front.name, super::LATEST_WHAT_IF)?;
     let say = |text: &str| {
         if !front.quiet {
             println!("{}", text.trim_end());

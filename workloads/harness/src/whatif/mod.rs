@@ -32,6 +32,10 @@ pub const MAX_ARMS: usize = 256;
 /// it; a speedup of 100 % would make it free, which no code is).
 pub const MAX_CHANGE_PCT: f64 = 100.0;
 
+/// The link to the newest what-if run, beside `latest` (which names the
+/// newest decomposition).
+pub const LATEST_WHAT_IF: &str = "latest-what-if";
+
 /// Most rounds.
 pub const MAX_ROUNDS: u32 = 100_000;
 
