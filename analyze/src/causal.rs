@@ -382,8 +382,11 @@ pub const REACH_GAP: f64 = 0.3;
 /// as a slope there. Seen on a toy writer: four callers sharing one core
 /// (a pause there idles the core instead of freeing it, so a caller's
 /// speedup was predicted at a third of what it really bought), and callers
-/// on another core than their writer (the real lane responded more than in
-/// proportion).
+/// on another core than their writer (the real lane responded up to 1.6×
+/// in proportion to a shorter or longer statement, the callers' context
+/// switches per operation growing with it, in some runs of the same toy
+/// and not in others; a virtual speedup keeps the real time between
+/// hand-offs, so whatever depends on it stays as it was).
 fn nonlinear(s: &SliceProfile, serial: bool) -> Option<String> {
     // A change the lane cannot resolve has no reach worth comparing.
     let told = |p: &&Point| p.saved_ns.excludes_zero() && p.change_ns >= MIN_COMPARED_NS;
@@ -398,8 +401,9 @@ fn nonlinear(s: &SliceProfile, serial: bool) -> Option<String> {
                 let why = if serial {
                     "on one core a slice's time can be other threads' work (a hand-off waiting for the core)"
                 } else {
-                    "the real lane responds more than in proportion (a receiver that spins before it sleeps \
-                     catches a sooner reply without a wake), or a runnable thread waited for a CPU"
+                    "a cost paid per hand-off may change with the time between hand-offs, such as waking a \
+                     thread or core that has gone idle, which a virtual speedup keeps as it was; or a runnable \
+                     thread waited for a CPU"
                 };
                 format!(
                     "`{}` reaches the lane {:.2} when really {:.0} % slower but {:.2} when virtually {:.0} % faster: \
