@@ -28,7 +28,7 @@ example *ARGS:
 
 # The decomposition with published peers as lanes (tokio-rusqlite, async-sqlite, sqlx, deadpool).
 peers *ARGS:
-    cargo run --release -- decompose --peers {{ARGS}}
+    cargo run --release --features peers -- decompose --peers {{ARGS}}
 
 # Run lanes side by side and write a raw trace.
 run *ARGS:

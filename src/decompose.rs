@@ -44,7 +44,9 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if args.peers && !hopscope_workloads::peers::BUILT {
-        anyhow::bail!("this build has no peer lanes: rebuild with the `peers` cargo feature (on by default)");
+        anyhow::bail!(
+            "this build has no peer lanes (they are opt-in): cargo run --release --features peers -- decompose --peers"
+        );
     }
     let plan = args.run.plan()?;
     let knobs = args.knobs.knobs(plan.placement)?;

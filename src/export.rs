@@ -30,8 +30,7 @@ pub(crate) enum Format {
     Perfetto,
     /// Parquet tables of one or more runs' results, into the `-o`
     /// directory (runs, lanes, figures, blocks, slices; marks with
-    /// `--marks`).
-    #[cfg(feature = "parquet")]
+    /// `--marks`). Opt-in: a build without the `parquet` feature says so.
     Parquet,
 }
 
@@ -93,7 +92,6 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let protobuf = match args.format {
         Format::Chrome => false,
         Format::Perfetto => true,
-        #[cfg(feature = "parquet")]
         Format::Parquet => {
             if args.ops.is_some() || !args.lanes.is_empty() {
                 usage("--ops and --lane cut a timeline; parquet exports whole runs");
@@ -193,11 +191,14 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
 }
 
 /// `--format parquet`: the runs' tables into `out`.
-#[cfg(feature = "parquet")]
 fn parquet(keys: &[String], out: &std::path::Path, marks: bool) -> anyhow::Result<ExitCode> {
     use hopscope_analyze::Decomposition;
-    use hopscope_reports::tables::{self, RunSource};
+    use hopscope_reports::tables::{self, RunSource, TableError};
 
+    // Said before any run is read, in a build without the writer.
+    if !tables::BUILT {
+        return Err(TableError::NotBuilt.into());
+    }
     let index = hopscope_harness::index::RunIndex::located();
     let mut runs = Vec::with_capacity(keys.len());
     for key in keys {

@@ -1,7 +1,6 @@
 //! `export --format parquet`: two real runs written as tables, read back
 //! with the parquet crate's own reader, and held field by field to each
 //! run's `result.json` and, for marks, to its trace.
-#![cfg(feature = "parquet")]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

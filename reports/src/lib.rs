@@ -12,8 +12,8 @@
 //! - [`render`]: writes the PNGs and `report.html` into a run directory;
 //!   [`write_decomposition`] and its siblings write every file of a run
 //!   (JSON, receipt, charts, page) and say what they wrote ([`Written`]).
-//! - [`tables`] (feature `parquet`): the results of many runs as Parquet
-//!   tables a query engine reads.
+//! - [`tables`]: the results of many runs as Parquet tables a query engine
+//!   reads (the writer is the feature `parquet`).
 
 #![deny(missing_docs)]
 
@@ -23,7 +23,6 @@ mod error;
 mod html;
 pub mod receipt;
 pub mod style;
-#[cfg(feature = "parquet")]
 pub mod tables;
 mod written;
 

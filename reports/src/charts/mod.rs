@@ -157,9 +157,7 @@ impl ChartKind {
 
     /// Draw to a PNG file at [`PNG_SIZE`].
     pub fn render_png(self, d: &Decomposition, options: ChartOptions, path: &Path) -> Result<(), ReportError> {
-        style::register_fonts()?;
-        let area = BitMapBackend::new(path, PNG_SIZE).into_drawing_area();
-        self.draw(&area, d, options).map_err(|e| self.error(e))
+        to_png(path, self.file_stem(), |area| self.draw(area, d, options))
     }
 
     /// Draw to SVG text at [`SVG_SIZE`].
@@ -179,14 +177,38 @@ impl ChartKind {
 }
 
 /// Draw with `draw` into a PNG file at [`PNG_SIZE`]; errors name `chart`.
+/// Drawn into an RGB buffer and encoded with the `png` crate: plotters'
+/// own file encoder goes through the `image` crate, the largest part of
+/// the chart stack's build, for one format.
 fn to_png(
     path: &Path,
     chart: &'static str,
     draw: impl FnOnce(&DrawingArea<BitMapBackend<'_>, Shift>) -> DrawResult,
 ) -> Result<(), ReportError> {
     style::register_fonts()?;
-    let area = BitMapBackend::new(path, PNG_SIZE).into_drawing_area();
-    draw(&area).and_then(|()| Ok(area.present()?)).map_err(|e| ReportError::Chart { chart, message: e.to_string() })
+    let (width, height) = PNG_SIZE;
+    let mut rgb = vec![0u8; width as usize * height as usize * 3];
+    {
+        let area = BitMapBackend::with_buffer(&mut rgb, PNG_SIZE).into_drawing_area();
+        draw(&area)
+            .and_then(|()| Ok(area.present()?))
+            .map_err(|e| ReportError::Chart { chart, message: e.to_string() })?;
+    }
+    encode_png(path, width, height, &rgb)
+}
+
+/// Write an RGB buffer as a PNG file.
+fn encode_png(path: &Path, width: u32, height: u32, rgb: &[u8]) -> Result<(), ReportError> {
+    let io = |source: std::io::Error| ReportError::Io { path: path.to_path_buf(), source };
+    let file = std::fs::File::create(path).map_err(io)?;
+    let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let encoded = encoder.write_header().and_then(|mut writer| writer.write_image_data(rgb));
+    encoded.map_err(|e| match e {
+        png::EncodingError::IoError(source) => io(source),
+        other => io(std::io::Error::other(other)),
+    })
 }
 
 /// Draw with `draw` into SVG text at [`SVG_SIZE`]; errors name `chart`.

@@ -8,8 +8,9 @@
 use hopscope_probe::{Mark, TraceReader};
 
 use super::convert::int;
+use super::file::TableFile;
 use super::rows::MarkRow;
-use super::{ROW_GROUP_ROWS, RunSource, TableError, TableFile};
+use super::{ROW_GROUP_ROWS, RunSource, TableError};
 
 /// Append `run`'s marks to `file`; a sentence when its trace ended early
 /// (the marks stop at the last complete block).

@@ -9,22 +9,26 @@
 //! [`Decomposition`]) and, for `marks`, from its `trace.hop`, streamed one
 //! block at a time into row groups, so a long trace never sits in memory.
 
+//!
+//! The writer is the cargo feature `parquet`; without it the types stay
+//! and [`write_tables`] refuses with [`TableError::NotBuilt`] before it
+//! reads or writes anything.
+
+#[cfg(feature = "parquet")]
 mod convert;
+#[cfg(feature = "parquet")]
+mod file;
+#[cfg(feature = "parquet")]
 mod marks;
+#[cfg(feature = "parquet")]
 mod rows;
 
-use std::collections::BTreeSet;
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use hopscope_analyze::Decomposition;
-use parquet::basic::Compression;
-use parquet::file::metadata::KeyValue;
-use parquet::file::properties::WriterProperties;
-use parquet::file::writer::SerializedFileWriter;
-use parquet::record::RecordWriter;
+
+/// Whether this build writes Parquet (the `parquet` cargo feature).
+pub const BUILT: bool = cfg!(feature = "parquet");
 
 /// Written into every file's key-value metadata (`hopscope.schema`): the
 /// version of the columns. A reader that finds another refuses or adapts.
@@ -38,6 +42,7 @@ pub const TABLES: [&str; 6] = ["runs", "lanes", "figures", "blocks", "slices", "
 /// row holds four strings (~300 bytes), so 2^17 rows keep the buffer near
 /// 40 MB; at 2^20 a careful run's 840,000 marks took 313 MB of resident
 /// memory. DuckDB's own row groups are of the same order (122,880 rows).
+#[cfg(feature = "parquet")]
 const ROW_GROUP_ROWS: usize = 1 << 17;
 
 /// One run to export: its decomposition and the directory it came from
@@ -87,6 +92,9 @@ pub struct Written {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TableError {
+    /// This build has no Parquet writer.
+    #[error("this build has no Parquet export (it is opt-in: build hopscope with `--features parquet`)")]
+    NotBuilt,
     /// Two runs would share a key (the same run given twice, or two runs
     /// of one host started in the same millisecond).
     #[error("two runs have the id {0}: give each run once")]
@@ -116,6 +124,7 @@ pub enum TableError {
         value: u128,
     },
     /// The Parquet writer failed.
+    #[cfg(feature = "parquet")]
     #[error("cannot write {path}: {source}")]
     Parquet {
         /// The file.
@@ -137,7 +146,10 @@ pub enum TableError {
 /// `<table>.parquet` per table; `marks` adds `marks.parquet` from each
 /// run's trace. Everything is checked before the first file is created.
 pub fn write_tables(runs: &[RunSource<'_>], out: &Path, marks: bool) -> Result<Written, TableError> {
-    let mut ids = BTreeSet::new();
+    if !BUILT {
+        return Err(TableError::NotBuilt);
+    }
+    let mut ids = std::collections::BTreeSet::new();
     for run in runs {
         let id = run.run_id();
         if marks && !run.dir.join("trace.hop").is_file() {
@@ -147,6 +159,19 @@ pub fn write_tables(runs: &[RunSource<'_>], out: &Path, marks: bool) -> Result<W
             return Err(TableError::DuplicateRun(id));
         }
     }
+    write_checked(runs, out, marks)
+}
+
+#[cfg(not(feature = "parquet"))]
+fn write_checked(_runs: &[RunSource<'_>], _out: &Path, _marks: bool) -> Result<Written, TableError> {
+    Err(TableError::NotBuilt)
+}
+
+/// The tables of runs already checked.
+#[cfg(feature = "parquet")]
+fn write_checked(runs: &[RunSource<'_>], out: &Path, marks: bool) -> Result<Written, TableError> {
+    use file::{TableFile, write_table};
+
     let rows = convert::Rows::of(runs)?;
     std::fs::create_dir_all(out).map_err(|source| TableError::Io { path: out.to_owned(), source })?;
     let mut tables = vec![
@@ -170,63 +195,18 @@ pub fn write_tables(runs: &[RunSource<'_>], out: &Path, marks: bool) -> Result<W
     Ok(Written { tables, partial })
 }
 
-/// A whole table in one row group.
-fn write_table<R>(out: &Path, name: &'static str, rows: &[R]) -> Result<Table, TableError>
-where
-    for<'a> &'a [R]: RecordWriter<R>,
-{
-    let mut file = TableFile::create(&out.join(format!("{name}.parquet")), name)?;
-    file.write(rows)?;
-    file.finish()
-}
+/// Only a build without the writer can see its refusal: `.ci/run` tests
+/// this crate alone, where the workspace's tests unify the feature on.
+#[cfg(all(test, not(feature = "parquet")))]
+mod tests {
+    use super::*;
 
-/// One Parquet file being written, a row group per [`TableFile::write`].
-struct TableFile<R> {
-    writer: SerializedFileWriter<BufWriter<File>>,
-    name: &'static str,
-    path: PathBuf,
-    rows: u64,
-    _row: std::marker::PhantomData<R>,
-}
-
-impl<R> TableFile<R>
-where
-    for<'a> &'a [R]: RecordWriter<R>,
-{
-    fn create(path: &Path, name: &'static str) -> Result<TableFile<R>, TableError> {
-        let failed = |source| TableError::Parquet { path: path.to_owned(), source };
-        let empty: &[R] = &[];
-        let schema = empty.schema().map_err(failed)?;
-        let properties = WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
-            .set_created_by(format!("hopscope {}", env!("CARGO_PKG_VERSION")))
-            .set_key_value_metadata(Some(vec![
-                KeyValue::new("hopscope.schema".to_owned(), SCHEMA.to_owned()),
-                KeyValue::new("hopscope.table".to_owned(), name.to_owned()),
-            ]))
-            .build();
-        let file = File::create(path).map_err(|source| TableError::Io { path: path.to_owned(), source })?;
-        let writer = SerializedFileWriter::new(BufWriter::new(file), schema, Arc::new(properties)).map_err(failed)?;
-        Ok(TableFile { writer, name, path: path.to_owned(), rows: 0, _row: std::marker::PhantomData })
-    }
-
-    /// Append `rows` as one row group (none when empty).
-    fn write(&mut self, rows: &[R]) -> Result<(), TableError> {
-        if rows.is_empty() {
-            return Ok(());
-        }
-        let path = self.path.clone();
-        let failed = |source| TableError::Parquet { path: path.clone(), source };
-        let mut group = self.writer.next_row_group().map_err(failed)?;
-        rows.write_to_row_group(&mut group).map_err(failed)?;
-        group.close().map_err(failed)?;
-        self.rows += rows.len() as u64;
-        Ok(())
-    }
-
-    fn finish(self) -> Result<Table, TableError> {
-        let path = self.path;
-        self.writer.close().map_err(|source| TableError::Parquet { path: path.clone(), source })?;
-        Ok(Table { name: self.name, path, rows: self.rows })
+    #[test]
+    fn a_build_without_the_writer_refuses_before_it_creates_anything() {
+        let out = std::env::temp_dir().join(format!("hopscope-no-parquet-{}", std::process::id()));
+        let err = write_tables(&[], &out, true).unwrap_err();
+        assert!(matches!(err, TableError::NotBuilt));
+        assert!(err.to_string().contains("--features parquet"), "{err}");
+        assert!(!out.exists(), "nothing is created");
     }
 }

@@ -196,10 +196,7 @@ impl LaneSpec {
             return Err(RunError::Plan(format!("lane `{}`: runs single statements, not {shape}", self.name)));
         }
         if matches!(self.kind, LaneKind::Peer(_)) && !crate::peers::BUILT {
-            return Err(RunError::Plan(format!(
-                "lane `{}`: this build has no peer lanes (cargo feature `peers`)",
-                self.name
-            )));
+            return Err(crate::peers::not_built(&self.name));
         }
         if self.kind == LaneKind::Handoff {
             return self.handoff_lane(shape);

@@ -180,7 +180,7 @@ fn open_peer(
     _placement: Placement,
     _probed: bool,
 ) -> Result<Box<dyn Target>, RunError> {
-    Err(RunError::Plan(format!("lane `{peer}`: this build has no peer lanes (cargo feature `peers`)")))
+    Err(crate::peers::not_built(&peer.to_string()))
 }
 
 /// The inline statement. One connection: concurrent callers take turns

@@ -103,6 +103,14 @@ impl FromStr for Peer {
 /// Whether this build has the peer lanes (the `peers` cargo feature).
 pub const BUILT: bool = cfg!(feature = "peers");
 
+/// The refusal of a peer lane in a build without them, saying how to get
+/// them.
+pub(crate) fn not_built(lane: &str) -> crate::RunError {
+    crate::RunError::Plan(format!(
+        "lane `{lane}`: this build has no peer lanes (they are opt-in: build hopscope with `--features peers`)"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
