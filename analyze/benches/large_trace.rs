@@ -13,39 +13,14 @@
 //! and read as `ab`, `resolve` and `merge` read theirs, streamed, then
 //! held whole for contrast.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Write;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use hopscope_analyze::timeline::chrome::ChromeWriter;
 use hopscope_analyze::timeline::{Cut, Timeline};
 use hopscope_probe::{Block, Hop, Mark, OpId, Stream, Ticks, Trace, TraceHeader, TraceReader, TraceWriter};
-
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller upholds `alloc`'s contract; passed through.
-        let ptr = unsafe { System.alloc(layout) };
-        if !ptr.is_null() {
-            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(live, Ordering::Relaxed);
-        }
-        ptr
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: `ptr` came from `alloc` with this `layout`.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use hopscope_testkit::{Counting, peak_bytes, restart_peak};
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
@@ -55,11 +30,10 @@ const OPS_PER_BLOCK: u64 = 10_000;
 
 /// Run `f`, printing its time and the heap it needed beyond what was live.
 fn phase<T>(name: &str, f: impl FnOnce() -> T) -> T {
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
+    let base = restart_peak();
     let start = Instant::now();
     let out = f();
-    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
+    let peak = peak_bytes().saturating_sub(base);
     println!(
         "{name:<46} {:>9.2} s   peak heap {:>9.1} MiB",
         start.elapsed().as_secs_f64(),

@@ -29,43 +29,19 @@
 mod rng;
 
 use rng::Rng;
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Cursor;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use hopscope_analyze::{ab, decompose_file, decompose_partial, experiment, join, lanes, merge, resolution, sweep};
 use hopscope_probe::{Trace, TraceReader};
 use hopscope_reports::receipt;
+use hopscope_testkit::{Counting, peak_bytes, restart_peak};
 
 /// Counts live heap bytes and their peak, to state each input's memory.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller upholds `alloc`'s contract; passed through.
-        let ptr = unsafe { System.alloc(layout) };
-        if !ptr.is_null() {
-            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(live, Ordering::Relaxed);
-        }
-        ptr
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: `ptr` came from `alloc` with this `layout`.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
@@ -358,14 +334,13 @@ fn mutated_traces_never_panic_hang_or_balloon() {
     let (mut accepted, mut peak, mut peak_input, mut slowest) = (0u64, 0usize, 0usize, Duration::ZERO);
     let mut check = |label: &str, bytes: &[u8], analyze: bool, index: u64| {
         CURRENT.store(index, Ordering::Relaxed);
-        let base = LIVE.load(Ordering::Relaxed);
-        PEAK.store(base, Ordering::Relaxed);
+        let base = restart_peak();
         let start = Instant::now();
         STARTED_MS.store(epoch.elapsed().as_millis() as u64, Ordering::Relaxed);
         let result = panic::catch_unwind(AssertUnwindSafe(|| target(bytes, analyze)));
         STARTED_MS.store(u64::MAX, Ordering::Relaxed);
         slowest = slowest.max(start.elapsed());
-        let used = PEAK.load(Ordering::Relaxed).saturating_sub(base);
+        let used = peak_bytes().saturating_sub(base);
         if used > peak {
             (peak, peak_input) = (used, bytes.len());
         }

@@ -7,42 +7,13 @@
 
 #![cfg(feature = "tracing")]
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use hopscope_probe::HopLayer;
+use hopscope_testkit::{Counting, thread_allocations};
 use tracing::Dispatch;
 use tracing_subscriber::layer::SubscriberExt;
 
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards every call to the system allocator unchanged; the
-// thread-local counter is const-initialised, so counting never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-        // SAFETY: the caller's contract for `alloc` is passed on as is.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller's contract for `dealloc` is passed on as is.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-        // SAFETY: the caller's contract for `realloc` is passed on as is.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static COUNTING: Counting = Counting;
+static ALLOCATOR: Counting = Counting;
 
 const LIVES: u64 = 10_000;
 
@@ -57,9 +28,9 @@ fn allocations(dispatch: &Dispatch) -> u64 {
             }
         };
         lives(0);
-        let before = ALLOCATIONS.with(Cell::get);
+        let before = thread_allocations();
         lives(LIVES);
-        ALLOCATIONS.with(Cell::get) - before
+        thread_allocations() - before
     })
 }
 
