@@ -41,17 +41,47 @@ fn text(out: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
 
+/// Whether another process held a run's CPUs: a baseline is then not
+/// saved and a verdict refused, by design (tests/contention.rs holds that).
+fn contended(out: &Output) -> bool {
+    text(out).contains("another process held")
+}
+
 #[test]
 fn baselines_gate_the_exit_and_every_run_is_indexed() {
-    let root = temp("gate");
+    // The scenario needs runs the host left alone; a run another process
+    // crowded (seen in CI: 3 of 6 rounds) starts it again, afresh.
+    let attempts = 3;
+    let completed = (1..=attempts).any(|attempt| {
+        let done = baselines_gate_scenario(attempt);
+        if !done {
+            // A crowded moment lasts seconds: let it pass.
+            eprintln!("attempt {attempt}: another process held a run's CPUs; again in 3 s");
+            std::thread::sleep(std::time::Duration::from_secs(3));
+        }
+        done
+    });
+    assert!(completed, "another process held the CPUs in each of {attempts} attempts");
+}
+
+/// The scenario of the test above in a fresh directory; false when a run
+/// in it was crowded by another process (nothing asserted past it).
+fn baselines_gate_scenario(attempt: u32) -> bool {
+    let root = temp(&format!("gate-{attempt}"));
     let index = RunIndex::at(&root.join("index.jsonl"));
     let out = |name: &str| root.join(name).display().to_string();
     let saved = kv(&root, &["--out", &out("base"), "--save-baseline", "main"], &[]);
+    if contended(&saved) {
+        return false;
+    }
     assert!(saved.status.success(), "{}", text(&saved));
     assert!(text(&saved).contains("baseline: main = run #1"), "{}", text(&saved));
 
     // Unchanged: the exit status follows the verdict change.json records.
     let again = kv(&root, &["--out", &out("again"), "--baseline", "main", "--fail-on", "regression"], &[]);
+    if contended(&again) {
+        return false;
+    }
     let verdict = |dir: &str| -> String {
         let change = std::fs::read_to_string(root.join(dir).join("change.json")).expect("change.json");
         let change: serde_json::Value = serde_json::from_str(&change).expect("json");
@@ -73,6 +103,9 @@ fn baselines_gate_the_exit_and_every_run_is_indexed() {
         &["--out", &out("slow"), "--baseline", "main", "--fail-on", "regression"],
         &[("KV_WRITER_SLOWDOWN_NS", "40000")],
     );
+    if contended(&slow) {
+        return false;
+    }
     let slow_verdict = verdict("slow");
     assert!(matches!(slow_verdict.as_str(), "regression" | "drift-suspected"), "{}", text(&slow));
     assert_eq!(slow.status.code(), Some(code(&slow_verdict)), "{}", text(&slow));
@@ -109,6 +142,7 @@ fn baselines_gate_the_exit_and_every_run_is_indexed() {
     assert!(text(&missing).contains("no run \"nope\""), "{}", text(&missing));
     assert!(!root.join("missing").exists());
     let _ = std::fs::remove_dir_all(&root);
+    true
 }
 
 #[test]
