@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod common;
-use common::temp_dir;
+use common::{finished, temp_dir};
 
 /// A git repository with two commits, `first` and `second` tagged.
 fn repository(name: &str) -> PathBuf {
@@ -98,7 +98,7 @@ fn one_commit_built_two_ways_is_two_builds_named_by_b_s_command() {
     ];
     let out = commits(&project, &args);
     let err = stderr(&out);
-    assert!(out.status.success(), "{err}");
+    assert!(finished(&out), "{err}");
     assert!(
         err.contains(&format!("build a: first ({}) with `{COPY_BUILD}`", &commit_of(&project, "first")[..12])),
         "{err}"
@@ -173,7 +173,7 @@ fn two_revisions_are_built_once_and_judged_in_lockstep() {
     let args = ["first", "second", "--build", build, spec_arg, "--out", out_dir.to_str().expect("utf-8")];
     let out = commits(&project, &args);
     let err = stderr(&out);
-    assert!(out.status.success(), "{err}\n{}", String::from_utf8_lossy(&out.stdout));
+    assert!(finished(&out), "{err}\n{}", String::from_utf8_lossy(&out.stdout));
     assert!(err.contains("build a: first (") && err.contains("build b: second ("), "{err}");
     assert!(err.contains("second (") && err.contains("against first ("), "lines name the revisions: {err}");
     assert_eq!(extra_worktrees(&project), 0);
@@ -194,7 +194,7 @@ fn two_revisions_are_built_once_and_judged_in_lockstep() {
     // Judged again: both programs come from the cache, nothing is built.
     let out = commits(&project, &args);
     let err = stderr(&out);
-    assert!(out.status.success(), "{err}");
+    assert!(finished(&out), "{err}");
     assert_eq!(err.matches("from the cache").count(), 2, "{err}");
     assert!(!err.contains(" with `"), "nothing rebuilt: {err}");
     // Re-judged from its directory alone, under the spec the trace recorded.
@@ -202,7 +202,7 @@ fn two_revisions_are_built_once_and_judged_in_lockstep() {
         .args(["ab", "--analyze", out_dir.to_str().expect("utf-8")])
         .output()
         .expect("hopscope runs");
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(finished(&out), "{}", stderr(&out));
     let receipt = std::fs::read_to_string(out_dir.join("receipt.md")).expect("the receipt rewritten");
     assert!(receipt.contains("Effect across passes"), "judged across passes again: {receipt}");
     // A build directory per test (the layouts test's is a gigabyte): gone once it passed.
@@ -246,7 +246,7 @@ fn layouts_build_each_revision_in_shuffled_link_orders_and_state_their_spread() 
     ];
     let out = commits(&project, &args);
     let err = stderr(&out);
-    assert!(out.status.success(), "{err}\n{}", String::from_utf8_lossy(&out.stdout));
+    assert!(finished(&out), "{err}\n{}", String::from_utf8_lossy(&out.stdout));
     assert!(err.contains("first (") && err.contains(", layout 2 with `"), "each layout built and named: {err}");
     assert_eq!(extra_worktrees(&project), 0);
     // Four builds, each linked with its own seed through the response file.

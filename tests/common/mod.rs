@@ -88,6 +88,17 @@ pub(crate) fn ok(out: &Output) -> String {
     stdout
 }
 
+/// Whether a run that judges (`ab`, `--baseline`) finished: with success,
+/// or with the status that refuses a verdict because another process held
+/// its CPUs (5, said in its output). A test of what the run builds, names
+/// or writes passes either way: the host's moment is not the code's fault,
+/// and the refusal itself is tested where it is the point
+/// (`tests/contention.rs`).
+pub(crate) fn finished(out: &Output) -> bool {
+    let said = |bytes: &[u8]| String::from_utf8_lossy(bytes).contains("another process held");
+    out.status.success() || (out.status.code() == Some(5) && (said(&out.stdout) || said(&out.stderr)))
+}
+
 /// How many rounds a run's `result.json` left out of every figure because
 /// another process held their CPUs (0 when none were).
 pub(crate) fn rounds_left_out(result: &serde_json::Value) -> u64 {
