@@ -1,98 +1,56 @@
-//! Rendering: plotters charts (PNG files, and SVG inlined in the HTML) and
-//! the self-contained `report.html`, drawn only from a
-//! [`hopscope_analyze::Decomposition`]. Nothing here measures or computes a
-//! statistic; every number on a chart is a field of the decomposition.
+//! Every file a run writes, from what hopscope-analyze computed: the JSON
+//! results, the Markdown receipts, and (the `render` feature, on by
+//! default) plotters charts as PNG files and the self-contained
+//! `report.html`. Nothing here measures or computes a statistic; every
+//! number written is a field of the result.
 //!
-//! - [`charts`]: one chart per file (`waterfall`, `lanes`, `distributions`,
-//!   `cpu`, `stability`), each a free function over any plotters backend.
+//! - [`finish`]: the one writer a run ends with: its result's files, the
+//!   change against a baseline, the trace listed among them ([`Written`]).
 //! - [`receipt`]: the Markdown receipts (`receipt.md`) of every kind of
 //!   result.
-//! - [`style`]: palette, sizes, and the embedded DejaVu Sans font, so PNG
-//!   text renders the same on a machine with no fonts installed.
-//! - [`render`]: writes the PNGs and `report.html` into a run directory;
-//!   [`write_decomposition`] and its siblings write every file of a run
-//!   (JSON, receipt, charts, page) and say what they wrote ([`Written`]).
+//! - `charts`, `style`, `render` (with `render`): one chart per file over
+//!   any plotters backend, the palette and embedded DejaVu Sans font (PNG
+//!   text renders the same on a machine with no fonts), and the PNG and
+//!   page writers `hopscope report` also calls. Without the feature the
+//!   chart and template stack is not built and runs list their drawn files
+//!   as not drawn.
+//! - [`write_decomposition`] and its siblings: each kind of result's files.
 //! - [`tables`]: the results of many runs as Parquet tables a query engine
 //!   reads (the writer is the feature `parquet`).
 
 #![deny(missing_docs)]
 
 mod change;
+#[cfg(feature = "render")]
 pub mod charts;
+mod drawn;
 mod error;
+mod finish;
+#[cfg(feature = "render")]
 mod html;
 pub mod receipt;
+#[cfg(feature = "render")]
+mod render;
+#[cfg(feature = "render")]
 pub mod style;
 pub mod tables;
 mod written;
 
-use std::path::{Path, PathBuf};
-
-use hopscope_analyze::Decomposition;
-
 pub use change::change_markdown;
-pub use charts::{ChartKind, ChartOptions};
+#[cfg(feature = "render")]
+pub use charts::ChartKind;
+#[cfg(feature = "render")]
 pub use charts::{
     ab_png, ab_svg, causal_png, causal_svg, frontier_png, merge_png, merge_slices_png, merge_slices_svg, merge_svg,
     resolution_png,
 };
+pub use drawn::{BUILT as DRAWS, ChartOptions};
 pub use error::ReportError;
+pub use finish::{Finished, RunResult, finish};
+#[cfg(feature = "render")]
 pub use html::{causal_page, experiment_page, merge_page, page};
+#[cfg(feature = "render")]
+pub use render::{Rendered, render, render_experiment, render_merge};
 pub use written::{
     Written, write_causal, write_decomposition, write_experiment, write_merge, write_net, write_resolution, write_sweep,
 };
-
-/// What [`render`] wrote.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rendered {
-    /// The HTML page.
-    pub html: PathBuf,
-    /// The PNG charts, in report order.
-    pub pngs: Vec<PathBuf>,
-}
-
-/// Write the A/B chart as a PNG and the experiment's HTML page into `dir`.
-pub fn render_experiment(e: &hopscope_analyze::experiment::Experiment, dir: &Path) -> Result<Rendered, ReportError> {
-    let png = dir.join("ab-deltas.png");
-    charts::ab_png(e, &png)?;
-    let html = dir.join("report.html");
-    let page = html::experiment_page(e)?;
-    std::fs::write(&html, page).map_err(|source| ReportError::Io { path: html.clone(), source })?;
-    Ok(Rendered { html, pngs: vec![png] })
-}
-
-/// Write the merge charts (`merge.png`: each arm's import cost;
-/// `merge-slices.png`: inside one merged change) and the merge report page
-/// into `dir`.
-pub fn render_merge(r: &hopscope_analyze::merge::MergeResult, dir: &Path) -> Result<Rendered, ReportError> {
-    let arms = dir.join("merge.png");
-    charts::merge_png(r, &arms)?;
-    let slices = dir.join("merge-slices.png");
-    charts::merge_slices_png(r, &slices)?;
-    let html = dir.join("report.html");
-    std::fs::write(&html, html::merge_page(r)?).map_err(|source| ReportError::Io { path: html.clone(), source })?;
-    Ok(Rendered { html, pngs: vec![arms, slices] })
-}
-
-/// Write every chart that has something to draw as a PNG, and the HTML
-/// page, into `dir`. A chart with nothing to draw is left out (the page
-/// says which and why); a stale PNG of it from an earlier render is
-/// removed.
-pub fn render(d: &Decomposition, dir: &Path, options: ChartOptions) -> Result<Rendered, ReportError> {
-    let mut pngs = Vec::with_capacity(ChartKind::ALL.len());
-    for kind in ChartKind::ALL.into_iter().filter(|kind| kind.nothing_to_draw(d).is_some()) {
-        let path = dir.join(format!("{}.png", kind.file_stem()));
-        if path.is_file() {
-            std::fs::remove_file(&path).map_err(|source| ReportError::Io { path: path.clone(), source })?;
-        }
-    }
-    for kind in ChartKind::drawn_for(d) {
-        let path = dir.join(format!("{}.png", kind.file_stem()));
-        kind.render_png(d, options, &path)?;
-        pngs.push(path);
-    }
-    let html = dir.join("report.html");
-    let page = html::page(d, options)?;
-    std::fs::write(&html, page).map_err(|source| ReportError::Io { path: html.clone(), source })?;
-    Ok(Rendered { html, pngs })
-}

@@ -15,7 +15,7 @@ use hopscope_analyze::sweep::SweepRow;
 use hopscope_analyze::wake::WakeFloor;
 
 use crate::receipt::{self, experiment, merge, resolution, sweep};
-use crate::{ChartOptions, ReportError};
+use crate::{ChartOptions, ReportError, drawn};
 
 /// The files a run wrote, each under a label (`result`, `receipt`,
 /// `report`, `chart`, ...), in the order a reader wants them.
@@ -23,6 +23,9 @@ use crate::{ChartOptions, ReportError};
 pub struct Written {
     /// `(label, path)`, in order.
     pub files: Vec<(String, PathBuf)>,
+    /// Whether charts or a page were left undrawn because this build has
+    /// no `render` feature (the listing says so, and how to draw them).
+    pub undrawn: bool,
 }
 
 impl Written {
@@ -39,10 +42,11 @@ impl Written {
 
 impl fmt::Display for Written {
     /// One line per file (`label:  path`); charts share one line that names
-    /// their directory and files.
+    /// their directory and files. A change's files are left to the line
+    /// that gives its verdict (the run's recorder prints it).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let charts: Vec<&PathBuf> = self.files.iter().filter(|(l, _)| l == "chart").map(|(_, p)| p).collect();
-        for (label, path) in self.files.iter().filter(|(l, _)| l != "chart") {
+        for (label, path) in self.files.iter().filter(|(l, _)| l != "chart" && l != "change") {
             writeln!(f, "{:<8} {}", format!("{label}:"), path.display())?;
         }
         if let Some(dir) = charts.first().and_then(|p| p.parent()) {
@@ -50,11 +54,22 @@ impl fmt::Display for Written {
                 charts.iter().filter_map(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()).collect();
             writeln!(f, "{:<8} {} ({})", "charts:", dir.display(), names.join(", "))?;
         }
+        if self.undrawn {
+            // A decomposition's are drawn later from its result.json.
+            let later = self.get("result").and_then(Path::parent).map(|dir| format!(": hopscope report {}", dir.display()));
+            writeln!(
+                f,
+                "{:<8} not drawn (built without hopscope-harness' `report` feature){}",
+                "report:",
+                later.unwrap_or_default()
+            )?;
+        }
         Ok(())
     }
 }
 
-fn write(path: &Path, text: &str) -> Result<(), ReportError> {
+/// Write `text` to `path`, the error naming the file.
+pub(crate) fn write(path: &Path, text: &str) -> Result<(), ReportError> {
     std::fs::write(path, text).map_err(|source| ReportError::Io { path: path.to_owned(), source })
 }
 
@@ -88,10 +103,11 @@ fn json_and_receipt<T: serde::Serialize + ?Sized>(
 }
 
 impl Written {
-    fn rendered(mut self, rendered: crate::Rendered) -> Written {
-        self.push("report", rendered.html);
-        for png in rendered.pngs {
-            self.push("chart", png);
+    /// Add what drawing wrote, or mark it undrawn.
+    fn drawn(mut self, drawn: Option<Vec<(&'static str, PathBuf)>>) -> Written {
+        match drawn {
+            Some(files) => files.into_iter().for_each(|(label, path)| self.push(label, path)),
+            None => self.undrawn = true,
         }
         self
     }
@@ -101,13 +117,13 @@ impl Written {
 /// `report.html` in `dir`.
 pub fn write_decomposition(dir: &Path, d: &Decomposition, options: ChartOptions) -> Result<Written, ReportError> {
     let written = json_and_receipt(dir, "result", "result.json", d, &receipt::markdown(d))?;
-    Ok(written.rendered(crate::render(d, dir, options)?))
+    Ok(written.drawn(drawn::decomposition(d, dir, options)?))
 }
 
 /// An A/B experiment: `ab.json`, `receipt.md`, `report.html` and its chart.
 pub fn write_experiment(dir: &Path, e: &Experiment) -> Result<Written, ReportError> {
     let written = json_and_receipt(dir, "ab", "ab.json", e, &experiment::markdown(e))?;
-    Ok(written.rendered(crate::render_experiment(e, dir)?))
+    Ok(written.drawn(drawn::experiment(e, dir)?))
 }
 
 /// A change net of another lane's (`hopscope ab --minus`): `net.json` and
@@ -126,7 +142,7 @@ pub fn write_net(dir: &Path, n: &Net) -> Result<Written, ReportError> {
 /// A merge measurement: `merge.json`, `receipt.md`, `report.html`, charts.
 pub fn write_merge(dir: &Path, r: &MergeResult) -> Result<Written, ReportError> {
     let written = json_and_receipt(dir, "merge", "merge.json", r, &merge::markdown(r))?;
-    Ok(written.rendered(crate::render_merge(r, dir)?))
+    Ok(written.drawn(drawn::merge(r, dir)?))
 }
 
 /// A keep-warm sweep: `keep-warm.json`, `receipt.md`, `frontier.png`, and
@@ -138,33 +154,21 @@ pub fn write_sweep(dir: &Path, rows: &[SweepRow], floor: Option<&WakeFloor>) -> 
         write(&path, &json("wake-floor.json", floor)?)?;
         written.push("wakes", path);
     }
-    let chart = dir.join("frontier.png");
-    crate::frontier_png(rows, &chart)?;
-    written.push("chart", chart);
-    Ok(written)
+    Ok(written.drawn(drawn::sweep(rows, dir)?))
 }
 
 /// A resolution measurement: `resolution.json`, `receipt.md`,
 /// `resolution.png`.
 pub fn write_resolution(dir: &Path, r: &Resolution) -> Result<Written, ReportError> {
-    let mut written = json_and_receipt(dir, "resolution", "resolution.json", r, &resolution::markdown(r))?;
-    let chart = dir.join("resolution.png");
-    crate::resolution_png(r, &chart)?;
-    written.push("chart", chart);
-    Ok(written)
+    let written = json_and_receipt(dir, "resolution", "resolution.json", r, &resolution::markdown(r))?;
+    Ok(written.drawn(drawn::resolution(r, dir)?))
 }
 
 /// Write a what-if run's results into `dir`: `causal.json`, `receipt.md`,
 /// `report.html` and `causal.png`.
 pub fn write_causal(dir: &Path, p: &hopscope_analyze::causal::CausalProfile) -> Result<Written, ReportError> {
-    let mut written = json_and_receipt(dir, "profile", "causal.json", p, &crate::receipt::causal::markdown(p))?;
-    let html = dir.join("report.html");
-    write(&html, &crate::html::causal_page(p)?)?;
-    written.push("report", html);
-    let chart = dir.join("causal.png");
-    crate::causal_png(p, &chart)?;
-    written.push("chart", chart);
-    Ok(written)
+    let written = json_and_receipt(dir, "profile", "causal.json", p, &crate::receipt::causal::markdown(p))?;
+    Ok(written.drawn(drawn::causal(p, dir)?))
 }
 
 #[cfg(test)]
@@ -179,5 +183,20 @@ mod tests {
         w.push("chart", PathBuf::from("run/b.png"));
         assert_eq!(w.to_string(), "receipt: run/receipt.md\ncharts:  run (a.png, b.png)\n");
         assert_eq!(w.get("receipt"), Some(Path::new("run/receipt.md")));
+    }
+
+    #[test]
+    fn undrawn_files_are_said_with_the_command_that_draws_them() {
+        let mut w = Written::default();
+        w.push("receipt", PathBuf::from("run/receipt.md"));
+        w.push("change", PathBuf::from("run/change.md"));
+        w.undrawn = true;
+        // Without a result.json, no command draws them later.
+        assert_eq!(
+            w.to_string(),
+            "receipt: run/receipt.md\nreport:  not drawn (built without hopscope-harness' `report` feature)\n"
+        );
+        w.push("result", PathBuf::from("run/result.json"));
+        assert!(w.to_string().ends_with("not drawn (built without hopscope-harness' `report` feature): hopscope report run\n"));
     }
 }

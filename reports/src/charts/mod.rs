@@ -30,12 +30,7 @@ use crate::style::{self, PNG_SIZE, SVG_SIZE};
 /// [`ReportError::Chart`] by the caller that knows the chart's name.
 pub(crate) type DrawResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
-/// Rendering choices a reader may change.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ChartOptions {
-    /// Draw the distributions on a logarithmic µs axis.
-    pub log_x: bool,
-}
+pub use crate::drawn::ChartOptions;
 
 /// The charts of a decomposition report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

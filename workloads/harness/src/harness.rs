@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use hopscope_analyze::Partial;
 use hopscope_analyze::source::TraceFile;
-use hopscope_reports::{ChartOptions, Written};
+use hopscope_reports::{ChartOptions, Finished, RunResult, Written};
 
 use crate::args::RunArgs;
 use crate::error::RunError;
@@ -235,10 +235,17 @@ impl Harness {
                     outcome.pin_failures
                 ));
             }
-            outcome.written = hopscope_reports::write_decomposition(&outcome.dir, &d, self.charts)
+            let change = match &outcome.stopped {
+                None => recorder.change(&outcome.dir, &d, &outcome.trace)?,
+                Some(_) => None,
+            };
+            let finished = Finished {
+                result: RunResult::Decomposition(&d, self.charts),
+                trace: Some(&outcome.trace),
+                change: change.as_ref(),
+            };
+            outcome.written = hopscope_reports::finish(&outcome.dir, &finished)
                 .map_err(|source| HarnessError::Report { dir: outcome.dir.clone(), source })?;
-            let at = 2.min(outcome.written.files.len());
-            outcome.written.files.insert(at, ("trace".to_owned(), outcome.trace.clone()));
             self.say(&summary::decomposition(&d));
             #[cfg(feature = "tracing")]
             {
@@ -248,10 +255,11 @@ impl Harness {
                 }
             }
             outcome.decomposition = Some(d);
+            outcome.change = change;
         }
         self.finish(&outcome);
         if let (Some(d), None) = (&outcome.decomposition, &outcome.stopped) {
-            let recorded = recorder.record(&self.args, &outcome.dir, d)?;
+            let recorded = recorder.record(&self.args, &outcome.dir, d, outcome.change.take())?;
             for line in &recorded.lines {
                 self.say(line);
             }
@@ -390,9 +398,9 @@ impl Harness {
                 };
                 e.warnings.insert(0, partial.warning());
             }
-            outcome.written = hopscope_reports::write_experiment(&outcome.dir, &e)
+            let finished = Finished { result: RunResult::Experiment(&e), trace: Some(&outcome.trace), change: None };
+            outcome.written = hopscope_reports::finish(&outcome.dir, &finished)
                 .map_err(|source| HarnessError::Report { dir: outcome.dir.clone(), source })?;
-            outcome.written.push("trace", outcome.trace.clone());
             self.say(&ab::summary(&e));
             if outcome.stopped.is_none() {
                 outcome.gate = crate::gate::ab_status(&e, self.args.fail_on);

@@ -51,6 +51,15 @@
 //! - `sqlite` (off by default): [`Lane::probed_by_sqlite`] runs a lane clean
 //!   and probed through SQLite's own trace hook: a writer whose code the
 //!   user cannot edit is sliced by the statements it runs.
+//! - `report` (on by default): charts and `report.html` beside the
+//!   receipt. The harness measures; every file a run leaves is written by
+//!   one call, [`finish`] (hopscope-reports'), and without this feature that
+//!   writer skips the chart and template stack (plotters, a font, askama,
+//!   pulldown-cmark), so the program builds faster and lists the drawn
+//!   files as not drawn.
+//! - `what-if` (on by default): `--what-if` causal profiles (virtual
+//!   speedups of one slice at a time); without it a mark pays nothing for
+//!   them.
 
 #![deny(missing_docs)]
 
@@ -95,6 +104,9 @@ pub use closure::{ClosureLane, ThreadJob};
 pub use error::{At, Failure, RunError, Stopped};
 pub use hand_in::HandIn;
 pub use harness::{Harness, HarnessError, Outcome};
+/// The one writer a run ends with, and what it writes: see the `report`
+/// feature.
+pub use hopscope_reports::{Finished, RunResult, Written, finish};
 pub use lane::{Lane, MAX_CALLERS, MAX_NAME_BYTES};
 pub use placement::Placement;
 pub use plan::{

@@ -59,9 +59,24 @@ impl Recorder {
         Ok(Recorder { index, baseline })
     }
 
-    /// Index the run in `dir`, save it as a baseline if asked, and judge
-    /// it against the baseline, writing `change.md` and `change.json`.
-    pub(crate) fn record(&self, args: &RunArgs, dir: &Path, d: &Decomposition) -> Result<Recorded, HarnessError> {
+    /// The change from the baseline `--baseline` names to the run in
+    /// `dir`, whose decomposition `d` this process holds (its slices from
+    /// `trace`), for the run's files; `None` without a baseline.
+    pub(crate) fn change(&self, dir: &Path, d: &Decomposition, trace: &Path) -> Result<Option<Change>, HarnessError> {
+        let Some((key, row)) = &self.baseline else { return Ok(None) };
+        let this = dir.display().to_string();
+        Ok(Some(gate::against((&row.dir, &format!("{key} (run #{})", row.id)), (d, trace, &this))?))
+    }
+
+    /// Index the run in `dir`, save it as a baseline if asked, and record
+    /// its `change` (written with the run's files) against the baseline.
+    pub(crate) fn record(
+        &self,
+        args: &RunArgs,
+        dir: &Path,
+        d: &Decomposition,
+        change: Option<Change>,
+    ) -> Result<Recorded, HarnessError> {
         let mut out = Recorded::default();
         let Some(index) = &self.index else { return Ok(out) };
         let id = index.record(dir, d)?;
@@ -83,16 +98,7 @@ impl Recorder {
                 None => out.lines.push(format!("baseline: {name} = run #{id}")),
             }
         }
-        let Some((key, row)) = &self.baseline else { return Ok(out) };
-        let this = dir.display().to_string();
-        let change = gate::between((&row.dir, &format!("{key} (run #{})", row.id)), (dir, &this))?;
-        let write = |file: &str, text: String| {
-            let path = dir.join(file);
-            std::fs::write(&path, text).map_err(|source| HarnessError::Write { path, source })
-        };
-        write("change.md", hopscope_reports::change_markdown(&change))?;
-        let json = serde_json::to_string_pretty(&change).map_err(|e| HarnessError::Usage(e.to_string()))?;
-        write("change.json", json)?;
+        let (Some((key, _)), Some(change)) = (&self.baseline, change) else { return Ok(out) };
         index.record_change(id, key, &change.verdict.to_string())?;
         // A contended run's verdict is refused for that reason, said here
         // rather than left to read as the machine's drift.

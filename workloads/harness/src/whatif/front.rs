@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use hopscope_analyze::causal;
 use hopscope_probe::Variant;
-use hopscope_reports::Written;
+use hopscope_reports::{Finished, RunResult, Written};
 
 use super::{WhatIf, run};
 use crate::args::RunArgs;
@@ -54,7 +54,8 @@ pub(crate) fn what_if(front: Front<'_>) -> Result<Outcome, HarnessError> {
     let trace = dir.join("decomposition").join("trace.hop");
     let profile = causal::profile(&samples, seed(&samples))
         .map_err(|e| HarnessError::Usage(format!("cannot judge {}: {e}", samples_path.display())))?;
-    let mut written = hopscope_reports::write_causal(&dir, &profile)
+    let finished = Finished { result: RunResult::Causal(&profile), trace: None, change: None };
+    let mut written = hopscope_reports::finish(&dir, &finished)
         .map_err(|source| HarnessError::Report { dir: dir.clone(), source })?;
     written.push("samples", samples_path);
     say(&format!("\n{}", hopscope_reports::receipt::causal::sentence(&profile)));
