@@ -86,6 +86,13 @@ fn knob_change_flow(attempt: u32) -> bool {
     let out = hopscope_indexed(&root, &["compare", "main", "#2"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(text(&out).starts_with(&format!("# hopscope change: {verdict}")), "{}", text(&out));
+    // The run judged the change from the decomposition and the join it
+    // held; judged again from the two directories on disk (result.json
+    // read back, the trace joined anew), every figure is the same.
+    let out = hopscope_indexed(&root, &["compare", "main", "#2", "--json"]);
+    let again: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json prints JSON");
+    assert_eq!(again["figures"], change["figures"], "{}", text(&out));
+    assert_eq!(again["verdict"], change["verdict"]);
     let out = hopscope_indexed(&root, &["compare", "#2", "main", "--fail-on", "any", "--json"]);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json prints JSON");
     let any = |verdict: &str| match verdict {

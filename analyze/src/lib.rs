@@ -50,5 +50,6 @@ pub use hopscope_probe::{ClockInfo, HostInfo, Role, Variant};
 pub use decomposition::{
     AnalyzeError, BOOTSTRAP_SEED, BlockFigure, CounterFigure, Decomposition, Derived, Drops, HOP_TOLERANCE_US,
     HopCheck, InstrumentCost, LaneResult, LaneSlices, ObserverEffect, ObserverFigure, Partial, ResultError, RunInfo,
-    SCHEMA, SliceDifference, decompose, decompose_file, decompose_partial, decompose_source, join_file,
+    SCHEMA, SliceDifference, decompose, decompose_file, decompose_partial, decompose_source,
+    decompose_source_with_samples, join_file,
 };

@@ -56,7 +56,8 @@ impl fmt::Display for Written {
         }
         if self.undrawn {
             // A decomposition's are drawn later from its result.json.
-            let later = self.get("result").and_then(Path::parent).map(|dir| format!(": hopscope report {}", dir.display()));
+            let later =
+                self.get("result").and_then(Path::parent).map(|dir| format!(": hopscope report {}", dir.display()));
             writeln!(
                 f,
                 "{:<8} not drawn (built without hopscope-harness' `report` feature){}",
@@ -197,6 +198,9 @@ mod tests {
             "receipt: run/receipt.md\nreport:  not drawn (built without hopscope-harness' `report` feature)\n"
         );
         w.push("result", PathBuf::from("run/result.json"));
-        assert!(w.to_string().ends_with("not drawn (built without hopscope-harness' `report` feature): hopscope report run\n"));
+        assert!(
+            w.to_string()
+                .ends_with("not drawn (built without hopscope-harness' `report` feature): hopscope report run\n")
+        );
     }
 }

@@ -20,6 +20,7 @@ pub use result::{
     ResultError, RunInfo,
 };
 
+use crate::change::RunSamples;
 use crate::join::{HopScan, Join, LaneOps};
 use crate::lanes::{self, LaneBlocks};
 use crate::roles::Roles;
@@ -62,7 +63,7 @@ pub enum AnalyzeError {
 
 /// Decompose `trace`. Pure: reads nothing but the trace, writes nothing.
 pub fn decompose(trace: &Trace) -> Result<Decomposition, AnalyzeError> {
-    decompose_blocks(&mut { trace }).map(|(d, _)| d)
+    decompose_blocks(&mut { trace }).map(|(d, ..)| d)
 }
 
 /// Decompose the trace file at `path`, streaming it (two reads, one block
@@ -93,8 +94,21 @@ pub fn decompose_source(
     source: &mut impl BlockSource,
     partial: Option<Partial>,
 ) -> Result<Decomposition, AnalyzeError> {
-    let (d, held) = decompose_blocks(source)?;
-    Ok(mark_partial(d, source.header(), held, source.partial().or(partial)))
+    decompose_source_with_samples(source, partial).map(|(d, _)| d)
+}
+
+/// [`decompose_source`], and the run's samples as a comparison with
+/// another run reads them ([`RunSamples`]: per-block lane figures and the
+/// subject's slices), from the same join: a run judged against a baseline
+/// reads and joins its trace once.
+pub fn decompose_source_with_samples(
+    source: &mut impl BlockSource,
+    partial: Option<Partial>,
+) -> Result<(Decomposition, RunSamples), AnalyzeError> {
+    let (d, held, joined) = decompose_blocks(source)?;
+    let d = mark_partial(d, source.header(), held, source.partial().or(partial));
+    let samples = RunSamples::new(&d, Some((source.header(), &joined)));
+    Ok((d, samples))
 }
 
 /// What the first pass over the blocks gathers.
@@ -140,10 +154,10 @@ fn scan(
 }
 
 /// Read `source` twice (scan, then join) and decompose it; also returns
-/// how many blocks it held. When a few rounds waited for another process
+/// how many blocks it held, and the join. When a few rounds waited for another process
 /// (fewer than half: [`crate::contention`]), a second scan leaves them out
 /// and so does the join.
-fn decompose_blocks(source: &mut impl BlockSource) -> Result<(Decomposition, u64), AnalyzeError> {
+fn decompose_blocks(source: &mut impl BlockSource) -> Result<(Decomposition, u64, Vec<LaneOps>), AnalyzeError> {
     let header = source.header().clone();
     let (mut scanned, rounds) = scan(source, &header, None)?;
     if scanned.blocks == 0 {
@@ -171,7 +185,7 @@ fn decompose_blocks(source: &mut impl BlockSource) -> Result<(Decomposition, u64
     if let Some(c) = scanned.contention.as_mut() {
         c.in_slices = crate::contention::slices::of(all_lanes.as_ref().unwrap_or(&scanned.lanes), &joined, &c.lanes);
     }
-    Ok((analyze(&header, &scanned, &joined), scanned.blocks))
+    Ok((analyze(&header, &scanned, &joined), scanned.blocks, joined))
 }
 
 /// Every figure of a decomposition, from the scanned and joined blocks.

@@ -86,17 +86,12 @@ fn samples(dir: &Path) -> Result<RunSamples, CompareError> {
     let fail = |path: &Path, reason: String| CompareError { path: path.to_owned(), reason };
     let text = std::fs::read_to_string(&file).map_err(|e| fail(&file, e.to_string()))?;
     let d = Decomposition::from_json(&text).map_err(|e| fail(&file, e.to_string()))?;
-    trace_samples(&d, &dir.join("trace.hop"))
-}
-
-/// `d`'s samples, its slices from `trace` when there is one.
-fn trace_samples(d: &Decomposition, trace: &Path) -> Result<RunSamples, CompareError> {
+    let trace = dir.join("trace.hop");
     if !trace.is_file() {
-        return Ok(RunSamples::new(d, None));
+        return Ok(RunSamples::new(&d, None));
     }
-    let fail = |reason: String| CompareError { path: trace.to_owned(), reason };
-    let (header, joined) = hopscope_analyze::join_file(trace).map_err(|e| fail(e.to_string()))?;
-    Ok(RunSamples::new(d, Some((&header, &joined))))
+    let (header, joined) = hopscope_analyze::join_file(&trace).map_err(|e| fail(&trace, e.to_string()))?;
+    Ok(RunSamples::new(&d, Some((&header, &joined))))
 }
 
 /// The change from the run in `a` to the run in `b`, each given with the
@@ -105,11 +100,10 @@ pub fn between(a: (&Path, &str), b: (&Path, &str)) -> Result<Change, CompareErro
     Ok(change::compare(&samples(a.0)?, &samples(b.0)?, a.1, b.1))
 }
 
-/// The change from the run in directory `a` to the decomposition `b` this
-/// process holds (its slices joined from its trace), each with its label.
-pub fn against(a: (&Path, &str), b: (&Decomposition, &Path, &str)) -> Result<Change, CompareError> {
-    let (d, trace, label) = b;
-    Ok(change::compare(&samples(a.0)?, &trace_samples(d, trace)?, a.1, label))
+/// The change from the run in directory `a` to the run whose samples `b`
+/// this process holds, each with its label.
+pub fn against(a: (&Path, &str), b: (&RunSamples, &str)) -> Result<Change, CompareError> {
+    Ok(change::compare(&samples(a.0)?, b.0, a.1, b.1))
 }
 
 #[cfg(test)]

@@ -226,7 +226,8 @@ impl Harness {
             // Streamed from the file: a long run's trace is never held whole.
             let mut file = TraceFile::open(&outcome.trace)
                 .map_err(|source| HarnessError::Trace { path: outcome.trace.clone(), source })?;
-            let mut d = hopscope_analyze::decompose_source(&mut file, partial)
+            // Joined once: the change against a baseline reads the same join.
+            let (mut d, samples) = hopscope_analyze::decompose_source_with_samples(&mut file, partial)
                 .map_err(|source| HarnessError::Analyze { path: outcome.trace.clone(), source })?;
             if outcome.pin_failures > 0 {
                 d.warnings.push(format!(
@@ -236,7 +237,7 @@ impl Harness {
                 ));
             }
             let change = match &outcome.stopped {
-                None => recorder.change(&outcome.dir, &d, &outcome.trace)?,
+                None => recorder.change(&outcome.dir, &samples)?,
                 Some(_) => None,
             };
             let finished = Finished {

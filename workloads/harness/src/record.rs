@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use hopscope_analyze::Decomposition;
-use hopscope_analyze::change::Change;
+use hopscope_analyze::change::{Change, RunSamples};
 
 use crate::args::RunArgs;
 use crate::gate;
@@ -60,12 +60,12 @@ impl Recorder {
     }
 
     /// The change from the baseline `--baseline` names to the run in
-    /// `dir`, whose decomposition `d` this process holds (its slices from
-    /// `trace`), for the run's files; `None` without a baseline.
-    pub(crate) fn change(&self, dir: &Path, d: &Decomposition, trace: &Path) -> Result<Option<Change>, HarnessError> {
+    /// `dir`, whose samples this process holds (from the decomposition's
+    /// own join), for the run's files; `None` without a baseline.
+    pub(crate) fn change(&self, dir: &Path, samples: &RunSamples) -> Result<Option<Change>, HarnessError> {
         let Some((key, row)) = &self.baseline else { return Ok(None) };
         let this = dir.display().to_string();
-        Ok(Some(gate::against((&row.dir, &format!("{key} (run #{})", row.id)), (d, trace, &this))?))
+        Ok(Some(gate::against((&row.dir, &format!("{key} (run #{})", row.id)), (samples, &this))?))
     }
 
     /// Index the run in `dir`, save it as a baseline if asked, and record
