@@ -21,25 +21,12 @@ fn text(out: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
 
-/// Whether another process held a run's CPUs: a baseline is then not
-/// saved and a verdict refused, by design (tests/contention.rs holds that).
-fn contended(out: &Output) -> bool {
-    text(out).contains("another process held")
-}
-
 #[test]
 fn a_knob_change_against_a_saved_baseline_names_the_slice_and_gates_the_exit() {
     // The flow needs runs the host left alone; a run another process
     // crowded starts it again, afresh, after a pause.
     let attempts = 3;
-    let completed = (1..=attempts).any(|attempt| {
-        let done = knob_change_flow(attempt);
-        if !done {
-            eprintln!("attempt {attempt}: another process held a run's CPUs; again in 3 s");
-            std::thread::sleep(std::time::Duration::from_secs(3));
-        }
-        done
-    });
+    let completed = hopscope_testkit::until_uncrowded(attempts, knob_change_flow);
     assert!(completed, "another process held the CPUs in each of {attempts} attempts");
 }
 
@@ -48,7 +35,7 @@ fn a_knob_change_against_a_saved_baseline_names_the_slice_and_gates_the_exit() {
 fn knob_change_flow(attempt: u32) -> bool {
     let root = temp_dir(&format!("flow-{attempt}"));
     let saved = decompose(&root, "base", &["--save-baseline", "main"]);
-    if contended(&saved) {
+    if hopscope_testkit::crowded(&saved) {
         return false;
     }
     assert!(saved.status.success(), "{}", text(&saved));
@@ -59,7 +46,7 @@ fn knob_change_flow(attempt: u32) -> bool {
     // stands, which refuses the verdict; the exit status follows the
     // verdict either way, and the slice's own change is always seen.)
     let changed = decompose(&root, "slow", &["--baseline", "main", "--fail-on", "regression", "--delay", "built:3000"]);
-    if contended(&changed) {
+    if hopscope_testkit::crowded(&changed) {
         return false;
     }
     let change: serde_json::Value =
@@ -110,7 +97,7 @@ fn knob_change_flow(attempt: u32) -> bool {
 
     // --json: one JSON object on stdout, the summary lines gone.
     let out = decompose(&root, "json", &["--baseline", "main", "--json"]);
-    if contended(&out) {
+    if hopscope_testkit::crowded(&out) {
         return false;
     }
     assert!(out.status.success(), "{}", text(&out));

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use hopscope_analyze::ab::Verdict;
 use hopscope_analyze::ab_trace::AbTrace;
 use hopscope_analyze::{experiment, resolution};
-use hopscope_probe::{Block, HopTable, Reading, Ticks, Trace, TraceHeader};
+use hopscope_probe::{Block, Reading, Ticks, Trace, TraceHeader};
 
 /// Arm lanes by their legacy names: `a`, `b` and the `control`.
 const LANES: [&str; 3] = ["a", "b", "control"];
@@ -29,19 +29,9 @@ fn wall_ns(lane: u16, pass: u32, sample: u32) -> u64 {
 /// `waited` (its wall time stretched by as much).
 fn trace(waited: &[(u32, u32)]) -> Trace {
     let header = TraceHeader {
-        created_unix_ms: 1_700_000_000_000,
-        host: common::host(),
-        clock: common::ns_clock(),
-        hops: HopTable::standard(),
-        lanes: LANES.iter().map(|s| (*s).to_owned()).collect(),
-        threads: vec!["caller".into()],
         readings: vec!["process.cpu_ns".into(), "process.run_queue_ns".into()],
-        counters: Vec::new(),
         run: BTreeMap::from([("shape".to_owned(), "single-insert".to_owned())]),
-        lane_info: Vec::new(),
-        span_machinery: None,
-        statement_hook: None,
-        mark_ns: None,
+        ..common::header(&LANES, &["caller"])
     };
     let mut blocks = Vec::new();
     let mut t = 1_000_000;

@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-
 use hopscope_analyze::slices::Owner;
 use hopscope_analyze::{Decomposition, decompose};
 use hopscope_probe::{Block, Hop, HopTable, Mark, OpId, Side, Stream, Ticks, Trace, TraceHeader};
@@ -66,21 +64,7 @@ fn writer(tail_ns: u64, returned_ns: u64, sqlite_ns: u64) -> Offsets {
 }
 
 fn header() -> TraceHeader {
-    TraceHeader {
-        created_unix_ms: 1_700_000_000_000,
-        host: common::host(),
-        clock: common::ns_clock(),
-        hops: HopTable::standard(),
-        lanes: LANES.iter().map(|s| (*s).to_owned()).collect(),
-        threads: vec!["caller".into(), "writer".into()],
-        readings: Vec::new(),
-        counters: Vec::new(),
-        run: BTreeMap::new(),
-        lane_info: Vec::new(),
-        span_machinery: None,
-        statement_hook: None,
-        mark_ns: Some(MARK_NS),
-    }
+    TraceHeader { mark_ns: Some(MARK_NS), ..common::header(&LANES, &["caller", "writer"]) }
 }
 
 /// A run of both lanes' shapes: the probed lanes' wall time is their path

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use hopscope_analyze::ab_trace::AbTrace;
 use hopscope_analyze::merge::{CONTROL, MergeResult, analyze};
-use hopscope_probe::{Block, HopTable, Ticks, Trace, TraceHeader};
+use hopscope_probe::{Block, Ticks, Trace, TraceHeader};
 
 const ARMS: [&str; 5] = ["naive", "tuned", "fast_step", "null_step", CONTROL];
 const PHASES: [&str; 2] = ["cold", "again"];
@@ -37,23 +37,14 @@ fn lane_name(arm: &str, phase: &str) -> String {
 fn trace(control_drift: f64) -> Trace {
     let lanes: Vec<String> = ARMS.iter().flat_map(|a| PHASES.map(|p| lane_name(a, p))).collect();
     let header = TraceHeader {
-        created_unix_ms: 1_700_000_000_000,
-        host: common::host(),
-        clock: common::ns_clock(),
-        hops: HopTable::standard(),
         lanes,
-        threads: vec!["merger".into()],
-        readings: Vec::new(),
-        counters: Vec::new(),
         run: BTreeMap::from([
             ("changes".to_owned(), (CHANGES_PER_PART * u64::from(PARTS)).to_string()),
             ("rounds".to_owned(), "1".to_owned()),
         ]),
-        lane_info: Vec::new(),
-        span_machinery: None,
-        statement_hook: None,
-        mark_ns: None,
+        ..common::header(&[], &["merger"])
     };
+
     let mut blocks = Vec::new();
     let mut t = 0u64;
     for (phase_index, phase) in PHASES.iter().enumerate() {

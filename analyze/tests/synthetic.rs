@@ -15,12 +15,6 @@ const LANES: [&str; 5] = ["inline", "floor", "floor-probed", "writer", "writer-p
 /// A header whose clock runs at exactly 1 ns per tick.
 fn header() -> TraceHeader {
     TraceHeader {
-        created_unix_ms: 1_700_000_000_000,
-        host: common::host(),
-        clock: common::ns_clock(),
-        hops: HopTable::standard(),
-        lanes: LANES.iter().map(|s| (*s).to_owned()).collect(),
-        threads: vec!["caller".into(), "writer".into()],
         readings: vec![
             "caller.cpu_ns".into(),
             "writer.cpu_ns".into(),
@@ -36,11 +30,9 @@ fn header() -> TraceHeader {
             },
         ],
         run: BTreeMap::from([("shape".to_owned(), "single-insert".to_owned())]),
-        // Legacy: no roles, so the analyzer reads them from the lane names.
-        lane_info: Vec::new(),
-        span_machinery: None,
-        statement_hook: None,
-        mark_ns: None,
+        // Legacy: no roles (`lane_info` empty), so the analyzer reads them
+        // from the lane names.
+        ..common::header(&LANES, &["caller", "writer"])
     }
 }
 

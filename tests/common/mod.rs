@@ -95,8 +95,7 @@ pub(crate) fn ok(out: &Output) -> String {
 /// and the refusal itself is tested where it is the point
 /// (`tests/contention.rs`).
 pub(crate) fn finished(out: &Output) -> bool {
-    let said = |bytes: &[u8]| String::from_utf8_lossy(bytes).contains("another process held");
-    out.status.success() || (out.status.code() == Some(5) && (said(&out.stdout) || said(&out.stderr)))
+    out.status.success() || (out.status.code() == Some(5) && hopscope_testkit::crowded(out))
 }
 
 /// How many rounds a run's `result.json` left out of every figure because

@@ -1,8 +1,23 @@
 //! What the analyzer's synthetic traces share: a made-up host and a clock
 //! that runs at exactly 1 ns per tick, so every duration written is the
-//! duration read back.
+//! duration read back, and a header of both that each test completes.
 
-use hopscope_probe::{ClockInfo, ClockSource, HostInfo};
+#![allow(dead_code)]
+
+use hopscope_probe::{ClockInfo, ClockSource, HostInfo, TraceHeader};
+
+/// A synthetic run's header: `lanes` and `threads` on [`host`] and
+/// [`ns_clock`], the standard hops, nothing else recorded (the rest as
+/// [`TraceHeader::for_this_host`] leaves it). A test adds
+/// what it records with struct update syntax (`..header(..)`).
+pub(crate) fn header(lanes: &[&str], threads: &[&str]) -> TraceHeader {
+    TraceHeader {
+        created_unix_ms: 1_700_000_000_000,
+        host: host(),
+        clock: ns_clock(),
+        ..TraceHeader::for_this_host(lanes, threads)
+    }
+}
 
 /// A host that names itself as synthetic.
 pub(crate) fn host() -> HostInfo {

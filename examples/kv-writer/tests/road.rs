@@ -41,26 +41,12 @@ fn text(out: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
 
-/// Whether another process held a run's CPUs: a baseline is then not
-/// saved and a verdict refused, by design (tests/contention.rs holds that).
-fn contended(out: &Output) -> bool {
-    text(out).contains("another process held")
-}
-
 #[test]
 fn baselines_gate_the_exit_and_every_run_is_indexed() {
     // The scenario needs runs the host left alone; a run another process
     // crowded (seen in CI: 3 of 6 rounds) starts it again, afresh.
     let attempts = 3;
-    let completed = (1..=attempts).any(|attempt| {
-        let done = baselines_gate_scenario(attempt);
-        if !done {
-            // A crowded moment lasts seconds: let it pass.
-            eprintln!("attempt {attempt}: another process held a run's CPUs; again in 3 s");
-            std::thread::sleep(std::time::Duration::from_secs(3));
-        }
-        done
-    });
+    let completed = hopscope_testkit::until_uncrowded(attempts, baselines_gate_scenario);
     assert!(completed, "another process held the CPUs in each of {attempts} attempts");
 }
 
@@ -71,7 +57,7 @@ fn baselines_gate_scenario(attempt: u32) -> bool {
     let index = RunIndex::at(&root.join("index.jsonl"));
     let out = |name: &str| root.join(name).display().to_string();
     let saved = kv(&root, &["--out", &out("base"), "--save-baseline", "main"], &[]);
-    if contended(&saved) {
+    if hopscope_testkit::crowded(&saved) {
         return false;
     }
     assert!(saved.status.success(), "{}", text(&saved));
@@ -79,7 +65,7 @@ fn baselines_gate_scenario(attempt: u32) -> bool {
 
     // Unchanged: the exit status follows the verdict change.json records.
     let again = kv(&root, &["--out", &out("again"), "--baseline", "main", "--fail-on", "regression"], &[]);
-    if contended(&again) {
+    if hopscope_testkit::crowded(&again) {
         return false;
     }
     let verdict = |dir: &str| -> String {
@@ -103,7 +89,7 @@ fn baselines_gate_scenario(attempt: u32) -> bool {
         &["--out", &out("slow"), "--baseline", "main", "--fail-on", "regression"],
         &[("KV_WRITER_SLOWDOWN_NS", "40000")],
     );
-    if contended(&slow) {
+    if hopscope_testkit::crowded(&slow) {
         return false;
     }
     let slow_verdict = verdict("slow");

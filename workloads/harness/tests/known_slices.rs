@@ -7,10 +7,8 @@
 
 mod common;
 
-use std::thread::JoinHandle;
-
-use common::{busy, ns_per_tick, spun_ns};
-use crossbeam_channel::{Receiver, Sender};
+use common::{ToyWriter, busy, ns_per_tick, spun_ns};
+use crossbeam_channel::Sender;
 use hopscope_harness::{BoxError, HandIn, Harness, Lane, Plan, ThreadInit};
 use hopscope_probe::{Hop, OpId, hop};
 
@@ -38,45 +36,37 @@ enum Message {
     HandIn(HandIn, Sender<()>),
 }
 
-/// A writer thread of the kind a user writes: a channel in, a channel out.
-struct Writer {
-    requests: Option<Sender<Message>>,
-    replies: Receiver<()>,
-    thread: Option<JoinHandle<()>>,
-}
+/// The toy writer: `woke`, the execute wait, `executed`, the harvest
+/// wait, `replied`.
+struct Writer(ToyWriter<Message>);
 
 impl Writer {
     fn spawn(init: ThreadInit) -> Writer {
-        let (requests, inbox) = crossbeam_channel::unbounded::<Message>();
-        let (reply, replies) = crossbeam_channel::unbounded();
-        let thread = std::thread::spawn(move || {
-            init.enter();
-            for message in inbox {
-                match message {
-                    Message::Op(id) => {
-                        hop!(id, Hop::WOKE);
-                        busy(EXECUTE_NS);
-                        hop!(id, Hop::EXECUTED);
-                        busy(HARVEST_NS);
-                        hop!(id, Hop::REPLIED);
-                        let _ = reply.send(());
-                    }
-                    Message::HandIn(hand_in, done) => {
-                        hand_in.collect("writer");
-                        let _ = done.send(());
-                    }
+        Writer(ToyWriter::spawn(
+            move || init.enter(),
+            |message, reply| match message {
+                Message::Op(id) => {
+                    hop!(id, Hop::WOKE);
+                    busy(EXECUTE_NS);
+                    hop!(id, Hop::EXECUTED);
+                    busy(HARVEST_NS);
+                    hop!(id, Hop::REPLIED);
+                    let _ = reply.send(());
                 }
-            }
-        });
-        Writer { requests: Some(requests), replies, thread: Some(thread) }
+                Message::HandIn(hand_in, done) => {
+                    hand_in.collect("writer");
+                    let _ = done.send(());
+                }
+            },
+        ))
     }
 
     fn write(&self, id: OpId) -> Result<(), BoxError> {
         hop!(id, Hop::ENTER);
         busy(BUILD_NS);
         hop!(id, Hop::SENT);
-        self.requests.as_ref().ok_or("stopped")?.send(Message::Op(id))?;
-        self.replies.recv()?;
+        self.0.send(Message::Op(id))?;
+        self.0.reply()?;
         hop!(id, Hop::RECEIVED);
         busy(RETURN_NS);
         hop!(id, Hop::DONE);
@@ -85,17 +75,8 @@ impl Writer {
 
     fn hand_in(&self, hand_in: &HandIn) -> Result<(), BoxError> {
         let (done, answered) = crossbeam_channel::bounded(1);
-        self.requests.as_ref().ok_or("stopped")?.send(Message::HandIn(hand_in.clone(), done))?;
+        self.0.send(Message::HandIn(hand_in.clone(), done))?;
         Ok(answered.recv()?)
-    }
-}
-
-impl Drop for Writer {
-    fn drop(&mut self) {
-        self.requests.take();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
     }
 }
 

@@ -12,10 +12,7 @@
 
 mod common;
 
-use std::thread::JoinHandle;
-
-use common::{busy, ns_per_tick, spun_ns};
-use crossbeam_channel::{Receiver, Sender};
+use common::{ToyWriter, busy, ns_per_tick, spun_ns};
 use hopscope_harness::{BoxError, Harness, Lane, Plan};
 use hopscope_probe::{HopLayer, SliceKind};
 
@@ -38,27 +35,21 @@ const TOLERANCE_US: f64 = 0.25;
 
 /// A writer thread with spans and nothing else: the harness never runs
 /// anything on it.
-struct Writer {
-    requests: Option<Sender<u64>>,
-    replies: Receiver<()>,
-    thread: Option<JoinHandle<()>>,
-}
+struct Writer(ToyWriter<u64>);
 
 impl Writer {
     fn spawn() -> Writer {
-        let (requests, inbox) = crossbeam_channel::unbounded::<u64>();
-        let (reply, replies) = crossbeam_channel::unbounded();
-        let thread = std::thread::spawn(move || {
-            for op in inbox {
+        Writer(ToyWriter::spawn(
+            || {},
+            |op, reply| {
                 tracing::info_span!("serve", op).in_scope(|| {
                     busy(BEFORE_EXECUTE_NS);
                     tracing::info_span!("execute", op).in_scope(|| busy(EXECUTE_NS));
                     busy(AFTER_EXECUTE_NS);
                 });
                 let _ = reply.send(());
-            }
-        });
-        Writer { requests: Some(requests), replies, thread: Some(thread) }
+            },
+        ))
     }
 
     fn write(&self, op: u64) -> Result<(), BoxError> {
@@ -67,18 +58,8 @@ impl Writer {
         tracing::info_span!("prepare", op).in_scope(|| busy(PREPARE_NS));
         busy(BEFORE_SEND_NS);
         tracing::info_span!("send", op).in_scope(|| busy(SEND_NS));
-        self.requests.as_ref().ok_or("stopped")?.send(op)?;
-        self.replies.recv()?;
-        Ok(())
-    }
-}
-
-impl Drop for Writer {
-    fn drop(&mut self) {
-        self.requests.take();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        self.0.send(op)?;
+        self.0.reply()
     }
 }
 

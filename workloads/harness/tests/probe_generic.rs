@@ -7,10 +7,7 @@
 
 mod common;
 
-use std::thread::JoinHandle;
-
-use common::busy;
-use crossbeam_channel::{Receiver, Sender};
+use common::{ToyWriter, busy};
 use hopscope_harness::{BoxError, ClosureLane, Harness, Lane, Plan, ThreadJob};
 use hopscope_probe::{Hop, NoProbe, OpId, Probe, Recording};
 
@@ -26,67 +23,48 @@ enum Message {
 
 /// A writer thread generic over the probe; `harvest` is its extra work.
 struct Writer<P: Probe> {
-    requests: Option<Sender<Message>>,
-    replies: Receiver<()>,
-    thread: Option<JoinHandle<()>>,
+    thread: ToyWriter<Message>,
     probe: P,
 }
 
 impl<P: Probe> Writer<P> {
     fn spawn(probe: P, harvest: bool) -> Writer<P> {
-        let (requests, inbox) = crossbeam_channel::unbounded::<Message>();
-        let (reply, replies) = crossbeam_channel::unbounded();
-        let thread = std::thread::spawn(move || {
-            for message in inbox {
-                match message {
-                    Message::Op(id) => {
-                        probe.mark(id, Hop::WOKE);
-                        busy(EXECUTE_NS);
-                        probe.mark(id, Hop::EXECUTED);
-                        if harvest {
-                            busy(HARVEST_NS);
-                            probe.mark(id, Hop::HARVESTED);
-                        }
-                        probe.mark(id, Hop::REPLIED);
-                        let _ = reply.send(());
+        let thread = ToyWriter::spawn(
+            || {},
+            move |message, reply| match message {
+                Message::Op(id) => {
+                    probe.mark(id, Hop::WOKE);
+                    busy(EXECUTE_NS);
+                    probe.mark(id, Hop::EXECUTED);
+                    if harvest {
+                        busy(HARVEST_NS);
+                        probe.mark(id, Hop::HARVESTED);
                     }
-                    Message::Run(job) => {
-                        job();
-                        let _ = reply.send(());
-                    }
+                    probe.mark(id, Hop::REPLIED);
+                    let _ = reply.send(());
                 }
-            }
-        });
-        Writer { requests: Some(requests), replies, thread: Some(thread), probe }
+                Message::Run(job) => {
+                    job();
+                    let _ = reply.send(());
+                }
+            },
+        );
+        Writer { thread, probe }
     }
 
     fn write(&self, id: OpId) -> Result<(), BoxError> {
         self.probe.mark(id, Hop::ENTER);
         self.probe.mark(id, Hop::SENT);
-        self.send(Message::Op(id))?;
-        self.replies.recv()?;
+        self.thread.send(Message::Op(id))?;
+        self.thread.reply()?;
         self.probe.mark(id, Hop::RECEIVED);
         self.probe.mark(id, Hop::DONE);
         Ok(())
     }
 
     fn on_thread(&self, job: ThreadJob) -> Result<(), BoxError> {
-        self.send(Message::Run(job))?;
-        Ok(self.replies.recv()?)
-    }
-
-    fn send(&self, message: Message) -> Result<(), BoxError> {
-        let requests = self.requests.as_ref().ok_or("stopped")?;
-        requests.send(message).map_err(|_| BoxError::from("the writer thread is gone"))
-    }
-}
-
-impl<P: Probe> Drop for Writer<P> {
-    fn drop(&mut self) {
-        self.requests.take();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        self.thread.send(Message::Run(job))?;
+        self.thread.reply()
     }
 }
 

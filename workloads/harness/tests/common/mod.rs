@@ -42,3 +42,52 @@ pub(crate) fn spun_ns(ns: u64) -> f64 {
     };
     median(bracket(&|| busy(ns))) - median(bracket(&|| {}))
 }
+
+/// A writer thread of the kind a user writes, for the known-length tests:
+/// messages in on one channel, a reply out on another, the thread joined
+/// when dropped. Each test says what the thread does with a message
+/// (`serve`, given the reply channel) and what it does first (`enter`:
+/// joining the harness's hand-in, say).
+pub(crate) struct ToyWriter<M: Send + 'static> {
+    requests: Option<crossbeam_channel::Sender<M>>,
+    replies: crossbeam_channel::Receiver<()>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl<M: Send + 'static> ToyWriter<M> {
+    /// Start the thread: `enter`, then `serve` each message until dropped.
+    pub(crate) fn spawn(
+        enter: impl FnOnce() + Send + 'static,
+        mut serve: impl FnMut(M, &crossbeam_channel::Sender<()>) + Send + 'static,
+    ) -> ToyWriter<M> {
+        let (requests, inbox) = crossbeam_channel::unbounded::<M>();
+        let (reply, replies) = crossbeam_channel::unbounded();
+        let thread = std::thread::spawn(move || {
+            enter();
+            for message in inbox {
+                serve(message, &reply);
+            }
+        });
+        ToyWriter { requests: Some(requests), replies, thread: Some(thread) }
+    }
+
+    /// Hand `message` to the thread.
+    pub(crate) fn send(&self, message: M) -> Result<(), hopscope_harness::BoxError> {
+        let requests = self.requests.as_ref().ok_or("stopped")?;
+        requests.send(message).map_err(|_| "the writer thread is gone".into())
+    }
+
+    /// Wait for the thread's next reply.
+    pub(crate) fn reply(&self) -> Result<(), hopscope_harness::BoxError> {
+        Ok(self.replies.recv()?)
+    }
+}
+
+impl<M: Send + 'static> Drop for ToyWriter<M> {
+    fn drop(&mut self) {
+        self.requests.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

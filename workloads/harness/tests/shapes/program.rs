@@ -7,13 +7,11 @@
 //! the machinery the receipt states for it, must land where the direct
 //! marks put the same slice, in every placement of the two threads.
 
-use std::thread::JoinHandle;
-
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Sender;
 use hopscope_harness::{BoxError, HandIn, Harness, Lane, Placement, Plan, ThreadInit};
 use hopscope_probe::{Hop, HopLayer, HopTable, OpId, Side, hop};
 
-use crate::common::busy;
+use crate::common::{ToyWriter, busy};
 
 /// The span events each slice holds besides its two edges: (creates,
 /// closes, creates of a root, closes of a root, unmarked enters, unmarked
@@ -112,35 +110,28 @@ enum Marking {
 /// The writer thread and the channels to it.
 pub(crate) struct Program {
     marking: Marking,
-    requests: Option<Sender<Message>>,
-    replies: Receiver<()>,
-    thread: Option<JoinHandle<()>>,
+    thread: ToyWriter<Message>,
 }
 
 impl Program {
     fn spawn(init: ThreadInit, marking: Marking) -> Program {
-        let (requests, inbox) = crossbeam_channel::unbounded::<Message>();
-        let (reply, replies) = crossbeam_channel::unbounded();
-        let thread = std::thread::spawn(move || {
-            init.enter();
-            for message in inbox {
-                match message {
-                    Message::Op(op) => {
-                        serve(marking, op);
-                        let _ = reply.send(());
-                    }
-                    Message::HandIn(hand_in, done) => {
-                        hand_in.collect("writer");
-                        let _ = done.send(());
-                    }
+        let thread = ToyWriter::spawn(
+            move || init.enter(),
+            move |message, reply| match message {
+                Message::Op(op) => {
+                    serve(marking, op);
+                    let _ = reply.send(());
                 }
-            }
-        });
-        Program { marking, requests: Some(requests), replies, thread: Some(thread) }
+                Message::HandIn(hand_in, done) => {
+                    hand_in.collect("writer");
+                    let _ = done.send(());
+                }
+            },
+        );
+        Program { marking, thread }
     }
 
     fn write(&self, op: u64) -> Result<(), BoxError> {
-        let requests = self.requests.as_ref().ok_or("stopped")?;
         match self.marking {
             Marking::Spans => {
                 let write = tracing::info_span!("write", op).entered();
@@ -148,8 +139,8 @@ impl Program {
                 tracing::info_span!("prepare", op).in_scope(|| busy(wait("prepare.enter→prepare.exit")));
                 busy(wait("prepare.exit→send.enter"));
                 tracing::info_span!("send", op).in_scope(|| busy(wait("send.enter→send.exit")));
-                requests.send(Message::Op(op))?;
-                tracing::info_span!("wait", op).in_scope(|| self.replies.recv())?;
+                self.thread.send(Message::Op(op))?;
+                tracing::info_span!("wait", op).in_scope(|| self.thread.reply())?;
                 busy(wait("received→write.exit"));
                 drop(write);
             }
@@ -164,8 +155,8 @@ impl Program {
                 hop!(id, d.send[0]);
                 busy(wait("send.enter→send.exit"));
                 hop!(id, d.send[1]);
-                requests.send(Message::Op(op))?;
-                self.replies.recv()?;
+                self.thread.send(Message::Op(op))?;
+                self.thread.reply()?;
                 hop!(id, Hop::RECEIVED);
                 busy(wait("received→write.exit"));
                 hop!(id, d.write[1]);
@@ -179,7 +170,7 @@ impl Program {
             return Ok(());
         }
         let (done, answered) = crossbeam_channel::bounded(1);
-        self.requests.as_ref().ok_or("stopped")?.send(Message::HandIn(hand_in.clone(), done))?;
+        self.thread.send(Message::HandIn(hand_in.clone(), done))?;
         Ok(answered.recv()?)
     }
 }
@@ -215,15 +206,6 @@ fn serve(marking: Marking, op: u64) {
             hop!(id, d.serve[1]);
             busy(wait("serve.exit→ack.enter"));
             hop!(id, d.ack);
-        }
-    }
-}
-
-impl Drop for Program {
-    fn drop(&mut self) {
-        self.requests.take();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
         }
     }
 }
