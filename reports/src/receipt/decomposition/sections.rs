@@ -351,9 +351,9 @@ pub(super) fn waits(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         "\nThe medians are of every block: a lane whose median block waited little can still have had a few blocks \
          held by another process (the last column gives their waits). Run-queue delay is time a thread was \
          runnable but another held its CPU (the kernel's scheduler \
-         statistics, per block). A lane's threads wait for each other too, on one core most of all (kv-writer's \
-         two threads there: about a quarter of each write), but only while another of them runs, so their waits \
-         stay near what the process ran at most. A lane's waits are every thread's of the process but hopscope's \
+         statistics, per block). A lane's threads wait for each other too, on one core most of all (a caller and \
+         its writer sharing one core can each wait a large part of a write), but only while another of them runs, \
+         so their waits stay near what the process ran at most. A lane's waits are every thread's of the process but hopscope's \
          driver thread's. The rule, fixed in advance: a block waited for another process when its threads waited \
          {:.0}% of its wall time or more, more than {:.1}× what the process ran and {:.0} ms in all; a round (a block \
          of every lane, back to back) when any of its blocks did; the run is contended when half its rounds or \
