@@ -74,8 +74,7 @@ pub(crate) fn causal(p: &CausalProfile, dir: &Path) -> Drawn {
     #[cfg(feature = "render")]
     {
         let html = dir.join("report.html");
-        let page = crate::html::causal_page(p)?;
-        std::fs::write(&html, page).map_err(|source| ReportError::Io { path: html.clone(), source })?;
+        crate::written::write(&html, &crate::html::causal_page(p)?)?;
         let png = dir.join("causal.png");
         crate::causal_png(p, &png)?;
         Ok(Some(vec![("report", html), ("chart", png)]))

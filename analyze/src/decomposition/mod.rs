@@ -94,7 +94,8 @@ pub fn decompose_source(
     source: &mut impl BlockSource,
     partial: Option<Partial>,
 ) -> Result<Decomposition, AnalyzeError> {
-    decompose_source_with_samples(source, partial).map(|(d, _)| d)
+    let (d, held, _) = decompose_blocks(source)?;
+    Ok(mark_partial(d, source.header(), held, source.partial().or(partial)))
 }
 
 /// [`decompose_source`], and the run's samples as a comparison with
@@ -154,9 +155,9 @@ fn scan(
 }
 
 /// Read `source` twice (scan, then join) and decompose it; also returns
-/// how many blocks it held, and the join. When a few rounds waited for another process
-/// (fewer than half: [`crate::contention`]), a second scan leaves them out
-/// and so does the join.
+/// how many blocks it held, and the join. When a few rounds waited for
+/// another process (fewer than half: [`crate::contention`]), a second scan
+/// leaves them out and so does the join.
 fn decompose_blocks(source: &mut impl BlockSource) -> Result<(Decomposition, u64, Vec<LaneOps>), AnalyzeError> {
     let header = source.header().clone();
     let (mut scanned, rounds) = scan(source, &header, None)?;
