@@ -10,12 +10,19 @@
 //! lane's slope on the other side, to compare with the what-if run's own
 //! real slowdown, and a tally says which misses the profile warned of.
 //!
-//! Run with `cargo bench -p hopscope-harness --bench whatif_truth`.
+//! Run with `cargo bench -p hopscope-harness --bench whatif_truth`;
+//! `WHATIF_TRUTH_ONLY=4-different-cores` runs one layout,
+//! `WHATIF_TRUTH_REPLY=park` has the writer answer through a slot its
+//! caller parks on at once instead of a channel (whose receivers spin and
+//! yield first), and `WHATIF_TRUTH_COUNTERS=1` prints what each real toy's
+//! callers and writer spent per operation: where a hand-off's cost moves
+//! with the time between hand-offs, which a virtual speedup keeps as it
+//! was.
 
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{Sender, bounded, unbounded};
-use hopscope_analyze::{causal, stats};
+use hopscope_analyze::{CounterFigure, Decomposition, LaneResult, causal, stats};
 use hopscope_harness::whatif::{self, WhatIf};
 use hopscope_harness::{BoxError, HandIn, Harness, Lane, Ops, Placement, Plan, Role, Setup, ThreadInit, Workload};
 use hopscope_probe::{Hop, OpId, clock, hop};
@@ -28,8 +35,50 @@ fn busy(ns: f64) {
     }
 }
 
+/// A caller's reply slot that parks at once (a mutex and condvar, no spin
+/// or yield before sleeping): `WHATIF_TRUTH_REPLY=park` replies through it
+/// instead of a channel, a second real lane whose hand-offs cost
+/// differently.
+#[derive(Default)]
+struct Slot {
+    ready: std::sync::Mutex<bool>,
+    wake: std::sync::Condvar,
+}
+
+impl Slot {
+    fn post(&self) {
+        *self.ready.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.wake.notify_one();
+    }
+
+    fn wait(&self) {
+        let mut ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
+        while !*ready {
+            ready = self.wake.wait(ready).unwrap_or_else(|e| e.into_inner());
+        }
+        *ready = false;
+    }
+}
+
+/// How the writer answers a caller.
+enum Reply {
+    Channel(Sender<()>),
+    Parked(std::sync::Arc<Slot>),
+}
+
+impl Reply {
+    fn send(&self) {
+        match self {
+            Reply::Channel(c) => {
+                let _ = c.send(());
+            }
+            Reply::Parked(slot) => slot.post(),
+        }
+    }
+}
+
 enum Message {
-    Op(OpId, Sender<()>),
+    Op(OpId, Reply),
     HandIn(HandIn, Sender<()>),
 }
 
@@ -37,12 +86,13 @@ enum Message {
 /// thread and wait for its reply.
 struct Toy {
     build_ns: f64,
+    parked: bool,
     requests: Option<Sender<Message>>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Toy {
-    fn open(init: ThreadInit, build_ns: f64, statement_ns: f64) -> Toy {
+    fn open(init: ThreadInit, build_ns: f64, statement_ns: f64, parked: bool) -> Toy {
         let (requests, inbox) = unbounded::<Message>();
         let thread = std::thread::spawn(move || {
             init.enter();
@@ -53,7 +103,7 @@ impl Toy {
                         busy(statement_ns);
                         hop!(id, Hop::EXECUTED);
                         hop!(id, Hop::REPLIED);
-                        let _ = reply.send(());
+                        reply.send();
                     }
                     Message::HandIn(hand_in, done) => {
                         hand_in.collect("writer");
@@ -62,7 +112,7 @@ impl Toy {
                 }
             }
         });
-        Toy { build_ns, requests: Some(requests), thread: Some(thread) }
+        Toy { build_ns, parked, requests: Some(requests), thread: Some(thread) }
     }
 }
 
@@ -70,14 +120,20 @@ impl Workload for Toy {
     fn run(&self, _caller: usize, ops: Ops) -> Result<u64, BoxError> {
         let requests = self.requests.as_ref().ok_or("stopped")?;
         let (reply, replies) = bounded(1);
+        let slot = std::sync::Arc::new(Slot::default());
         let mut n = 0;
         for op in ops {
             let id = op.id();
             hop!(id, Hop::ENTER);
             busy(self.build_ns);
             hop!(id, Hop::SENT);
-            requests.send(Message::Op(id, reply.clone()))?;
-            replies.recv()?;
+            if self.parked {
+                requests.send(Message::Op(id, Reply::Parked(slot.clone())))?;
+                slot.wait();
+            } else {
+                requests.send(Message::Op(id, Reply::Channel(reply.clone())))?;
+                replies.recv()?;
+            }
             hop!(id, Hop::RECEIVED);
             hop!(id, Hop::DONE);
             n += 1;
@@ -102,7 +158,8 @@ impl Drop for Toy {
 }
 
 fn toy(role: Role, name: &str, callers: usize, build_ns: f64, statement_ns: f64) -> Lane {
-    let open = move |s: &Setup| Ok::<_, BoxError>(Toy::open(s.thread_init(), build_ns, statement_ns));
+    let parked = std::env::var("WHATIF_TRUTH_REPLY").is_ok_and(|r| r == "park");
+    let open = move |s: &Setup| Ok::<_, BoxError>(Toy::open(s.thread_init(), build_ns, statement_ns, parked));
     Lane::new(role, name, open).threads(&["writer"]).callers(callers).probed_only()
 }
 
@@ -152,6 +209,9 @@ fn real(
             .map(|b| ((b.pass, b.sample), b.us_per_op))
             .collect::<std::collections::BTreeMap<_, _>>()
     };
+    if counted() {
+        cpu_per_op(&d, callers, build, statement);
+    }
     let base = blocks("toy");
     CHANGES
         .iter()
@@ -165,10 +225,46 @@ fn real(
         .collect()
 }
 
+/// `WHATIF_TRUTH_COUNTERS=1`: the real toys count CPU time and context
+/// switches per role, and each prints its own.
+fn counted() -> bool {
+    std::env::var_os("WHATIF_TRUTH_COUNTERS").is_some()
+}
+
+/// What each real toy's roles spent per operation: whether a hand-off's
+/// cost moved with the statement or build (a cost a virtual speedup keeps
+/// as it was).
+fn cpu_per_op(d: &Decomposition, callers: usize, build: f64, statement: f64) {
+    let role = |lane: &LaneResult, counter: &str, role: &str| match lane.counters.get(counter) {
+        Some(CounterFigure::PerOp(roles)) => roles.get(role).copied().unwrap_or(f64::NAN),
+        _ => f64::NAN,
+    };
+    std::iter::once(("toy".to_owned(), (build, statement)))
+        .chain(CHANGES.iter().enumerate().map(|(i, (slice, change))| {
+            let keep = 1.0 - change / 100.0;
+            let sizes = if *slice == "enter→sent" { (build * keep, statement) } else { (build, statement * keep) };
+            (format!("change{i}"), sizes)
+        }))
+        .for_each(|(name, (b, s))| {
+            let Some(lane) = d.lanes.get(&format!("{name}-probed")) else { return };
+            println!(
+                "{callers} callers, build {:.2} µs, statement {:.1} µs: {:.2} µs/op; task clock per op: callers {:.2} µs, \
+                 writer {:.2} µs; context switches per op: callers {:.2}, writer {:.2}",
+                b / 1e3,
+                s / 1e3,
+                lane.us_per_op.as_ref().map_or(f64::NAN, |u| u.median),
+                role(lane, "task_clock_per_op", "caller") / 1e3,
+                role(lane, "task_clock_per_op", "writer") / 1e3,
+                role(lane, "context_switches_per_op", "caller"),
+                role(lane, "context_switches_per_op", "writer"),
+            );
+        });
+}
+
 /// Blocks of 100 operations per caller, the size a what-if run uses.
 fn plan(samples: u32, placement: Placement, callers: usize) -> Plan {
     let ops_per_block = whatif::OPS_PER_CALLER * callers as u64;
-    Plan { ops_per_block, samples, passes: 1, warmup_blocks: 3, placement, ..Plan::careful() }
+    Plan { ops_per_block, samples, passes: 1, warmup_blocks: 3, placement, perf_counters: counted(), ..Plan::careful() }
 }
 
 fn main() {
