@@ -13,7 +13,7 @@
 //! starts an operation (the writer's), or one declared on the writer's side
 //! marked only by the harness's callers ([`sides`]).
 
-use hopscope_probe::{Edge, Hop, Side, TraceHeader};
+use hopscope_probe::{Edge, Hop, Side, ThreadRole, TraceHeader};
 
 use crate::join::{LaneOps, SliceSide};
 use crate::slices::{Owner, SliceFigures};
@@ -68,7 +68,7 @@ pub fn check(header: &TraceHeader, ops: &LaneOps, slices: &[SliceFigures], basel
 pub fn sides(header: &TraceHeader, ops: &LaneOps) -> Vec<String> {
     let Some(&callers) = ops.hop_threads.first().filter(|m| **m != 0) else { return Vec::new() };
     let harness_callers = threads_of(callers)
-        .all(|t| header.threads.get(t).is_some_and(|name| name == "caller" || name.starts_with("caller-")));
+        .all(|t| header.threads.get(t).and_then(|name| name.parse::<ThreadRole>().ok()).is_some_and(|r| r.is_caller()));
     let mut warned: Vec<String> = Vec::new();
     let mut warnings = Vec::new();
     for (hop, &marked) in ops.hops.iter().zip(&ops.hop_threads) {

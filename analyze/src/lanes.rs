@@ -12,7 +12,9 @@
 
 use std::collections::BTreeMap;
 
-use hopscope_probe::{Block, EdgeCosts, SliceKind, SpanEvents, SpanMachinery, SpanSequence, Trace, TraceHeader};
+use hopscope_probe::{
+    Block, EdgeCosts, ReadingKey, SliceKind, SpanEvents, SpanMachinery, SpanSequence, ThreadFigure, Trace, TraceHeader,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::stats::{Samples, Summary, median_ci95_order_statistics, median_of_unsorted};
@@ -34,7 +36,7 @@ pub struct LaneBlocks {
     pub ops: u64,
     /// Per-op value of each reading (CPU ns, counter counts), per block, by
     /// reading key.
-    pub cpu_ns_per_op: BTreeMap<String, Vec<f64>>,
+    pub cpu_ns_per_op: BTreeMap<ReadingKey, Vec<f64>>,
     /// The span machinery measured after each block (ns, not per op), by
     /// slice kind: runs with span lanes record it for their probed builds.
     pub span_machinery_ns: BTreeMap<SliceKind, Vec<f64>>,
@@ -90,22 +92,20 @@ pub fn add_block(lanes: &mut [LaneBlocks], header: &TraceHeader, block: &Block) 
     lane.wall_ns_per_op.push(ns / block.op_count as f64);
     lane.ops = lane.ops.saturating_add(block.op_count);
     for reading in &block.readings {
-        let Some(key) = header.readings.get(usize::from(reading.key)) else { continue };
-        if key == SpanSequence::READING {
-            let seen = SpanSequence::from_reading(reading.value);
-            let entry = lane.span_sequences.entry((seen.from.0, seen.to.0)).or_insert((seen.events, seen.varied));
-            entry.1 |= seen.varied || entry.0 != seen.events;
-            continue;
-        }
-        if EdgeCosts::READINGS.contains(&key.as_str()) {
-            lane.span_edges_ns.entry(key.clone()).or_default().push(reading.value as f64 / 1_000.0);
-            continue;
-        }
-        match SliceKind::of_reading_key(key) {
-            Some(kind) => lane.span_machinery_ns.entry(kind).or_default().push(reading.value as f64 / 1_000.0),
-            None => {
-                lane.cpu_ns_per_op.entry(key.clone()).or_default().push(reading.value as f64 / block.op_count as f64)
+        let Some(name) = header.readings.get(usize::from(reading.key)) else { continue };
+        match ReadingKey::named(name) {
+            ReadingKey::SpanSequence => {
+                let seen = SpanSequence::from_reading(reading.value);
+                let entry = lane.span_sequences.entry((seen.from.0, seen.to.0)).or_insert((seen.events, seen.varied));
+                entry.1 |= seen.varied || entry.0 != seen.events;
             }
+            ReadingKey::SpanEdge(_) => {
+                lane.span_edges_ns.entry(name.clone()).or_default().push(reading.value as f64 / 1_000.0);
+            }
+            ReadingKey::SpanKind(kind) => {
+                lane.span_machinery_ns.entry(kind).or_default().push(reading.value as f64 / 1_000.0);
+            }
+            key => lane.cpu_ns_per_op.entry(key).or_default().push(reading.value as f64 / block.op_count as f64),
         }
     }
 }
@@ -163,15 +163,23 @@ pub fn figures(lane: &LaneBlocks, seed: u64) -> Option<LaneFigures> {
     let mut counters_per_op: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
     for (key, values) in &lane.cpu_ns_per_op {
         let Some(m) = median(values) else { continue };
-        match key.strip_suffix(".cpu_ns") {
-            Some(role) => {
-                cpu_us_per_op.insert(role.to_owned(), m / NS_PER_US);
+        match key {
+            ReadingKey::Thread(role, ThreadFigure::CpuNs) => {
+                cpu_us_per_op.insert(role.to_string(), m / NS_PER_US);
             }
-            None => {
-                if let Some((role, counter)) = key.split_once('.') {
-                    counters_per_op.entry(counter.to_owned()).or_default().insert(role.to_owned(), m);
+            ReadingKey::Thread(role, figure) => {
+                counters_per_op.entry(figure.name().to_owned()).or_default().insert(role.to_string(), m);
+            }
+            ReadingKey::Counter(role, counter) => {
+                counters_per_op.entry(counter.name().to_owned()).or_default().insert(role.to_string(), m);
+            }
+            // A newer build's reading: kept by its name, as `role.what`.
+            ReadingKey::Other(name) => {
+                if let Some((role, what)) = name.split_once('.') {
+                    counters_per_op.entry(what.to_owned()).or_default().insert(role.to_owned(), m);
                 }
             }
+            ReadingKey::SpanKind(_) | ReadingKey::SpanEdge(_) | ReadingKey::SpanSequence => {}
         }
     }
     Some(LaneFigures {

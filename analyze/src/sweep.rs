@@ -4,6 +4,7 @@
 //! switches, next to a parking baseline and the inline lane run alternately
 //! in the same process.
 
+use hopscope_probe::ThreadRole;
 use serde::{Deserialize, Serialize};
 
 use crate::decomposition::{CounterFigure, Decomposition};
@@ -52,6 +53,7 @@ pub fn rows(placement: &str, trace: &hopscope_probe::Trace, d: &Decomposition) -
         CounterFigure::PerOp(roles) => roles.get("total").copied(),
         CounterFigure::Unsupported(_) => None,
     };
+    let (caller, writer) = (ThreadRole::Caller.to_string(), ThreadRole::writer().to_string());
     blocks
         .iter()
         .filter_map(|lane| {
@@ -66,15 +68,13 @@ pub fn rows(placement: &str, trace: &hopscope_probe::Trace, d: &Decomposition) -
                 setting: lane.name.clone(),
                 wall_us: summary.median,
                 wall_ci95: summary.ci95,
-                caller_cpu_us: cpu.and_then(|c| c.get("caller").copied()),
-                writer_cpu_us: cpu.and_then(|c| c.get("writer").copied()),
-                process_cpu_us: cpu.and_then(|c| c.get("process").copied()),
+                caller_cpu_us: cpu.and_then(|c| c.get(&caller).copied()),
+                writer_cpu_us: cpu.and_then(|c| c.get(&writer).copied()),
+                process_cpu_us: cpu.and_then(|c| c.get(&ThreadRole::Process.to_string()).copied()),
                 // perf's count when recorded, else getrusage's (always there).
                 context_switches: total(&lane.name, "context_switches_per_op").or_else(|| {
                     let switches = d.ctx_switches_per_op.get(&lane.name)?;
-                    Some(
-                        switches.get("caller").copied().unwrap_or(0.0) + switches.get("writer").copied().unwrap_or(0.0),
-                    )
+                    Some(switches.get(&caller).copied().unwrap_or(0.0) + switches.get(&writer).copied().unwrap_or(0.0))
                 }),
                 cpu_migrations: total(&lane.name, "cpu_migrations_per_op"),
                 cross_core_hops: d.lanes.get(&lane.name).and_then(|l| l.cross_core_hops_per_op),

@@ -31,7 +31,7 @@ pub mod slices;
 
 use std::collections::BTreeMap;
 
-use hopscope_probe::{Block, TraceHeader};
+use hopscope_probe::{Block, ReadingKey, ThreadFigure, ThreadRole, TraceHeader};
 use serde::{Deserialize, Serialize};
 
 use crate::lanes::LaneBlocks;
@@ -56,21 +56,17 @@ pub const CONTENDED_OVER_CPU: f64 = 1.5;
 /// starts (a quiet debug build's writer lane: 42 µs of process waits per
 /// 33 µs write, 16 µs of them its caller's and writer's), and none of that
 /// is another process. The other lanes' threads are parked meanwhile.
-pub const PROCESS_RUN_QUEUE: &str = "process.run_queue_ns";
+pub const PROCESS_RUN_QUEUE: ReadingKey = ReadingKey::Thread(ThreadRole::Process, ThreadFigure::RunQueueNs);
 
 /// The run-queue delay of the run's driver thread, hopscope's own, which
 /// the process's holds: the process's less this is every thread's but
 /// the driver's, a span lane's own writer thread included.
-pub const DRIVER_RUN_QUEUE: &str = "driver.run_queue_ns";
+pub const DRIVER_RUN_QUEUE: ReadingKey = ReadingKey::Thread(ThreadRole::Driver, ThreadFigure::RunQueueNs);
 
-/// The suffix of a thread role's run-queue reading (`caller.run_queue_ns`,
-/// `writer.run_queue_ns`).
-pub const ROLE_RUN_QUEUE: &str = ".run_queue_ns";
-
-/// Whether `key` is a lane thread's run-queue reading (not the process's
-/// or the driver's).
-fn is_role_run_queue(key: &str) -> bool {
-    key.ends_with(ROLE_RUN_QUEUE) && key != PROCESS_RUN_QUEUE && key != DRIVER_RUN_QUEUE
+/// Whether `key` is a lane thread's run-queue reading (`caller.run_queue_ns`,
+/// `writer.run_queue_ns`; not the process's or the driver's).
+fn is_role_run_queue(key: &ReadingKey) -> bool {
+    matches!(key, ReadingKey::Thread(role, ThreadFigure::RunQueueNs) if !matches!(role, ThreadRole::Process | ThreadRole::Driver))
 }
 
 /// A block's (or an operation's) waits from its readings: the process's
@@ -86,7 +82,7 @@ fn lane_waits(process: Option<f64>, driver: Option<f64>, roles: &[f64]) -> Optio
 }
 
 /// The reading of the whole process's CPU over a block.
-pub const PROCESS_CPU: &str = "process.cpu_ns";
+pub const PROCESS_CPU: ReadingKey = ReadingKey::Thread(ThreadRole::Process, ThreadFigure::CpuNs);
 
 /// A block is contended only when its threads waited at least this long
 /// in all, ns: one tick of a 1000 Hz scheduler clock.
@@ -105,15 +101,15 @@ pub fn waited_for_another(run_queue_ns: f64, wall_ns: f64, cpu_ns: Option<f64>) 
 /// The same rule on one block of a trace; `None` when the block carries
 /// no run-queue reading.
 pub fn block_contended(header: &TraceHeader, block: &Block) -> Option<bool> {
-    let reading = |name: &str| {
-        let key = header.readings.iter().position(|r| r == name)?;
+    let keys: Vec<ReadingKey> = header.readings.iter().map(|name| ReadingKey::named(name)).collect();
+    let reading = |wanted: &ReadingKey| {
+        let key = keys.iter().position(|k| k == wanted)?;
         block.readings.iter().find(|r| usize::from(r.key) == key).map(|r| r.value as f64)
     };
-    let roles: Vec<f64> =
-        header.readings.iter().filter(|name| is_role_run_queue(name)).filter_map(|name| reading(name)).collect();
-    let run_queue = lane_waits(reading(PROCESS_RUN_QUEUE), reading(DRIVER_RUN_QUEUE), &roles)?;
+    let roles: Vec<f64> = keys.iter().filter(|key| is_role_run_queue(key)).filter_map(reading).collect();
+    let run_queue = lane_waits(reading(&PROCESS_RUN_QUEUE), reading(&DRIVER_RUN_QUEUE), &roles)?;
     let wall = block.end.since(block.start) as f64 * header.clock.ns_per_tick;
-    Some(waited_for_another(run_queue, wall, reading(PROCESS_CPU)))
+    Some(waited_for_another(run_queue, wall, reading(&PROCESS_CPU)))
 }
 
 /// What the scheduler did to one lane, per operation (every block the run
@@ -272,8 +268,8 @@ impl Rounds {
 /// A lane's waits per operation, block by block ([`lane_waits`]).
 fn lane_run_queue(lane: &LaneBlocks) -> Option<Vec<f64>> {
     let blocks = lane.wall_ns_per_op.len();
-    let of = |key: &str| lane.cpu_ns_per_op.get(key).filter(|v| v.len() == blocks);
-    let (process, driver) = (of(PROCESS_RUN_QUEUE), of(DRIVER_RUN_QUEUE));
+    let of = |key: &ReadingKey| lane.cpu_ns_per_op.get(key).filter(|v| v.len() == blocks);
+    let (process, driver) = (of(&PROCESS_RUN_QUEUE), of(&DRIVER_RUN_QUEUE));
     let roles: Vec<&Vec<f64>> = lane
         .cpu_ns_per_op
         .iter()
@@ -303,7 +299,7 @@ pub fn of(lanes: &[LaneBlocks], rounds: &Rounds) -> Option<Contention> {
         if rq.len() != walls.len() || rq.is_empty() {
             continue;
         }
-        let cpu = lane.cpu_ns_per_op.get(PROCESS_CPU).filter(|c| c.len() == rq.len());
+        let cpu = lane.cpu_ns_per_op.get(&PROCESS_CPU).filter(|c| c.len() == rq.len());
         // Every block of a lane has the same number of operations.
         let ops = lane.ops as f64 / rq.len() as f64;
         let mut shares: Vec<f64> = rq.iter().zip(walls).map(|(r, w)| if *w > 0.0 { r / w } else { 0.0 }).collect();
@@ -317,15 +313,20 @@ pub fn of(lanes: &[LaneBlocks], rounds: &Rounds) -> Option<Contention> {
             let walls: Vec<f64> = contended.iter().map(|&i| walls[i] / 1_000.0).collect();
             (median_of(&waits), median_of(&walls))
         });
-        let per_role = |suffix: &str| -> BTreeMap<String, f64> {
+        let per_role = |wanted: ThreadFigure, keep: &dyn Fn(&ThreadRole) -> bool| -> BTreeMap<String, f64> {
             lane.cpu_ns_per_op
                 .iter()
-                .filter_map(|(key, v)| Some((key.strip_suffix(suffix)?.to_owned(), median_of(v))))
+                .filter_map(|(key, v)| match key {
+                    ReadingKey::Thread(role, figure) if *figure == wanted && keep(role) => {
+                        Some((role.to_string(), median_of(v)))
+                    }
+                    _ => None,
+                })
                 .collect()
         };
-        let by_role = per_role(ROLE_RUN_QUEUE)
+        let lane_threads = |role: &ThreadRole| !matches!(role, ThreadRole::Process | ThreadRole::Driver);
+        let by_role = per_role(ThreadFigure::RunQueueNs, &lane_threads)
             .into_iter()
-            .filter(|(role, _)| role != "process" && role != "driver")
             .map(|(role, ns)| (role, ns / 1_000.0))
             .collect();
         out.insert(
@@ -334,7 +335,7 @@ pub fn of(lanes: &[LaneBlocks], rounds: &Rounds) -> Option<Contention> {
                 run_queue_us_per_op: median_of(rq) / 1_000.0,
                 share: median_of_unsorted(&mut shares),
                 by_role,
-                involuntary_per_op: per_role(".involuntary_switches"),
+                involuntary_per_op: per_role(ThreadFigure::InvoluntarySwitches, &|_| true),
                 contended_blocks: contended.len(),
                 blocks: rq.len(),
                 in_contended,
@@ -372,8 +373,8 @@ mod tests {
             cpu_ns_per_op: BTreeMap::from([
                 (PROCESS_RUN_QUEUE.to_owned(), rq_ns.iter().map(|r| 2.0 * r).collect()),
                 (PROCESS_CPU.to_owned(), vec![cpu_ns; rq_ns.len()]),
-                ("caller.run_queue_ns".to_owned(), rq_ns.iter().map(|r| r / 4.0).collect()),
-                ("writer.run_queue_ns".to_owned(), rq_ns.iter().map(|r| 3.0 * r / 4.0).collect()),
+                (ReadingKey::named("caller.run_queue_ns"), rq_ns.iter().map(|r| r / 4.0).collect()),
+                (ReadingKey::named("writer.run_queue_ns"), rq_ns.iter().map(|r| 3.0 * r / 4.0).collect()),
             ]),
             span_machinery_ns: BTreeMap::new(),
             span_edges_ns: BTreeMap::new(),
@@ -385,7 +386,7 @@ mod tests {
     fn rounds(lanes: &[LaneBlocks]) -> Rounds {
         let mut r = Rounds::default();
         for l in lanes {
-            let (rq, cpu) = (lane_run_queue(l).expect("waits"), &l.cpu_ns_per_op[PROCESS_CPU]);
+            let (rq, cpu) = (lane_run_queue(l).expect("waits"), &l.cpu_ns_per_op[&PROCESS_CPU]);
             for i in 0..rq.len() {
                 r.read.insert((0, i as u32));
                 let ops = l.ops as f64 / rq.len() as f64;

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use hopscope_probe::TraceHeader;
 use hopscope_probe::counters::Support;
+use hopscope_probe::{ThreadFigure, TraceHeader};
 
 use super::result::{BlockFigure, CounterFigure, LaneResult};
 use crate::join::LaneOps;
@@ -93,7 +93,7 @@ pub(super) fn per_lane(
             None => warnings.push(format!("lane `{}` has no measured operations", lane.name)),
             Some(f) => {
                 out.cpu.insert(lane.name.clone(), f.cpu_us_per_op.clone());
-                if let Some(switches) = f.counters_per_op.get("ctx_switches") {
+                if let Some(switches) = f.counters_per_op.get(ThreadFigure::CtxSwitches.name()) {
                     out.ctx_switches.insert(lane.name.clone(), switches.clone());
                 }
                 let spread = f.us_per_op.mad / f.us_per_op.median;

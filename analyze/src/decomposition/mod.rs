@@ -12,7 +12,7 @@ use derived::References;
 use lane::PerLane;
 use std::collections::{BTreeMap, BTreeSet};
 
-use hopscope_probe::{Block, Role, Trace, TraceHeader, Variant};
+use hopscope_probe::{Block, Role, ThreadRole, Trace, TraceHeader, Variant};
 
 pub use peers::{HOP_TOLERANCE_US, HopCheck, LaneSlices, ObserverFigure, SliceDifference};
 pub use result::{
@@ -414,8 +414,9 @@ fn comparison(
     floor_stands: bool,
 ) -> Option<crate::comparison::Comparison> {
     let summaries = per_lane.results.iter().filter_map(|(k, v)| Some((k.clone(), v.us_per_op?))).collect();
+    let process_role = ThreadRole::Process.to_string();
     let process = |map: &BTreeMap<String, BTreeMap<String, f64>>| {
-        map.iter().filter_map(|(k, v)| Some((k.clone(), *v.get("process")?))).collect::<BTreeMap<_, _>>()
+        map.iter().filter_map(|(k, v)| Some((k.clone(), *v.get(&process_role)?))).collect::<BTreeMap<_, _>>()
     };
     let (process_cpu_us, ctx) = (process(&per_lane.cpu), process(&per_lane.ctx_switches));
     let facts = crate::comparison::LaneFacts {

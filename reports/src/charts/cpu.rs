@@ -3,6 +3,7 @@
 //! of time per write (two threads busy at once); points below it wait.
 
 use hopscope_analyze::Decomposition;
+use hopscope_probe::ThreadRole;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -19,7 +20,7 @@ where
         .enumerate()
         .filter_map(|(i, lane)| {
             let wall = d.lanes[lane].us_per_op?.median;
-            let cpu = *d.cpu_us_per_op.get(lane)?.get("process")?;
+            let cpu = *d.cpu_us_per_op.get(lane)?.get(&ThreadRole::Process.to_string())?;
             Some((i, lane, wall, cpu))
         })
         .collect();

@@ -18,6 +18,7 @@ mod waterfall;
 use std::path::Path;
 
 use hopscope_analyze::Decomposition;
+use hopscope_probe::ThreadRole;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{Ranged, SegmentedCoord};
 use plotters::coord::types::RangedCoordf64;
@@ -103,7 +104,10 @@ impl ChartKind {
                 lanes().all(|l| l.blocks_us.iter().all(|b| !b.us_per_op.is_finite()))
             }
             ChartKind::CpuVsWall => !d.lanes.iter().any(|(name, l)| {
-                l.us_per_op.is_some() && d.cpu_us_per_op.get(name).is_some_and(|roles| roles.contains_key("process"))
+                l.us_per_op.is_some()
+                    && d.cpu_us_per_op
+                        .get(name)
+                        .is_some_and(|roles| roles.contains_key(&ThreadRole::Process.to_string()))
             }),
             ChartKind::Peers => !peers::has_pairs(d),
         };

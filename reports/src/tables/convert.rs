@@ -5,7 +5,7 @@ use hopscope_analyze::Role;
 use hopscope_analyze::join::SliceSide;
 use hopscope_analyze::lanes::Difference;
 use hopscope_analyze::slices::{Owner, SliceFigures};
-use hopscope_probe::ClockSource;
+use hopscope_probe::{ClockSource, ThreadRole};
 
 use super::rows::{BlockRow, FigureRow, LaneRow, RunRow, SliceRow};
 use super::{RunSource, TableError, run_id};
@@ -42,7 +42,8 @@ impl Rows {
         for (name, lane) in d.lanes_in_order() {
             let role = derived.and_then(|x| x.lanes.iter().find(|(_, l)| *l == name)).map(|(role, _)| role.clone());
             let us = lane.us_per_op.as_ref();
-            let ctx = d.ctx_switches_per_op.get(name).and_then(|roles| roles.get("process")).copied();
+            let ctx =
+                d.ctx_switches_per_op.get(name).and_then(|roles| roles.get(&ThreadRole::Process.to_string())).copied();
             self.lanes.push(LaneRow {
                 run_id: id.clone(),
                 lane: name.to_owned(),

@@ -14,11 +14,10 @@
 use std::fmt;
 use std::sync::Arc;
 
-use hopscope_probe::{LaneInfo, Role, Variant};
+use hopscope_probe::{LaneInfo, Role, ThreadRole, Variant};
 
 use crate::closure::ClosureLane;
 use crate::placement::Placement;
-use crate::readings::{CALLER_ROLE, DRIVER, PROCESS};
 use crate::workload::{BoxError, Op, Reported, Setup, Workload};
 
 /// Longest lane or thread-role name: names become file names, trace
@@ -399,7 +398,7 @@ impl Lane {
         }
         for (i, role) in self.threads.iter().enumerate() {
             check_name(role).map_err(|e| at(format!("thread role {e}")))?;
-            if role == CALLER_ROLE || role == PROCESS || role == DRIVER || role.starts_with("caller-") {
+            if !ThreadRole::is_lane_role(role) {
                 return Err(at(format!("thread role `{role}` is reserved for the harness's own threads")));
             }
             if self.threads[..i].contains(role) {

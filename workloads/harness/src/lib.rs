@@ -113,7 +113,6 @@ pub use plan::{
     DEFAULT_BLOCK_DEADLINE, DEFAULT_MARKS_PER_OP, DEFAULT_SETTLE, MAX_BLOCKS_PER_LANE, MAX_BUFFER_MARKS,
     MAX_OPS_PER_BLOCK, MAX_SETTLE, Order, Plan, shuffled,
 };
-pub use readings::{CALLER_ROLE, DRIVER, PROCESS};
 pub use runner::RunSummary;
 #[cfg(feature = "tracing")]
 pub use spans::{MAX_TRACED_THREADS, SpanProbe, TRACED_ROLE};

@@ -11,36 +11,21 @@
 
 use std::collections::HashMap;
 
-use hopscope_probe::Reading;
 use hopscope_probe::counters::Counter;
+use hopscope_probe::{Reading, ReadingKey, SliceKind, ThreadFigure, ThreadRole};
 
 use crate::cpu::{ProcessSample, ThreadSample};
-
-/// The role of the threads that issue a lane's operations.
-pub const CALLER_ROLE: &str = "caller";
-
-/// The pseudo-role of process-wide readings (every thread, a peer crate's
-/// own included).
-pub const PROCESS: &str = "process";
-
-/// The pseudo-role of the run's driver thread, whose run-queue delay is
-/// read apart (`driver.run_queue_ns`): it is part of the process's, and
-/// not a lane's.
-pub const DRIVER: &str = "driver";
-
-/// What each role and the process report, as key suffixes.
-const PER_THREAD: [&str; 4] = ["cpu_ns", "ctx_switches", "involuntary_switches", "run_queue_ns"];
 
 /// Where each reading goes in the trace header's reading list.
 #[derive(Debug, Clone)]
 pub(crate) struct ReadingKeys {
     /// Thread roles with readings: the caller first, then lanes' own roles.
-    roles: Vec<String>,
+    roles: Vec<ThreadRole>,
     counters: Vec<Counter>,
     /// Whether the span machinery keys follow the others.
     span_machinery: bool,
     /// Each name's key.
-    keys: HashMap<String, u16>,
+    keys: HashMap<ReadingKey, u16>,
 }
 
 /// One block's samples, by thread role index (into the roles given to
@@ -70,7 +55,7 @@ pub(crate) struct SpanReadings {
 
 impl ReadingKeys {
     /// Keys for `roles` (the caller's first) and `counters`.
-    pub(crate) fn new(roles: Vec<String>, counters: Vec<Counter>) -> ReadingKeys {
+    pub(crate) fn new(roles: Vec<ThreadRole>, counters: Vec<Counter>) -> ReadingKeys {
         ReadingKeys { roles, counters, span_machinery: false, keys: HashMap::new() }.keyed()
     }
 
@@ -81,46 +66,55 @@ impl ReadingKeys {
     }
 
     fn keyed(mut self) -> ReadingKeys {
-        self.keys = self.names().into_iter().enumerate().map(|(i, name)| (name, key(i))).collect();
+        self.keys = self.keys_in_order().into_iter().enumerate().map(|(i, name)| (name, key(i))).collect();
         self
     }
 
-    /// The names the header declares, in key order: every role's and the
-    /// process's figure of one kind together, kind by kind.
+    /// The names the header declares, in key order.
     pub(crate) fn names(&self) -> Vec<String> {
-        let mut names = Vec::new();
-        for what in PER_THREAD {
-            names.extend(self.roles.iter().map(|role| format!("{role}.{what}")));
-            names.push(format!("{PROCESS}.{what}"));
+        self.keys_in_order().iter().map(ReadingKey::to_string).collect()
+    }
+
+    /// Every key in order: every role's and the process's figure of one
+    /// kind together, kind by kind; the driver's wait; the counters; the
+    /// span machinery.
+    fn keys_in_order(&self) -> Vec<ReadingKey> {
+        let mut keys = Vec::new();
+        for figure in ThreadFigure::ALL {
+            keys.extend(self.roles.iter().map(|role| ReadingKey::Thread(role.clone(), figure)));
+            keys.push(ReadingKey::Thread(ThreadRole::Process, figure));
         }
-        names.push(format!("{DRIVER}.run_queue_ns"));
+        keys.push(ReadingKey::Thread(ThreadRole::Driver, ThreadFigure::RunQueueNs));
         for role in &self.roles {
-            names.extend(self.counters.iter().map(|c| format!("{role}.{}", c.name())));
+            keys.extend(self.counters.iter().map(|c| ReadingKey::Counter(role.clone(), *c)));
         }
         if self.span_machinery {
-            names.extend(hopscope_probe::SliceKind::ALL.iter().map(|k| k.reading_key().to_owned()));
-            names.extend(hopscope_probe::EdgeCosts::READINGS.iter().map(|k| (*k).to_owned()));
-            names.push(hopscope_probe::SpanSequence::READING.to_owned());
+            keys.extend(SliceKind::ALL.map(ReadingKey::SpanKind));
+            keys.extend((0..hopscope_probe::EdgeCosts::READINGS.len()).map(ReadingKey::SpanEdge));
+            keys.push(ReadingKey::SpanSequence);
         }
-        names
+        keys
     }
 
     /// A block's readings. Several samples of one role (threads sharing a
     /// role, or several callers) are summed.
     pub(crate) fn readings(&self, samples: &BlockSamples) -> Vec<Reading> {
         let mut readings = Vec::new();
-        let mut put = |name: String, value: Option<u64>| {
+        let mut put = |name: ReadingKey, value: Option<u64>| {
             if let (Some(&key), Some(value)) = (self.keys.get(&name), value) {
                 readings.push(Reading { key, value });
             }
         };
         let p = &samples.process;
-        for (what, value) in
-            PER_THREAD.iter().zip([Some(p.cpu_ns), Some(p.ctx_switches), Some(p.involuntary), p.run_queue_ns])
-        {
-            put(format!("{PROCESS}.{what}"), value);
+        for (figure, value) in ThreadFigure::ALL.into_iter().zip([
+            Some(p.cpu_ns),
+            Some(p.ctx_switches),
+            Some(p.involuntary),
+            p.run_queue_ns,
+        ]) {
+            put(ReadingKey::Thread(ThreadRole::Process, figure), value);
         }
-        put(format!("{DRIVER}.run_queue_ns"), p.driver_run_queue_ns);
+        put(ReadingKey::Thread(ThreadRole::Driver, ThreadFigure::RunQueueNs), p.driver_run_queue_ns);
         for (index, role) in self.roles.iter().enumerate() {
             let Some(sample) = ThreadSample::total(samples.roles.iter().filter(|(r, _)| *r == index).map(|(_, s)| s))
             else {
@@ -128,28 +122,28 @@ impl ReadingKeys {
             };
             let values =
                 [Some(sample.cpu_ns), Some(sample.ctx_switches), Some(sample.involuntary), sample.run_queue_ns];
-            for (what, value) in PER_THREAD.iter().zip(values) {
-                put(format!("{role}.{what}"), value);
+            for (figure, value) in ThreadFigure::ALL.into_iter().zip(values) {
+                put(ReadingKey::Thread(role.clone(), figure), value);
             }
             for (c, value) in &sample.counters {
-                put(format!("{role}.{}", c.name()), Some(*value));
+                put(ReadingKey::Counter(role.clone(), *c), Some(*value));
             }
         }
         if self.span_machinery {
             let spans = &samples.spans;
             if let Some(ps) = spans.kinds_ps {
-                for (kind, value) in hopscope_probe::SliceKind::ALL.iter().zip(ps) {
-                    put(kind.reading_key().to_owned(), Some(value));
+                for (kind, value) in SliceKind::ALL.into_iter().zip(ps) {
+                    put(ReadingKey::SpanKind(kind), Some(value));
                 }
             }
             if let Some(ps) = spans.edges_ps {
-                for (name, value) in hopscope_probe::EdgeCosts::READINGS.iter().zip(ps) {
-                    put((*name).to_owned(), Some(value));
+                for (edge, value) in ps.into_iter().enumerate() {
+                    put(ReadingKey::SpanEdge(edge), Some(value));
                 }
             }
             // One reading per pair: the key repeats.
             for value in &spans.sequences {
-                put(hopscope_probe::SpanSequence::READING.to_owned(), Some(*value));
+                put(ReadingKey::SpanSequence, Some(*value));
             }
         }
         readings.sort_by_key(|r| r.key);
@@ -169,7 +163,7 @@ mod tests {
 
     #[test]
     fn every_reading_lands_under_the_name_of_its_role() {
-        let keys = ReadingKeys::new(vec!["caller".into(), "writer".into()], Vec::new());
+        let keys = ReadingKeys::new(vec![ThreadRole::Caller, ThreadRole::Lane("writer".into())], Vec::new());
         let names = keys.names();
         let sample = |cpu_ns, ctx_switches, involuntary, run_queue_ns| ThreadSample {
             cpu_ns,

@@ -15,8 +15,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::ThreadId;
 
+use hopscope_probe::ThreadRole;
+
 use crate::lane::{MAX_NAME_BYTES, check_name};
-use crate::readings::{CALLER_ROLE, DRIVER, PROCESS};
 
 /// The slots' role names: `traced-1`, `traced-2`, ...
 pub(crate) const SLOT_PREFIX: &str = "traced-";
@@ -103,7 +104,7 @@ fn role_name(name: &str) -> Option<String> {
         .collect();
     let role = role.trim_matches('-').to_owned();
     let slot = role.strip_prefix(SLOT_PREFIX).is_some_and(|n| n.parse::<u32>().is_ok());
-    let reserved = role == CALLER_ROLE || role == PROCESS || role == DRIVER || role.starts_with("caller-") || slot;
+    let reserved = !ThreadRole::is_lane_role(&role) || slot;
     (!unnamed && !reserved && !role.is_empty()).then_some(role)
 }
 

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use hopscope_analyze::Decomposition;
 use hopscope_analyze::join::SliceSide;
-use hopscope_probe::Role;
+use hopscope_probe::{Role, ThreadRole};
 
 use super::{date, owner_name, render_machinery, row, yes_no};
 
@@ -254,13 +254,14 @@ pub(super) fn cpu(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     if !d.cpu_us_per_op.is_empty() {
         // Thread roles as the run named them: the caller, the lanes' own
         // threads (`writer` in hopscope's runs), and the whole process.
-        let mut roles: Vec<&str> = vec!["caller"];
+        let (caller, process) = (ThreadRole::Caller.to_string(), ThreadRole::Process.to_string());
+        let mut roles: Vec<&str> = vec![&caller];
         for role in d.cpu_us_per_op.values().flat_map(|r| r.keys()) {
-            if role != "process" && !roles.contains(&role.as_str()) {
+            if *role != process && !roles.contains(&role.as_str()) {
                 roles.push(role);
             }
         }
-        roles.push("process");
+        roles.push(&process);
         writeln!(out, "## CPU and context switches (per operation)\n")?;
         let heads: Vec<String> = roles
             .iter()
@@ -339,7 +340,7 @@ pub(super) fn waits(d: &Decomposition, out: &mut String) -> std::fmt::Result {
             "| {lane} | {:.3} | {by_role}{:.1}% | {:.3} | {} of {} | {} |",
             w.run_queue_us_per_op,
             w.share * 100.0,
-            w.involuntary_per_op.get("process").copied().unwrap_or(0.0),
+            w.involuntary_per_op.get(&ThreadRole::Process.to_string()).copied().unwrap_or(0.0),
             w.contended_blocks,
             w.blocks,
             // The medians are of every block; a few that waited say so here.

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use hopscope_probe::counters::{self, Counter};
-use hopscope_probe::{Block, TraceHeader};
+use hopscope_probe::{Block, ThreadRole, TraceHeader};
 
 use super::block::{Blocks, Context, OpenLane};
 use super::callers::{self, Callers};
@@ -20,7 +20,7 @@ use crate::error::{At, Failure, RunError, Stopped};
 use crate::interrupt::Signal;
 use crate::lane::Lane;
 use crate::plan::Plan;
-use crate::readings::{CALLER_ROLE, ReadingKeys};
+use crate::readings::ReadingKeys;
 use crate::workload::{BlockId, Setup, ThreadInit};
 
 /// Everything a run holds while it measures. Dropping it closes the lanes,
@@ -112,21 +112,22 @@ impl OpenRun {
         })?;
 
         // Thread roles: the caller, every lane's own roles, the extra callers.
-        let mut threads: Vec<String> = vec![CALLER_ROLE.to_owned()];
+        let mut reading_roles = vec![ThreadRole::Caller];
         for lane in lanes {
             for role in &lane.threads {
-                if !threads.contains(role) {
-                    threads.push(role.clone());
+                let role = ThreadRole::Lane(role.clone());
+                if !reading_roles.contains(&role) {
+                    reading_roles.push(role);
                 }
             }
         }
-        let reading_roles = threads.clone();
+        let mut threads: Vec<String> = reading_roles.iter().map(ThreadRole::to_string).collect();
         let caller_threads: Vec<u16> = (0..max_callers)
             .map(|c| {
                 if c == 0 {
                     return 0;
                 }
-                threads.push(format!("{CALLER_ROLE}-{c}"));
+                threads.push(ThreadRole::ExtraCaller(u32::try_from(c).unwrap_or(u32::MAX)).to_string());
                 (threads.len() - 1) as u16
             })
             .collect();
