@@ -231,7 +231,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let run = RunArgs { out: args.out.clone(), ..RunArgs::default() };
     let mut harness = Harness::with_args(&format!("ab-{}", safe(&spec.experiment.name)), run);
     for (key, value) in hopscope_workloads::run_facts(spec.shape, hopscope_workloads::DbConfig::default()) {
-        harness = harness.meta(key, value);
+        harness = harness.meta(&key.to_string(), value);
     }
     if args.json {
         harness = harness.quiet();

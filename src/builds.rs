@@ -5,10 +5,11 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use hopscope_analyze::Partial;
 use hopscope_analyze::experiment::{self, Experiment};
-use hopscope_analyze::{Partial, generations};
 use hopscope_harness::lockstep::{self, Launch, Lockstep};
 use hopscope_harness::{ExperimentSpec, rundir};
+use hopscope_probe::{ArmFact, RunFact, RunFacts};
 
 /// The spec a lockstep run is held to when none is given: every block
 /// pair counts, an effect must show in both orders with its 99% CI clear
@@ -168,29 +169,29 @@ pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experime
     }
     let launches = request.launches(&args);
     let mut meta = spec.meta();
-    meta.insert("command".to_owned(), rundir::command_line());
-    meta.insert("lockstep".to_owned(), "builds".to_owned());
+    meta.record(RunFact::Command, rundir::command_line());
+    meta.record(RunFact::Lockstep, "builds");
     // The run's sizes are the lockstep plan's, not a follower's own defaults.
-    for (key, value) in [
-        ("ops_per_block", spec.plan.ops_per_block.to_string()),
-        ("samples", spec.plan.samples.to_string()),
-        ("passes", plan.passes.to_string()),
-        ("warmup_blocks", spec.plan.warmup_blocks.to_string()),
+    for (fact, value) in [
+        (RunFact::OpsPerBlock, spec.plan.ops_per_block.to_string()),
+        (RunFact::Samples, spec.plan.samples.to_string()),
+        (RunFact::Passes, plan.passes.to_string()),
+        (RunFact::WarmupBlocks, spec.plan.warmup_blocks.to_string()),
     ] {
-        meta.insert(key.to_owned(), value);
+        meta.record(fact, value);
     }
     if let Some(origins) = &request.origins {
         for (k, arm) in ["a", "b"].iter().enumerate() {
-            meta.insert(format!("lockstep.{arm}.commit"), origins.commits[k].clone());
-            meta.insert(format!("lockstep.{arm}.build"), origins.commands[k].clone());
+            meta.record(RunFact::LockstepArm((*arm).to_owned(), ArmFact::Commit), origins.commits[k].clone());
+            meta.record(RunFact::LockstepArm((*arm).to_owned(), ArmFact::Build), origins.commands[k].clone());
         }
     }
     if request.layouts() > 1 {
-        meta.insert(generations::LAYOUTS_META.to_owned(), request.layouts().to_string());
-        meta.insert("lockstep.layout_method".to_owned(), crate::commits::LAYOUT_METHOD.to_owned());
+        meta.record(RunFact::LockstepLayouts, request.layouts().to_string());
+        meta.record(RunFact::LockstepLayoutMethod, crate::commits::LAYOUT_METHOD);
         for (arm, programs) in ["a", "b"].iter().zip(&request.programs) {
             for (k, program) in programs.iter().enumerate() {
-                meta.insert(format!("lockstep.{arm}.layout.{}", k + 1), program.display().to_string());
+                meta.record(RunFact::LockstepLayout((*arm).to_owned(), k + 1), program.display().to_string());
             }
         }
     }

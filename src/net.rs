@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use hopscope_analyze::experiment::Experiment;
 use hopscope_analyze::net::{self, Net};
+use hopscope_probe::{RunFact, RunFacts};
 
 use crate::builds::Request;
 
@@ -41,8 +42,8 @@ pub(crate) fn run(request: &Request, dir: &Path, lane: &Experiment, minus: &str)
     let Some((_, minus_e, true)) = crate::builds::run(&sub)? else { return Ok(None) };
     // The newest run is the lane's, not its minus.
     let _ = hopscope_harness::rundir::create(Some(dir), "ab-builds", "latest-ab");
-    let name = lane.meta.get("lockstep.lane").map_or("lane", String::as_str);
-    let minus_name = minus_e.meta.get("lockstep.lane").map_or(minus, String::as_str);
+    let name = lane.meta.fact(&RunFact::LockstepLane).unwrap_or("lane");
+    let minus_name = minus_e.meta.fact(&RunFact::LockstepLane).unwrap_or(minus);
     let n = net::net((name, lane), (minus_name, &minus_e), &lane.rule)
         .with_context(|| format!("no net change of `{name}` minus `{minus_name}`"))?;
     let written =

@@ -44,7 +44,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let lanes = specs.iter().map(|spec| spec.lane(args.shape, db)).collect::<Result<Vec<_>, _>>()?;
     let dir = rundir::create(args.run.out.as_deref(), "run", "latest-run")?;
     let mut meta = rundir::metadata();
-    meta.extend(hopscope_workloads::run_facts(args.shape, db).map(|(k, v)| (k.to_owned(), v)));
+    meta.extend(hopscope_workloads::run_facts(args.shape, db).map(|(k, v)| (k.to_string(), v)));
     let summary = runner::run(&plan, &lanes, &dir, meta, rundir::show_progress())?;
     println!("{} blocks, {} marks dropped", summary.blocks, summary.dropped);
     for (lane, ops) in &summary.ops {

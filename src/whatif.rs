@@ -38,7 +38,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let db = args.db.config();
     let mut harness = Harness::with_args("what-if", run);
     for (key, value) in hopscope_workloads::run_facts(args.shape, db) {
-        harness = harness.meta(key, value);
+        harness = harness.meta(&key.to_string(), value);
     }
     for spec in LaneSpec::standard(&[probed.as_str()], knobs)? {
         harness = harness.lane(spec.lane(args.shape, db)?);

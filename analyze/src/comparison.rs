@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use hopscope_probe::{Role, Variant};
+use hopscope_probe::{Role, RunFact, RunFacts, Variant};
 
 use crate::lanes::{self, Difference, LaneBlocks};
 use crate::roles::Roles;
@@ -116,7 +116,7 @@ pub fn compare(
     let row = |lane: &LaneBlocks, variant: Variant, versus: Option<&LaneBlocks>| {
         Some(ComparisonRow {
             lane: lane.name.clone(),
-            description: facts.meta.get(&format!("lane.{}", lane.name)).cloned().unwrap_or_default(),
+            description: facts.meta.fact(&RunFact::LaneDescription(lane.name.clone())).unwrap_or_default().to_owned(),
             us_per_op: *facts.summaries.get(&lane.name)?,
             hop_vs_inline: lanes::difference(lane, inline),
             beyond_floor: floor_of(variant).and_then(|f| lanes::difference(lane, f)),

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use hopscope_probe::{ClockInfo, HostInfo, Trace};
+use hopscope_probe::{ClockInfo, HostInfo, RunFact, RunFacts, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::ab::{self, AbOutcome, Rule};
@@ -67,7 +67,7 @@ pub fn judge_file(path: &Path, rule: &Rule) -> Result<Experiment, AnalyzeError> 
 /// from the header.
 pub fn judge_trace(trace: &AbTrace, rule: &Rule) -> Experiment {
     let meta = &trace.header.run;
-    let get = |k: &str| meta.get(k).cloned().unwrap_or_default();
+    let get = |fact: RunFact| meta.fact(&fact).unwrap_or_default().to_owned();
     let passes = trace.pass_blocks();
     // Every pass by fresh processes: the passes are the replicates.
     let across = crate::generations::applies(meta);
@@ -99,7 +99,7 @@ pub fn judge_trace(trace: &AbTrace, rule: &Rule) -> Experiment {
         .into_iter()
         .filter_map(|(key, lane)| {
             let name = trace.header.lanes.get(usize::from(lane))?;
-            let description = meta.get(&format!("lane.{name}")).cloned().unwrap_or_default();
+            let description = meta.fact(&RunFact::LaneDescription(name.clone())).unwrap_or_default().to_owned();
             let text = if name == key { description } else { format!("lane `{name}`: {description}") };
             Some((key.to_owned(), text))
         })
@@ -119,9 +119,9 @@ pub fn judge_trace(trace: &AbTrace, rule: &Rule) -> Experiment {
     }
     Experiment {
         schema: AB_SCHEMA.to_owned(),
-        name: get("spec.name"),
-        hypothesis: get("spec.hypothesis"),
-        spec_sha256: get("spec.sha256"),
+        name: get(RunFact::SpecName),
+        hypothesis: get(RunFact::SpecHypothesis),
+        spec_sha256: get(RunFact::SpecSha256),
         rule: rule.clone(),
         arms,
         outcome,

@@ -37,6 +37,7 @@
 
 use std::collections::BTreeMap;
 
+use hopscope_probe::{RunFact, RunFacts};
 use serde::{Deserialize, Serialize};
 
 use crate::ab::{self, AbOutcome, PassBlocks, PassEffect, Rule, Verdict};
@@ -44,19 +45,12 @@ use crate::join::LaneOps;
 use crate::slice_verdict::{self, MinEffect, PairedSlice, SliceVerdicts};
 use crate::stats::{Confidence, median_of_unsorted, trimmed_mean_ci};
 
-/// Run fact naming how processes were used; with [`FRESH_PER_PASS`] the
-/// analysis judges across passes.
-pub const PROCESSES_META: &str = "lockstep.processes";
-
-/// The value of [`PROCESSES_META`] when every pass ran on fresh processes.
+/// The value of [`RunFact::LockstepProcesses`] when every pass ran on
+/// fresh processes: the analysis then judges across passes.
 pub const FRESH_PER_PASS: &str = "fresh-per-pass";
 
 /// Fewest passes with both arms whose spread can judge anything.
 pub const MIN_PASSES: usize = 3;
-
-/// Run fact: how many builds (layouts) of each side the passes cycle
-/// through; absent or 1 without `--layouts`.
-pub const LAYOUTS_META: &str = "lockstep.layouts";
 
 /// The layout (0-based) pass `pass` runs when the passes cycle through
 /// `layouts`: two passes each, so every layout runs in both orders (the
@@ -68,12 +62,14 @@ pub fn layout_of(pass: u32, layouts: usize) -> usize {
 /// How many layouts a trace's run facts say the passes cycle through (1
 /// when not said or not a number ≥ 1).
 pub fn layouts(run: &BTreeMap<String, String>) -> usize {
-    run.get(LAYOUTS_META).and_then(|v| v.parse().ok()).filter(|&n: &usize| n >= 1).unwrap_or(1)
+    // How many builds (layouts) of each side the passes cycle through;
+    // absent or 1 without `--layouts`.
+    run.parsed(&RunFact::LockstepLayouts).filter(|&n: &usize| n >= 1).unwrap_or(1)
 }
 
 /// Whether a trace's run facts say every pass ran on fresh processes.
 pub fn applies(run: &BTreeMap<String, String>) -> bool {
-    run.get(PROCESSES_META).map(String::as_str) == Some(FRESH_PER_PASS)
+    run.fact(&RunFact::LockstepProcesses) == Some(FRESH_PER_PASS)
 }
 
 /// A mean over passes with its CI (at the rule's level): the [`TRIM`]-trimmed mean, with

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use crate::ab_trace::AbTrace;
+use hopscope_probe::{RunFact, RunFacts};
 use serde::{Deserialize, Serialize};
 
 use crate::ab::{self, PassBlocks, Rule};
@@ -91,7 +92,7 @@ pub struct MergeResult {
 pub fn analyze(trace: &AbTrace, seed: u64) -> MergeResult {
     let blocks = &trace.lanes;
     let find = |lane: &str| blocks.iter().find(|l| l.name == lane && l.ops > 0);
-    let changes: u64 = trace.header.run.get("changes").and_then(|c| c.parse().ok()).unwrap_or(0);
+    let changes: u64 = trace.header.run.parsed(&RunFact::Changes).unwrap_or(0);
     let mut arms: BTreeMap<String, BTreeMap<String, PhaseFigures>> = BTreeMap::new();
     for lane in blocks {
         let Some((arm, phase)) = lane.name.split_once('/') else { continue };
@@ -138,7 +139,7 @@ pub fn analyze(trace: &AbTrace, seed: u64) -> MergeResult {
     MergeResult {
         schema: SCHEMA.to_owned(),
         changes,
-        rounds: trace.header.run.get("rounds").and_then(|r| r.parse().ok()).unwrap_or(0),
+        rounds: trace.header.run.parsed(&RunFact::Rounds).unwrap_or(0),
         arms,
         speedup,
         steps,

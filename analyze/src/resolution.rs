@@ -16,6 +16,7 @@
 
 use std::collections::BTreeMap;
 
+use hopscope_probe::{RunFact, RunFacts};
 use serde::{Deserialize, Serialize};
 
 use crate::ab::{self, Rule, Verdict};
@@ -28,12 +29,9 @@ use crate::stats::Samples;
 /// crossover of four passes, and errors are held to the measured delay).
 pub const RESOLUTION_SCHEMA: &str = "hopscope.resolution/3";
 
-/// Run metadata key saying how the delay was carried; with the value
-/// [`CROSSOVER_PASS_PAIRS`], arm `b` carried it in pass pairs 0, 2, … and
-/// arm `a` in pairs 1, 3, ….
-pub const CROSSOVER_META: &str = "resolve.crossover";
-
-/// The value of [`CROSSOVER_META`] for a crossover by pass pairs.
+/// The value of [`RunFact::ResolveCrossover`] (how the delay was carried)
+/// for a crossover by pass pairs: arm `b` carried it in pass pairs 0, 2, …
+/// and arm `a` in pairs 1, 3, ….
 pub const CROSSOVER_PASS_PAIRS: &str = "pass-pairs";
 
 /// In a crossover by pass pairs, whether arm `a` carries the delay in pass
@@ -93,7 +91,7 @@ pub struct SliceRepeat {
 /// hop the delay was injected before, which closes the injected slice.
 pub fn judge_repeat(trace: &AbTrace, delayed_hop: &str) -> Repeat {
     let passes = trace.pass_blocks();
-    let crossover = (trace.header.run.get(CROSSOVER_META).map(String::as_str) == Some(CROSSOVER_PASS_PAIRS))
+    let crossover = (trace.header.run.fact(&RunFact::ResolveCrossover) == Some(CROSSOVER_PASS_PAIRS))
         .then(|| Crossover::of(&passes));
     let passes = match &crossover {
         Some(c) => c.pool(passes),

@@ -64,7 +64,7 @@ impl Capture {
         // trace itself shows.
         header.lane_info = vec![LaneInfo::program(lane)];
         header.run.insert("command".to_owned(), std::env::args().collect::<Vec<_>>().join(" "));
-        header.run.insert("capture".to_owned(), "hopscope_probe::Capture".to_owned());
+        crate::RunFacts::record(&mut header.run, crate::RunFact::Capture, "hopscope_probe::Capture");
         let writer = TraceWriter::create(path, header)?;
         Ok(Capture { path: path.to_owned(), writer, session: Session::new(), started: None, blocks: 0 })
     }

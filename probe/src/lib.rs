@@ -100,6 +100,7 @@ pub mod local;
 mod probe;
 mod reading_key;
 mod role;
+mod run_fact;
 mod session;
 pub mod trace;
 
@@ -134,5 +135,6 @@ pub use machinery::{EdgeCosts, SliceKind, SpanEvents, SpanMachinery, SpanPath, S
 pub use probe::{NoProbe, Probe, Recording};
 pub use reading_key::{ReadingKey, ReservedRole, ThreadFigure, ThreadRole};
 pub use role::{LaneInfo, Role, UnknownRole, Variant};
+pub use run_fact::{ArmFact, LaneFact, RunFact, RunFacts};
 pub use session::Session;
 pub use trace::{Block, Reading, Salvage, Stream, Trace, TraceError, TraceHeader, TraceReader, TraceWriter};

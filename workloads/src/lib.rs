@@ -61,6 +61,11 @@ pub use writer::{MAX_PARAMS, Tables, WriteOutcome, Writer};
 /// What a run of reference lanes records about its shape and database, for
 /// [`hopscope_harness::Harness::meta`]: the shape, the pragmas and SQLite's
 /// version.
-pub fn run_facts(shape: Shape, db: DbConfig) -> [(&'static str, String); 3] {
-    [("shape", shape.to_string()), ("db", db.to_string()), ("sqlite_version", rusqlite::version().to_owned())]
+pub fn run_facts(shape: Shape, db: DbConfig) -> [(hopscope_probe::RunFact, String); 3] {
+    use hopscope_probe::RunFact;
+    [
+        (RunFact::Shape, shape.to_string()),
+        (RunFact::Db, db.to_string()),
+        (RunFact::SqliteVersion, rusqlite::version().to_owned()),
+    ]
 }

@@ -441,7 +441,8 @@ pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> 
 fn made_differently(a: &RunSamples, b: &RunSamples) -> Option<String> {
     let differing: Vec<String> = samples::SETTINGS
         .iter()
-        .filter_map(|key| match (a.settings.get(key), b.settings.get(key)) {
+        .map(hopscope_probe::RunFact::to_string)
+        .filter_map(|key| match (a.settings.get(&key), b.settings.get(&key)) {
             (Some(x), Some(y)) if x != y => Some(format!("{key} {x} → {y}")),
             _ => None,
         })

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use hopscope_probe::{RunFact, RunFacts};
+
 use crate::Role;
 use crate::decomposition::Decomposition;
 use crate::join::LaneOps;
@@ -34,15 +36,24 @@ pub struct RunSamples {
     pub(super) floor_stands: bool,
     /// How the run was made, as far as it moves the figures: the run facts
     /// of [`SETTINGS`] the run recorded.
-    pub(super) settings: BTreeMap<&'static str, String>,
+    pub(super) settings: BTreeMap<String, String>,
     /// The run's contention line, when another process held its CPUs.
     pub(super) contended: Option<String>,
 }
 
 /// Run facts that change what a figure measures: two runs that differ in
 /// one compare the method as much as the code.
-pub(super) const SETTINGS: [&str; 9] =
-    ["shape", "db", "placement", "order", "settle_us", "ops_per_block", "caller_gap_ns", "build", "perf_counters"];
+pub(super) const SETTINGS: [RunFact; 9] = [
+    RunFact::Shape,
+    RunFact::Db,
+    RunFact::Placement,
+    RunFact::Order,
+    RunFact::SettleUs,
+    RunFact::OpsPerBlock,
+    RunFact::CallerGapNs,
+    RunFact::Build,
+    RunFact::PerfCounters,
+];
 
 impl RunSamples {
     /// A run's samples from its decomposition and, for its slices, its
@@ -101,7 +112,10 @@ impl RunSamples {
             floor_slices_lane: (!floor_slices.is_empty()).then(|| d.floor_slices_lane.clone()).flatten(),
             floor_slices,
             floor_stands: d.derived.as_ref().is_some_and(|x| x.library_us.is_some()),
-            settings: SETTINGS.iter().filter_map(|&k| Some((k, d.run.meta.get(k)?.clone()))).collect(),
+            settings: SETTINGS
+                .iter()
+                .filter_map(|fact| Some((fact.to_string(), d.run.meta.fact(fact)?.to_owned())))
+                .collect(),
             contended: d.contention.as_ref().and_then(|c| c.line()),
         }
     }

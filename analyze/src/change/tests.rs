@@ -29,7 +29,10 @@ fn run(scale: f64, writer_extra: f64, slice_extra: f64) -> RunSamples {
         floor_slices: BTreeMap::from([("sent→woke".to_owned(), slice(3.9))]),
         floor_slices_lane: Some("floor-probed".into()),
         floor_stands: true,
-        settings: BTreeMap::from([("order", "Balanced".to_owned()), ("ops_per_block", "20".to_owned())]),
+        settings: BTreeMap::from([
+            ("order".to_owned(), "Balanced".to_owned()),
+            ("ops_per_block".to_owned(), "20".to_owned()),
+        ]),
         contended: None,
     }
 }
@@ -39,9 +42,9 @@ fn runs_made_differently_say_how_first() {
     let same = compare(&run(1.0, 0.0, 0.0), &run(1.0, 0.0, 0.0), "a", "b");
     assert!(!same.findings.iter().any(|f| f.contains("made differently")), "{:#?}", same.findings);
     let mut rotated = run(1.0, 0.0, 0.0);
-    rotated.settings.insert("order", "Rotate".to_owned());
+    rotated.settings.insert("order".to_owned(), "Rotate".to_owned());
     // A fact only one run recorded (an older result) is not a difference.
-    rotated.settings.insert("shape", "single-insert".to_owned());
+    rotated.settings.insert("shape".to_owned(), "single-insert".to_owned());
     let c = compare(&rotated, &run(1.0, 0.0, 0.0), "a", "b");
     assert_eq!(
         c.findings[0],

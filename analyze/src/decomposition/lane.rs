@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use hopscope_probe::counters::Support;
-use hopscope_probe::{ThreadFigure, TraceHeader};
+use hopscope_probe::{LaneFact, RunFact, RunFacts, ThreadFigure, TraceHeader};
 
 use super::result::{BlockFigure, CounterFigure, LaneResult};
 use crate::join::LaneOps;
@@ -120,9 +120,9 @@ pub(super) fn per_lane(
 /// taken on different CPUs (more than 5% of them), or a `different-cores`
 /// lane whose writes mostly stayed on one.
 fn placement_missed(header: &TraceHeader, lane: &str, result: &LaneResult) -> Option<String> {
-    let placement = header.run.get(&format!("lane.{lane}.placement"))?;
+    let placement = header.run.fact(&RunFact::Lane(lane.to_owned(), LaneFact::Placement))?;
     let crossing = result.ops_crossing_cores?;
-    let missed = match placement.as_str() {
+    let missed = match placement {
         "same-core" => crossing > 0.05,
         "different-cores" => crossing < 0.5,
         _ => false,

@@ -12,7 +12,7 @@ use derived::References;
 use lane::PerLane;
 use std::collections::{BTreeMap, BTreeSet};
 
-use hopscope_probe::{Block, Role, ThreadRole, Trace, TraceHeader, Variant};
+use hopscope_probe::{Block, Role, RunFact, RunFacts, ThreadRole, Trace, TraceHeader, Variant};
 
 pub use peers::{HOP_TOLERANCE_US, HopCheck, LaneSlices, ObserverFigure, SliceDifference};
 pub use result::{
@@ -367,7 +367,7 @@ pub fn decompose_partial(trace: &Trace, partial: Option<Partial>) -> Result<Deco
 /// Mark `d` partial as `partial` says or, failing that, when the trace
 /// held fewer blocks (`held`) than its run planned.
 fn mark_partial(mut d: Decomposition, header: &TraceHeader, held: u64, partial: Option<Partial>) -> Decomposition {
-    let planned = header.run.get("planned_blocks").and_then(|p| p.parse::<u64>().ok());
+    let planned = header.run.parsed::<u64>(&RunFact::PlannedBlocks);
     let partial = partial.or_else(|| {
         let planned = planned.filter(|p| *p > held)?;
         Some(Partial {
@@ -425,7 +425,7 @@ fn comparison(
         ctx_switches: &ctx,
         meta: &header.run,
     };
-    let shape = header.run.get("shape").map_or("this shape", String::as_str);
+    let shape = header.run.fact(&RunFact::Shape).unwrap_or("this shape");
     crate::comparison::compare(blocks, roles, &facts, shape, floor_stands)
 }
 

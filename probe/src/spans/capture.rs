@@ -176,7 +176,7 @@ impl SpanCapture {
         header.span_machinery = self.machinery.take();
         header.lane_info = vec![LaneInfo::program(lane)];
         header.run.insert("command".to_owned(), std::env::args().collect::<Vec<_>>().join(" "));
-        header.run.insert("capture".to_owned(), "hopscope_probe::HopLayer::capture".to_owned());
+        crate::RunFacts::record(&mut header.run, crate::RunFact::Capture, "hopscope_probe::HopLayer::capture");
         let mut writer = TraceWriter::create(&self.path, header)?;
         for block in blocks(&held) {
             writer.write_block(&block)?;

@@ -1,6 +1,7 @@
 //! `receipt.md` of an A/B experiment: the verdict, why, each pass's effect
 //! and each slice's.
 
+use hopscope_probe::{ArmFact, RunFact, RunFacts};
 use std::fmt::Write as _;
 
 use hopscope_analyze::experiment::Experiment;
@@ -175,16 +176,18 @@ fn render(e: &Experiment, out: &mut String) -> std::fmt::Result {
     writeln!(out, "- control may drift at most {}%", r.max_control_drift_pct)?;
     writeln!(out, "- arms' spreads may differ at most {}×", r.max_spread_ratio)?;
     writeln!(out, "- spec SHA-256: `{}`", e.spec_sha256)?;
-    let meta = |k: &str| e.meta.get(k).map_or("unknown", String::as_str);
+    let facts = &e.meta;
+    let meta = |fact: RunFact| facts.fact(&fact).unwrap_or("unknown");
+    let arm = |arm: &str, fact: ArmFact| facts.fact(&RunFact::LockstepArm(arm.to_owned(), fact));
     writeln!(out, "\n## Run\n")?;
-    writeln!(out, "- command: {}", super::code_span(meta("command")))?;
-    match e.meta.get("commit") {
+    writeln!(out, "- command: {}", super::code_span(meta(RunFact::Command)))?;
+    match facts.fact(&RunFact::Commit) {
         Some(commit) => writeln!(out, "- commit: {commit}")?,
         // Two builds: each names its own below.
-        None if e.meta.contains_key("lockstep.a.program") => {}
+        None if arm("a", ArmFact::Program).is_some() => {}
         None => writeln!(out, "- commit: unknown")?,
     }
-    let what = match (e.meta.get("shape"), e.meta.get("harness")) {
+    let what = match (facts.fact(&RunFact::Shape), facts.fact(&RunFact::Harness)) {
         (Some(shape), _) => format!("shape: {shape}"),
         (None, Some(program)) => format!("program: {program}"),
         (None, None) => "shape: unknown".to_owned(),
@@ -192,25 +195,25 @@ fn render(e: &Experiment, out: &mut String) -> std::fmt::Result {
     writeln!(
         out,
         "- {what} · {} ops per block · {} samples × {} passes",
-        meta("ops_per_block"),
-        meta("samples"),
-        meta("passes")
+        meta(RunFact::OpsPerBlock),
+        meta(RunFact::Samples),
+        meta(RunFact::Passes)
     )?;
-    for arm in ["a", "b"] {
-        if let Some(program) = e.meta.get(&format!("lockstep.{arm}.program")) {
-            let command = e
-                .meta
-                .get(&format!("lockstep.{arm}.build"))
-                .map_or(String::new(), |c| format!(" by {}", super::code_span(c)));
-            match e.meta.get(&format!("lockstep.{arm}.commit")) {
-                Some(commit) => {
-                    writeln!(out, "- build {arm}: {} (built from commit {commit}{command})", super::code_span(program))?
-                }
-                None => writeln!(out, "- build {arm}: {}", super::code_span(program))?,
+    for name in ["a", "b"] {
+        if let Some(program) = arm(name, ArmFact::Program) {
+            let command = arm(name, ArmFact::Build).map_or(String::new(), |c| format!(" by {}", super::code_span(c)));
+            match arm(name, ArmFact::Commit) {
+                Some(commit) => writeln!(
+                    out,
+                    "- build {name}: {} (built from commit {commit}{command})",
+                    super::code_span(program)
+                )?,
+                None => writeln!(out, "- build {name}: {}", super::code_span(program))?,
             }
         }
     }
-    if let (Some(n), Some(method)) = (e.meta.get("lockstep.layouts"), e.meta.get("lockstep.layout_method")) {
+    if let (Some(n), Some(method)) = (facts.fact(&RunFact::LockstepLayouts), facts.fact(&RunFact::LockstepLayoutMethod))
+    {
         writeln!(out, "- layouts: {n} builds of each side, {method}")?;
     }
     writeln!(out, "- host: {} · {} cores · kernel {}", e.host.cpu_model, e.host.cores, e.host.kernel)?;

@@ -23,11 +23,8 @@ pub use decomposition::{body_markdown, date, headline, markdown};
 /// ran, else the harness program's name, else `fallback` (a program's
 /// own capture: its first lane).
 pub fn run_title<'a>(meta: &'a std::collections::BTreeMap<String, String>, fallback: Option<&'a str>) -> &'a str {
-    meta.get("shape")
-        .or_else(|| meta.get("harness"))
-        .map(String::as_str)
-        .or(fallback)
-        .unwrap_or("a program's own trace")
+    use hopscope_probe::{RunFact, RunFacts};
+    meta.fact(&RunFact::Shape).or_else(|| meta.fact(&RunFact::Harness)).or(fallback).unwrap_or("a program's own trace")
 }
 
 /// `text` as one Markdown code span, whatever it holds: fenced by one

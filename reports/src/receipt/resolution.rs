@@ -2,6 +2,7 @@
 //! side, one row per injected size.
 
 use hopscope_analyze::resolution::Resolution;
+use hopscope_probe::{RunFact, RunFacts};
 
 /// Render `r` as Markdown: lane level and slice level side by side.
 pub fn markdown(r: &Resolution) -> String {
@@ -54,13 +55,13 @@ pub fn markdown(r: &Resolution) -> String {
          both verdicts. A repeat another process held the CPUs of (half its rounds waited for a CPU beyond \
          what the writer's own threads explain) counts in no rate.\n",
     );
-    let meta = |k: &str| r.meta.get(k).map_or("unknown", String::as_str);
+    let meta = |fact: RunFact| r.meta.fact(&fact).unwrap_or("unknown");
     out.push_str(&format!(
         "\n- command: {}\n- commit: {}\n- sizes: {} ops per block · {} samples × 4 passes per arm\n- host: {} · {} cores\n",
-        super::code_span(meta("command")),
-        meta("commit"),
-        meta("ops_per_block"),
-        meta("samples"),
+        super::code_span(meta(RunFact::Command)),
+        meta(RunFact::Commit),
+        meta(RunFact::OpsPerBlock),
+        meta(RunFact::Samples),
         r.host.cpu_model,
         r.host.cores
     ));

@@ -5,7 +5,7 @@ use hopscope_analyze::Role;
 use hopscope_analyze::join::SliceSide;
 use hopscope_analyze::lanes::Difference;
 use hopscope_analyze::slices::{Owner, SliceFigures};
-use hopscope_probe::{ClockSource, ThreadRole};
+use hopscope_probe::{ClockSource, RunFact, RunFacts, ThreadRole};
 
 use super::rows::{BlockRow, FigureRow, LaneRow, RunRow, SliceRow};
 use super::{RunSource, TableError, run_id};
@@ -112,8 +112,8 @@ fn run_row(run: &RunSource<'_>, id: &str) -> Result<RunRow, TableError> {
         cores: int("cores", d.host.cores as u64)?,
         kernel: d.host.kernel.clone(),
         target: d.host.target.clone(),
-        commit: d.run.meta.get("commit").cloned(),
-        command: d.run.meta.get("command").cloned(),
+        commit: d.run.meta.fact(&RunFact::Commit).map(str::to_owned),
+        command: d.run.meta.fact(&RunFact::Command).map(str::to_owned),
         clock_source: match d.clock.source {
             ClockSource::Tsc => "tsc",
             ClockSource::Monotonic => "monotonic",

@@ -16,6 +16,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use hopscope_analyze::Partial;
 use hopscope_analyze::source::TraceFile;
+use hopscope_probe::{RunFact, RunFacts};
 use hopscope_reports::{ChartOptions, Finished, RunResult, Written};
 
 use crate::args::RunArgs;
@@ -194,11 +195,11 @@ impl Harness {
         if let Some(socket) = self.args.follow.clone() {
             let mut meta = rundir::metadata();
             meta.extend(std::mem::take(&mut self.meta));
-            meta.insert("harness".to_owned(), self.name.clone());
+            meta.record(RunFact::Harness, self.name.clone());
             // Every lane, not only the one opened: a coordinator that will
             // ask for another lane later checks it now.
             let listed = serde_json::to_string(&declared).unwrap_or_default();
-            meta.insert(crate::lockstep::DECLARED_LANES.to_owned(), listed);
+            meta.record(RunFact::DeclaredLanes, listed);
             return crate::follower::serve(&self.name, &socket, &plan, &self.lanes, self.args.out.as_deref(), meta);
         }
         if let Some(spec) = self.args.ab.clone() {
@@ -211,7 +212,7 @@ impl Harness {
         let recorder = Recorder::prepare(&self.args)?;
         let mut meta = rundir::metadata();
         meta.extend(std::mem::take(&mut self.meta));
-        meta.insert("harness".to_owned(), self.name.clone());
+        meta.record(RunFact::Harness, self.name.clone());
         let dir = rundir::create(self.args.out.as_deref(), &self.name, rundir::LATEST)?;
         let n = trace_lanes(&self.lanes);
         self.say(&format!("measuring {n} lane{} into {}", if n == 1 { "" } else { "s" }, dir.display()));
@@ -375,7 +376,7 @@ impl Harness {
         let dir = rundir::create(self.args.out.as_deref(), &format!("{}-ab", self.name), "latest-ab")?;
         let mut meta = rundir::metadata();
         meta.extend(std::mem::take(&mut self.meta));
-        meta.insert("harness".to_owned(), self.name.clone());
+        meta.record(RunFact::Harness, self.name.clone());
         meta.extend(spec.meta());
         self.say(&format!(
             "{}: {} lanes into {} (spec sha256 {})",

@@ -21,6 +21,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
 use hopscope_analyze::{Decomposition, Role};
+use hopscope_probe::{LaneFact, RunFact, RunFacts};
 use serde::{Deserialize, Serialize};
 
 /// The index's file name under the output root.
@@ -200,11 +201,15 @@ impl RunIndex {
         let meta = &d.run.meta;
         // The subject the lane arithmetic used, or, in a run without it (a
         // `--lanes` subset), the subject lane that ran: clean before probed.
-        let role_of = |name: &str| meta.get(&format!("lane.{name}.role")).map(String::as_str);
-        let probed = |name: &str| meta.get(&format!("lane.{name}.probed")).is_some_and(|p| p == "true");
+        let role_of = |name: &str| meta.fact(&RunFact::Lane(name.to_owned(), LaneFact::Role));
+        let probed = |name: &str| meta.fact(&RunFact::Lane(name.to_owned(), LaneFact::Probed)) == Some("true");
         let ran = |name: &str| d.lanes.get(name).and_then(|lane| lane.us_per_op.as_ref()).map(|s| s.median);
         let subject = derived.and_then(|x| x.lane(Role::Subject)).and_then(&ran).or_else(|| {
-            let mut subjects: Vec<&String> = d.lanes.keys().filter(|n| role_of(n) == Some("subject")).collect();
+            let mut subjects: Vec<&String> = d
+                .lanes
+                .keys()
+                .filter(|n| role_of(n).and_then(|r| r.parse::<Role>().ok()) == Some(Role::Subject))
+                .collect();
             subjects.sort_by_key(|n| probed(n));
             subjects.into_iter().find_map(|n| ran(n))
         });
@@ -212,10 +217,10 @@ impl RunIndex {
             id: 0,
             created_unix_ms: i64::try_from(d.run.created_unix_ms).unwrap_or(i64::MAX),
             dir,
-            commit: meta.get("commit").cloned(),
+            commit: meta.fact(&RunFact::Commit).map(str::to_owned),
             host: d.host.hostname.clone(),
-            command: meta.get("command").cloned().unwrap_or_default(),
-            program: meta.get("harness").cloned().unwrap_or_default(),
+            command: meta.fact(&RunFact::Command).unwrap_or_default().to_owned(),
+            program: meta.fact(&RunFact::Harness).unwrap_or_default().to_owned(),
             figures: [
                 subject,
                 derived.map(|x| x.hop_us.median),

@@ -6,6 +6,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{IsTerminal, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
+use hopscope_probe::{RunFact, RunFacts};
+
 use crate::error::RunError;
 
 /// The output root's name under the target directory.
@@ -120,12 +122,12 @@ pub fn command_line() -> String {
 /// hopscope's version, the build profile and the working tree's commit.
 pub fn metadata() -> BTreeMap<String, String> {
     let mut meta = BTreeMap::new();
-    meta.insert("command".to_owned(), command_line());
-    meta.insert("hopscope_version".to_owned(), env!("CARGO_PKG_VERSION").to_owned());
-    meta.insert("build".to_owned(), if cfg!(debug_assertions) { "debug" } else { "release" }.to_owned());
+    meta.record(RunFact::Command, command_line());
+    meta.record(RunFact::HopscopeVersion, env!("CARGO_PKG_VERSION"));
+    meta.record(RunFact::Build, if cfg!(debug_assertions) { "debug" } else { "release" });
     if let Some(commit) = git(&["rev-parse", "HEAD"]) {
         let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
-        meta.insert("commit".to_owned(), if dirty { format!("{commit}-dirty") } else { commit });
+        meta.record(RunFact::Commit, if dirty { format!("{commit}-dirty") } else { commit });
     }
     meta
 }

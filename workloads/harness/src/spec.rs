@@ -31,6 +31,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use hopscope_analyze::ab::Rule;
+use hopscope_probe::{RunFact, RunFacts};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
@@ -190,13 +191,13 @@ impl ExperimentSpec {
     /// What the trace header records about the spec, so a re-analysis can
     /// use the rule as it was and detect a later edit.
     pub fn meta(&self) -> BTreeMap<String, String> {
-        BTreeMap::from([
-            ("spec.name".to_owned(), self.name.clone()),
-            ("spec.path".to_owned(), self.path.display().to_string()),
-            ("spec.sha256".to_owned(), self.sha256.clone()),
-            ("spec.hypothesis".to_owned(), self.hypothesis.clone()),
-            ("spec.text".to_owned(), self.text.clone()),
-        ])
+        let mut meta = BTreeMap::new();
+        meta.record(RunFact::SpecName, self.name.clone());
+        meta.record(RunFact::SpecPath, self.path.display().to_string());
+        meta.record(RunFact::SpecSha256, self.sha256.clone());
+        meta.record(RunFact::SpecHypothesis, self.hypothesis.clone());
+        meta.record(RunFact::SpecText, self.text.clone());
+        meta
     }
 }
 

@@ -195,7 +195,7 @@ pub fn run(
         };
         say(&format!("{name}: {} lanes", lanes.len()));
         let mut run_meta = meta.clone();
-        run_meta.extend(crate::run_facts(Shape::SingleInsert, db).map(|(k, v)| (k.to_owned(), v)));
+        run_meta.extend(crate::run_facts(Shape::SingleInsert, db).map(|(k, v)| (k.to_string(), v)));
         let (summary, trace) = super::measure(&plan, &lanes, &dir.join(&name), run_meta, progress)?;
         let d = hopscope_analyze::decompose(&trace)
             .map_err(|source| HarnessError::Analyze { path: summary.trace.clone(), source })?;

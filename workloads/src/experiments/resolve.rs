@@ -11,7 +11,7 @@ use std::time::Instant;
 use hopscope_analyze::ab_trace::AbTrace;
 use hopscope_analyze::resolution::{self, RESOLUTION_SCHEMA, Repeat, Resolution, ResolutionRow};
 use hopscope_harness::{HarnessError, Order, Placement, Plan, Role, Variant, runner};
-use hopscope_probe::{Hop, HopTable, HostInfo};
+use hopscope_probe::{Hop, HopTable, HostInfo, RunFact, RunFacts};
 
 use crate::db::DbConfig;
 use crate::error::ParseError;
@@ -136,7 +136,7 @@ pub fn run(
         for k in 0..r.repeats {
             let run_dir = dir.join(format!("delta-{ns}ns")).join(format!("repeat-{k}"));
             let mut run_meta = meta.clone();
-            run_meta.insert(resolution::CROSSOVER_META.to_owned(), resolution::CROSSOVER_PASS_PAIRS.to_owned());
+            run_meta.record(RunFact::ResolveCrossover, resolution::CROSSOVER_PASS_PAIRS);
             let summary = runner::run(&r.plan(), &arms, &run_dir, run_meta, false)?;
             // Streamed: a repeat's memory is one block, however long it ran.
             let trace = AbTrace::read_file(&summary.trace)
@@ -153,8 +153,8 @@ pub fn run(
         rows.push(row);
     }
     let mut meta = meta.clone();
-    meta.insert("ops_per_block".to_owned(), r.ops.to_string());
-    meta.insert("samples".to_owned(), r.samples.to_string());
+    meta.record(RunFact::OpsPerBlock, r.ops.to_string());
+    meta.record(RunFact::Samples, r.samples.to_string());
     Ok(Resolution { schema: RESOLUTION_SCHEMA.to_owned(), slice: r.slice.clone(), deltas: rows, host, meta })
 }
 

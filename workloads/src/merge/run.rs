@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use hopscope_harness::{
     BlockId, BlockInfo, BoxError, Lane, Ops, Order, Placement, Plan, Role, Setup, Workload, runner,
 };
-use hopscope_probe::Recording;
+use hopscope_probe::{Recording, RunFact, RunFacts};
 
 use crate::error::RunError;
 use crate::merge::changeset::site;
@@ -224,18 +224,18 @@ pub fn run(plan: &MergePlan, dir: &Path, meta: BTreeMap<String, String>, progres
     };
     let mut meta = meta;
     let facts = [
-        ("shape", "merge".to_owned()),
-        ("changes", changes.len().to_string()),
-        ("rows", plan.spec.rows.to_string()),
-        ("columns", plan.spec.columns.to_string()),
-        ("sites", plan.spec.sites.to_string()),
-        ("rounds", plan.rounds.to_string()),
-        ("sample_every", plan.sample_every.to_string()),
-        ("parts_per_import", plan.parts.to_string()),
-        ("sqlite_version", rusqlite::version().to_owned()),
+        (RunFact::Shape, "merge".to_owned()),
+        (RunFact::Changes, changes.len().to_string()),
+        (RunFact::Rows, plan.spec.rows.to_string()),
+        (RunFact::Columns, plan.spec.columns.to_string()),
+        (RunFact::Sites, plan.spec.sites.to_string()),
+        (RunFact::Rounds, plan.rounds.to_string()),
+        (RunFact::SampleEvery, plan.sample_every.to_string()),
+        (RunFact::PartsPerImport, plan.parts.to_string()),
+        (RunFact::SqliteVersion, rusqlite::version().to_owned()),
     ];
-    for (key, value) in facts {
-        meta.insert(key.to_owned(), value);
+    for (fact, value) in facts {
+        meta.record(fact, value);
     }
     let summary = runner::run(&harness_plan, &lanes, dir, meta, progress)?;
     Ok(summary.trace)

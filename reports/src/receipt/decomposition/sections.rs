@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use hopscope_analyze::Decomposition;
 use hopscope_analyze::join::SliceSide;
-use hopscope_probe::{Role, ThreadRole};
+use hopscope_probe::{LaneFact, Role, RunFact, RunFacts, ThreadRole};
 
 use super::{date, owner_name, render_machinery, row, yes_no};
 
@@ -427,34 +427,36 @@ pub(super) fn drops(d: &Decomposition, out: &mut String) -> std::fmt::Result {
 
 /// How, when and where the run was made.
 pub(super) fn run(d: &Decomposition, out: &mut String) -> std::fmt::Result {
-    let meta = |key: &str| d.run.meta.get(key).map_or("unknown", String::as_str);
+    let facts = &d.run.meta;
+    let meta = |fact: RunFact| facts.fact(&fact).unwrap_or("unknown");
     writeln!(out, "## Run\n")?;
     writeln!(out, "- date: {}", date(d))?;
-    writeln!(out, "- command: {}", crate::receipt::code_span(meta("command")))?;
+    writeln!(out, "- command: {}", crate::receipt::code_span(meta(RunFact::Command)))?;
     // A program's own capture has none of the runner's settings to report.
-    if d.run.meta.contains_key("ops_per_block") {
-        writeln!(out, "- commit: {}", meta("commit"))?;
-        let shape = d.run.meta.get("shape").map_or(String::new(), |s| format!("shape: {s} · "));
+    if facts.fact(&RunFact::OpsPerBlock).is_some() {
+        writeln!(out, "- commit: {}", meta(RunFact::Commit))?;
+        let shape = facts.fact(&RunFact::Shape).map_or(String::new(), |s| format!("shape: {s} · "));
         writeln!(
             out,
             "- {shape}{} ops per block · {} samples × {} passes · {} warm-up blocks per lane · placement {}",
-            meta("ops_per_block"),
-            meta("samples"),
-            meta("passes"),
-            meta("warmup_blocks"),
-            meta("placement")
+            meta(RunFact::OpsPerBlock),
+            meta(RunFact::Samples),
+            meta(RunFact::Passes),
+            meta(RunFact::WarmupBlocks),
+            meta(RunFact::Placement)
         )?;
-        if d.run.meta.contains_key("db") {
-            writeln!(out, "- database: {} · SQLite {}", meta("db"), meta("sqlite_version"))?;
+        if facts.fact(&RunFact::Db).is_some() {
+            writeln!(out, "- database: {} · SQLite {}", meta(RunFact::Db), meta(RunFact::SqliteVersion))?;
         }
-    } else if let Some(capture) = d.run.meta.get("capture") {
+    } else if let Some(capture) = facts.fact(&RunFact::Capture) {
         writeln!(out, "- captured by the program itself ({capture})")?;
     }
     // `lane.<name>` describes a lane; `lane.<name>.<field>` are its settings.
-    for (key, value) in d.run.meta.iter().filter_map(|(k, v)| Some((k.strip_prefix("lane.")?, v))) {
-        if !key.contains('.') {
-            let role = d.run.meta.get(&format!("lane.{key}.role")).map_or(String::new(), |r| format!(" ({r})"));
-            writeln!(out, "- {key}{role}: {value}")?;
+    for (key, value) in facts {
+        if let Ok(RunFact::LaneDescription(name)) = key.parse() {
+            let role =
+                facts.fact(&RunFact::Lane(name.clone(), LaneFact::Role)).map_or(String::new(), |r| format!(" ({r})"));
+            writeln!(out, "- {name}{role}: {value}")?;
         }
     }
     writeln!(

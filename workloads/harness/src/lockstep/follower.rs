@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use hopscope_probe::{Block, TraceError, TraceHeader, TraceReader};
+use hopscope_probe::{Block, RunFact, RunFacts, TraceError, TraceHeader, TraceReader};
 
 use super::LockstepError;
 use crate::runner::{FOLLOW_PROTOCOL, HELLO};
@@ -98,7 +98,7 @@ impl Follower {
         };
         stream.set_read_timeout(Some(deadline)).map_err(stream_fail)?;
         let header = blocks.header().clone();
-        let protocol = header.run.get("follow.protocol").cloned().unwrap_or_default();
+        let protocol = header.run.fact(&RunFact::FollowProtocol).unwrap_or_default().to_owned();
         if protocol != FOLLOW_PROTOCOL.to_string() {
             return Err(fail(format!("speaks follower protocol `{protocol}`, this coordinator {FOLLOW_PROTOCOL}")));
         }

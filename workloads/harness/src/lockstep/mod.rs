@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use hopscope_analyze::generations;
-use hopscope_probe::{LaneInfo, Role, TraceHeader, TraceWriter};
+use hopscope_probe::{ArmFact, LaneFact, LaneInfo, Role, RunFact, RunFacts, TraceHeader, TraceWriter};
 
 use follower::Follower;
 pub use follower::Launch;
@@ -77,10 +77,6 @@ pub struct Lockstep {
     /// anything is measured.
     pub also: Vec<String>,
 }
-
-/// The run-metadata key under which a follower lists every lane its
-/// program declares (a JSON array), beside the one it opened.
-pub const DECLARED_LANES: &str = "harness.declared_lanes";
 
 /// What a lockstep run wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -289,7 +285,7 @@ fn chosen_lanes(followers: &[Follower], wanted: Option<&str>) -> Result<Vec<u16>
 /// the later run names what it lacks).
 fn declares_all(followers: &[Follower], also: &[String]) -> Result<(), LockstepError> {
     for follower in followers {
-        let Some(listed) = follower.header.run.get(DECLARED_LANES) else { continue };
+        let Some(listed) = follower.header.run.fact(&RunFact::DeclaredLanes) else { continue };
         let declared: Vec<String> = serde_json::from_str(listed).unwrap_or_default();
         if let Some(missing) = also.iter().find(|lane| !declared.contains(lane)) {
             return Err(LockstepError::Mismatch(format!(
@@ -359,7 +355,16 @@ fn merged(
     let mut header = first.clone();
     // Not build a's `commit` either: that is its working directory's HEAD,
     // not what it was built from (a receipt read it as build a's commit).
-    header.run.retain(|k, _| !k.starts_with("lane.") && !k.starts_with("follow.") && k != "commit");
+    header.run.retain(|k, _| {
+        !matches!(
+            k.parse(),
+            Ok(RunFact::LaneDescription(_)
+                | RunFact::Lane(..)
+                | RunFact::FollowProtocol
+                | RunFact::FollowHarness
+                | RunFact::Commit)
+        )
+    });
     header.lanes.clear();
     header.lane_info.clear();
     for (arm, (follower, &lane)) in ARMS.iter().zip(followers.iter().zip(lanes)) {
@@ -377,36 +382,41 @@ fn merged(
             reference: false,
             baseline: false,
         });
-        let described = follower.header.run.get(&format!("lane.{lane_name}")).cloned().unwrap_or_default();
-        header.run.insert(format!("lane.{name}"), format!("{}: {described}", follower.launch.build));
-        for key in ["role", "placement", "probed"] {
-            if let Some(value) = follower.header.run.get(&format!("lane.{lane_name}.{key}")) {
-                header.run.insert(format!("lane.{name}.{key}"), value.clone());
+        let run = &follower.header.run;
+        let described = run.fact(&RunFact::LaneDescription(lane_name.clone())).unwrap_or_default();
+        header.run.record(RunFact::LaneDescription(name.clone()), format!("{}: {described}", follower.launch.build));
+        for fact in LaneFact::ALL {
+            if let Some(value) = run.fact(&RunFact::Lane(lane_name.clone(), fact)) {
+                header.run.record(RunFact::Lane(name.clone(), fact), value);
             }
         }
-        let facts = [("program", Some(follower.launch.program.display().to_string()))]
+        let arm_fact = |fact| RunFact::LockstepArm((*arm).to_owned(), fact);
+        let facts = [(ArmFact::Program, Some(follower.launch.program.display().to_string()))]
             .into_iter()
             // Not the follower's `commit`: that is its working directory's
             // HEAD, the coordinator's, not the commit the program was built
             // from (`--commits` records that itself).
-            .chain(["build", "hopscope_version"].map(|k| (k, follower.header.run.get(k).cloned())));
-        for (key, value) in facts {
+            .chain(
+                [(ArmFact::Build, RunFact::Build), (ArmFact::HopscopeVersion, RunFact::HopscopeVersion)]
+                    .map(|(arm_fact, fact)| (arm_fact, run.fact(&fact).map(str::to_owned))),
+            );
+        for (fact, value) in facts {
             if let Some(value) = value {
-                header.run.insert(format!("lockstep.{arm}.{key}"), value);
+                header.run.record(arm_fact(fact), value);
             }
         }
-        header.run.insert(format!("lockstep.{arm}.ns_per_tick"), follower.header.clock.ns_per_tick.to_string());
+        header.run.record(arm_fact(ArmFact::NsPerTick), follower.header.clock.ns_per_tick.to_string());
         header.lanes.push(name);
     }
-    header.run.insert("lockstep.lane".to_owned(), lane_name);
-    header.run.insert(
-        "lockstep.clock".to_owned(),
+    header.run.record(RunFact::LockstepLane, lane_name);
+    header.run.record(
+        RunFact::LockstepClock,
         format!("every build's raw {} ticks, converted with build a's calibration", first.clock.source),
     );
-    header.run.insert("planned_blocks".to_owned(), planned.to_string());
+    header.run.record(RunFact::PlannedBlocks, planned.to_string());
     // The analysis counts passes, not rounds, as a verdict's replicates.
-    header.run.insert(generations::PROCESSES_META.to_owned(), generations::FRESH_PER_PASS.to_owned());
-    header.run.insert("lockstep.passes".to_owned(), passes.to_string());
+    header.run.record(RunFact::LockstepProcesses, generations::FRESH_PER_PASS);
+    header.run.record(RunFact::LockstepPasses, passes.to_string());
     header.run.extend(meta);
     header
 }

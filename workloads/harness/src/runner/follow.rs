@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, BufWriter};
 use std::path::{Path, PathBuf};
 
-use hopscope_probe::TraceWriter;
+use hopscope_probe::{RunFact, RunFacts, TraceWriter};
 
 use super::RunSummary;
 use super::open::{OpenRun, Opener};
@@ -109,8 +109,8 @@ pub fn follow(
         )));
     }
     let mut meta = meta;
-    meta.insert("follow.protocol".to_owned(), FOLLOW_PROTOCOL.to_string());
-    meta.insert("follow.harness".to_owned(), env!("CARGO_PKG_VERSION").to_owned());
+    meta.record(RunFact::FollowProtocol, FOLLOW_PROTOCOL.to_string());
+    meta.record(RunFact::FollowHarness, env!("CARGO_PKG_VERSION"));
     let mut open = OpenRun::open(plan, lanes, dir, meta, Opener::Follower)?;
     let mut trace = TraceWriter::new(BufWriter::new(stream), open.header.clone())?;
     let mut written = 0u64;

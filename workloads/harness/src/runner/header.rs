@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use hopscope_probe::{LaneInfo, TraceHeader};
+use hopscope_probe::{LaneFact, LaneInfo, RunFact, RunFacts, TraceHeader};
 
 use super::block::OpenLane;
 use crate::lane::Lane;
@@ -42,19 +42,19 @@ pub(super) fn header(
     header.readings = keys.names();
     header.run = meta;
     let settings = [
-        ("ops_per_block", plan.ops_per_block.to_string()),
-        ("samples", plan.samples.to_string()),
-        ("passes", plan.passes.to_string()),
-        ("warmup_blocks", plan.warmup_blocks.to_string()),
-        ("order", format!("{:?}", plan.order)),
-        ("caller_gap_ns", plan.caller_gap_ns.to_string()),
-        ("perf_counters", if plan.perf_counters { "on" } else { "off" }.to_owned()),
-        ("placement", plan.placement.to_string()),
-        ("block_deadline_s", plan.block_deadline.as_secs_f64().to_string()),
-        ("settle_us", plan.settle.as_micros().to_string()),
+        (RunFact::OpsPerBlock, plan.ops_per_block.to_string()),
+        (RunFact::Samples, plan.samples.to_string()),
+        (RunFact::Passes, plan.passes.to_string()),
+        (RunFact::WarmupBlocks, plan.warmup_blocks.to_string()),
+        (RunFact::Order, format!("{:?}", plan.order)),
+        (RunFact::CallerGapNs, plan.caller_gap_ns.to_string()),
+        (RunFact::PerfCounters, if plan.perf_counters { "on" } else { "off" }.to_owned()),
+        (RunFact::Placement, plan.placement.to_string()),
+        (RunFact::BlockDeadlineS, plan.block_deadline.as_secs_f64().to_string()),
+        (RunFact::SettleUs, plan.settle.as_micros().to_string()),
     ];
-    for (key, value) in settings {
-        header.run.entry(key.to_owned()).or_insert(value);
+    for (fact, value) in settings {
+        header.run.entry(fact.to_string()).or_insert(value);
     }
     for lane in lanes {
         for (name, build) in lane.trace_lanes() {
@@ -77,14 +77,14 @@ pub(super) fn header(
                 Some(hopscope_probe::Variant::Probed) => format!("{described} · probed build"),
                 None => described,
             };
-            header.run.entry(format!("lane.{name}")).or_insert(description);
-            header.run.insert(format!("lane.{name}.role"), lane.role.to_string());
-            header.run.insert(format!("lane.{name}.placement"), placement.to_string());
+            header.run.entry(RunFact::LaneDescription(name.clone()).to_string()).or_insert(description);
+            header.run.record(RunFact::Lane(name.clone(), LaneFact::Role), lane.role.to_string());
+            header.run.record(RunFact::Lane(name.clone(), LaneFact::Placement), placement.to_string());
             let probed = match build.variant {
                 Some(v) => (v == hopscope_probe::Variant::Probed).to_string(),
                 None => "as built".to_owned(),
             };
-            header.run.insert(format!("lane.{name}.probed"), probed);
+            header.run.record(RunFact::Lane(name.clone(), LaneFact::Probed), probed);
         }
     }
     header

@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use hopscope_probe::TraceWriter;
+use hopscope_probe::{RunFact, RunFacts, TraceWriter};
 
 use crate::error::{At, Failure, RunError};
 use crate::lane::Lane;
@@ -88,7 +88,7 @@ pub fn run(
     crate::sched::set_driver();
     let mut meta = meta;
     let lanes_n = lanes.iter().map(|l| l.trace_lanes().count()).sum::<usize>();
-    meta.insert("planned_blocks".to_owned(), planned_blocks(plan, lanes_n).to_string());
+    meta.record(RunFact::PlannedBlocks, planned_blocks(plan, lanes_n).to_string());
     let mut open = OpenRun::open(plan, lanes, dir, meta, Opener::Run)?;
     let trace_path = dir.join("trace.hop");
     // Room to rename the traced threads' roles after their threads at the end.

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use hopscope_analyze::causal;
-use hopscope_probe::Variant;
+use hopscope_probe::{RunFact, RunFacts, Variant};
 use hopscope_reports::{Finished, RunResult, Written};
 
 use super::{WhatIf, run};
@@ -37,7 +37,7 @@ pub(crate) fn what_if(front: Front<'_>) -> Result<Outcome, HarnessError> {
     super::measurable(lane)?;
     let mut meta = rundir::metadata();
     meta.extend(front.meta);
-    meta.insert("harness".to_owned(), front.name.to_owned());
+    meta.record(RunFact::Harness, front.name);
     // Not `latest`: that names the newest decomposition, which `compare`
     // and `history` read (a what-if run has none).
     let dir = rundir::create(front.args.out.as_deref(), front.name, super::LATEST_WHAT_IF)?;

@@ -17,7 +17,7 @@ use std::time::Instant;
 use hopscope_analyze::causal::{Arm, CAUSAL_SAMPLES_SCHEMA, CausalSamples, MIN_ROUNDS, SliceBase};
 use hopscope_analyze::join::SliceSide;
 use hopscope_probe::whatif::{Change, Experiment};
-use hopscope_probe::{Hop, HostInfo, TraceHeader, TraceReader, Variant};
+use hopscope_probe::{Hop, HostInfo, RunFact, RunFacts, TraceHeader, TraceReader, Variant};
 
 use crate::harness::HarnessError;
 use crate::lane::Lane;
@@ -217,9 +217,9 @@ pub fn run(
         eprintln!("interrupted by {signal}: the profile covers the rounds completed");
     }
     let mut meta = meta;
-    meta.insert("rounds".to_owned(), rounds.to_string());
-    meta.insert("ops_per_block".to_owned(), plan.ops_per_block.to_string());
-    meta.insert("decomposition".to_owned(), path.display().to_string());
+    meta.record(RunFact::Rounds, rounds.to_string());
+    meta.record(RunFact::OpsPerBlock, plan.ops_per_block.to_string());
+    meta.record(RunFact::Decomposition, path.display().to_string());
     Ok(CausalSamples {
         schema: CAUSAL_SAMPLES_SCHEMA.to_owned(),
         lane: decomposition.insitu_lane.clone().unwrap_or_else(|| probed.name.clone()),
