@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use hopscope_harness::{Harness, RunArgs};
-use hopscope_workloads::{INLINE_HOOK, LaneSpec, Peer, Shape, WRITER_HOOK};
+use hopscope_workloads::{LaneName, LaneSpec, Peer, Shape, StandardLane};
 
 use crate::knob_args::{DbArgs, KnobArgs};
 
@@ -14,13 +14,20 @@ use crate::knob_args::{DbArgs, KnobArgs};
 /// boundary clean (for the arithmetic) and probed (its own slices,
 /// subtracted in the cross-check), the writer clean (for the arithmetic)
 /// and probed (for the slices and the observer effect).
-const LANES: [&str; 6] = ["inline", "handoff", "floor", "floor-probed", "writer", "writer-probed"];
+const LANES: [LaneName; 6] = [
+    LaneName::clean(StandardLane::Inline),
+    LaneName::clean(StandardLane::Handoff),
+    LaneName::clean(StandardLane::Floor),
+    LaneName::probed(StandardLane::Floor),
+    LaneName::clean(StandardLane::Writer),
+    LaneName::probed(StandardLane::Writer),
+];
 
 /// [`LANES`] for `shape`: the handoff stands beside one caller's single
 /// statements only (a turn is one operation).
-fn lanes_for(shape: Shape) -> impl Iterator<Item = &'static str> {
+fn lanes_for(shape: Shape) -> impl Iterator<Item = LaneName> {
     let handoff = shape.single_statement() && shape.callers() == 1 && shape.rows_per_op() == 1;
-    LANES.into_iter().filter(move |name| handoff || *name != "handoff")
+    LANES.into_iter().filter(move |name| handoff || name.lane != StandardLane::Handoff)
 }
 
 /// Flags of `hopscope decompose`.
@@ -52,29 +59,26 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let knobs = args.knobs.knobs(plan.placement)?;
     // Each peer clean and, where the SQLite probe can name its statements'
     // operations, probed: its slices beside the reference writer's.
-    let peers: Vec<String> = Peer::ALL
-        .iter()
+    let peers = Peer::ALL
+        .into_iter()
         .filter(|_| args.peers)
-        .flat_map(|p| [p.name().to_owned(), format!("{}-probed", p.name())])
-        .collect();
-    // The reference writer marked as the peers are, their slices'
-    // reference (its probed build only: the clean one is `writer`).
-    let reference = format!("{WRITER_HOOK}-probed");
-    // The inline statement marked the same way: their baseline, against
-    // which each peer's slices add up to its hop.
-    let baseline = format!("{INLINE_HOOK}-probed");
-    let mut names: Vec<&str> = lanes_for(args.shape).collect();
+        .flat_map(|p| [LaneName::clean(StandardLane::Peer(p)), LaneName::probed(StandardLane::Peer(p))]);
+    let mut names: Vec<LaneName> = lanes_for(args.shape).collect();
     if args.peers {
-        names.push(&reference);
-        names.push(&baseline);
+        // The reference writer marked as the peers are, their slices'
+        // reference (its probed build only: the clean one is `writer`).
+        names.push(LaneName::probed(StandardLane::WriterHook));
+        // The inline statement marked the same way: their baseline,
+        // against which each peer's slices add up to its hop.
+        names.push(LaneName::probed(StandardLane::InlineHook));
     }
-    names.extend(peers.iter().map(String::as_str));
+    names.extend(peers);
     let db = args.db.config();
     let mut harness = Harness::with_args("decompose", args.run.clone());
     for (key, value) in hopscope_workloads::run_facts(args.shape, db) {
         harness = harness.meta(&key.to_string(), value);
     }
-    for spec in LaneSpec::standard(&names, knobs)? {
+    for spec in LaneSpec::of(&names, knobs) {
         harness = harness.lane(spec.lane(args.shape, db)?);
     }
     // The harness records the run in the index, saves and compares

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use hopscope_analyze::ab_trace::AbTrace;
-use hopscope_analyze::merge;
+use hopscope_analyze::merge::{self, Phase};
 
 use hopscope_workloads::merge::ChangesetSpec;
 use hopscope_workloads::merge::run::{self as merge_run, MergePlan};
@@ -86,7 +86,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     println!("{:<20} {:>12} {:>12}", "arm", "cold µs/chg", "again µs/chg");
     for (arm, phases) in &result.arms {
         let cell = |p: &str| phases.get(p).map_or("–".to_owned(), |f| format!("{:.2}", f.us_per_change.median));
-        println!("{arm:<20} {:>12} {:>12}", cell("cold"), cell("again"));
+        println!("{arm:<20} {:>12} {:>12}", cell(Phase::Cold.name()), cell(Phase::Again.name()));
     }
     for (phase, ratio) in &result.speedup {
         println!("naive ÷ tuned ({phase}): {ratio:.1}×");

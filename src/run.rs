@@ -4,12 +4,17 @@
 use std::process::ExitCode;
 
 use hopscope_harness::{RunArgs, rundir, runner};
-use hopscope_workloads::{LaneSpec, Shape};
+use hopscope_workloads::{LaneName, LaneSpec, Shape, StandardLane};
 
 use crate::knob_args::{DbArgs, KnobArgs};
 
 /// The lanes `run` alternates when `--lanes` is not given.
-const DEFAULT_LANES: [&str; 4] = ["inline", "floor", "writer", "writer-probed"];
+const DEFAULT_LANES: [LaneName; 4] = [
+    LaneName::clean(StandardLane::Inline),
+    LaneName::clean(StandardLane::Floor),
+    LaneName::clean(StandardLane::Writer),
+    LaneName::probed(StandardLane::Writer),
+];
 
 /// Flags of `hopscope run`.
 #[derive(Debug, clap::Args)]
@@ -32,15 +37,20 @@ pub(crate) struct Args {
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let plan = args.run.plan()?;
     let knobs = args.knobs.knobs(plan.placement)?;
-    let names: Vec<&str> = match args.run.lanes.is_empty() {
-        true => DEFAULT_LANES.to_vec(),
-        false => args.run.lanes.iter().map(String::as_str).collect(),
-    };
-    let db = args.db.config();
     // A lane name is a keyword like `--shape`'s: a bad one is a usage error
     // (exit 2), refused before any file is made.
-    let specs = LaneSpec::standard(&names, knobs)
-        .unwrap_or_else(|err| crate::usage("run", clap::error::ErrorKind::InvalidValue, &err.to_string()));
+    let names: Vec<LaneName> = match args.run.lanes.is_empty() {
+        true => DEFAULT_LANES.to_vec(),
+        false => args
+            .run
+            .lanes
+            .iter()
+            .map(|name| name.parse::<LaneName>())
+            .collect::<Result<_, _>>()
+            .unwrap_or_else(|err| crate::usage("run", clap::error::ErrorKind::InvalidValue, &err.to_string())),
+    };
+    let db = args.db.config();
+    let specs = LaneSpec::of(&names, knobs);
     let lanes = specs.iter().map(|spec| spec.lane(args.shape, db)).collect::<Result<Vec<_>, _>>()?;
     let dir = rundir::create(args.run.out.as_deref(), "run", "latest-run")?;
     let mut meta = rundir::metadata();

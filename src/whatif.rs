@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use hopscope_harness::{Harness, RunArgs};
-use hopscope_workloads::{LaneSpec, Shape};
+use hopscope_workloads::{LaneName, LaneSpec, Shape};
 
 use crate::knob_args::{DbArgs, KnobArgs};
 
@@ -31,16 +31,15 @@ pub(crate) struct Args {
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let plan = args.run.plan()?;
     let knobs = args.knobs.knobs(plan.placement)?;
-    let base = args.lane.strip_suffix("-probed").unwrap_or(&args.lane);
-    let probed = format!("{base}-probed");
+    let lane = args.lane.parse::<LaneName>()?.probed_build()?;
     let mut run = args.run.clone();
-    run.what_if.what_if = Some(base.to_owned());
+    run.what_if.what_if = Some(lane.lane.name().to_owned());
     let db = args.db.config();
     let mut harness = Harness::with_args("what-if", run);
     for (key, value) in hopscope_workloads::run_facts(args.shape, db) {
         harness = harness.meta(&key.to_string(), value);
     }
-    for spec in LaneSpec::standard(&[probed.as_str()], knobs)? {
+    for spec in LaneSpec::of(&[lane], knobs) {
         harness = harness.lane(spec.lane(args.shape, db)?);
     }
     Ok(harness.run()?.exit_code())

@@ -35,6 +35,51 @@ pub const RULE: Rule = Rule {
 /// The second naive arm, every step's A/B control.
 pub const CONTROL: &str = "naive-control";
 
+/// One of the two imports each arm makes per round: `cold` (every change
+/// new) and `again` (the same changes re-imported, each losing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Phase {
+    /// The first import.
+    Cold,
+    /// The idempotent re-import.
+    Again,
+}
+
+impl Phase {
+    /// Both phases, in the order a round runs them.
+    pub const ALL: [Phase; 2] = [Phase::Cold, Phase::Again];
+
+    /// The phase's name in lane names (`<arm>/<phase>`) and results.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Phase::Cold => "cold",
+            Phase::Again => "again",
+        }
+    }
+
+    /// What the phase imports, for a receipt.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Phase::Cold => "cold import",
+            Phase::Again => "idempotent re-import",
+        }
+    }
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Phase {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Phase, String> {
+        Phase::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| format!("unknown merge phase `{name}`"))
+    }
+}
+
 /// One arm in one phase.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhaseFigures {
@@ -103,7 +148,7 @@ pub fn analyze(trace: &AbTrace, seed: u64) -> MergeResult {
     }
     let mut speedup = BTreeMap::new();
     let mut steps = Vec::new();
-    for phase in ["cold", "again"] {
+    for phase in Phase::ALL.map(Phase::name) {
         let (Some(naive), Some(tuned)) = (find(&format!("naive/{phase}")), find(&format!("tuned/{phase}"))) else {
             continue;
         };
@@ -131,7 +176,9 @@ pub fn analyze(trace: &AbTrace, seed: u64) -> MergeResult {
         .filter(|ops| ops.complete > 0)
         .filter_map(|ops| {
             let lane = trace.header.lanes.get(usize::from(ops.lane))?;
-            let wanted = ["naive/cold", "tuned/cold", "naive/again", "tuned/again"].contains(&lane.as_str());
+            let wanted = lane
+                .split_once('/')
+                .is_some_and(|(arm, phase)| ["naive", "tuned"].contains(&arm) && phase.parse::<Phase>().is_ok());
             // Every block of a lane is one part of an import; slices pool them.
             wanted.then(|| (lane.clone(), slices::slice_figures(ops, seed)))
         })

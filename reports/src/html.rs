@@ -116,8 +116,8 @@ pub fn merge_page(r: &hopscope_analyze::merge::MergeResult) -> Result<String, Re
     let ratio = |phase: &str| r.speedup.get(phase).map_or("–".to_owned(), |x| format!("{x:.1}×"));
     let headline = format!(
         "Naive ÷ tuned: {} on a cold import, {} on an idempotent re-import ({} changes per import).",
-        ratio("cold"),
-        ratio("again"),
+        ratio(hopscope_analyze::merge::Phase::Cold.name()),
+        ratio(hopscope_analyze::merge::Phase::Again.name()),
         r.changes
     );
     assemble(&Parts {

@@ -52,7 +52,7 @@ pub use floor::{Floor, FloorClient, FloorOptions};
 pub use handoff::{Handoff, HandoffOptions, HandoffWorkload};
 pub use inline::Inline;
 pub use knobs::Knobs;
-pub use lane::{Builds, INLINE_HOOK, LaneKind, LaneSpec, WRITER_HOOK, WRITER_ROLE};
+pub use lane::{Builds, INLINE_HOOK, LaneKind, LaneName, LaneSpec, StandardLane, WRITER_HOOK, WRITER_ROLE};
 pub use peers::Peer;
 pub use shape::{MAX_BATCH_ROWS, MAX_BLOB_BYTES, OpInput, SEED_ROWS, Shape};
 pub use value::{Sql, Value, ValueRef};

@@ -226,11 +226,8 @@ pub struct Change {
 pub struct Control {
     /// The lane.
     pub lane: String,
-    /// What drift it stands for: `sqlite` (the baseline: SQLite alone, for
-    /// work on one thread) or `boundary` (the floor: a bare thread
-    /// boundary, for wakes and handoffs), or `slice` (the probed floor's
-    /// same slice, for one of the subject's slices; named `lane: slice`).
-    pub stands_for: String,
+    /// What drift it stands for.
+    pub stands_for: StandsFor,
     /// Its relative move, B / A − 1.
     pub moved: f64,
     /// The drift taken off: its move.
@@ -318,6 +315,20 @@ fn carrier(a: &RunSamples, b: &RunSamples, delta: f64) -> Option<SliceMove> {
     moves.filter(|m| m.delta_us * delta > 0.0).max_by(|x, y| x.delta_us.abs().total_cmp(&y.delta_us.abs()))
 }
 
+/// What drift a control lane stands for (`sqlite`, `boundary` or `slice`
+/// in a change's JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StandsFor {
+    /// The baseline: SQLite alone, for work on one thread.
+    Sqlite,
+    /// The floor: a bare thread boundary, for wakes and handoffs.
+    Boundary,
+    /// The probed floor's same slice, for one of the subject's slices
+    /// (the control is named `lane: slice`).
+    Slice,
+}
+
 /// The probed floor's own `slice` as a control of the subject's same
 /// slice, when both runs' floors mark it.
 fn slice_control(a: &RunSamples, b: &RunSamples, slice: &str) -> Option<Control> {
@@ -325,7 +336,7 @@ fn slice_control(a: &RunSamples, b: &RunSamples, slice: &str) -> Option<Control>
     let (x, y) = (median_interval(a.floor_slices.get(slice)?)?, median_interval(b.floor_slices.get(slice)?)?);
     let moved = (x.0 > 0.0).then(|| y.0 / x.0 - 1.0)?;
     let significant = y.1 > x.2 || y.2 < x.1;
-    Some(Control { lane: format!("{lane}: {slice}"), stands_for: "slice".to_owned(), moved, drift: moved, significant })
+    Some(Control { lane: format!("{lane}: {slice}"), stands_for: StandsFor::Slice, moved, drift: moved, significant })
 }
 
 /// The change from run `a` to run `b` (labelled `a_label`, `b_label`).
@@ -334,15 +345,18 @@ pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> 
     let values = |run: &RunSamples, lane: &str| -> Vec<f64> {
         run.lanes.get(lane).map(|m| m.values().copied().collect()).unwrap_or_default()
     };
-    let control = |lane: Option<&String>, stands_for: &str| -> Option<Control> {
+    let control = |lane: Option<&String>, stands_for: StandsFor| -> Option<Control> {
         let lane = lane.filter(|l| b.lanes.contains_key(*l))?;
         let (x, y) = (median_interval(&values(a, lane))?, median_interval(&values(b, lane))?);
         let moved = (x.0 > 0.0).then(|| y.0 / x.0 - 1.0)?;
         let significant = y.1 > x.2 || y.2 < x.1;
-        Some(Control { lane: lane.clone(), stands_for: stands_for.to_owned(), moved, drift: moved, significant })
+        Some(Control { lane: lane.clone(), stands_for, moved, drift: moved, significant })
     };
     let controls: Vec<Control> =
-        [control(a.baseline.as_ref(), "sqlite"), control(a.floor.as_ref(), "boundary")].into_iter().flatten().collect();
+        [control(a.baseline.as_ref(), StandsFor::Sqlite), control(a.floor.as_ref(), StandsFor::Boundary)]
+            .into_iter()
+            .flatten()
+            .collect();
     let is_control = |lane: &str| controls.iter().any(|c| c.lane == lane);
     // A run whose figures are the scheduler's measures no change.
     let contended: Vec<String> = [(a_label, a), (b_label, b)]
@@ -474,7 +488,7 @@ fn drift_spread(controls: &[Control]) -> f64 {
 fn findings(figures: &[FigureChange], controls: &[Control], rule: &Rule) -> Vec<String> {
     let mut out = Vec::new();
     for c in controls {
-        let what = if c.stands_for == "sqlite" { "SQLite alone" } else { "the bare thread boundary" };
+        let what = if c.stands_for == StandsFor::Sqlite { "SQLite alone" } else { "the bare thread boundary" };
         let noise = if c.significant { "" } else { " (within its own noise)" };
         out.push(if rule.refuses(c.drift) {
             format!(

@@ -3,7 +3,7 @@
 //! control), each step alone, tuned, so the gap and each step's part of it
 //! read left to right.
 
-use hopscope_analyze::merge::{CONTROL, MergeResult};
+use hopscope_analyze::merge::{CONTROL, MergeResult, Phase};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -56,8 +56,8 @@ where
     let (gap, half) = (slot * 0.12, slot * 0.5);
     let whisker = (half - gap) / 2.0 - px(2.0, w) as f64;
     for (phase, color, left, label) in [
-        ("cold", style::LIBRARY_COLOR, true, "cold import"),
-        ("again", style::SQLITE_COLOR, false, "idempotent re-import (every change loses)"),
+        (Phase::Cold.name(), style::LIBRARY_COLOR, true, "cold import"),
+        (Phase::Again.name(), style::SQLITE_COLOR, false, "idempotent re-import (every change loses)"),
     ] {
         let figures: Vec<(i32, [f64; 3])> = arms
             .iter()

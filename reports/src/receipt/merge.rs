@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use hopscope_analyze::merge::{MergeResult, RULE};
+use hopscope_analyze::merge::{MergeResult, Phase, RULE};
 use hopscope_analyze::stats::BOOTSTRAP_RESAMPLES;
 
 /// The receipt: imports, the gap, each step's share, and the slices.
@@ -29,7 +29,7 @@ fn render(r: &MergeResult, out: &mut String) -> std::fmt::Result {
         meta("sqlite_version")
     )?;
     for (phase, ratio) in &r.speedup {
-        let what = if *phase == "cold" { "cold import" } else { "idempotent re-import" };
+        let what = phase.parse::<Phase>().map_or(phase.as_str(), |p| p.describe());
         writeln!(out, "- {what}: naive ÷ tuned = **{ratio:.1}×**")?;
     }
     writeln!(
@@ -45,7 +45,7 @@ fn render(r: &MergeResult, out: &mut String) -> std::fmt::Result {
                 format!("{:.2} | {:.2}–{:.2} | {:.3}", s.median, s.ci95[0], s.ci95[1], f.import_s)
             })
         };
-        writeln!(out, "| {arm} | {} | {} |", cell("cold"), cell("again"))?;
+        writeln!(out, "| {arm} | {} | {} |", cell(Phase::Cold.name()), cell(Phase::Again.name()))?;
     }
     writeln!(out, "\n## Each step tuned alone, against naive (paired by part)\n")?;
     writeln!(out, "| step | phase | saves µs/change | 95% CI | share of the gap | verdict |")?;

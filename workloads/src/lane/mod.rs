@@ -19,7 +19,10 @@ use crate::peers::Peer;
 use crate::shape::Shape;
 
 mod hook;
+mod name;
 mod open;
+
+pub use name::{LaneName, StandardLane};
 
 #[cfg(feature = "peers")]
 pub(crate) use hook::unpaired;
@@ -130,52 +133,31 @@ impl LaneSpec {
     }
 
     /// The standard lanes named in `names` (`inline`, `floor`, `writer`,
-    /// each optionally `-probed`, `handoff`, or a peer), a name and its `-probed`
-    /// variant merged into one lane with both builds; the writer lanes get
-    /// `knobs`, and every lane the writer's placement and waits, so lanes
-    /// differ only in the code they run.
+    /// each optionally `-probed`, `handoff`, or a peer), as
+    /// [`LaneSpec::of`] makes them; a name that is none of these is refused.
     pub fn standard(names: &[&str], knobs: Knobs) -> Result<Vec<LaneSpec>, ParseError> {
+        let names = names.iter().map(|n| n.parse::<LaneName>()).collect::<Result<Vec<_>, _>>()?;
+        Ok(LaneSpec::of(&names, knobs))
+    }
+
+    /// The standard lanes `names`, a lane and its probed build merged into
+    /// one lane with both builds; the writer lanes get `knobs`, and every
+    /// lane the writer's placement and waits, so lanes differ only in the
+    /// code they run.
+    pub fn of(names: &[LaneName], knobs: Knobs) -> Vec<LaneSpec> {
         let mut lanes: Vec<LaneSpec> = Vec::new();
         for name in names {
-            let (base, probed) = match name.strip_suffix("-probed") {
-                Some(base) => (base, true),
-                None => (*name, false),
-            };
-            let kind = match base {
-                "handoff" if probed => {
-                    return Err(ParseError::new("lane", name, "the handoff lane has no marks, so no -probed build"));
-                }
-                "handoff" => LaneKind::Handoff,
-                "inline" => LaneKind::Inline,
-                "floor" => LaneKind::Floor,
-                "writer" => LaneKind::Writer(knobs),
-                WRITER_HOOK => LaneKind::WriterHook(knobs),
-                INLINE_HOOK => LaneKind::InlineHook,
-                other => match other.parse::<Peer>() {
-                    Ok(peer) => LaneKind::Peer(peer),
-                    Err(_) => {
-                        let peers: Vec<&str> = Peer::ALL.iter().map(|p| p.name()).collect();
-                        return Err(ParseError::new(
-                            "lane",
-                            other,
-                            format!(
-                                "inline, floor, writer, writer-hook, inline-hook, each optionally -probed, handoff, or a peer: {}",
-                                peers.join(", ")
-                            ),
-                        ));
-                    }
-                },
-            };
+            let base = name.lane.name();
             match lanes.iter_mut().find(|l| l.name == base) {
-                Some(lane) => lane.builds = lane.builds.add(probed),
+                Some(lane) => lane.builds = lane.builds.add(name.probed),
                 None => lanes.push(LaneSpec {
                     placement: knobs.placement,
                     waits: (knobs.writer_wait, knobs.caller_wait),
-                    ..LaneSpec::new(base, kind, Builds::from_probed(probed))
+                    ..LaneSpec::new(base, name.lane.kind(knobs), Builds::from_probed(name.probed))
                 }),
             }
         }
-        Ok(lanes)
+        lanes
     }
 
     /// The shape this lane runs when the run's shape is `shape`.

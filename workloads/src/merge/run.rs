@@ -53,7 +53,8 @@ impl MergePlan {
 }
 
 /// The two imports of each arm and round.
-pub const PHASES: [&str; 2] = ["cold", "again"];
+pub const PHASES: [&str; 2] =
+    [hopscope_analyze::merge::Phase::Cold.name(), hopscope_analyze::merge::Phase::Again.name()];
 
 /// The second naive arm, run as every step's A/B control.
 pub const CONTROL: &str = "naive-control";
