@@ -63,7 +63,11 @@ impl Capture {
         // The program is the code under study; whether it marks, the
         // trace itself shows.
         header.lane_info = vec![LaneInfo::program(lane)];
-        header.run.insert("command".to_owned(), std::env::args().collect::<Vec<_>>().join(" "));
+        crate::RunFacts::record(
+            &mut header.run,
+            crate::RunFact::Command,
+            std::env::args().collect::<Vec<_>>().join(" "),
+        );
         crate::RunFacts::record(&mut header.run, crate::RunFact::Capture, "hopscope_probe::Capture");
         let writer = TraceWriter::create(path, header)?;
         Ok(Capture { path: path.to_owned(), writer, session: Session::new(), started: None, blocks: 0 })

@@ -71,6 +71,8 @@ pub enum RunFact {
     PartsPerImport,
     /// How the marks of an in-process capture were taken (`capture`).
     Capture,
+    /// The span path a `--span-path` flag chose (`span_path_flag`).
+    SpanPathFlag,
     /// The experiment spec's own text (`spec.text`).
     SpecText,
     /// The experiment's name (`spec.name`).
@@ -176,7 +178,7 @@ impl LaneFact {
 }
 
 /// The run-wide facts with fixed keys.
-const FIXED: [(RunFact, &str); 44] = [
+const FIXED: [(RunFact, &str); 45] = [
     (RunFact::Command, "command"),
     (RunFact::Commit, "commit"),
     (RunFact::Build, "build"),
@@ -204,6 +206,7 @@ const FIXED: [(RunFact, &str); 44] = [
     (RunFact::SampleEvery, "sample_every"),
     (RunFact::PartsPerImport, "parts_per_import"),
     (RunFact::Capture, "capture"),
+    (RunFact::SpanPathFlag, "span_path_flag"),
     (RunFact::SpecText, "spec.text"),
     (RunFact::SpecName, "spec.name"),
     (RunFact::SpecPath, "spec.path"),

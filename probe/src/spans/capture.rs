@@ -175,7 +175,11 @@ impl SpanCapture {
         header.hops = self.layer.hops().clone();
         header.span_machinery = self.machinery.take();
         header.lane_info = vec![LaneInfo::program(lane)];
-        header.run.insert("command".to_owned(), std::env::args().collect::<Vec<_>>().join(" "));
+        crate::RunFacts::record(
+            &mut header.run,
+            crate::RunFact::Command,
+            std::env::args().collect::<Vec<_>>().join(" "),
+        );
         crate::RunFacts::record(&mut header.run, crate::RunFact::Capture, "hopscope_probe::HopLayer::capture");
         let mut writer = TraceWriter::create(&self.path, header)?;
         for block in blocks(&held) {

@@ -43,11 +43,6 @@ pub struct Harness {
     quiet: bool,
 }
 
-/// The run's metadata key that records a `--span-path` given on the
-/// command line (the path's name).
-#[cfg(feature = "tracing")]
-pub(crate) const SPAN_PATH_FLAG: &str = "span_path_flag";
-
 /// The command line of a harness program: [`RunArgs`].
 #[derive(Debug, Parser)]
 #[command(about = "Decompose this program's write path with hopscope's harness.")]
@@ -181,7 +176,7 @@ impl Harness {
                 lane.take_span_path(path);
             }
             // The receipt says the path was the flag's, not the code's.
-            self.meta.insert(SPAN_PATH_FLAG.to_owned(), path.to_string());
+            self.meta.record(RunFact::SpanPathFlag, path.to_string());
         }
         // A placement this process's CPUs cannot give is refused before a
         // directory is made or a line printed.

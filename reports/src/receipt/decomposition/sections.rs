@@ -130,7 +130,7 @@ pub(super) fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         }
         if let (true, Some(m)) = (spans, &d.span_machinery) {
             // The key the harness records a `--span-path` under.
-            render_machinery(m, d.run.meta.contains_key("span_path_flag"), out)?;
+            render_machinery(m, d.run.meta.fact(&RunFact::SpanPathFlag).is_some(), out)?;
             span_events(d, out)?;
         }
         if let (true, Some(grain)) = (d.slices.iter().any(|s| s.within_two_grains), grain_ns) {
