@@ -12,6 +12,7 @@ use std::time::Duration;
 use hopscope_probe::{Block, Session, Ticks, clock, local};
 
 use super::callers::{Callers, catching};
+use super::span_hook::SpanHook;
 use crate::cpu::{self, Gap, ProcessSample, ThreadSample};
 use crate::error::{At, Failure};
 use crate::hand_in::HandIn;
@@ -33,8 +34,7 @@ pub(crate) struct OpenLane {
     /// Operations measured so far (warm-up blocks not counted).
     pub(crate) ops: u64,
     /// The span layer the lane runs under, if it is a span lane.
-    #[cfg(feature = "tracing")]
-    pub(crate) spans: Option<crate::spans::SpanLane>,
+    pub(crate) spans: SpanHook,
 }
 
 /// What a lane's code runs under on a caller thread: the variant's
@@ -107,7 +107,6 @@ struct CallerRun {
     /// Caller 0: the lane's count after the block.
     counted: Option<u64>,
     /// The caller thread that ran this share.
-    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
     thread_id: std::thread::ThreadId,
 }
 
@@ -126,15 +125,10 @@ impl Blocks<'_> {
             skip: Arc::new(AtomicBool::new(false)),
         };
         let (stale, handed) = (around.stale.clone(), around.handed.clone());
-        #[cfg(feature = "tracing")]
-        match &lane.spans {
-            Some(spans) => spans.before_block(),
-            None => crate::spans::none_active(),
-        }
+        lane.spans.before_block();
         let runs = self.run_callers(lane, &session, around).map_err(|f| (At::Block(id), f))?;
-        #[cfg(feature = "tracing")]
-        let caller_ids: std::collections::HashMap<std::thread::ThreadId, u16> =
-            runs.iter().enumerate().map(|(c, run)| (run.thread_id, self.caller_threads[c])).collect();
+        let caller_ids: Vec<(std::thread::ThreadId, u16)> =
+            runs.iter().zip(self.caller_threads).map(|(run, thread)| (run.thread_id, *thread)).collect();
 
         let mut samples = BlockSamples::default();
         let (mut start, mut end, mut reported, mut callers) = (Ticks(u64::MAX), Ticks(0), 0u64, None::<ThreadSample>);
@@ -172,12 +166,8 @@ impl Blocks<'_> {
                 samples.roles.push((*reading, after.since(&before)));
             }
         }
-        #[allow(unused_mut)]
         let mut streams = session.take();
-        #[cfg(feature = "tracing")]
-        if let Some(spans) = &mut lane.spans {
-            samples.spans = spans.after_block(&mut streams, &caller_ids);
-        }
+        samples.spans = lane.spans.after_block(&mut streams, &caller_ids);
         Ok(Block {
             op_count: info.ops,
             start,

@@ -31,6 +31,7 @@ mod follow;
 mod header;
 mod open;
 mod placed;
+mod span_hook;
 
 pub use follow::{FOLLOW_PROTOCOL, HELLO, follow};
 use open::{OpenRun, Opener};

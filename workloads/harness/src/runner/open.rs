@@ -342,11 +342,17 @@ fn open_lanes(
             fresh_dir(&lane_dir)?;
             #[cfg(feature = "tracing")]
             let (spans, dispatch) = crate::spans::open_build(lane, build, threads, traced, &mut registered);
+            #[cfg(feature = "tracing")]
+            let switched = spans.as_ref().is_some_and(crate::spans::SpanLane::switched);
+            #[cfg(feature = "tracing")]
+            let span_hook = super::span_hook::SpanHook::new(spans);
+            #[cfg(not(feature = "tracing"))]
+            let span_hook = super::span_hook::SpanHook::default();
             let context = Context {
                 #[cfg(feature = "tracing")]
                 dispatch: dispatch.clone(),
                 #[cfg(feature = "tracing")]
-                switched: spans.as_ref().is_some_and(crate::spans::SpanLane::switched),
+                switched,
             };
             let setup = Setup {
                 dir: lane_dir,
@@ -388,8 +394,7 @@ fn open_lanes(
                 callers: lane.callers,
                 per_op: lane.per_op,
                 ops: 0,
-                #[cfg(feature = "tracing")]
-                spans,
+                spans: span_hook,
             });
         }
     }
