@@ -140,12 +140,9 @@ pub fn run(
             }
         }
     }
-    #[cfg(feature = "tracing")]
-    {
-        let renames = open.renames();
-        if !renames.is_empty() {
-            trace.rename_threads(&renames)?;
-        }
+    let renames = open.renames();
+    if !renames.is_empty() {
+        trace.rename_threads(&renames)?;
     }
     trace.finish()?;
     bar.finish_and_clear();

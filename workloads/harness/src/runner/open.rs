@@ -231,10 +231,13 @@ impl OpenRun {
         }
     }
 
-    /// The traced threads' roles renamed after the threads' own names.
-    #[cfg(feature = "tracing")]
+    /// The traced threads' roles renamed after the threads' own names
+    /// (none without span lanes).
     pub(crate) fn renames(&self) -> Vec<(u16, String)> {
-        crate::traced::lock(&self.traced).renames(&self.threads)
+        #[cfg(feature = "tracing")]
+        return crate::traced::lock(&self.traced).renames(&self.threads);
+        #[cfg(not(feature = "tracing"))]
+        Vec::new()
     }
 
     /// End the run: close the lanes (a lane still stuck in a call keeps its
