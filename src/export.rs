@@ -3,11 +3,9 @@
 //! load, on stdout or into `--output`. `--format parquet RUN…` writes the
 //! runs' results as Parquet tables instead (`hopscope_reports::tables`).
 //!
-//! A timeline streams: one pass over the file finds each lane's hops and time zero, a
-//! second writes each block's slices as it is read, so memory stays one
-//! block however long the trace. A trace cut short (a killed run) is
-//! exported from every complete block; one line on stderr says what was
-//! left out (and the JSON says `partial`).
+//! The timeline streams ([`hopscope_analyze::timeline::export`]); a trace
+//! cut short (a killed run) is exported from every complete block, and one
+//! line on stderr says what was left out (the JSON says `partial`).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -15,11 +13,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use hopscope_analyze::join::HopScan;
-use hopscope_analyze::timeline::chrome::ChromeWriter;
-use hopscope_analyze::timeline::perfetto::PerfettoWriter;
-use hopscope_analyze::timeline::{Cut, Timeline, origin_of};
-use hopscope_probe::TraceReader;
+use hopscope_analyze::timeline::{self, Selection, TimelineFormat};
 
 /// Timeline formats `export` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -82,16 +76,10 @@ fn trace_of(input: &str) -> anyhow::Result<PathBuf> {
     Ok(trace)
 }
 
-/// The two writers behind one interface.
-enum Writer<W: Write> {
-    Chrome(ChromeWriter<W>),
-    Perfetto(PerfettoWriter<W>),
-}
-
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let protobuf = match args.format {
-        Format::Chrome => false,
-        Format::Perfetto => true,
+    let format = match args.format {
+        Format::Chrome => TimelineFormat::Chrome,
+        Format::Perfetto => TimelineFormat::Perfetto,
         Format::Parquet => {
             if args.ops.is_some() || !args.lanes.is_empty() {
                 usage("--ops and --lane cut a timeline; parquet exports whole runs");
@@ -105,86 +93,29 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     let [input] = args.inputs.as_slice() else { usage("a timeline is of one trace: give one TRACE") };
     let path = &trace_of(input)?;
-    let cannot = || format!("cannot export {}", path.display());
-    // Pass 1: each lane's hops, time zero, and where a cut trace ends.
-    let mut reader = TraceReader::open(path).with_context(cannot)?;
-    let header = reader.header().clone();
-    let mut scan = HopScan::new(&header);
-    let (mut origin, mut blocks, mut cut) = (u64::MAX, 0u64, None);
-    loop {
-        match reader.next_block() {
-            Ok(Some(block)) => {
-                scan.add(&block);
-                origin = origin.min(origin_of(&block));
-                blocks += 1;
-            }
-            Ok(None) => break,
-            Err(err) => {
-                cut = Some(err.to_string());
-                break;
-            }
-        }
-    }
-    let mut lanes = Vec::new();
-    for name in &args.lanes {
-        let Some(lane) = header.lanes.iter().position(|l| l == name) else {
-            bail!("{} has no lane {name:?}; its lanes: {}", path.display(), header.lanes.join(", "));
-        };
-        lanes.push(u16::try_from(lane).context("lane index")?);
-    }
-    if args.ops == Some(0) {
-        bail!("--ops 0 leaves nothing to export");
-    }
-    let selection = Cut { ops_per_lane: args.ops, lanes: (!lanes.is_empty()).then_some(lanes) };
-    let mut timeline = Timeline::new(&header, &scan, if blocks == 0 { 0 } else { origin }, selection);
-
-    // Pass 2: the slices, block by block.
     let out: Box<dyn Write> = match &args.output {
         Some(file) => Box::new(File::create(file).with_context(|| format!("cannot create {}", file.display()))?),
         None => Box::new(std::io::stdout().lock()),
     };
-    let out = BufWriter::new(out);
-    let write = || "cannot write the timeline";
-    let mut writer = if protobuf {
-        Writer::Perfetto(PerfettoWriter::start(out, &header).context(write())?)
-    } else {
-        Writer::Chrome(ChromeWriter::start(out, &header).context(write())?)
-    };
-    let mut reader = TraceReader::open(path).with_context(cannot)?;
-    let (mut slices, mut flows, mut overlapping) = (0u64, 0u64, 0u64);
-    for _ in 0..blocks {
-        let Some(block) = reader.next_block().with_context(cannot)? else { break };
-        let Some(part) = timeline.block(&block) else { continue };
-        slices += part.slices.len() as u64;
-        overlapping += part.overlapping;
-        flows += part.slices.iter().filter(|s| s.flow.is_some_and(|f| f.incoming)).count() as u64;
-        match &mut writer {
-            Writer::Chrome(w) => w.block(&part),
-            Writer::Perfetto(w) => w.block(&part),
-        }
-        .context(write())?;
-    }
-    let partial = cut.as_ref().map(|reason| format!("{blocks} blocks exported; the trace ended early: {reason}"));
-    let mut out = match writer {
-        Writer::Chrome(w) => w.finish(partial.as_deref()).context(write())?,
-        Writer::Perfetto(w) => w.finish().context(write())?.0,
-    };
-    if !protobuf {
-        writeln!(out).context(write())?;
-    }
-    out.flush().context(write())?;
-    drop(out);
-    if let Some(partial) = partial {
+    let selection = Selection { ops_per_lane: args.ops, lanes: args.lanes.clone() };
+    let exported = timeline::export(path, format, &selection, BufWriter::new(out))?;
+    if let Some(partial) = &exported.partial {
         eprintln!("hopscope: partial: {partial}");
     }
     if let Some(file) = &args.output {
         let bytes = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
-        eprintln!("hopscope: {slices} slices, {flows} flow arrows, {bytes} bytes → {}", file.display());
-    }
-    if overlapping > 0 {
         eprintln!(
-            "hopscope: {overlapping} slices overlapped another operation's on their thread and were left off \
-             (their flow ends kept on zero-length slices)"
+            "hopscope: {} slices, {} flow arrows, {bytes} bytes → {}",
+            exported.slices,
+            exported.flows,
+            file.display()
+        );
+    }
+    if exported.overlapping > 0 {
+        eprintln!(
+            "hopscope: {} slices overlapped another operation's on their thread and were left off \
+             (their flow ends kept on zero-length slices)",
+            exported.overlapping
         );
     }
     Ok(ExitCode::SUCCESS)

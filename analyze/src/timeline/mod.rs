@@ -23,9 +23,12 @@
 //! [`BlockTimeline`]s, so memory stays one block however long the trace.
 
 pub mod chrome;
+mod export;
 pub mod importer;
 pub mod perfetto;
 mod proto;
+
+pub use export::{ExportError, Exported, Selection, TimelineFormat, export};
 
 use std::collections::BTreeMap;
 
