@@ -4,8 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use hopscope_analyze::wake::{Spread, WakeFloor};
-use hopscope_harness::{Placement, placement, rundir};
+use hopscope_harness::{Placement, rundir};
 use hopscope_workloads::experiments::keep_warm::{self, KeepWarm, Mode};
 use hopscope_workloads::knobs::CpuBudget;
 use hopscope_workloads::wake;
@@ -62,29 +61,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     sweep.validate()?;
     let dir = rundir::create(args.out.as_deref(), "keep-warm", "latest-keep-warm")?;
     let rows = keep_warm::run(&sweep, &dir, &rundir::metadata(), rundir::show_progress(), |line| eprintln!("{line}"))?;
-    let floor = wake_floor(&args.placement);
+    let floor = wake::floor(&args.placement);
     let written = hopscope_reports::write_sweep(&dir, &rows, floor.as_ref())?;
     println!("{}", hopscope_reports::receipt::sweep::markdown(&rows, floor.as_ref()));
     print!("{written}");
     Ok(ExitCode::SUCCESS)
-}
-
-/// Samples of each kind of wake (well under a second in all).
-const WAKES: usize = 300;
-
-/// The machine's wake floor, measured after the sweep on the placement
-/// whose threads wait for each other across cores when the sweep has it
-/// (the one keep-warm exists for), else on the first one it ran.
-fn wake_floor(placements: &[Placement]) -> Option<WakeFloor> {
-    let placement = placements
-        .iter()
-        .copied()
-        .find(|p| *p == Placement::DifferentCores && placement::unachievable(*p).is_none())
-        .or_else(|| placements.first().copied())?;
-    Some(WakeFloor {
-        placement: placement.name().to_owned(),
-        sleep_request_us: wake::SLEEP_REQUEST.as_secs_f64() * 1e6,
-        sleep_late_us: Spread::of(wake::sleep_late_us(placement, WAKES))?,
-        park_wake_us: Spread::of(wake::park_wake_us(placement, WAKES))?,
-    })
 }

@@ -14,7 +14,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use hopscope_harness::Placement;
+use hopscope_analyze::wake::{Spread, WakeFloor};
+use hopscope_harness::{Placement, placement};
 
 /// The sleep each [`sleep_late_us`] sample asks for: shorter than any
 /// SQLite write, so any lateness is the wake's, not the request's.
@@ -23,6 +24,28 @@ pub const SLEEP_REQUEST: Duration = Duration::from_micros(2);
 /// How long the parked thread is left alone before each wake, so its CPU
 /// has gone idle (as a writer's has between two writes).
 const SETTLE: Duration = Duration::from_micros(300);
+
+/// Samples of each kind of wake [`floor`] takes (well under a second in
+/// all).
+const WAKES: usize = 300;
+
+/// The machine's wake floor, measured on the placement whose threads wait
+/// for each other across cores when `placements` has it (the one keep-warm
+/// exists for), else on the first one; `None` without a placement or a
+/// sample.
+pub fn floor(placements: &[Placement]) -> Option<WakeFloor> {
+    let placement = placements
+        .iter()
+        .copied()
+        .find(|p| *p == Placement::DifferentCores && placement::unachievable(*p).is_none())
+        .or_else(|| placements.first().copied())?;
+    Some(WakeFloor {
+        placement: placement.name().to_owned(),
+        sleep_request_us: SLEEP_REQUEST.as_secs_f64() * 1e6,
+        sleep_late_us: Spread::of(sleep_late_us(placement, WAKES))?,
+        park_wake_us: Spread::of(park_wake_us(placement, WAKES))?,
+    })
+}
 
 /// How late `count` sleeps of [`SLEEP_REQUEST`] return, µs each, on a
 /// thread placed as `placement`'s caller, with the timer slack at 1 µs (as
