@@ -13,7 +13,7 @@ use hopscope_analyze::net::Net;
 use hopscope_harness::gate::{self, FailOn};
 use hopscope_harness::{ExperimentSpec, Harness, RunArgs, sha256_hex};
 
-use crate::spec::Spec;
+use hopscope_workloads::experiments::ab_spec::AbSpec;
 
 /// Flags of `hopscope ab`.
 #[derive(Debug, clap::Args)]
@@ -212,7 +212,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(status));
     }
     if let Some(dir) = &args.analyze {
-        let current = args.spec.as_deref().map(Spec::load).transpose()?;
+        let current = args.spec.as_deref().map(AbSpec::load).transpose()?;
         let experiment = reanalyze(current.as_ref(), dir)?;
         let written = hopscope_reports::write_experiment(dir, &experiment)
             .with_context(|| format!("cannot write the results in {}", dir.display()))?;
@@ -226,7 +226,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     // Parse before anything else: a bad spec must fail before measuring.
     let spec_path = args.spec.as_deref().context("give an experiment spec, or --builds BIN_A BIN_B")?;
-    let spec = Spec::load(spec_path)?;
+    let spec = AbSpec::load(spec_path)?;
     let (a, b) = spec.lanes()?;
     let run = RunArgs { out: args.out.clone(), ..RunArgs::default() };
     let mut harness = Harness::with_args(&format!("ab-{}", safe(&spec.experiment.name)), run);
@@ -270,7 +270,7 @@ fn safe(name: &str) -> String {
 
 /// Judge an existing run under the rule its trace recorded; warn if the
 /// spec given (`current`) no longer matches it.
-fn reanalyze(current: Option<&Spec>, dir: &Path) -> anyhow::Result<Experiment> {
+fn reanalyze(current: Option<&AbSpec>, dir: &Path) -> anyhow::Result<Experiment> {
     let path = dir.join("trace.hop");
     // Streamed: the header first, then the blocks one at a time.
     let trace = AbTrace::read_file(&path).with_context(|| format!("cannot analyze {}", path.display()))?;

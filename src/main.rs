@@ -21,7 +21,6 @@ mod net;
 mod report;
 mod resolve;
 mod run;
-mod spec;
 mod whatif;
 
 /// Decompose the write path of a writer-thread architecture into

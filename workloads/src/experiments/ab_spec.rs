@@ -1,15 +1,16 @@
-//! hopscope's experiment specs: the harness's spec
+//! `hopscope ab`'s experiment specs: the harness's spec
 //! ([`hopscope_harness::ExperimentSpec`]: name, hypothesis, sizes, rule)
 //! plus a `shape` and, per arm, the reference writer's knobs or a peer
-//! (`lane = "tokio-rusqlite"`). Every mistake is refused before measuring,
-//! in one line that names the field.
+//! (`lane = "tokio-rusqlite"`), resolved to the two arms' lanes. Every
+//! mistake is refused before measuring, in one line that names the field.
 
 use std::path::Path;
 
-use hopscope_harness::{ExperimentSpec, Lane, Placement};
-use hopscope_workloads::knobs::{BlobHandover, ChannelKind, InjectedDelay, ReplyMode, ResultSlot, Wait};
-use hopscope_workloads::{Builds, DbConfig, Knobs, LaneKind, LaneSpec, Peer, Shape};
+use hopscope_harness::{ExperimentSpec, Lane, Placement, SpecError};
 use serde::Deserialize;
+
+use crate::knobs::{BlobHandover, ChannelKind, InjectedDelay, ReplyMode, ResultSlot, Wait};
+use crate::{Builds, DbConfig, Knobs, LaneKind, LaneSpec, Peer, Shape};
 
 /// Knob overrides of one arm, over the reference writer's defaults; or,
 /// with `lane`, a peer crate's lane instead of the reference writer.
@@ -31,29 +32,30 @@ struct Arm {
     handover: Option<String>,
 }
 
-/// A parsed, validated spec with its arms resolved to lanes.
+/// A parsed, validated A/B spec with its arms resolved to lanes.
 #[derive(Debug, Clone)]
-pub(crate) struct Spec {
-    pub(crate) experiment: ExperimentSpec,
-    pub(crate) shape: Shape,
+pub struct AbSpec {
+    /// The harness's part: name, hypothesis, sizes, order and rule.
+    pub experiment: ExperimentSpec,
+    /// The workload both arms run.
+    pub shape: Shape,
     /// Arms A and B.
-    pub(crate) arms: [LaneSpec; 2],
+    pub arms: [LaneSpec; 2],
 }
 
-impl Spec {
+impl AbSpec {
     /// Read and validate the spec at `path`.
-    pub(crate) fn load(path: &Path) -> anyhow::Result<Spec> {
-        Spec::resolve(ExperimentSpec::load(path)?)
+    pub fn load(path: &Path) -> Result<AbSpec, SpecError> {
+        AbSpec::resolve(ExperimentSpec::load(path)?)
     }
 
-    /// Parse `text` (read from `path`, named in errors).
-    #[cfg(test)]
-    pub(crate) fn parse(path: &Path, text: &str) -> anyhow::Result<Spec> {
-        Spec::resolve(ExperimentSpec::parse(path, text)?)
+    /// Parse and validate `text` (read from `path`, named in errors).
+    pub fn parse(path: &Path, text: &str) -> Result<AbSpec, SpecError> {
+        AbSpec::resolve(ExperimentSpec::parse(path, text)?)
     }
 
-    fn resolve(experiment: ExperimentSpec) -> anyhow::Result<Spec> {
-        let at = |what: String| anyhow::anyhow!("spec {}: {what}", experiment.path.display());
+    fn resolve(experiment: ExperimentSpec) -> Result<AbSpec, SpecError> {
+        let at = |reason: String| SpecError { path: experiment.path.clone(), reason };
         let shape: Shape = experiment
             .shape
             .as_deref()
@@ -61,7 +63,7 @@ impl Spec {
             .parse()
             .map_err(|e| at(format!("shape: {e}")))?;
         let placement = experiment.plan.placement;
-        let arm = |i: usize| -> anyhow::Result<LaneSpec> {
+        let arm = |i: usize| -> Result<LaneSpec, SpecError> {
             let (name, table) = &experiment.arms[i];
             let arm: Arm = toml::Value::Table(table.clone())
                 .try_into()
@@ -84,11 +86,11 @@ impl Spec {
             Ok(lane)
         };
         let arms = [arm(0)?, arm(1)?];
-        Ok(Spec { shape, arms, experiment })
+        Ok(AbSpec { shape, arms, experiment })
     }
 
     /// The harness lanes of arms A and B.
-    pub(crate) fn lanes(&self) -> anyhow::Result<(Lane, Lane)> {
+    pub fn lanes(&self) -> Result<(Lane, Lane), crate::RunError> {
         let db = DbConfig::default();
         Ok((self.arms[0].lane(self.shape, db)?, self.arms[1].lane(self.shape, db)?))
     }
@@ -113,7 +115,7 @@ impl Arm {
     /// The reference writer's knobs with this arm's overrides; errors name
     /// the field.
     fn knobs(&self, placement: Placement) -> Result<(Knobs, Option<BlobHandover>), String> {
-        fn field<T: std::str::FromStr<Err = hopscope_workloads::ParseError>>(
+        fn field<T: std::str::FromStr<Err = crate::ParseError>>(
             name: &str,
             value: &Option<String>,
         ) -> Result<Option<T>, String> {
@@ -153,8 +155,8 @@ min_effect_us = 0.2
 max_control_drift_pct = 3.0
 "#;
 
-    fn parse(text: &str) -> anyhow::Result<Spec> {
-        Spec::parse(Path::new("exp.toml"), text)
+    fn parse(text: &str) -> Result<AbSpec, SpecError> {
+        AbSpec::parse(Path::new("exp.toml"), text)
     }
 
     #[test]
