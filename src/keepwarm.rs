@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use hopscope_analyze::keep_warm::SweepResult;
 use hopscope_harness::{Placement, rundir};
 use hopscope_workloads::experiments::keep_warm::{self, KeepWarm, Mode};
 use hopscope_workloads::knobs::CpuBudget;
@@ -61,9 +62,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     sweep.validate()?;
     let dir = rundir::create(args.out.as_deref(), "keep-warm", "latest-keep-warm")?;
     let rows = keep_warm::run(&sweep, &dir, &rundir::metadata(), rundir::show_progress(), |line| eprintln!("{line}"))?;
-    let floor = wake::floor(&args.placement);
-    let written = hopscope_reports::write_sweep(&dir, &rows, floor.as_ref())?;
-    println!("{}", hopscope_reports::receipt::sweep::markdown(&rows, floor.as_ref()));
+    let result = SweepResult::new(rows, wake::floor(&args.placement));
+    let written = hopscope_reports::write_sweep(&dir, &result)?;
+    println!("{}", hopscope_reports::receipt::sweep::markdown(&result));
     print!("{written}");
     Ok(ExitCode::SUCCESS)
 }

@@ -415,8 +415,10 @@ fn keep_warm_sweeps_and_writes_its_table_and_frontier() {
         dir.to_str().expect("utf-8"),
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let rows: serde_json::Value =
+    let sweep: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("keep-warm.json")).expect("json")).expect("parses");
+    assert_eq!(sweep["schema"], "hopscope.keep-warm/1");
+    let rows = &sweep["rows"];
     let settings: Vec<&str> =
         rows.as_array().expect("rows").iter().map(|r| r["setting"].as_str().expect("setting")).collect();
     // Two shapes (back to back, and with a 5 µs caller gap) × 7 lanes.
@@ -441,6 +443,15 @@ fn keep_warm_sweeps_and_writes_its_table_and_frontier() {
     let receipt = std::fs::read_to_string(dir.join("receipt.md")).expect("receipt");
     assert!(receipt.contains("- Wake floor (same-core): a 2 µs sleep returns"), "{receipt}");
     assert!(receipt.contains("any wait that gives its CPU up adds at least"), "{receipt}");
+    // keep-warm.json carries what the receipt says: the findings and the
+    // bound with their figures.
+    assert_eq!(sweep["wake_floor"], floor, "the floor in both files");
+    let kinds: Vec<&str> =
+        sweep["findings"].as_array().expect("findings").iter().map(|f| f["finding"].as_str().expect("kind")).collect();
+    assert_eq!(kinds.first(), Some(&"fastest"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"beat_parking"), "{kinds:?}");
+    let least = sweep["wake_bound"]["least_us"].as_f64().expect("least_us");
+    assert!(receipt.contains(&format!("adds at least {least:.2} µs")), "{least} in {receipt}");
 }
 
 #[test]

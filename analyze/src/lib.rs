@@ -30,6 +30,7 @@ pub mod experiment;
 pub mod floor;
 pub mod generations;
 pub mod join;
+pub mod keep_warm;
 pub mod lanes;
 pub mod merge;
 pub mod net;

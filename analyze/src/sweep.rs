@@ -84,28 +84,71 @@ pub fn rows(placement: &str, trace: &hopscope_probe::Trace, d: &Decomposition) -
         .collect()
 }
 
-/// What the sweep says, in three sentences: the fastest threaded setting,
-/// its CPU price against the parking baseline of the same placement, and
-/// whether any setting beats that baseline on both wall time and CPU.
-pub fn findings(rows: &[SweepRow]) -> Vec<String> {
+/// A setting of the sweep on one placement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlacedSetting {
+    /// The setting (a lane name of the sweep trace).
+    pub setting: String,
+    /// The placement (and caller gap) it ran on.
+    pub placement: String,
+}
+
+/// What the sweep says, as data: the receipt renders each as a sentence,
+/// and `keep-warm.json` carries the same figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "finding", rename_all = "snake_case")]
+pub enum SweepFinding {
+    /// The threaded setting with the lowest wall time per write.
+    Fastest {
+        /// Which setting, where.
+        at: PlacedSetting,
+        /// Its median wall time per write, µs.
+        wall_us: f64,
+        /// That median's 95% CI, µs.
+        wall_ci95: [f64; 2],
+    },
+    /// What the fastest setting pays in CPU against parking on its
+    /// placement.
+    Price {
+        /// The placement of both.
+        placement: String,
+        /// The fastest setting's process CPU per write, µs.
+        cpu_us: f64,
+        /// Parking's, µs.
+        parking_cpu_us: f64,
+        /// The fastest setting's wall time minus parking's, µs.
+        wall_delta_us: f64,
+    },
+    /// The settings that beat parking on their placement on both wall time
+    /// (below parking's CI) and CPU; none is a finding too.
+    BeatParking {
+        /// The settings that do.
+        settings: Vec<PlacedSetting>,
+        /// Threaded settings other than parking, over all placements.
+        of: usize,
+    },
+}
+
+/// What the sweep says: the fastest threaded setting, its CPU price
+/// against the parking baseline of the same placement, and whether any
+/// setting beats that baseline on both wall time and CPU.
+pub fn findings(rows: &[SweepRow]) -> Vec<SweepFinding> {
     let threaded = || rows.iter().filter(|r| r.setting != INLINE);
     let Some(best) = threaded().min_by(|a, b| a.wall_us.total_cmp(&b.wall_us)) else { return Vec::new() };
     let baseline = |placement: &str| rows.iter().find(|r| r.placement == placement && r.setting == BASELINE);
-    let mut out = vec![format!(
-        "Lowest wall time: {} on {}: {:.2} µs per write (95% CI {:.2}…{:.2}).",
-        best.setting, best.placement, best.wall_us, best.wall_ci95[0], best.wall_ci95[1]
-    )];
-    if let (Some(base), Some(cpu), Some(base_cpu)) =
-        (baseline(&best.placement), best.process_cpu_us, baseline(&best.placement).and_then(|b| b.process_cpu_us))
+    let placed = |r: &SweepRow| PlacedSetting { setting: r.setting.clone(), placement: r.placement.clone() };
+    let mut out = vec![SweepFinding::Fastest { at: placed(best), wall_us: best.wall_us, wall_ci95: best.wall_ci95 }];
+    if let (Some(base), Some(cpu_us)) = (baseline(&best.placement), best.process_cpu_us)
+        && let Some(parking_cpu_us) = base.process_cpu_us
     {
-        out.push(format!(
-            "Its price: {cpu:.2} µs of CPU per write against {base_cpu:.2} µs for parking on {} ({:+.2} µs CPU for {:+.2} µs wall).",
-            best.placement,
-            cpu - base_cpu,
-            best.wall_us - base.wall_us
-        ));
+        out.push(SweepFinding::Price {
+            placement: best.placement.clone(),
+            cpu_us,
+            parking_cpu_us,
+            wall_delta_us: best.wall_us - base.wall_us,
+        });
     }
-    let dominating: Vec<String> = threaded()
+    let settings: Vec<PlacedSetting> = threaded()
         .filter(|r| r.setting != BASELINE)
         .filter(|r| {
             baseline(&r.placement).is_some_and(|b| {
@@ -113,18 +156,10 @@ pub fn findings(rows: &[SweepRow]) -> Vec<String> {
                     && matches!((r.process_cpu_us, b.process_cpu_us), (Some(c), Some(bc)) if c < bc)
             })
         })
-        .map(|r| format!("{} on {}", r.setting, r.placement))
+        .map(placed)
         .collect();
-    let total = threaded().filter(|r| r.setting != BASELINE).count();
-    out.push(if dominating.is_empty() {
-        "No setting beats parking on both wall time and CPU.".to_owned()
-    } else {
-        format!(
-            "{} of {total} settings beat parking (same placement) on both wall time and CPU: {}.",
-            dominating.len(),
-            dominating.join(", ")
-        )
-    });
+    let of = threaded().filter(|r| r.setting != BASELINE).count();
+    out.push(SweepFinding::BeatParking { settings, of });
     out
 }
 
@@ -158,8 +193,18 @@ pub(crate) mod tests {
             row("different-cores", "spin-5us", 99.5, 95.0),
         ];
         let f = findings(&rows);
-        assert!(f[0].contains("both-40us on different-cores: 13.00"), "{f:?}");
-        assert!(f[1].contains("-63.00 µs CPU for -87.00 µs wall"), "{f:?}");
-        assert!(f[2].starts_with("1 of 2 settings") && f[2].contains("both-40us"), "{f:?}");
+        let placed = |setting: &str| PlacedSetting { setting: setting.into(), placement: "different-cores".into() };
+        assert_eq!(f[0], SweepFinding::Fastest { at: placed("both-40us"), wall_us: 13.0, wall_ci95: [12.0, 14.0] });
+        assert_eq!(
+            f[1],
+            SweepFinding::Price {
+                placement: "different-cores".into(),
+                cpu_us: 27.0,
+                parking_cpu_us: 90.0,
+                wall_delta_us: -87.0
+            }
+        );
+        assert_eq!(f[2], SweepFinding::BeatParking { settings: vec![placed("both-40us")], of: 2 });
+        assert_eq!(f.len(), 3);
     }
 }

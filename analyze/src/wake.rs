@@ -5,7 +5,8 @@
 //! The wake's price is a property of the machine, not of any setting: on a
 //! VM it is the halted vCPU's exit and re-entry. Measured next to the sweep,
 //! it says why no setting gets a hop below it without spinning, so the
-//! sweep's best rows come with the reason they cannot go lower.
+//! sweep's best rows come with the reason they cannot go lower
+//! ([`bound`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -55,40 +56,52 @@ impl WakeFloor {
     }
 }
 
-/// The wake floor in two sentences, then what it means for the sweep's
-/// rows of the same placement: the hop a wait that leaves the CPU cannot
-/// beat, and the CPU the fastest setting pays for staying on it.
-pub fn findings(floor: &WakeFloor, rows: &[SweepRow]) -> Vec<String> {
-    let (s, p) = (&floor.sleep_late_us, &floor.park_wake_us);
-    let mut out = vec![format!(
-        "Wake floor ({}): a {:.0} µs sleep returns {:.2} µs late (median; p10 {:.2}, p90 {:.2}); a parked thread runs {:.2} µs after its unpark (median; p10 {:.2}, p90 {:.2}).",
-        floor.placement, floor.sleep_request_us, s.median, s.p10, s.p90, p.median, p.p10, p.p90
-    )];
-    let mut bound = format!(
-        "So any wait that gives its CPU up adds at least {:.2} µs to the hop: a hop under that needs both threads on their CPUs for the whole wait, the caller spinning through the writer's whole turn.",
-        floor.least_us()
-    );
+/// What the wake floor bounds, as data (the receipt renders it in two
+/// sentences: the floor, then the bound).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WakeBound {
+    /// The placement the floor was measured on.
+    pub placement: String,
+    /// The least any wait that gives its CPU up adds to a hop, µs
+    /// ([`WakeFloor::least_us`]).
+    pub least_us: f64,
+    /// The fastest threaded setting on that placement with a measured
+    /// boundary, and what it pays for staying on its CPU.
+    pub fastest: Option<KeptWarm>,
+}
+
+/// The fastest setting of a placement against inline: the hop it adds
+/// and its CPU per write.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeptWarm {
+    /// The setting.
+    pub setting: String,
+    /// Its boundary (`lane − inline`), median µs.
+    pub hop_us: f64,
+    /// Its process CPU per write, µs.
+    pub cpu_us: f64,
+    /// Inline's process CPU per write, µs.
+    pub inline_cpu_us: f64,
+}
+
+/// What the floor means for the sweep's rows of the same placement: the
+/// hop a wait that leaves the CPU cannot beat, and the CPU the fastest
+/// setting pays for staying on it.
+pub fn bound(floor: &WakeFloor, rows: &[SweepRow]) -> WakeBound {
     let here = |setting: &str| rows.iter().find(|r| r.placement == floor.placement && r.setting == setting);
     let fastest = rows
         .iter()
         .filter(|r| r.placement == floor.placement && r.setting != INLINE)
         .filter(|r| r.boundary_us.is_some())
         .min_by(|a, b| a.wall_us.total_cmp(&b.wall_us));
-    if let (Some(inline_cpu), Some(best)) = (here(INLINE).and_then(|r| r.process_cpu_us), fastest)
-        && let (Some(cpu), Some(hop)) = (best.process_cpu_us, best.boundary_us.as_ref())
-        && inline_cpu > 0.0
-    {
-        bound.push_str(&format!(
-            " Here the fastest, {}, adds {:+.2} µs at {:.2} µs of CPU per write, {:.2}× inline's {:.2}.",
-            best.setting,
-            hop.median,
-            cpu,
-            cpu / inline_cpu,
-            inline_cpu
-        ));
-    }
-    out.push(bound);
-    out
+    let kept = match (here(INLINE).and_then(|r| r.process_cpu_us), fastest) {
+        (Some(inline_cpu_us), Some(best)) if inline_cpu_us > 0.0 => best
+            .process_cpu_us
+            .zip(best.boundary_us.as_ref())
+            .map(|(cpu_us, hop)| KeptWarm { setting: best.setting.clone(), hop_us: hop.median, cpu_us, inline_cpu_us }),
+        _ => None,
+    };
+    WakeBound { placement: floor.placement.clone(), least_us: floor.least_us(), fastest: kept }
 }
 
 #[cfg(test)]
@@ -118,11 +131,13 @@ mod tests {
             row("both-200us", 13.0, 28.0, Some(1.0)),
             row("inline", 12.0, 12.5, None),
         ];
-        let f = findings(&floor, &rows);
-        assert!(f[0].contains("a 2 µs sleep returns 19.95 µs late (median; p10 15.99"), "{f:?}");
-        assert!(f[0].contains("runs 60.00 µs after its unpark"), "{f:?}");
-        assert!(f[1].contains("at least 15.99 µs"), "the lower p10 of the two: {f:?}");
-        assert!(f[1].contains("both-200us, adds +1.00 µs at 28.00 µs of CPU per write, 2.24× inline's 12.50"), "{f:?}");
+        let b = bound(&floor, &rows);
+        assert!((b.least_us - 15.99).abs() < 1e-9, "the lower p10 of the two: {b:?}");
+        let kept = b.fastest.expect("the fastest setting with a boundary");
+        assert_eq!(
+            (kept.setting.as_str(), kept.hop_us, kept.cpu_us, kept.inline_cpu_us),
+            ("both-200us", 1.0, 28.0, 12.5)
+        );
     }
 
     #[test]

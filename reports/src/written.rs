@@ -8,11 +8,10 @@ use std::path::{Path, PathBuf};
 
 use hopscope_analyze::Decomposition;
 use hopscope_analyze::experiment::Experiment;
+use hopscope_analyze::keep_warm::SweepResult;
 use hopscope_analyze::merge::MergeResult;
 use hopscope_analyze::net::Net;
 use hopscope_analyze::resolution::Resolution;
-use hopscope_analyze::sweep::SweepRow;
-use hopscope_analyze::wake::WakeFloor;
 
 use crate::receipt::{self, experiment, merge, resolution, sweep};
 use crate::{ChartOptions, ReportError, drawn};
@@ -148,14 +147,14 @@ pub fn write_merge(dir: &Path, r: &MergeResult) -> Result<Written, ReportError> 
 
 /// A keep-warm sweep: `keep-warm.json`, `receipt.md`, `frontier.png`, and
 /// `wake-floor.json` when the wake floor was measured.
-pub fn write_sweep(dir: &Path, rows: &[SweepRow], floor: Option<&WakeFloor>) -> Result<Written, ReportError> {
-    let mut written = json_and_receipt(dir, "sweep", "keep-warm.json", rows, &sweep::markdown(rows, floor))?;
-    if let Some(floor) = floor {
+pub fn write_sweep(dir: &Path, result: &SweepResult) -> Result<Written, ReportError> {
+    let mut written = json_and_receipt(dir, "sweep", "keep-warm.json", result, &sweep::markdown(result))?;
+    if let Some(floor) = &result.wake_floor {
         let path = dir.join("wake-floor.json");
         write(&path, &json("wake-floor.json", floor)?)?;
         written.push("wakes", path);
     }
-    Ok(written.drawn(drawn::sweep(rows, dir)?))
+    Ok(written.drawn(drawn::sweep(&result.rows, dir)?))
 }
 
 /// A resolution measurement: `resolution.json`, `receipt.md`,
