@@ -8,14 +8,12 @@ use std::path::{Path, PathBuf};
 use hopscope_analyze::timeline::{self, Cut, ExportError, Selection, TimelineFormat};
 use hopscope_probe::Trace;
 
-fn corpus(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus").join(name)
-}
+mod common;
+
+use common::corpus;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("hopscope-export-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
-    dir.join("trace.hop")
+    common::scratch_trace("export", name)
 }
 
 fn exported(path: &Path, format: TimelineFormat, selection: &Selection) -> (timeline::Exported, Vec<u8>) {

@@ -3,20 +3,18 @@
 //! as the in-memory salvage does, and refuses a file that changes between
 //! its two reads.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use hopscope_analyze::source::{BlockSource, TraceFile};
 use hopscope_analyze::{AnalyzeError, decompose_file, decompose_partial, decompose_source};
 use hopscope_probe::{Block, Trace};
 
-fn corpus(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus").join(name)
-}
+mod common;
+
+use common::corpus;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("hopscope-streaming-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
-    dir.join("trace.hop")
+    common::scratch_trace("streaming", name)
 }
 
 #[test]

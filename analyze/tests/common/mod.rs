@@ -40,3 +40,16 @@ pub(crate) fn ns_clock() -> ClockInfo {
         grain_ticks: None,
     }
 }
+
+/// A trace of the seed corpus (`tests/corpus/`).
+pub(crate) fn corpus(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus").join(name)
+}
+
+/// A fresh scratch directory of this test process, named after `test`
+/// and `name`, and the `trace.hop` path in it (the caller removes it).
+pub(crate) fn scratch_trace(test: &str, name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("hopscope-{test}-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    dir.join("trace.hop")
+}

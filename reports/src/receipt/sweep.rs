@@ -162,12 +162,10 @@ mod tests {
 
     #[test]
     fn the_wake_floor_and_its_bound_are_said_with_their_figures() {
-        let floor = WakeFloor {
-            placement: "different-cores".into(),
-            sleep_request_us: 2.0,
-            sleep_late_us: Spread::of((0..100).map(|i| 15.0 + f64::from(i) / 10.0).collect()).expect("spread"),
-            park_wake_us: Spread::of(vec![60.0; 10]).expect("spread"),
-        };
+        let spread = |p10, median, p90| Spread { p10, median, p90, count: 300 };
+        let (sleep_late_us, park_wake_us) = (spread(15.99, 19.95, 23.9), spread(60.0, 60.0, 60.0));
+        let floor =
+            WakeFloor { placement: "different-cores".into(), sleep_request_us: 2.0, sleep_late_us, park_wake_us };
         let boundary = |b: f64| Some(Difference { median: b, ci95: [b - 0.1, b + 0.1], rounds: 40 });
         let rows = vec![
             row("different-cores", INLINE, 12.0, 12.5),
