@@ -9,9 +9,9 @@
 //! (against the baseline, which has only a clean build); `beyond floor` is
 //! what its own machinery adds to the bare boundary, against the floor
 //! build of the same kind, and only when the floor stands for the boundary
-//! ([`crate::floor`]). The findings say in words which lane is fastest,
-//! whether the intervals separate, and where a peer wins and how it waits,
-//! so a winning peer is reported, never hidden.
+//! ([`crate::floor`]). The findings ([`ComparisonFinding`]) say which lane
+//! is fastest, whether the intervals separate, and where a peer wins and
+//! how it waits, so a winning peer is reported, never hidden.
 
 use std::collections::BTreeMap;
 
@@ -59,8 +59,99 @@ pub struct Comparison {
     /// The subject's builds first (clean, then probed when a probed peer
     /// needs it), then the peers in run order.
     pub rows: Vec<ComparisonRow>,
-    /// Sentences for the receipt.
-    pub findings: Vec<String>,
+    /// What the rows say, as data (the receipt renders each in words); a
+    /// result written before findings were data holds sentences.
+    pub findings: Vec<Recorded<ComparisonFinding>>,
+}
+
+/// A finding as a result file holds it: typed, or the sentence an older
+/// build wrote in its place (read back as it was said).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Recorded<T> {
+    /// The finding with its figures.
+    Typed(T),
+    /// A sentence from a result written before findings were data.
+    Sentence(String),
+}
+
+/// A lane of a finding: its µs per write and, for a peer, its difference
+/// from the subject paired by round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaneFigure {
+    /// Lane name.
+    pub lane: String,
+    /// µs per write, median of blocks.
+    pub us_per_op: f64,
+    /// `lane − subject`, paired by round, when the run paired them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vs_subject: Option<Difference>,
+}
+
+/// What a comparison says, per kind of build (`probed`) on the run's
+/// `shape`. Which lane is faster is said only where the paired CI (or,
+/// unpaired, the two lanes' CIs) leaves no doubt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "finding", rename_all = "snake_case")]
+pub enum ComparisonFinding {
+    /// A peer faster than the subject: a winning peer is reported, with
+    /// what it is and how it waits.
+    PeerFaster {
+        /// The workload shape.
+        shape: String,
+        /// Probed builds (else clean).
+        probed: bool,
+        /// The subject's build.
+        subject: LaneFigure,
+        /// The faster peer.
+        peer: LaneFigure,
+        /// The peer's description (what it is, how it waits).
+        description: String,
+    },
+    /// Peers this run cannot tell apart from the subject.
+    Tied {
+        /// The workload shape.
+        shape: String,
+        /// Probed builds (else clean).
+        probed: bool,
+        /// The subject's build.
+        subject: LaneFigure,
+        /// The tied peers.
+        peers: Vec<LaneFigure>,
+    },
+    /// Peers the subject is faster than.
+    SubjectFaster {
+        /// The workload shape.
+        shape: String,
+        /// Probed builds (else clean).
+        probed: bool,
+        /// The subject's build, with its CI.
+        subject: LaneFigure,
+        /// The subject's µs per write, with its CI.
+        subject_us: Summary,
+        /// The slower peers.
+        peers: Vec<LaneFigure>,
+    },
+    /// A clean lane at or below the floor: it does not pay what the
+    /// floor's thread pays, so it has no cost beyond the floor to rank.
+    AtFloor {
+        /// Lane name.
+        lane: String,
+        /// `lane − floor`, paired by round (median below zero).
+        beyond_floor: Difference,
+    },
+    /// The smallest cost beyond the floor among the clean builds above
+    /// it.
+    LeastBeyondFloor {
+        /// Lane name.
+        lane: String,
+        /// Its `lane − floor`, paired by round.
+        beyond_floor: Difference,
+        /// Clean lanes above the floor (ranked).
+        ranked: usize,
+        /// Clean lanes at or below it (not ranked).
+        below: usize,
+    },
 }
 
 /// Per-lane context needed beside the blocks.
@@ -131,87 +222,72 @@ pub fn compare(
         .filter_map(|(lane, variant)| row(lane, variant, None))
         .chain(peers.iter().filter_map(|(lane, variant)| row(lane, *variant, subject_of(*variant))))
         .collect();
-    let findings = findings(&rows, shape);
+    let findings = findings(&rows, shape).into_iter().map(Recorded::Typed).collect();
     Some(Comparison { rows, findings })
 }
 
 /// What the rows say: per kind of build, the subject against its peers;
 /// then the smallest cost beyond the floor among the clean builds.
-fn findings(rows: &[ComparisonRow], shape: &str) -> Vec<String> {
+fn findings(rows: &[ComparisonRow], shape: &str) -> Vec<ComparisonFinding> {
     let mut out = Vec::new();
     let overlaps = |a: &Summary, b: &Summary| a.ci95[0] <= b.ci95[1] && b.ci95[0] <= a.ci95[1];
+    let figure = |r: &ComparisonRow| LaneFigure {
+        lane: r.lane.clone(),
+        us_per_op: r.us_per_op.median,
+        vs_subject: r.vs_subject,
+    };
     for subject in rows.iter().filter(|r| r.versus.is_none()) {
-        let kind = if subject.probed { "probed builds" } else { "clean builds" };
+        let (probed, shape) = (subject.probed, shape.to_owned());
         let (mut beaten, mut tied) = (Vec::new(), Vec::new());
         for peer in rows.iter().filter(|r| r.versus.as_deref() == Some(subject.lane.as_str())) {
-            let delta = peer.vs_subject.map_or(String::new(), |d| {
-                format!(
-                    " (paired {} − {} {:+.2} µs, 95% CI {:+.2}…{:+.2})",
-                    peer.lane, subject.lane, d.median, d.ci95[0], d.ci95[1]
-                )
-            });
-            // Which is faster only where the paired CI (or, unpaired, the
-            // two lanes' CIs) leaves no doubt; otherwise they are tied.
             let lower = peer.us_per_op.median < subject.us_per_op.median;
             let separated = match peer.vs_subject {
                 Some(d) => d.ci95[1] < 0.0 || d.ci95[0] > 0.0,
                 None => !overlaps(&peer.us_per_op, &subject.us_per_op),
             };
-            let line = format!("`{}` {:.2} µs{delta}", peer.lane, peer.us_per_op.median);
             match (separated, lower) {
-                (true, true) => out.push(format!(
-                    "`{}` is faster than `{}` on {shape} ({kind}): {:.2} against {:.2} µs per write{delta}. What it is \
-                     and how it waits: {}.",
-                    peer.lane, subject.lane, peer.us_per_op.median, subject.us_per_op.median, peer.description
-                )),
-                (true, false) => beaten.push(line),
-                (false, _) => tied.push(line),
+                (true, true) => out.push(ComparisonFinding::PeerFaster {
+                    shape: shape.clone(),
+                    probed,
+                    subject: figure(subject),
+                    peer: figure(peer),
+                    description: peer.description.clone(),
+                }),
+                (true, false) => beaten.push(figure(peer)),
+                (false, _) => tied.push(figure(peer)),
             }
         }
         if !tied.is_empty() {
-            out.push(format!(
-                "On {shape} ({kind}) this run cannot tell `{}` ({:.2} µs per write) apart from {}: the difference's CI \
-                 includes zero.",
-                subject.lane,
-                subject.us_per_op.median,
-                tied.join("; ")
-            ));
+            out.push(ComparisonFinding::Tied { shape: shape.clone(), probed, subject: figure(subject), peers: tied });
         }
         if !beaten.is_empty() {
-            out.push(format!(
-                "`{}` ({:.2} µs per write, 95% CI {:.2}…{:.2}) is faster on {shape} ({kind}) than {}.",
-                subject.lane,
-                subject.us_per_op.median,
-                subject.us_per_op.ci95[0],
-                subject.us_per_op.ci95[1],
-                beaten.join("; ")
-            ));
+            out.push(ComparisonFinding::SubjectFaster {
+                shape,
+                probed,
+                subject: figure(subject),
+                subject_us: subject.us_per_op,
+                peers: beaten,
+            });
         }
     }
     // A lane below the floor beyond its CI does not pay what the floor's
     // thread pays (it writes on the calling thread, or never sleeps): "its
     // cost beyond the floor" would be a negative cost, which means nothing.
-    let beyond: Vec<(&ComparisonRow, crate::lanes::Difference)> =
+    let beyond: Vec<(&ComparisonRow, Difference)> =
         rows.iter().filter(|r| !r.probed).filter_map(|r| Some((r, r.beyond_floor?))).collect();
     for (row, below) in beyond.iter().filter(|(_, b)| b.median < 0.0) {
-        let what =
-            if below.ci95[1] < 0.0 { "is faster than the floor itself" } else { "cannot be told apart from the floor" };
-        out.push(format!(
-            "`{}` {what} ({:+.2} µs per write, 95% CI {:+.2}…{:+.2}): it has no cost beyond the floor to rank.",
-            row.lane, below.median, below.ci95[0], below.ci95[1]
-        ));
+        out.push(ComparisonFinding::AtFloor { lane: row.lane.clone(), beyond_floor: *below });
     }
-    // Only lanes above the floor are ranked: "smallest" is said only when
-    // there are two or more to rank.
+    // Only lanes above the floor are ranked.
     let ranked: Vec<_> = beyond.iter().filter(|(_, b)| b.median >= 0.0).collect();
     let below = beyond.len() - ranked.len();
     if let Some((row, b)) = ranked.iter().min_by(|a, b| a.1.median.total_cmp(&b.1.median)) {
-        let what = match (ranked.len(), below) {
-            (1, 0) => format!("`{}`'s cost beyond the floor (clean builds)", row.lane),
-            (1, _) => format!("`{}` is the only lane with a cost beyond the floor to rank (clean builds)", row.lane),
-            _ => format!("The smallest cost beyond the floor (clean builds) is `{}`'s", row.lane),
-        };
-        out.push(format!("{what}: {:+.2} µs per write (95% CI {:+.2}…{:+.2}).", b.median, b.ci95[0], b.ci95[1]));
+        out.push(ComparisonFinding::LeastBeyondFloor {
+            lane: row.lane.clone(),
+            beyond_floor: *b,
+            ranked: ranked.len(),
+            below,
+        });
     }
     out
 }
@@ -236,15 +312,27 @@ mod tests {
         }
     }
 
+    /// The findings of `rows` of kind `kind` (the finding's tag).
+    fn of_kind<'a>(findings: &'a [ComparisonFinding], kind: &str) -> Vec<&'a ComparisonFinding> {
+        let tag = |f: &ComparisonFinding| serde_json::to_value(f).expect("json")["finding"].clone();
+        findings.iter().filter(|f| tag(f) == kind).collect()
+    }
+
     #[test]
     fn a_peer_below_the_floor_is_not_ranked_as_the_smallest_cost_beyond_it() {
         let rows = [row("writer", 30.0, 1.5), row("inline-peer", 24.0, -3.38), row("crossbeam", 29.0, 0.8)];
         let findings = findings(&rows, "kv");
-        let smallest = findings.iter().find(|f| f.starts_with("The smallest cost beyond")).expect("ranked");
-        assert!(smallest.contains("`crossbeam`'s: +0.80"), "{smallest}");
-        let below = findings.iter().find(|f| f.contains("`inline-peer` is faster than the floor itself"));
-        assert!(below.is_some_and(|f| f.contains("-3.38")), "{findings:#?}");
-        assert!(findings.iter().all(|f| !(f.starts_with("The smallest") && f.contains("-3.38"))), "{findings:#?}");
+        let [ComparisonFinding::LeastBeyondFloor { lane, beyond_floor, ranked: 2, below: 1 }] =
+            of_kind(&findings, "least_beyond_floor")[..]
+        else {
+            panic!("one lane ranked: {findings:#?}")
+        };
+        assert_eq!((lane.as_str(), beyond_floor.median), ("crossbeam", 0.8));
+        let [ComparisonFinding::AtFloor { lane, beyond_floor }] = of_kind(&findings, "at_floor")[..] else {
+            panic!("{findings:#?}")
+        };
+        assert_eq!(lane, "inline-peer");
+        assert!(beyond_floor.ci95[1] < 0.0, "faster than the floor itself");
     }
 
     #[test]
@@ -256,38 +344,50 @@ mod tests {
         let mut negative = row("near-floor", 30.5, -1.06);
         negative.beyond_floor = Some(Difference { median: -1.06, ci95: [-2.66, 0.30], rounds: 20 });
         let findings = findings(&[row("writer", 30.0, 1.5), peer, slower, negative], "kv");
-        assert!(findings.iter().all(|f| !f.starts_with("`crossbeam` is faster")), "{findings:#?}");
-        assert!(
-            findings.iter().any(|f| f.contains("cannot tell `writer`") && f.contains("`crossbeam`")),
-            "{findings:#?}"
-        );
-        assert!(findings.iter().any(|f| f.starts_with("`writer`") && f.contains("`flume`")), "{findings:#?}");
-        assert!(
-            findings.iter().any(|f| f.contains("`near-floor` cannot be told apart from the floor")),
-            "{findings:#?}"
-        );
-        let smallest = findings.iter().find(|f| f.starts_with("The smallest")).expect("ranked");
-        assert!(smallest.contains("`crossbeam`'s: +0.80"), "{smallest}");
+        assert!(of_kind(&findings, "peer_faster").is_empty(), "{findings:#?}");
+        let lanes = |peers: &[LaneFigure]| peers.iter().map(|p| p.lane.clone()).collect::<Vec<_>>();
+        let [ComparisonFinding::Tied { subject, peers, .. }] = of_kind(&findings, "tied")[..] else {
+            panic!("{findings:#?}")
+        };
+        assert_eq!((subject.lane.as_str(), lanes(peers)), ("writer", vec!["crossbeam".to_owned()]));
+        let [ComparisonFinding::SubjectFaster { peers, .. }] = of_kind(&findings, "subject_faster")[..] else {
+            panic!("{findings:#?}")
+        };
+        assert_eq!(lanes(peers), ["flume", "near-floor"]);
+        let [ComparisonFinding::AtFloor { lane, beyond_floor }] = of_kind(&findings, "at_floor")[..] else {
+            panic!("{findings:#?}")
+        };
+        assert!(lane == "near-floor" && beyond_floor.ci95[1] > 0.0, "cannot be told apart from the floor");
+        let [ComparisonFinding::LeastBeyondFloor { lane, .. }] = of_kind(&findings, "least_beyond_floor")[..] else {
+            panic!("{findings:#?}")
+        };
+        assert_eq!(lane, "crossbeam");
     }
 
     #[test]
-    fn one_lane_above_the_floor_is_not_called_the_smallest() {
+    fn one_lane_above_the_floor_is_ranked_alone() {
         // The subject above the floor, its only peer below it: nothing to
         // rank it against (a new user's receipt said "smallest" here).
         let findings = findings(&[row("writer", 21.6, 0.14), row("cb", 20.7, -0.88)], "orders");
-        assert!(findings.iter().all(|f| !f.contains("smallest")), "{findings:#?}");
+        let least = of_kind(&findings, "least_beyond_floor");
         assert!(
-            findings.iter().any(|f| f.starts_with("`writer` is the only lane with a cost beyond the floor to rank")),
+            matches!(least[..], [ComparisonFinding::LeastBeyondFloor { ranked: 1, below: 1, .. }]),
             "{findings:#?}"
         );
-        let alone = findings_of_one();
-        assert!(
-            alone.iter().any(|f| f.starts_with("`writer`'s cost beyond the floor (clean builds): +0.14")),
-            "{alone:#?}"
-        );
+        let alone = super::findings(&[row("writer", 21.6, 0.14)], "orders");
+        assert!(matches!(alone[..], [ComparisonFinding::LeastBeyondFloor { ranked: 1, below: 0, .. }]), "{alone:#?}");
     }
 
-    fn findings_of_one() -> Vec<String> {
-        findings(&[row("writer", 21.6, 0.14)], "orders")
+    #[test]
+    fn a_sentence_an_older_build_recorded_reads_back_as_said() {
+        let old = r#"{"rows": [], "findings": ["`writer` is faster on kv (clean builds) than `cb` 21.00 µs."]}"#;
+        let c: Comparison = serde_json::from_str(old).expect("an old result reads");
+        assert!(matches!(&c.findings[..], [Recorded::Sentence(s)] if s.starts_with("`writer` is faster")));
+        let new = Comparison {
+            rows: Vec::new(),
+            findings: findings(&[row("writer", 21.6, 0.14)], "orders").into_iter().map(Recorded::Typed).collect(),
+        };
+        let back: Comparison = serde_json::from_str(&serde_json::to_string(&new).expect("json")).expect("reads");
+        assert_eq!(back, new);
     }
 }

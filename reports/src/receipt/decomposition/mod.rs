@@ -4,6 +4,7 @@
 
 mod carryover;
 mod cold_start;
+mod comparison;
 mod peers;
 mod sections;
 
@@ -183,7 +184,7 @@ fn render_comparison(
          process.\n"
     )?;
     for f in &c.findings {
-        writeln!(out, "- {f}")?;
+        writeln!(out, "- {}", comparison::sentence(f))?;
     }
     writeln!(out, "\nHow each lane runs:\n")?;
     for r in &c.rows {
