@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use hopscope_probe::{Role, RunFact, RunFacts, Variant};
 
 use crate::lanes::{self, Difference, LaneBlocks};
+pub use crate::recorded::Recorded;
 use crate::roles::Roles;
 use crate::stats::Summary;
 
@@ -62,17 +63,6 @@ pub struct Comparison {
     /// What the rows say, as data (the receipt renders each in words); a
     /// result written before findings were data holds sentences.
     pub findings: Vec<Recorded<ComparisonFinding>>,
-}
-
-/// A finding as a result file holds it: typed, or the sentence an older
-/// build wrote in its place (read back as it was said).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum Recorded<T> {
-    /// The finding with its figures.
-    Typed(T),
-    /// A sentence from a result written before findings were data.
-    Sentence(String),
 }
 
 /// A lane of a finding: its µs per write and, for a peer, its difference

@@ -34,6 +34,7 @@ pub mod keep_warm;
 pub mod lanes;
 pub mod merge;
 pub mod net;
+pub mod recorded;
 pub mod resolution;
 pub mod roles;
 pub mod slice_verdict;

@@ -36,7 +36,7 @@ pub mod style;
 pub mod tables;
 mod written;
 
-pub use change::change_markdown;
+pub use change::{change_markdown, sentence as change_sentence};
 #[cfg(feature = "render")]
 pub use charts::ChartKind;
 #[cfg(feature = "render")]

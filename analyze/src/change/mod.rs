@@ -30,6 +30,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::recorded::Recorded;
 use crate::stats::{median_ci_order_statistics, median_of_unsorted};
 
 mod samples;
@@ -212,8 +213,9 @@ pub struct Change {
     pub figures: Vec<FigureChange>,
     /// The overall verdict.
     pub verdict: Verdict,
-    /// One sentence per finding.
-    pub findings: Vec<String>,
+    /// What the change says, as data (the receipt renders each in
+    /// words); a change written before findings were data holds sentences.
+    pub findings: Vec<Recorded<ChangeFinding>>,
     /// The runs another process held the CPUs of, each with what it
     /// waited: no verdict is drawn when there is any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -236,6 +238,57 @@ pub struct Control {
     /// within the control's own noise is taken off all the same).
     #[serde(default)]
     pub significant: bool,
+}
+
+/// What a change between two runs says, as data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "finding", rename_all = "snake_case")]
+pub enum ChangeFinding {
+    /// Another process held a run's CPUs: no verdict.
+    Contended {
+        /// Which run and what it waited ([`Change::contended`]).
+        run: String,
+    },
+    /// The runs were made with different settings: a change may be the
+    /// method's as much as the code's.
+    MadeDifferently {
+        /// The run facts that differ.
+        settings: Vec<SettingMove>,
+    },
+    /// A control lane's move: the machine's drift, taken off the figures
+    /// it stands for, or past what a comparison can stand.
+    ControlMoved {
+        /// The control.
+        control: Control,
+        /// Whether its drift is past the rule's limit (no verdict).
+        refused: bool,
+        /// The rule's limit on drift, as a fraction.
+        max_drift: f64,
+    },
+    /// The controls moved too far apart for one drift to describe them:
+    /// no verdict.
+    ControlsApart {
+        /// How far apart, as a fraction ([`Rule::max_drift_spread`]'s
+        /// measure).
+        spread: f64,
+        /// The rule's limit, as a fraction.
+        max_spread: f64,
+    },
+    /// No control lane in both runs: the drift is unknown.
+    NoControl,
+    /// A figure called slower, faster or drift.
+    Moved(FigureChange),
+}
+
+/// A run fact recorded in both runs with different values.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SettingMove {
+    /// The run fact's key.
+    pub fact: String,
+    /// Its value in run A.
+    pub a: String,
+    /// Its value in run B.
+    pub b: String,
 }
 
 /// The schema tag of [`Change`].
@@ -435,8 +488,9 @@ pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> 
         findings.insert(0, different);
     }
     for (i, line) in contended.iter().enumerate() {
-        findings.insert(i, format!("No verdict: another process held a run's CPUs — {line}"));
+        findings.insert(i, ChangeFinding::Contended { run: line.clone() });
     }
+    let findings = findings.into_iter().map(Recorded::Typed).collect();
     Change {
         schema: SCHEMA.to_owned(),
         a: a_label.to_owned(),
@@ -450,23 +504,18 @@ pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> 
     }
 }
 
-/// A sentence naming the run facts the two runs differ in (both recorded,
-/// different values), when there are any.
-fn made_differently(a: &RunSamples, b: &RunSamples) -> Option<String> {
-    let differing: Vec<String> = samples::SETTINGS
+/// The run facts the two runs differ in (both recorded, different
+/// values), when there are any.
+fn made_differently(a: &RunSamples, b: &RunSamples) -> Option<ChangeFinding> {
+    let settings: Vec<SettingMove> = samples::SETTINGS
         .iter()
         .map(hopscope_probe::RunFact::to_string)
-        .filter_map(|key| match (a.settings.get(&key), b.settings.get(&key)) {
-            (Some(x), Some(y)) if x != y => Some(format!("{key} {x} → {y}")),
+        .filter_map(|fact| match (a.settings.get(&fact), b.settings.get(&fact)) {
+            (Some(x), Some(y)) if x != y => Some(SettingMove { fact, a: x.clone(), b: y.clone() }),
             _ => None,
         })
         .collect();
-    (!differing.is_empty()).then(|| {
-        format!(
-            "The runs were made differently ({}): a change below may be the method's as much as the code's",
-            differing.join(", ")
-        )
-    })
+    (!settings.is_empty()).then_some(ChangeFinding::MadeDifferently { settings })
 }
 
 /// How far apart the controls' drifts are, as the ratio of the larger
@@ -484,66 +533,24 @@ fn drift_spread(controls: &[Control]) -> f64 {
     }
 }
 
-/// One sentence per control, then one per changed figure.
-fn findings(figures: &[FigureChange], controls: &[Control], rule: &Rule) -> Vec<String> {
-    let mut out = Vec::new();
-    for c in controls {
-        let what = if c.stands_for == StandsFor::Sqlite { "SQLite alone" } else { "the bare thread boundary" };
-        let noise = if c.significant { "" } else { " (within its own noise)" };
-        out.push(if rule.refuses(c.drift) {
-            format!(
-                "The control lane {} ({what}) moved {:+.1}% between the runs, beyond the {:.0}% a comparison can stand: no verdict.",
-                c.lane,
-                c.drift * 100.0,
-                rule.max_drift * 100.0
-            )
-        } else {
-            format!(
-                "The control lane {} ({what}) moved {:+.1}% between the runs{noise}: the machine's drift, taken off the figures it stands for.",
-                c.lane,
-                c.drift * 100.0
-            )
-        });
-    }
+/// One finding per control, then one per changed figure.
+fn findings(figures: &[FigureChange], controls: &[Control], rule: &Rule) -> Vec<ChangeFinding> {
+    let mut out: Vec<ChangeFinding> = controls
+        .iter()
+        .map(|c| ChangeFinding::ControlMoved {
+            control: c.clone(),
+            refused: rule.refuses(c.drift),
+            max_drift: rule.max_drift,
+        })
+        .collect();
     let spread = drift_spread(controls);
     if spread > rule.max_drift_spread {
-        out.push(format!(
-            "The controls moved {:.1}% apart, more than the {:.0}% one drift can describe (the machine did not slow down evenly): no verdict.",
-            spread * 100.0,
-            rule.max_drift_spread * 100.0
-        ));
+        out.push(ChangeFinding::ControlsApart { spread, max_spread: rule.max_drift_spread });
     }
     if controls.is_empty() {
-        out.push("No control lane in both runs: the drift between them is unknown.".to_owned());
+        out.push(ChangeFinding::NoControl);
     }
-    for f in figures.iter().filter(|f| f.call != Call::NoChange) {
-        let carried = f.carried_by.as_ref().map_or(String::new(), |m| {
-            format!(
-                "; the slice that moved most beyond the floor's: {} {:+.3} µs (95% CI {:+.3}…{:+.3})",
-                m.slice, m.delta_us, m.ci95[0], m.ci95[1]
-            )
-        });
-        let against = match (&f.call, &f.control) {
-            (Call::Drift, Some(c)) if c != &f.name => format!(" (as {c} moved)"),
-            _ => String::new(),
-        };
-        out.push(format!(
-            "{} {} {}{against}: {:+.3} µs ({:.3} → {:.3}; 95% CI {:+.3}…{:+.3}){}{carried}",
-            match f.kind {
-                FigureKind::Lane => "Lane",
-                FigureKind::Derived => "Figure",
-                FigureKind::Slice => "Slice",
-            },
-            f.name,
-            f.call,
-            f.delta_us,
-            f.a_us,
-            f.b_us,
-            f.ci95[0],
-            f.ci95[1],
-            if f.gated { "" } else { " (not gated)" }
-        ));
-    }
+    out.extend(figures.iter().filter(|f| f.call != Call::NoChange).cloned().map(ChangeFinding::Moved));
     out
 }
 

@@ -3,6 +3,26 @@
 
 use super::*;
 
+/// The change's findings, every one typed (a fresh change holds no
+/// sentence).
+fn typed(c: &Change) -> Vec<&ChangeFinding> {
+    c.findings
+        .iter()
+        .map(|f| match f {
+            Recorded::Typed(f) => f,
+            Recorded::Sentence(s) => panic!("a fresh change said a sentence: {s}"),
+        })
+        .collect()
+}
+
+/// Whether a figure called `call` moved, named `name`.
+fn moved(c: &Change, name: &str, call: Call) -> Option<FigureChange> {
+    typed(c).into_iter().find_map(|f| match f {
+        ChangeFinding::Moved(f) if f.name == name && f.call == call => Some(f.clone()),
+        _ => None,
+    })
+}
+
 /// A run whose lanes' blocks scatter around their given µs per op
 /// (a fixed ±2% pattern) and whose subject has two slices.
 fn run(scale: f64, writer_extra: f64, slice_extra: f64) -> RunSamples {
@@ -40,17 +60,14 @@ fn run(scale: f64, writer_extra: f64, slice_extra: f64) -> RunSamples {
 #[test]
 fn runs_made_differently_say_how_first() {
     let same = compare(&run(1.0, 0.0, 0.0), &run(1.0, 0.0, 0.0), "a", "b");
-    assert!(!same.findings.iter().any(|f| f.contains("made differently")), "{:#?}", same.findings);
+    assert!(!typed(&same).iter().any(|f| matches!(f, ChangeFinding::MadeDifferently { .. })), "{:#?}", same.findings);
     let mut rotated = run(1.0, 0.0, 0.0);
     rotated.settings.insert("order".to_owned(), "Rotate".to_owned());
     // A fact only one run recorded (an older result) is not a difference.
     rotated.settings.insert("shape".to_owned(), "single-insert".to_owned());
     let c = compare(&rotated, &run(1.0, 0.0, 0.0), "a", "b");
-    assert_eq!(
-        c.findings[0],
-        "The runs were made differently (order Rotate → Balanced): a change below may be the method's as much as \
-         the code's"
-    );
+    let order = SettingMove { fact: "order".into(), a: "Rotate".into(), b: "Balanced".into() };
+    assert_eq!(typed(&c)[0], &ChangeFinding::MadeDifferently { settings: vec![order] });
 }
 
 #[test]
@@ -75,7 +92,7 @@ fn a_slower_slice_is_a_regression_that_names_it() {
     assert_eq!(slice.call, Call::Slower);
     assert!(slice.ci95[0] > 0.0 && (slice.delta_us - 0.5).abs() < 0.05, "{slice:?}");
     assert_eq!(c.figures.iter().find(|f| f.name == "sent→woke").map(|f| f.call), Some(Call::NoChange));
-    assert!(c.findings.iter().any(|f| f.starts_with("Slice locked→built slower")), "{:#?}", c.findings);
+    assert!(moved(&c, "locked→built", Call::Slower).is_some_and(|f| f.kind == FigureKind::Slice), "{:#?}", c.findings);
     let faster = compare(&run(1.0, 0.5, 0.5), &run(1.0, 0.0, 0.0), "a", "b");
     assert_eq!(faster.verdict, Verdict::Improvement);
 }
@@ -87,7 +104,7 @@ fn a_contended_run_gets_no_verdict_however_large_the_change() {
     let c = compare(&run(1.0, 0.0, 0.0), &slowed, "a", "b");
     assert_eq!(c.verdict, Verdict::DriftSuspected);
     assert_eq!(c.contended, ["b: writer's threads waited 61% of its wall time for a CPU"]);
-    assert!(c.findings[0].starts_with("No verdict: another process held a run's CPUs — b: "), "{:#?}", c.findings);
+    assert_eq!(typed(&c)[0], &ChangeFinding::Contended { run: c.contended[0].clone() }, "first, before the rest");
 }
 
 #[test]
@@ -105,11 +122,11 @@ fn the_library_gates_and_names_the_slice_that_carried_it() {
     let carried = library.carried_by.as_ref().expect("the slice named");
     assert_eq!(carried.slice, "woke→executed");
     assert!((carried.delta_us - 0.5).abs() < 0.02 && carried.ci95[0] > 0.0, "{carried:?}");
-    assert!(
-        c.findings.iter().any(|f| f.contains("moved most beyond the floor's: woke→executed +0.500")),
-        "{:#?}",
-        c.findings
-    );
+    let library = typed(&c).into_iter().find_map(|f| match f {
+        ChangeFinding::Moved(f) if f.name == "library" => f.carried_by.clone(),
+        _ => None,
+    });
+    assert_eq!(library.map(|m| m.slice), Some("woke→executed".to_owned()), "{:#?}", c.findings);
     // A floor that cannot stand for the boundary in either run: no library.
     slow.floor_stands = false;
     let c = compare(&base, &slow, "a", "b");
@@ -141,7 +158,7 @@ fn a_machine_that_got_slower_everywhere_is_drift_not_a_regression() {
     assert_eq!(c.verdict, Verdict::NoChange, "{:#?}", c.findings);
     let c = compare(&run(1.0, 0.0, 0.0), &run(1.3, 3.0, 0.0), "a", "b");
     assert_eq!(c.verdict, Verdict::DriftSuspected);
-    assert!(c.findings[0].contains("no verdict"), "{}", c.findings[0]);
+    assert!(matches!(typed(&c)[0], ChangeFinding::ControlMoved { refused: true, .. }), "{:#?}", c.findings);
 }
 
 #[test]
@@ -162,7 +179,11 @@ fn a_control_moving_within_its_own_noise_still_has_its_drift_taken_off() {
     let c = compare(&noisy(1.0), &noisy(1.15), "a", "b");
     assert!(c.controls.iter().all(|c| !c.significant && (c.drift - 0.15).abs() < 1e-9), "{:?}", c.controls);
     assert_eq!(c.verdict, Verdict::NoChange, "{:#?}", c.figures);
-    assert!(c.findings[0].contains("within its own noise"), "{}", c.findings[0]);
+    let first = typed(&c)[0];
+    assert!(
+        matches!(first, ChangeFinding::ControlMoved { control, refused: false, .. } if !control.significant),
+        "{first:?}"
+    );
 }
 
 #[test]
@@ -173,7 +194,7 @@ fn controls_that_disagree_refuse_the_verdict() {
     b.lanes.insert("floor".to_owned(), run(1.14, 0.0, 0.0).lanes["floor"].clone());
     let c = compare(&run(1.0, 0.0, 0.0), &b, "a", "b");
     assert_eq!(c.verdict, Verdict::DriftSuspected, "{:#?}", c.findings);
-    assert!(c.findings.iter().any(|f| f.contains("% apart")), "{:#?}", c.findings);
+    assert!(typed(&c).iter().any(|f| matches!(f, ChangeFinding::ControlsApart { .. })), "{:#?}", c.findings);
     assert!(c.figures.iter().all(|f| matches!(f.call, Call::Drift | Call::NoChange)), "{:#?}", c.figures);
 }
 
@@ -210,7 +231,8 @@ fn a_slice_that_moved_with_the_floors_same_slice_is_drift() {
     let wake = c.figures.iter().find(|f| f.name == "sent→woke").expect("the wake slice");
     assert_eq!((wake.call, wake.control.as_deref()), (Call::Drift, Some("floor-probed: sent→woke")), "{wake:?}");
     assert_eq!(c.verdict, Verdict::NoChange, "{:#?}", c.findings);
-    assert!(c.findings.iter().any(|f| f.contains("Slice sent→woke drift (as floor-probed: sent→woke moved)")));
+    let drift = moved(&c, "sent→woke", Call::Drift).expect("the wake slice's drift is a finding");
+    assert_eq!(drift.control.as_deref(), Some("floor-probed: sent→woke"));
     // The same move in the subject alone is the subject's.
     let c = compare(&run(1.0, 0.0, 0.0), &wake_moved(0.17, false), "a", "b");
     let wake = c.figures.iter().find(|f| f.name == "sent→woke").expect("the wake slice");

@@ -108,7 +108,9 @@ impl Recorder {
             format!("{} (no verdict: another process held a run's CPUs)", change.verdict)
         };
         out.lines.push(format!("change:  {verdict} against {key} → {}", dir.join("change.md").display()));
-        out.lines.extend(change.findings.iter().skip(1).map(|f| format!("         {f}")));
+        out.lines.extend(
+            change.findings.iter().skip(1).map(|f| format!("         {}", hopscope_reports::change_sentence(f))),
+        );
         out.gate = out.gate.max(gate::change_status(&change, args.fail_on));
         out.change = Some(change);
         Ok(out)

@@ -1,0 +1,16 @@
+//! A finding as a result file holds it. Findings are data (an enum with
+//! its figures, rendered in words by the reports); results written before
+//! they were held sentences, and those still read back and are said as
+//! they were.
+
+use serde::{Deserialize, Serialize};
+
+/// A finding: typed, or the sentence an older build wrote in its place.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Recorded<T> {
+    /// The finding with its figures.
+    Typed(T),
+    /// A sentence from a result written before findings were data.
+    Sentence(String),
+}
