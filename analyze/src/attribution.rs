@@ -18,6 +18,7 @@ use hopscope_probe::{Edge, Hop, Side, ThreadRole, TraceHeader};
 use crate::join::{LaneOps, SliceSide};
 use crate::slices::{Owner, SliceFigures};
 use crate::stats::Summary;
+use crate::warning::Warning;
 
 /// A library slice no shorter than the baseline's operation less this
 /// share of it is "as long as" it, even where the two CIs do not overlap:
@@ -31,7 +32,7 @@ pub const MATCH_SHARE: f64 = 0.25;
 
 /// Warnings for the library-owned slices of `ops` whose median matches the
 /// baseline lane's whole operation (`baseline`: its name and µs per op).
-pub fn check(header: &TraceHeader, ops: &LaneOps, slices: &[SliceFigures], baseline: (&str, &Summary)) -> Vec<String> {
+pub fn check(header: &TraceHeader, ops: &LaneOps, slices: &[SliceFigures], baseline: (&str, &Summary)) -> Vec<Warning> {
     let (name, op) = baseline;
     slices
         .iter()
@@ -40,20 +41,14 @@ pub fn check(header: &TraceHeader, ops: &LaneOps, slices: &[SliceFigures], basel
             let overlap = s.ci95[0] <= op.ci95[1] && op.ci95[0] <= s.ci95[1];
             overlap || s.median_us >= (1.0 - MATCH_SHARE) * op.median
         })
-        .map(|s| {
-            format!(
-                "slice `{}` ({:.3} µs, 95% CI {:.3}…{:.3}) is as long as the baseline `{name}`'s whole operation \
-                 or longer ({:.3} µs, 95% CI {:.3}…{:.3}), yet is counted as the writer's own work: if it is the \
-                 database call, declare it so ({})",
-                s.name,
-                s.median_us,
-                s.ci95[0],
-                s.ci95[1],
-                op.median,
-                op.ci95[0],
-                op.ci95[1],
-                fix(header, ops, &s.name)
-            )
+        .map(|s| Warning::SliceLikeBaseline {
+            slice: s.name.clone(),
+            slice_us: s.median_us,
+            slice_ci95: s.ci95,
+            baseline: name.to_owned(),
+            baseline_us: op.median,
+            baseline_ci95: op.ci95,
+            fix: fix(header, ops, &s.name),
         })
         .collect()
 }
@@ -65,7 +60,7 @@ pub fn check(header: &TraceHeader, ops: &LaneOps, slices: &[SliceFigures], basel
 /// only when those are all the harness's own caller threads (`caller`,
 /// `caller-N`): on an async runtime the workers that poll the caller's
 /// future may run writer code too.
-pub fn sides(header: &TraceHeader, ops: &LaneOps) -> Vec<String> {
+pub fn sides(header: &TraceHeader, ops: &LaneOps) -> Vec<Warning> {
     let Some(&callers) = ops.hop_threads.first().filter(|m| **m != 0) else { return Vec::new() };
     let harness_callers = threads_of(callers)
         .all(|t| header.threads.get(t).and_then(|name| name.parse::<ThreadRole>().ok()).is_some_and(|r| r.is_caller()));
@@ -83,14 +78,12 @@ pub fn sides(header: &TraceHeader, ops: &LaneOps) -> Vec<String> {
         }
         let by: Vec<&str> = threads_of(marked).map(|t| header.threads.get(t).map_or("?", String::as_str)).collect();
         let (declared, fix) = side_fix(header, *hop);
-        warnings.push(format!(
-            "{declared} but its marks come from thread {} ({}): its slices are attributed to the wrong side; {fix}",
-            by.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "),
-            match def.side {
-                Side::Caller => "not a thread that starts an operation",
-                Side::Writer => "the caller's own thread",
-            },
-        ));
+        warnings.push(Warning::WrongSide {
+            declared,
+            threads: by.into_iter().map(str::to_owned).collect(),
+            caller_side: def.side == Side::Caller,
+            fix,
+        });
         warned.push(what);
     }
     warnings
@@ -242,8 +235,11 @@ mod tests {
         assert_eq!(slices[0].owner, Owner::Library);
         let warnings = check(&header, &ops, &slices, ("inline", &baseline(15.4)));
         assert_eq!(warnings.len(), 1, "{warnings:?}");
-        assert!(warnings[0].contains("`execute.enter→execute.exit`"), "{}", warnings[0]);
-        assert!(warnings[0].contains("HopLayer::database(\"execute\")"), "{}", warnings[0]);
+        let Warning::SliceLikeBaseline { slice, fix, baseline: base, .. } = &warnings[0] else {
+            panic!("{warnings:?}")
+        };
+        assert_eq!((slice.as_str(), base.as_str()), ("execute.enter→execute.exit", "inline"));
+        assert!(fix.contains("HopLayer::database(\"execute\")"), "{fix}");
         // Longer than the baseline's operation is as suspect; far shorter
         // is left alone.
         assert_eq!(check(&header, &ops, &slices, ("inline", &baseline(11.0))).len(), 1);
@@ -309,10 +305,10 @@ mod tests {
         let (header, ops) = two_threads(Side::Caller, false);
         let warnings = sides(&header, &ops);
         assert_eq!(warnings.len(), 1, "one warning per span, not per edge: {warnings:?}");
-        let w = &warnings[0];
-        assert!(w.contains("span `sql` is declared caller(\"sql\")"), "{w}");
-        assert!(w.contains("`log-writer`"), "{w}");
-        assert!(w.contains("HopLayer::writer(\"sql\")") && w.contains("database(\"sql\")"), "{w}");
+        let Warning::WrongSide { declared, threads, caller_side, fix } = &warnings[0] else { panic!("{warnings:?}") };
+        assert_eq!(declared, "span `sql` is declared caller(\"sql\")");
+        assert_eq!((threads.as_slice(), *caller_side), (&["log-writer".to_owned()][..], true));
+        assert!(fix.contains("HopLayer::writer(\"sql\")") && fix.contains("database(\"sql\")"), "{fix}");
     }
 
     #[test]
@@ -331,8 +327,9 @@ mod tests {
         let (header, ops) = lane_of(Side::Writer, Side::Writer, true);
         let warnings = sides(&header, &ops);
         assert_eq!(warnings.len(), 1, "{warnings:?}");
-        assert!(warnings[0].contains("span `write` is declared writer(\"write\")"), "{}", warnings[0]);
-        assert!(warnings[0].contains("the caller's own thread"), "{}", warnings[0]);
+        let Warning::WrongSide { declared, caller_side, .. } = &warnings[0] else { panic!("{warnings:?}") };
+        assert_eq!(declared, "span `write` is declared writer(\"write\")");
+        assert!(!caller_side, "marked by the caller's own thread, declared the writer's");
     }
 
     #[test]
@@ -340,7 +337,14 @@ mod tests {
         let (header, ops) = two_threads(Side::Caller, false);
         let slices = crate::slices::slice_figures(&ops, 1);
         let warnings = check(&header, &ops, &slices, ("inline", &baseline(12.0)));
-        assert!(warnings.iter().any(|w| w.contains("database(\"sql\") in place of caller(\"sql\")")), "{warnings:?}");
-        assert!(warnings.iter().all(|w| !w.contains("in place of writer")), "{warnings:?}");
+        let fixes: Vec<&str> = warnings
+            .iter()
+            .filter_map(|w| match w {
+                Warning::SliceLikeBaseline { fix, .. } => Some(fix.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert!(fixes.iter().any(|f| f.contains("database(\"sql\") in place of caller(\"sql\")")), "{fixes:?}");
+        assert!(fixes.iter().all(|f| !f.contains("in place of writer")), "{fixes:?}");
     }
 }

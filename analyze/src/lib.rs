@@ -45,6 +45,7 @@ pub mod stats;
 pub mod sweep;
 pub mod timeline;
 pub mod wake;
+pub mod warning;
 
 /// Host and clock facts, as recorded in traces and results.
 pub use hopscope_probe::{ClockInfo, HostInfo, Role, Variant};

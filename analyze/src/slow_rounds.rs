@@ -38,18 +38,16 @@ pub struct SlowRounds {
 }
 
 impl SlowRounds {
-    /// The warning a receipt carries: what was seen, and that the run cannot
-    /// tell why.
-    pub fn warning(&self) -> String {
-        let every = self.every.map_or(String::new(), |n| format!(", every {n} rounds"));
-        format!(
-            "all {} lanes ran over {SLOW_FACTOR}× their median together in {} of {} rounds{every}: a cost they share, \
-             not any lane's own. A WAL checkpoint (SQLite's, every ~1,000 pages written) fits that pattern; this run \
-             does not record checkpoints, so it cannot tell",
-            self.lanes,
-            self.rounds.len(),
-            self.rounds_compared
-        )
+    /// The warning a decomposition carries: what was seen (the reports say
+    /// that the run cannot tell why).
+    pub fn warning(&self) -> crate::warning::Warning {
+        crate::warning::Warning::SlowRounds {
+            lanes: self.lanes,
+            rounds: self.rounds.len(),
+            of: self.rounds_compared,
+            every: self.every,
+            factor: SLOW_FACTOR,
+        }
     }
 }
 
@@ -150,7 +148,7 @@ mod tests {
         let found = slow_rounds(&lanes).expect("found");
         assert_eq!(found.rounds, [[0, 7], [0, 17], [1, 7], [1, 17]]);
         assert_eq!((found.every, found.lanes, found.rounds_compared), (Some(10), 3, 40));
-        assert!(found.warning().contains("every 10 rounds") && found.warning().contains("cannot tell"));
+        assert!(matches!(found.warning(), crate::warning::Warning::SlowRounds { every: Some(10), .. }), "{found:?}");
     }
 
     #[test]

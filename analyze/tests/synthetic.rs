@@ -5,6 +5,8 @@ mod common;
 
 use std::collections::BTreeMap;
 
+use hopscope_analyze::recorded::Recorded;
+use hopscope_analyze::warning::Warning;
 use hopscope_analyze::{AnalyzeError, decompose};
 use hopscope_probe::counters::{Counter, CounterSupport, Support};
 use hopscope_probe::{Block, Hop, HopTable, Mark, OpId, Reading, Stream, Ticks, Trace, TraceHeader};
@@ -266,7 +268,8 @@ fn a_lane_without_operations_is_reported_not_nan() {
     let d = decompose(&t).expect("decomposes");
     assert!(d.lanes["floor"].us_per_op.is_none());
     assert_eq!(d.lanes["floor"].ops, 0);
-    assert!(d.warnings.iter().any(|w| w.contains("`floor` has no measured operations")));
+    let floor_said = Warning::NoOperations { lane: "floor".into() };
+    assert!(d.warnings.contains(&Recorded::Typed(floor_said)), "{:?}", d.warnings);
     // Floor-probed stands in for the arithmetic.
     assert!(d.derived.is_some());
     let json = serde_json::to_string(&d).expect("json");
@@ -413,7 +416,7 @@ fn roles_not_names_decide_which_lane_is_which() {
     let derived = d.derived.as_ref().expect("derived");
     assert_eq!(derived.hop_us, before.hop_us);
     assert!(derived.boundary_us.is_none() && derived.library_us.is_none() && d.crosscheck.is_none());
-    assert!(d.warnings.iter().any(|w| w.contains("no floor lane")), "{:?}", d.warnings);
+    assert!(d.warnings.contains(&Recorded::Typed(Warning::NoFloor)), "{:?}", d.warnings);
 }
 
 /// A handoff lane of 7 µs a turn beside the same lanes: the boundary

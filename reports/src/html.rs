@@ -66,6 +66,7 @@ pub fn page(d: &Decomposition, options: ChartOptions) -> Result<String, ReportEr
         ));
     }
     let title = receipt::run_title(&d.run.meta, d.lanes.keys().next().map(String::as_str));
+    let warnings = receipt::warnings(d);
     // As in the receipt, a run another process held the CPUs of says so
     // before any figure.
     let contention = d.contention.as_ref();
@@ -82,7 +83,7 @@ pub fn page(d: &Decomposition, options: ChartOptions) -> Result<String, ReportEr
         title: format!("hopscope report: {title}"),
         header_html: header(&format!("hopscope: {title}"), &d.host, &d.clock, &d.run.meta, &receipt::date(d)),
         headline,
-        warnings: &d.warnings,
+        warnings: &warnings,
         charts,
         body_md: format!("# Receipt\n\n{}", receipt::body_markdown(d)),
         schema: &d.schema,

@@ -3,6 +3,8 @@
 //! the documented size, the page is self-contained, nothing panics.
 
 use hopscope_analyze::Decomposition;
+use hopscope_analyze::recorded::Recorded;
+use hopscope_analyze::warning::Warning;
 use hopscope_reports::{ChartKind, ChartOptions, render, style};
 
 fn fixture() -> Decomposition {
@@ -182,7 +184,8 @@ fn hostile() -> Decomposition {
     for (i, slice) in d.slices.iter_mut().enumerate() {
         slice.name = format!("{}→{}", HOSTILE[i % HOSTILE.len()], HOSTILE[(i + 1) % HOSTILE.len()]);
     }
-    d.warnings = HOSTILE.iter().map(|h| format!("lane `{h}` was noisy")).collect();
+    d.warnings =
+        HOSTILE.iter().map(|h| Recorded::Typed(Warning::Noisy { lane: (*h).to_owned(), spread: 0.5 })).collect();
     for key in ["command", "commit", "shape"] {
         d.run.meta.insert(key.to_owned(), HOSTILE.join(" "));
     }

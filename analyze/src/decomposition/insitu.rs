@@ -7,6 +7,7 @@ use super::Derived;
 use crate::join::LaneOps;
 use crate::roles::Roles;
 use crate::slices::{self, CrossCheck, SliceFigures};
+use crate::warning::Warning;
 
 /// The in-situ instrument: the sliced lane, its slices, the probed floor's,
 /// and their cross-check against the lane arithmetic.
@@ -34,7 +35,7 @@ pub(super) fn insitu(
     roles: &Roles,
     derived: Option<&Derived>,
     seed: u64,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> InSitu {
     let complete =
         |lane: Option<usize>| lane.and_then(|i| joined.iter().find(|o| usize::from(o.lane) == i && o.complete > 0));
@@ -81,9 +82,7 @@ pub(super) fn insitu(
         figures
     });
     if subject.is_some() && floor_slices.is_none() && derived.is_some_and(|d| d.library_us.is_some()) {
-        warnings.push(
-            "no probed floor lane: the in-situ library figure includes the channel sends any writer pays".to_owned(),
-        );
+        warnings.push(Warning::NoProbedFloor);
     }
     let crosscheck = match (derived.and_then(|d| d.library_us.as_ref()), slices.is_empty()) {
         (Some(library), false) => {
@@ -108,18 +107,16 @@ pub(super) fn insitu(
         _ => None,
     };
     if crosscheck.as_ref().is_some_and(|c| !c.agree) {
-        warnings.push(format!(
-            "the two instruments disagree about the library's cost by more than the fixed {:.1} µs",
-            slices::CROSSCHECK_TOLERANCE_US
-        ));
+        warnings.push(Warning::InstrumentsDisagree { tolerance_us: slices::CROSSCHECK_TOLERANCE_US });
     }
     let peers = super::peers::peer_slices(header, blocks, joined, roles, seed);
     for (peer, hop) in peers.iter().filter_map(|p| Some((p, p.hop.as_ref()?))).filter(|(_, h)| !h.agree) {
-        warnings.push(format!(
-            "`{}`'s slices add up to a hop of {:+.3} µs, its clean lanes' is {:+.3} µs: more than {:.1} µs apart, so \
-             part of its operation lies outside its marks",
-            peer.lane, hop.slices.median, hop.lanes.median, hop.tolerance_us
-        ));
+        warnings.push(Warning::PeerOutsideMarks {
+            lane: peer.lane.clone(),
+            slices_hop_us: hop.slices.median,
+            lanes_hop_us: hop.lanes.median,
+            tolerance_us: hop.tolerance_us,
+        });
     }
     InSitu {
         peers,

@@ -10,6 +10,7 @@ use hopscope_probe::{LaneFact, RunFact, RunFacts, ThreadFigure, TraceHeader};
 use super::result::{BlockFigure, CounterFigure, LaneResult};
 use crate::join::LaneOps;
 use crate::lanes::{LaneBlocks, LaneFigures};
+use crate::warning::Warning;
 
 /// The result of `lane` (its joined operations `ops`, its figures when it
 /// measured any), with every counter the trace's header lists.
@@ -84,13 +85,13 @@ pub(super) fn per_lane(
     blocks: &[LaneBlocks],
     joined: &[LaneOps],
     seed: u64,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> PerLane {
     let mut out = PerLane { results: BTreeMap::new(), cpu: BTreeMap::new(), ctx_switches: BTreeMap::new() };
     for (lane, ops) in blocks.iter().zip(joined) {
         let figures = crate::lanes::figures(lane, seed);
         match &figures {
-            None => warnings.push(format!("lane `{}` has no measured operations", lane.name)),
+            None => warnings.push(Warning::NoOperations { lane: lane.name.clone() }),
             Some(f) => {
                 out.cpu.insert(lane.name.clone(), f.cpu_us_per_op.clone());
                 if let Some(switches) = f.counters_per_op.get(ThreadFigure::CtxSwitches.name()) {
@@ -98,11 +99,7 @@ pub(super) fn per_lane(
                 }
                 let spread = f.us_per_op.mad / f.us_per_op.median;
                 if spread > NOISY_SPREAD {
-                    warnings.push(format!(
-                        "lane `{}`: blocks spread by {:.0}% (MAD / median); the host was noisy",
-                        lane.name,
-                        spread * 100.0
-                    ));
+                    warnings.push(Warning::Noisy { lane: lane.name.clone(), spread });
                 }
             }
         }
@@ -119,7 +116,7 @@ pub(super) fn per_lane(
 /// its recorded placement asked: a `same-core` lane whose writes' marks were
 /// taken on different CPUs (more than 5% of them), or a `different-cores`
 /// lane whose writes mostly stayed on one.
-fn placement_missed(header: &TraceHeader, lane: &str, result: &LaneResult) -> Option<String> {
+fn placement_missed(header: &TraceHeader, lane: &str, result: &LaneResult) -> Option<Warning> {
     let placement = header.run.fact(&RunFact::Lane(lane.to_owned(), LaneFact::Placement))?;
     let crossing = result.ops_crossing_cores?;
     let missed = match placement {
@@ -127,13 +124,7 @@ fn placement_missed(header: &TraceHeader, lane: &str, result: &LaneResult) -> Op
         "different-cores" => crossing < 0.5,
         _ => false,
     };
-    missed.then(|| {
-        format!(
-            "lane `{lane}` asked for {placement}, but {:.0}% of its writes were marked on more than one CPU: its \
-             threads did not run where the placement says",
-            crossing * 100.0
-        )
-    })
+    missed.then(|| Warning::PlacementMissed { lane: lane.to_owned(), placement: placement.to_owned(), crossing })
 }
 
 /// Robust block-to-block spread (MAD / median) above which a lane is

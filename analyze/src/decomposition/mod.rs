@@ -23,9 +23,11 @@ pub use result::{
 use crate::change::RunSamples;
 use crate::join::{HopScan, Join, LaneOps};
 use crate::lanes::{self, LaneBlocks};
+use crate::recorded::Recorded;
 use crate::roles::Roles;
 use crate::source::{BlockSource, TraceFile};
 use crate::stats::BOOTSTRAP_RESAMPLES;
+use crate::warning::Warning;
 
 /// Schema name and version written into every result.
 pub const SCHEMA: &str = "hopscope.decomposition/1";
@@ -214,30 +216,23 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         let probed_any = blocks.iter().enumerate().any(|(i, l)| {
             l.ops > 0 && header.lane_info(i as u16).is_some_and(|info| info.variant == Some(Variant::Probed))
         });
-        let has = match (probed_any, clean.is_some() && probed.is_some()) {
-            (true, true) => "this run has the slices and the observer effect only",
-            (true, false) => "this run has the slices only",
-            (false, _) => "no probed build ran either, so this run has no slices",
-        };
-        let subject = if subject.is_some() { "beside the subject" } else { "and a subject lane (none ran)" };
-        warnings.push(format!(
-            "no baseline or floor lane: {has}; lane arithmetic (hop, boundary, library) needs a baseline lane (the \
-             same write on the calling thread, hopscope_harness::Lane::baseline) {subject}"
-        ));
+        warnings.push(Warning::NoReference {
+            probed: probed_any,
+            observer: clean.is_some() && probed.is_some(),
+            subject: subject.is_some(),
+        });
     }
     let mut derived = match (subject, baseline) {
         (Some(subject), Some(baseline)) => derived::derive(References { subject, baseline, floor, handoff }),
         _ => {
             if has_reference {
-                warnings.push("the trace lacks a baseline or a subject lane: no lane arithmetic".to_owned());
+                warnings.push(Warning::NoArithmetic);
             }
             None
         }
     };
     if has_reference && derived.is_some() && floor.is_none() {
-        warnings.push(
-            "no floor lane: the hop is not split into boundary and library, and nothing is cross-checked".to_owned(),
-        );
+        warnings.push(Warning::NoFloor);
     }
     let floor_stands = match (floor, subject) {
         (Some(floor), Some(subject)) => {
@@ -248,7 +243,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
                 d.boundary_us = None;
                 d.machinery_us = None;
                 d.floor_refused = Some(why.clone());
-                warnings.push(why.clone());
+                warnings.push(Warning::FloorRefused { reason: why.clone() });
             }
             refusal.is_none()
         }
@@ -275,8 +270,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         }),
         _ => {
             if has_reference {
-                warnings
-                    .push("no clean and probed build of the subject: the observer effect is not measured".to_owned());
+                warnings.push(Warning::NoObserverEffect);
             }
             None
         }
@@ -326,7 +320,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         drops,
         slow_rounds,
         partial: None,
-        warnings,
+        warnings: warnings.into_iter().map(Recorded::Typed).collect(),
     }
 }
 
@@ -378,7 +372,7 @@ fn mark_partial(mut d: Decomposition, header: &TraceHeader, held: u64, partial: 
         })
     });
     if let Some(partial) = partial {
-        d.warnings.insert(0, partial.warning());
+        d.warnings.insert(0, Recorded::Typed(Warning::Partial(partial.clone())));
         d.partial = Some(partial);
     }
     d
@@ -386,7 +380,7 @@ fn mark_partial(mut d: Decomposition, header: &TraceHeader, held: u64, partial: 
 
 /// What the instrument lost, warning about dropped marks and counters the
 /// host cannot count.
-fn drops(header: &TraceHeader, dropped: u64, joined: &[LaneOps], warnings: &mut Vec<String>) -> Drops {
+fn drops(header: &TraceHeader, dropped: u64, joined: &[LaneOps], warnings: &mut Vec<Warning>) -> Drops {
     let name = |o: &LaneOps| header.lanes.get(usize::from(o.lane)).cloned().unwrap_or_default();
     let drops = Drops {
         marks_dropped: dropped,
@@ -394,13 +388,12 @@ fn drops(header: &TraceHeader, dropped: u64, joined: &[LaneOps], warnings: &mut 
         complete_ops: joined.iter().map(|o| (name(o), o.complete)).collect(),
     };
     if drops.marks_dropped > 0 {
-        warnings
-            .push(format!("{} marks were dropped (buffers full); their operations are excluded", drops.marks_dropped));
+        warnings.push(Warning::MarksDropped { count: drops.marks_dropped });
     }
-    let unsupported: Vec<&str> =
-        header.counters.iter().filter(|c| !c.support.is_supported()).map(|c| c.counter.name()).collect();
-    if !unsupported.is_empty() {
-        warnings.push(format!("counters unsupported on this host: {}", unsupported.join(", ")));
+    let counters: Vec<String> =
+        header.counters.iter().filter(|c| !c.support.is_supported()).map(|c| c.counter.name().to_owned()).collect();
+    if !counters.is_empty() {
+        warnings.push(Warning::CountersUnsupported { counters });
     }
     drops
 }
@@ -432,19 +425,17 @@ fn comparison(
 /// A warning when the lanes did not run after each other about equally
 /// often and some lane's figure depends on the lane before it: the lane
 /// differences then carry that neighbour's cost.
-fn carryover_warning(c: &crate::carryover::Carryover) -> Option<String> {
+fn carryover_warning(c: &crate::carryover::Carryover) -> Option<Warning> {
     if c.balanced {
         return None;
     }
     let (lane, (fast, slow)) = c.lanes.iter().find_map(|l| Some((&l.lane, l.apart()?)))?;
-    Some(format!(
-        "the lanes did not follow each other equally often, and `{lane}` ran {:.3} µs per op slower after `{}` than \
-         after `{}` (CIs apart): lane differences carry that neighbour's cost; run them in a balanced order \
-         (the harness's default)",
-        slow.median_us - fast.median_us,
-        slow.lane,
-        fast.lane
-    ))
+    Some(Warning::Carryover {
+        lane: lane.clone(),
+        slower_us: slow.median_us - fast.median_us,
+        slow_after: slow.lane.clone(),
+        fast_after: fast.lane.clone(),
+    })
 }
 
 #[cfg(test)]

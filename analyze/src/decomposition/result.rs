@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use super::SCHEMA;
 use crate::lanes::Difference;
+use crate::recorded::Recorded;
 use crate::slices::{CrossCheck, SliceFigures};
+use crate::warning::Warning;
 
 /// Everything measured in one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -107,7 +109,7 @@ pub struct Decomposition {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial: Option<Partial>,
     /// What a reader must know before trusting the figures.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Recorded<Warning>>,
 }
 
 impl Decomposition {

@@ -118,7 +118,8 @@ fn a_floor_without_the_subjects_spans_gets_no_library_figure() {
     let headline = hopscope_reports::receipt::headline(&d).expect("headline");
     assert!(headline.contains("the floor lane `floor` cannot be compared"), "{headline}");
     assert!(d.crosscheck.is_none());
-    assert!(d.warnings.iter().any(|w| w.contains("`floor` has no probed build")), "{:#?}", d.warnings);
+    let warnings = hopscope_reports::receipt::warnings(&d);
+    assert!(warnings.iter().any(|w| w.contains("`floor` has no probed build")), "{warnings:#?}");
     let _ = std::fs::remove_dir_all(&out);
 }
 
@@ -144,7 +145,8 @@ fn a_floor_slower_than_the_subject_gets_no_library_figure() {
     let derived = d.derived.as_ref().expect("lane arithmetic");
     assert!(derived.library_us.is_none() && derived.boundary_us.is_none(), "{derived:?}");
     assert!(d.crosscheck.is_none());
-    let warning = d.warnings.iter().find(|w| w.contains("is slower than the subject")).expect("a warning says why");
+    let warnings = hopscope_reports::receipt::warnings(&d);
+    let warning = warnings.iter().find(|w| w.contains("is slower than the subject")).expect("a warning says why");
     assert!(warning.contains("`floor`") && warning.contains("`kv-writer`"), "{warning}");
     let receipt = hopscope_reports::receipt::markdown(&d);
     assert!(!receipt.contains("writer's own work"), "no library figure in the headline:\n{receipt}");
@@ -159,10 +161,11 @@ fn a_writer_span_around_the_database_call_is_flagged_with_its_fix() {
     let d = harness.run().expect("runs").decomposition.expect("decomposition");
     let execute = d.slices.iter().find(|s| s.name == "execute.enter→execute.exit").expect("slice");
     assert_eq!(execute.owner, Owner::Library, "declared the writer's own work, and left so");
-    let warning = d.warnings.iter().find(|w| w.contains("execute.enter→execute.exit")).unwrap_or_else(|| {
+    let warnings = hopscope_reports::receipt::warnings(&d);
+    let warning = warnings.iter().find(|w| w.contains("execute.enter→execute.exit")).unwrap_or_else(|| {
         panic!(
             "no warning; slice {:.3} µs, inline {:?}: {:#?}",
-            execute.median_us, d.lanes["inline"].us_per_op, d.warnings
+            execute.median_us, d.lanes["inline"].us_per_op, warnings
         )
     });
     assert!(warning.contains("HopLayer::database(\"execute\")"), "{warning}");

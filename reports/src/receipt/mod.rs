@@ -14,10 +14,12 @@ pub mod merge;
 pub mod net;
 pub mod resolution;
 pub mod sweep;
+mod warning;
 
 use hopscope_analyze::slices::{Owner, SliceFigures};
 
 pub use decomposition::{body_markdown, date, headline, markdown};
+pub use warning::{warning, warnings};
 
 /// What a run is called in titles: the shape hopscope's own commands
 /// ran, else the harness program's name, else `fallback` (a program's

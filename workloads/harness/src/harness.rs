@@ -15,7 +15,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use hopscope_analyze::Partial;
+use hopscope_analyze::recorded::Recorded;
 use hopscope_analyze::source::TraceFile;
+use hopscope_analyze::warning::Warning;
 use hopscope_probe::{RunFact, RunFacts};
 use hopscope_reports::{ChartOptions, Finished, RunResult, Written};
 
@@ -226,11 +228,7 @@ impl Harness {
             let (mut d, samples) = hopscope_analyze::decompose_source_with_samples(&mut file, partial)
                 .map_err(|source| HarnessError::Analyze { path: outcome.trace.clone(), source })?;
             if outcome.pin_failures > 0 {
-                d.warnings.push(format!(
-                    "the kernel refused {} of the run's thread pins: some threads may not have run where the \
-                     placement says (see each lane's cross-core figures)",
-                    outcome.pin_failures
-                ));
+                d.warnings.push(Recorded::Typed(Warning::PinsRefused { count: outcome.pin_failures }));
             }
             let change = match &outcome.stopped {
                 None => recorder.change(&outcome.dir, &samples)?,

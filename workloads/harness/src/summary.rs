@@ -117,7 +117,7 @@ fn write(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         writeln!(out, "left out: {line}")?;
     }
     for w in &d.warnings {
-        writeln!(out, "warning: {w}")?;
+        writeln!(out, "warning: {}", receipt::warning(w))?;
     }
     Ok(())
 }

@@ -72,7 +72,8 @@ fn check_stopped(outcome: &Outcome, what: &str) {
     let trace = Trace::read(&outcome.trace).expect("the kept trace reads back");
     assert!(trace.blocks.len() >= 4, "only {} blocks kept", trace.blocks.len());
     let d = outcome.decomposition.as_ref().expect("what was measured is analyzed");
-    assert!(d.warnings[0].starts_with("partial: ") && d.warnings[0].contains("the run stopped"), "{:?}", d.warnings);
+    let warnings = hopscope_reports::receipt::warnings(d);
+    assert!(warnings[0].starts_with("partial: ") && warnings[0].contains("the run stopped"), "{warnings:?}");
     let partial = d.partial.as_ref().expect("the result says it is partial");
     assert_eq!(partial.blocks_kept, trace.blocks.len() as u64);
     assert!(d.lanes["bad"].us_per_op.is_some() && d.lanes["good"].us_per_op.is_some());

@@ -96,7 +96,7 @@ fn render_head(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     if !d.warnings.is_empty() {
         writeln!(out, "## Warnings\n")?;
         for w in &d.warnings {
-            writeln!(out, "- ⚠ {w}")?;
+            writeln!(out, "- ⚠ {}", super::warning(w))?;
         }
         writeln!(out)?;
     }

@@ -1,0 +1,147 @@
+//! What a decomposition warns about, as data: each warning with the
+//! figures and names it rests on, so `result.json` carries what the
+//! receipt says and a program can act on a warning without parsing a
+//! sentence. The reports render each in words.
+
+use serde::{Deserialize, Serialize};
+
+use crate::decomposition::Partial;
+
+/// One warning of a decomposition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "warning", rename_all = "snake_case")]
+pub enum Warning {
+    /// The figures cover only part of the run: it stopped early, or the
+    /// trace was cut or damaged.
+    Partial(Partial),
+    /// A lane measured no operation.
+    NoOperations {
+        /// The lane.
+        lane: String,
+    },
+    /// A lane's blocks spread beyond the noisy limit (MAD / median).
+    Noisy {
+        /// The lane.
+        lane: String,
+        /// Its blocks' MAD / median.
+        spread: f64,
+    },
+    /// A lane's writes were marked on CPUs its placement did not ask for.
+    PlacementMissed {
+        /// The lane.
+        lane: String,
+        /// The placement it asked for.
+        placement: String,
+        /// Share of its writes marked on more than one CPU.
+        crossing: f64,
+    },
+    /// The kernel refused some of the run's thread pins.
+    PinsRefused {
+        /// How many.
+        count: u64,
+    },
+    /// A run of the user's lanes without a baseline or floor lane.
+    NoReference {
+        /// Whether a probed build ran (the run has slices).
+        probed: bool,
+        /// Whether both builds of the subject ran (it has the observer
+        /// effect).
+        observer: bool,
+        /// Whether a subject lane ran.
+        subject: bool,
+    },
+    /// Reference lanes but no baseline or subject: no lane arithmetic.
+    NoArithmetic,
+    /// No floor lane: the hop is not split, nothing is cross-checked.
+    NoFloor,
+    /// The floor cannot stand for the subject's boundary (the reason
+    /// names the figures).
+    FloorRefused {
+        /// Why, as [`crate::floor::refusal`] says it.
+        reason: String,
+    },
+    /// No probed floor: the in-situ library includes the channel sends.
+    NoProbedFloor,
+    /// The two instruments disagree about the library's cost.
+    InstrumentsDisagree {
+        /// The fixed tolerance, µs.
+        tolerance_us: f64,
+    },
+    /// A peer's slices do not add up to its clean lanes' hop.
+    PeerOutsideMarks {
+        /// The peer lane.
+        lane: String,
+        /// The hop its slices add up to, µs.
+        slices_hop_us: f64,
+        /// The hop of its clean lanes, µs.
+        lanes_hop_us: f64,
+        /// The tolerance, µs.
+        tolerance_us: f64,
+    },
+    /// A library-owned slice as long as the baseline's whole operation:
+    /// probably the database call, declared as the writer's own work.
+    SliceLikeBaseline {
+        /// The slice.
+        slice: String,
+        /// Its median, µs.
+        slice_us: f64,
+        /// Its 95% CI, µs.
+        slice_ci95: [f64; 2],
+        /// The baseline lane.
+        baseline: String,
+        /// The baseline's median µs per operation.
+        baseline_us: f64,
+        /// Its 95% CI, µs.
+        baseline_ci95: [f64; 2],
+        /// The declaration that makes it SQLite's.
+        fix: String,
+    },
+    /// A hop marked on the other side from the one declared.
+    WrongSide {
+        /// What was declared (the span or hop and its side).
+        declared: String,
+        /// The threads that marked it.
+        threads: Vec<String>,
+        /// Whether it was declared on the caller's side.
+        caller_side: bool,
+        /// The declaration that puts it on the other side.
+        fix: String,
+    },
+    /// No clean and probed build of the subject: no observer effect.
+    NoObserverEffect,
+    /// Every lane was slow together in some rounds.
+    SlowRounds {
+        /// Lanes compared.
+        lanes: usize,
+        /// Rounds in which all were slow.
+        rounds: usize,
+        /// Rounds compared.
+        of: usize,
+        /// Rounds between slow rounds, when evenly spaced.
+        every: Option<u32>,
+        /// The slow factor over each lane's median.
+        factor: f64,
+    },
+    /// The lanes did not follow each other equally often, and one lane's
+    /// figure depends on the lane before it.
+    Carryover {
+        /// The lane.
+        lane: String,
+        /// How much slower after `slow_after` than after `fast_after`, µs.
+        slower_us: f64,
+        /// The neighbour it ran slower after.
+        slow_after: String,
+        /// The neighbour it ran faster after.
+        fast_after: String,
+    },
+    /// Marks dropped because buffers were full.
+    MarksDropped {
+        /// How many.
+        count: u64,
+    },
+    /// Counters the host cannot count.
+    CountersUnsupported {
+        /// Their names.
+        counters: Vec<String>,
+    },
+}

@@ -1,0 +1,166 @@
+//! A decomposition's warnings in words
+//! ([`hopscope_analyze::warning::Warning`]): one sentence each, as the
+//! receipt, the page, the terminal and the tables say them.
+
+use hopscope_analyze::Decomposition;
+use hopscope_analyze::recorded::Recorded;
+use hopscope_analyze::warning::Warning;
+
+/// Every warning of `d`, in words, in its order.
+pub fn warnings(d: &Decomposition) -> Vec<String> {
+    d.warnings.iter().map(warning).collect()
+}
+
+/// A recorded warning in words (an older result's sentence as it was).
+pub fn warning(recorded: &Recorded<Warning>) -> String {
+    match recorded {
+        Recorded::Typed(w) => typed(w),
+        Recorded::Sentence(said) => said.clone(),
+    }
+}
+
+/// A list of thread names as code spans.
+fn threads(names: &[String]) -> String {
+    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+}
+
+fn typed(w: &Warning) -> String {
+    match w {
+        Warning::Partial(partial) => partial.warning(),
+        Warning::NoOperations { lane } => format!("lane `{lane}` has no measured operations"),
+        Warning::Noisy { lane, spread } => {
+            format!("lane `{lane}`: blocks spread by {:.0}% (MAD / median); the host was noisy", spread * 100.0)
+        }
+        Warning::PlacementMissed { lane, placement, crossing } => format!(
+            "lane `{lane}` asked for {placement}, but {:.0}% of its writes were marked on more than one CPU: its \
+             threads did not run where the placement says",
+            crossing * 100.0
+        ),
+        Warning::PinsRefused { count } => format!(
+            "the kernel refused {count} of the run's thread pins: some threads may not have run where the placement \
+             says (see each lane's cross-core figures)"
+        ),
+        Warning::NoReference { probed, observer, subject } => {
+            let has = match (probed, observer) {
+                (true, true) => "this run has the slices and the observer effect only",
+                (true, false) => "this run has the slices only",
+                (false, _) => "no probed build ran either, so this run has no slices",
+            };
+            let subject = if *subject { "beside the subject" } else { "and a subject lane (none ran)" };
+            format!(
+                "no baseline or floor lane: {has}; lane arithmetic (hop, boundary, library) needs a baseline lane \
+                 (the same write on the calling thread, hopscope_harness::Lane::baseline) {subject}"
+            )
+        }
+        Warning::NoArithmetic => "the trace lacks a baseline or a subject lane: no lane arithmetic".to_owned(),
+        Warning::NoFloor => {
+            "no floor lane: the hop is not split into boundary and library, and nothing is cross-checked".to_owned()
+        }
+        Warning::FloorRefused { reason } => reason.clone(),
+        Warning::NoProbedFloor => {
+            "no probed floor lane: the in-situ library figure includes the channel sends any writer pays".to_owned()
+        }
+        Warning::InstrumentsDisagree { tolerance_us } => {
+            format!("the two instruments disagree about the library's cost by more than the fixed {tolerance_us:.1} µs")
+        }
+        Warning::PeerOutsideMarks { lane, slices_hop_us, lanes_hop_us, tolerance_us } => format!(
+            "`{lane}`'s slices add up to a hop of {slices_hop_us:+.3} µs, its clean lanes' is {lanes_hop_us:+.3} µs: \
+             more than {tolerance_us:.1} µs apart, so part of its operation lies outside its marks"
+        ),
+        Warning::SliceLikeBaseline { slice, slice_us, slice_ci95: s, baseline, baseline_us, baseline_ci95: b, fix } => {
+            format!(
+                "slice `{slice}` ({slice_us:.3} µs, 95% CI {:.3}…{:.3}) is as long as the baseline `{baseline}`'s \
+                 whole operation or longer ({baseline_us:.3} µs, 95% CI {:.3}…{:.3}), yet is counted as the writer's \
+                 own work: if it is the database call, declare it so ({fix})",
+                s[0], s[1], b[0], b[1]
+            )
+        }
+        Warning::WrongSide { declared, threads: by, caller_side, fix } => format!(
+            "{declared} but its marks come from thread {} ({}): its slices are attributed to the wrong side; {fix}",
+            threads(by),
+            if *caller_side { "not a thread that starts an operation" } else { "the caller's own thread" }
+        ),
+        Warning::NoObserverEffect => {
+            "no clean and probed build of the subject: the observer effect is not measured".to_owned()
+        }
+        Warning::SlowRounds { lanes, rounds, of, every, factor } => {
+            let every = every.map_or(String::new(), |n| format!(", every {n} rounds"));
+            format!(
+                "all {lanes} lanes ran over {factor}× their median together in {rounds} of {of} rounds{every}: a \
+                 cost they share, not any lane's own. A WAL checkpoint (SQLite's, every ~1,000 pages written) fits \
+                 that pattern; this run does not record checkpoints, so it cannot tell"
+            )
+        }
+        Warning::Carryover { lane, slower_us, slow_after, fast_after } => format!(
+            "the lanes did not follow each other equally often, and `{lane}` ran {slower_us:.3} µs per op slower \
+             after `{slow_after}` than after `{fast_after}` (CIs apart): lane differences carry that neighbour's \
+             cost; run them in a balanced order (the harness's default)"
+        ),
+        Warning::MarksDropped { count } => {
+            format!("{count} marks were dropped (buffers full); their operations are excluded")
+        }
+        Warning::CountersUnsupported { counters } => {
+            format!("counters unsupported on this host: {}", counters.join(", "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_warning_is_one_line_and_names_what_it_rests_on() {
+        let cases = [
+            (
+                Warning::Noisy { lane: "floor".into(), spread: 0.19 },
+                "lane `floor`: blocks spread by 19% (MAD / median); the host was noisy",
+            ),
+            (Warning::NoOperations { lane: "w".into() }, "lane `w` has no measured operations"),
+            (
+                Warning::MarksDropped { count: 12 },
+                "12 marks were dropped (buffers full); their operations are excluded",
+            ),
+            (
+                Warning::CountersUnsupported { counters: vec!["cycles".into(), "instructions".into()] },
+                "counters unsupported on this host: cycles, instructions",
+            ),
+            (
+                Warning::InstrumentsDisagree { tolerance_us: 0.2 },
+                "the two instruments disagree about the library's cost by more than the fixed 0.2 µs",
+            ),
+        ];
+        for (w, said) in cases {
+            assert_eq!(warning(&Recorded::Typed(w)), said);
+        }
+        let slow = warning(&Recorded::Typed(Warning::SlowRounds {
+            lanes: 3,
+            rounds: 4,
+            of: 40,
+            every: Some(10),
+            factor: 2.0,
+        }));
+        assert!(
+            slow.starts_with("all 3 lanes ran over 2× their median together in 4 of 40 rounds, every 10 rounds:"),
+            "{slow}"
+        );
+        let side = warning(&Recorded::Typed(Warning::WrongSide {
+            declared: "span `execute` is declared writer(\"execute\")".into(),
+            threads: vec!["caller".into()],
+            caller_side: false,
+            fix: "declare it HopLayer::caller(\"execute\")".into(),
+        }));
+        assert!(side.contains("from thread `caller` (the caller's own thread)"), "{side}");
+        for w in [Warning::NoReference { probed: false, observer: false, subject: false }, Warning::NoFloor] {
+            assert_eq!(warning(&Recorded::Typed(w)).lines().count(), 1);
+        }
+    }
+
+    #[test]
+    fn an_older_results_sentence_is_said_as_it_was() {
+        assert_eq!(
+            warning(&Recorded::Sentence("lane `x` has no measured operations".into())),
+            "lane `x` has no measured operations"
+        );
+    }
+}
