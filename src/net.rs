@@ -51,7 +51,7 @@ pub(crate) fn run(request: &Request, dir: &Path, lane: &Experiment, minus: &str)
     if !request.json {
         println!("\nnet: {}", n.verdict);
         for reason in &n.reasons {
-            println!("  · {reason}");
+            println!("  · {}", hopscope_reports::receipt::net::reason(reason));
         }
         print!("\n{written}");
     }

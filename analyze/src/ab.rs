@@ -20,7 +20,9 @@ use std::collections::BTreeMap;
 use hopscope_probe::{Role, Trace, TraceHeader};
 use serde::{Deserialize, Serialize};
 
+use crate::ab_reason::AbReason;
 use crate::lanes::{self, Difference, LaneBlocks};
+use crate::recorded::Recorded;
 use crate::slice_verdict::MinEffect;
 use crate::stats::{Confidence, Samples};
 
@@ -230,12 +232,20 @@ pub struct AbOutcome {
     pub passes: Vec<PassEffect>,
     /// The verdict.
     pub verdict: Verdict,
-    /// Why, one sentence per finding.
-    pub reasons: Vec<String>,
+    /// Why, as data (the receipt says each in words); an outcome written
+    /// before reasons were data holds sentences.
+    pub reasons: Vec<Recorded<AbReason>>,
     /// The effect judged across passes, when every pass ran on fresh
     /// processes ([`crate::generations`]); the verdict is then its.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub across: Option<crate::generations::AcrossPasses>,
+}
+
+impl AbOutcome {
+    /// The reasons as data (an older outcome's sentences left out).
+    pub fn typed_reasons(&self) -> impl Iterator<Item = &AbReason> {
+        self.reasons.iter().filter_map(Recorded::typed)
+    }
 }
 
 /// Scale of the MAD that makes it estimate a standard deviation.
@@ -250,51 +260,53 @@ pub fn verdict(passes: &[PassBlocks], rule: &Rule) -> AbOutcome {
         if let Some(pct) = e.control_pct
             && pct.abs() > rule.max_control_drift_pct
         {
-            drift.push(format!(
-                "pass {} ({}): the control moved {pct:+.1}%, more than the {:.1}% allowed",
-                e.pass, e.order, rule.max_control_drift_pct
-            ));
+            drift.push(AbReason::ControlMoved {
+                pass: e.pass,
+                order: e.order.clone(),
+                pct,
+                max_pct: rule.max_control_drift_pct,
+            });
         }
         let (lo, hi) = (e.spread_a.min(e.spread_b), e.spread_a.max(e.spread_b));
         if lo > 0.0 && hi >= rule.max_spread_ratio * lo {
-            drift.push(format!(
-                "pass {} ({}): one arm's spread is {:.1}× the other's ({:.1}% vs {:.1}%)",
-                e.pass,
-                e.order,
-                hi / lo,
-                e.spread_a * 100.0,
-                e.spread_b * 100.0
-            ));
+            drift.push(AbReason::SpreadApart {
+                pass: e.pass,
+                order: e.order.clone(),
+                spread_a: e.spread_a,
+                spread_b: e.spread_b,
+            });
         }
     }
     let signed: Vec<&PassEffect> = effects.iter().filter(|e| ci_excludes_zero(&e.delta_us)).collect();
     if signed.iter().any(|e| e.delta_us.median > 0.0) && signed.iter().any(|e| e.delta_us.median < 0.0) {
-        drift.push("flipping the order flipped the sign of the effect".to_owned());
+        drift.push(AbReason::SignFlipped);
     }
     let orders = effects.iter().map(|e| e.order.as_str()).collect::<std::collections::BTreeSet<_>>();
     let verdict = if !drift.is_empty() {
         Verdict::DriftSuspected
     } else if effects.is_empty() {
-        notes.push("no pass has both arms measured".to_owned());
+        notes.push(AbReason::NoPass);
         Verdict::Inconclusive
     } else if rule.both_orders && orders.len() < 2 {
-        notes.push("the rule asks for both orders and only one ran".to_owned());
+        notes.push(AbReason::OneOrder);
         Verdict::Inconclusive
     } else if effects.iter().all(|e| e.clear) {
-        let direction = if effects[0].delta_us.median < 0.0 { "faster" } else { "slower" };
-        notes.push(format!("B is {direction} than A in every pass, beyond the rule's thresholds"));
+        notes.push(AbReason::EveryPass { faster: effects[0].delta_us.median < 0.0 });
         Verdict::Reproduced
     } else {
         for e in effects.iter().filter(|e| !e.clear) {
-            notes.push(format!(
-                "pass {} ({}): Δ {:+.3} µs ({:+.1}%), CI {:+.3}…{:+.3}: below the rule",
-                e.pass, e.order, e.delta_us.median, e.delta_pct, e.delta_us.ci95[0], e.delta_us.ci95[1]
-            ));
+            notes.push(AbReason::BelowRule {
+                pass: e.pass,
+                order: e.order.clone(),
+                delta_us: e.delta_us,
+                delta_pct: e.delta_pct,
+            });
         }
         Verdict::Inconclusive
     };
     drift.extend(notes);
-    AbOutcome { passes: effects, verdict, reasons: drift, across: None }
+    let reasons = drift.into_iter().map(Recorded::Typed).collect();
+    AbOutcome { passes: effects, verdict, reasons, across: None }
 }
 
 /// One pass's effect under `rule`; `None` without both arms.
@@ -396,14 +408,14 @@ mod tests {
     fn a_flipped_sign_is_drift() {
         let out = verdict(&[pass(0, false, 10.0, 9.0, 10.0), pass(1, true, 10.0, 11.0, 10.0)], &rule());
         assert_eq!(out.verdict, Verdict::DriftSuspected);
-        assert!(out.reasons.iter().any(|r| r.contains("flipped the sign")), "{:?}", out.reasons);
+        assert!(out.typed_reasons().any(|r| *r == AbReason::SignFlipped), "{:?}", out.reasons);
     }
 
     #[test]
     fn a_moved_control_is_drift() {
         let out = verdict(&[pass(0, false, 10.0, 9.0, 10.5), pass(1, true, 10.0, 9.0, 10.0)], &rule());
         assert_eq!(out.verdict, Verdict::DriftSuspected);
-        assert!(out.reasons.iter().any(|r| r.contains("control moved")), "{:?}", out.reasons);
+        assert!(out.typed_reasons().any(|r| matches!(r, AbReason::ControlMoved { pass: 0, .. })), "{:?}", out.reasons);
     }
 
     #[test]
@@ -411,7 +423,7 @@ mod tests {
         // 1% and 0.1 µs: real (the CI excludes 0) but under the 2% rule.
         let out = verdict(&[pass(0, false, 10.0, 9.9, 10.0), pass(1, true, 10.0, 9.9, 10.0)], &rule());
         assert_eq!(out.verdict, Verdict::Inconclusive, "{:?}", out.reasons);
-        assert!(out.reasons.iter().any(|r| r.contains("below the rule")));
+        assert!(out.typed_reasons().any(|r| matches!(r, AbReason::BelowRule { .. })), "{:?}", out.reasons);
     }
 
     #[test]
@@ -420,7 +432,7 @@ mod tests {
         assert_eq!(out.verdict, Verdict::Inconclusive);
         let one = verdict(&[pass(0, false, 10.0, 9.0, 10.0)], &rule());
         assert_eq!(one.verdict, Verdict::Inconclusive);
-        assert!(one.reasons.iter().any(|r| r.contains("both orders")));
+        assert!(one.typed_reasons().any(|r| *r == AbReason::OneOrder), "{:?}", one.reasons);
     }
 
     #[test]
@@ -431,7 +443,7 @@ mod tests {
         }
         let out = verdict(&[noisy, pass(1, true, 10.0, 9.0, 10.0)], &rule());
         assert_eq!(out.verdict, Verdict::DriftSuspected);
-        assert!(out.reasons.iter().any(|r| r.contains("spread")), "{:?}", out.reasons);
+        assert!(out.typed_reasons().any(|r| matches!(r, AbReason::SpreadApart { pass: 0, .. })), "{:?}", out.reasons);
     }
 
     #[test]

@@ -24,6 +24,7 @@ use hopscope_probe::{ClockInfo, HostInfo};
 use serde::{Deserialize, Serialize};
 
 use crate::join::SliceSide;
+use crate::recorded::Recorded;
 use crate::stats::{self, BOOTSTRAP_RESAMPLES};
 
 /// Schema of a what-if run's samples (`samples.json`).
@@ -134,7 +135,52 @@ pub struct CausalSamples {
     /// What the run itself says weakens its profile (carried into the
     /// profile's warnings).
     #[serde(default)]
-    pub notes: Vec<String>,
+    pub notes: Vec<Recorded<CausalWarning>>,
+}
+
+/// What weakens a causal profile, as data (the receipt says each in
+/// words).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "warning", rename_all = "snake_case")]
+pub enum CausalWarning {
+    /// Several callers share one core with the writer: the cross-thread
+    /// slices were left out (their time is mostly the other threads' turns
+    /// on the core).
+    CrossSlicesLeftOut,
+    /// Cross-thread slices named anyway with several callers on one core:
+    /// their speedups overstate what a faster hand-off buys.
+    CrossSlicesCrowded {
+        /// The slices.
+        slices: Vec<String>,
+    },
+    /// A slice's real slowdown reaches the lane far more or less than its
+    /// virtual speedup of the nearest size: read its speedups as a bound.
+    Nonlinear {
+        /// The slice.
+        slice: String,
+        /// The reach of the real slowdown.
+        slower_reach: f64,
+        /// The slowdown, percent.
+        slower_pct: f64,
+        /// The reach of the virtual speedup.
+        faster_reach: f64,
+        /// The speedup, percent.
+        faster_pct: f64,
+        /// Whether every thread ran on one core (which explains it
+        /// differently).
+        serial: bool,
+    },
+    /// A virtual speedup saved more than it took off the slice.
+    MoreThanTaken {
+        /// The slice.
+        slice: String,
+        /// The speedup, percent.
+        change_pct: f64,
+        /// What it saved per operation, ns (median).
+        saved_ns: f64,
+        /// What it took off the slice, ns.
+        change_ns: f64,
+    },
 }
 
 /// A median over rounds and its bootstrap 95% CI.
@@ -243,8 +289,9 @@ pub struct CausalProfile {
     pub clock: ClockInfo,
     /// Command line, commit and the run's settings.
     pub meta: BTreeMap<String, String>,
-    /// What weakens the profile.
-    pub warnings: Vec<String>,
+    /// What weakens the profile, as data (an older profile's are
+    /// sentences).
+    pub warnings: Vec<Recorded<CausalWarning>>,
 }
 
 /// Why samples cannot be profiled.
@@ -336,7 +383,7 @@ pub fn profile(samples: &CausalSamples, seed: u64) -> Result<CausalProfile, Caus
     let mut warnings = samples.notes.clone();
     for s in &slices {
         if let Some(w) = nonlinear(s, samples.serial) {
-            warnings.push(w);
+            warnings.push(Recorded::Typed(w));
         }
     }
     for s in &slices {
@@ -345,11 +392,12 @@ pub fn profile(samples: &CausalSamples, seed: u64) -> Result<CausalProfile, Caus
         // that moved is no finding.
         let beyond = |p: &&Point| p.saved_ns.ci95[0] > 1.25 * p.change_ns && p.change_ns >= MIN_COMPARED_NS;
         for p in s.points.iter().filter(|p| p.virtual_speedup).filter(beyond) {
-            warnings.push(format!(
-                "a {:.0} % faster `{}` saves {:.0} ns per operation, more than the {:.0} ns taken off it: the lane \
-                 responds more than in proportion (another slice waits on it, or the host's load changed with it)",
-                p.change_pct, s.name, p.saved_ns.median, p.change_ns
-            ));
+            warnings.push(Recorded::Typed(CausalWarning::MoreThanTaken {
+                slice: s.name.clone(),
+                change_pct: p.change_pct,
+                saved_ns: p.saved_ns.median,
+                change_ns: p.change_ns,
+            }));
         }
     }
     Ok(CausalProfile {
@@ -387,7 +435,7 @@ pub const REACH_GAP: f64 = 0.3;
 /// switches per operation growing with it, in some runs of the same toy
 /// and not in others; a virtual speedup keeps the real time between
 /// hand-offs, so whatever depends on it stays as it was).
-fn nonlinear(s: &SliceProfile, serial: bool) -> Option<String> {
+fn nonlinear(s: &SliceProfile, serial: bool) -> Option<CausalWarning> {
     // A change the lane cannot resolve has no reach worth comparing.
     let told = |p: &&Point| p.saved_ns.excludes_zero() && p.change_ns >= MIN_COMPARED_NS;
     let slower = s.points.iter().filter(|p| !p.virtual_speedup).filter(told);
@@ -397,23 +445,13 @@ fn nonlinear(s: &SliceProfile, serial: bool) -> Option<String> {
             let fast = faster.iter().min_by(|a, b| {
                 (a.change_pct + slow.change_pct).abs().total_cmp(&(b.change_pct + slow.change_pct).abs())
             })?;
-            ((fast.reach - slow.reach).abs() > REACH_GAP).then(|| {
-                let why = if serial {
-                    "on one core a slice's time can be other threads' work (a hand-off waiting for the core)"
-                } else {
-                    "a cost paid per hand-off may change with the time between hand-offs, such as waking a \
-                     thread or core that has gone idle, which a virtual speedup keeps as it was; or a runnable \
-                     thread waited for a CPU"
-                };
-                format!(
-                    "`{}` reaches the lane {:.2} when really {:.0} % slower but {:.2} when virtually {:.0} % faster: \
-                     its response is not linear here ({why}), so read its speedups as a bound, not a slope",
-                    s.name,
-                    slow.reach,
-                    slow.change_pct.abs(),
-                    fast.reach,
-                    fast.change_pct
-                )
+            ((fast.reach - slow.reach).abs() > REACH_GAP).then(|| CausalWarning::Nonlinear {
+                slice: s.name.clone(),
+                slower_reach: slow.reach,
+                slower_pct: slow.change_pct.abs(),
+                faster_reach: fast.reach,
+                faster_pct: fast.change_pct,
+                serial,
             })
         })
         .next()

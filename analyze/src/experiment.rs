@@ -8,8 +8,10 @@ use hopscope_probe::{ClockInfo, HostInfo, RunFact, RunFacts, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::ab::{self, AbOutcome, Rule};
+use crate::ab_reason::AbReason;
 use crate::ab_trace::AbTrace;
 use crate::decomposition::AnalyzeError;
+use crate::recorded::Recorded;
 use crate::slice_verdict::{self, SliceVerdicts};
 
 /// Schema name and version of `ab.json`.
@@ -89,7 +91,7 @@ pub fn judge_trace(trace: &AbTrace, rule: &Rule) -> Experiment {
     });
     if let Some(line) = contention.as_ref().and_then(|c| c.line()) {
         outcome.verdict = ab::Verdict::DriftSuspected;
-        outcome.reasons.insert(0, format!("no verdict: {line}"));
+        outcome.reasons.insert(0, Recorded::Typed(AbReason::Contended { line }));
     }
     // Each arm described by its lane: `a: <lane> — <description>`.
     let arms = trace

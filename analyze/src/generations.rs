@@ -41,7 +41,9 @@ use hopscope_probe::{RunFact, RunFacts};
 use serde::{Deserialize, Serialize};
 
 use crate::ab::{self, AbOutcome, PassBlocks, PassEffect, Rule, Verdict};
+use crate::ab_reason::AbReason;
 use crate::join::LaneOps;
+use crate::recorded::Recorded;
 use crate::slice_verdict::{self, MinEffect, PairedSlice, SliceVerdicts};
 use crate::stats::{Confidence, median_of_unsorted, trimmed_mean_ci};
 
@@ -208,10 +210,8 @@ pub fn verdict(passes: &[PassBlocks], rule: &Rule, layouts: usize) -> AbOutcome 
     }
     let by_order: BTreeMap<String, f64> = by_order.into_iter().map(|(order, v)| (order, trimmed_mean(&v))).collect();
     let (Some(delta), true) = (pass_mean(&deltas, level, rule.confidence()), effects.len() >= MIN_PASSES) else {
-        reasons.push(format!(
-            "{} pass(es) have both arms measured; a verdict across processes needs at least {MIN_PASSES}",
-            effects.len()
-        ));
+        reasons.push(AbReason::TooFewPasses { passes: effects.len(), min: MIN_PASSES });
+        let reasons = reasons.into_iter().map(Recorded::Typed).collect();
         return AbOutcome { passes: effects, verdict: Verdict::Inconclusive, reasons, across: None };
     };
     let control = pass_mean(&controls, level, rule.confidence());
@@ -221,13 +221,7 @@ pub fn verdict(passes: &[PassBlocks], rule: &Rule, layouts: usize) -> AbOutcome 
     if let Some(c) = &control
         && c.pct.abs() > rule.max_control_drift_pct
     {
-        drift.push(format!(
-            "the control (a second process of build A) differs from A by {:+.1}% on average over {} passes, more \
-             than the {:.1}% allowed",
-            c.pct,
-            controls.len(),
-            rule.max_control_drift_pct
-        ));
+        drift.push(AbReason::ControlAcross { pct: c.pct, passes: controls.len(), max_pct: rule.max_control_drift_pct });
     }
     let spread = |pick: fn(&PassEffect) -> f64| {
         let mut v: Vec<f64> = effects.iter().map(pick).collect();
@@ -236,12 +230,7 @@ pub fn verdict(passes: &[PassBlocks], rule: &Rule, layouts: usize) -> AbOutcome 
     let (sa, sb) = (spread(|e| e.spread_a), spread(|e| e.spread_b));
     let (lo, hi) = (sa.min(sb), sa.max(sb));
     if lo > 0.0 && hi >= rule.max_spread_ratio * lo {
-        drift.push(format!(
-            "one arm's blocks spread {:.1}× the other's ({:.1}% vs {:.1}%, medians over passes)",
-            hi / lo,
-            sa * 100.0,
-            sb * 100.0
-        ));
+        drift.push(AbReason::SpreadAcross { spread_a: sa, spread_b: sb });
     }
     let excludes_zero = delta.ci[0] > 0.0 || delta.ci[1] < 0.0;
     let clears = excludes_zero && delta.mean_us.abs() >= rule.min_effect_us && delta.pct.abs() >= rule.min_effect_pct;
@@ -251,48 +240,40 @@ pub fn verdict(passes: &[PassBlocks], rule: &Rule, layouts: usize) -> AbOutcome 
         reasons.extend(drift);
         Verdict::DriftSuspected
     } else if rule.both_orders && across.by_order.len() < 2 {
-        reasons.push("the rule asks for both orders and only one ran".to_owned());
+        reasons.push(AbReason::OneOrder);
         Verdict::Inconclusive
     } else if clears && rule.both_orders && !orders_agree {
-        let orders: Vec<String> = across.by_order.iter().map(|(o, m)| format!("{o} {:+.3} µs", m)).collect();
-        reasons.push(format!("the orders disagree ({}): the effect follows the order", orders.join(", ")));
+        let by_order = across.by_order.iter().map(|(o, m)| (o.clone(), *m)).collect();
+        reasons.push(AbReason::OrdersDisagree { by_order });
         Verdict::Inconclusive
     } else if let (true, Some(l)) = (clears, within_layouts) {
-        reasons.push(format!(
-            "B − A {:+.3} µs ({:.0}% CI {:+.3}…{:+.3}) is no larger than two builds of build A's commit differ by \
-             their layout alone ({:.3} µs, the largest of {} layout pairs): not called",
-            delta.mean_us,
-            rule.confidence().pct(),
-            delta.ci[0],
-            delta.ci[1],
-            l.spread_us,
-            l.pairs.len()
-        ));
+        reasons.push(AbReason::WithinLayouts {
+            mean_us: delta.mean_us,
+            ci: delta.ci,
+            level_pct: rule.confidence().pct(),
+            spread_us: l.spread_us,
+            pairs: l.pairs.len(),
+        });
         Verdict::Inconclusive
     } else if clears {
-        let direction = if delta.mean_us < 0.0 { "faster" } else { "slower" };
-        reasons.push(format!(
-            "B is {direction} than A by {:+.3} µs per write ({:.0}% CI {:+.3}…{:+.3}) over {} passes, each by fresh \
-             processes, beyond the rule's thresholds",
-            delta.mean_us,
-            rule.confidence().pct(),
-            delta.ci[0],
-            delta.ci[1],
-            across.passes
-        ));
+        reasons.push(AbReason::Across {
+            mean_us: delta.mean_us,
+            ci: delta.ci,
+            level_pct: rule.confidence().pct(),
+            passes: across.passes,
+        });
         Verdict::Reproduced
     } else {
-        reasons.push(format!(
-            "Δ {:+.3} µs ({:+.2}%), {:.0}% CI {:+.3}…{:+.3} over {} passes: below the rule",
-            delta.mean_us,
-            delta.pct,
-            rule.confidence().pct(),
-            delta.ci[0],
-            delta.ci[1],
-            across.passes
-        ));
+        reasons.push(AbReason::BelowRuleAcross {
+            mean_us: delta.mean_us,
+            pct: delta.pct,
+            ci: delta.ci,
+            level_pct: rule.confidence().pct(),
+            passes: across.passes,
+        });
         Verdict::Inconclusive
     };
+    let reasons = reasons.into_iter().map(Recorded::Typed).collect();
     AbOutcome { passes: effects, verdict, reasons, across: Some(across) }
 }
 
@@ -392,10 +373,14 @@ mod tests {
     fn too_few_passes_or_a_moving_control_get_no_verdict() {
         let outcome = verdict(&passes(2, 0.3, zigzag), &rule(), 1);
         assert_eq!(outcome.verdict, Verdict::Inconclusive);
-        assert!(outcome.reasons[0].contains("at least 3"), "{:?}", outcome.reasons);
+        assert!(
+            matches!(outcome.reasons[0].typed(), Some(AbReason::TooFewPasses { min: 3, .. })),
+            "{:?}",
+            outcome.reasons
+        );
         let drifting = verdict(&passes(8, 0.3, |p| (0.0, 0.0, 0.2 + 0.01 * f64::from(p))), &rule(), 1);
         assert_eq!(drifting.verdict, Verdict::DriftSuspected, "{:?}", drifting.reasons);
-        assert!(drifting.reasons[0].contains("second process of build A"), "{:?}", drifting.reasons);
+        assert!(matches!(drifting.reasons[0].typed(), Some(AbReason::ControlAcross { .. })), "{:?}", drifting.reasons);
     }
 
     #[test]
@@ -404,7 +389,7 @@ mod tests {
         // the mean clears the rule, the orders disagree.
         let flip = verdict(&passes(24, 0.0, |p| (0.0, if p % 2 == 0 { 0.6 } else { -0.05 }, 0.0)), &rule(), 1);
         assert_eq!(flip.verdict, Verdict::Inconclusive, "{:?}", flip.reasons);
-        assert!(flip.reasons[0].contains("follows the order"), "{:?}", flip.reasons);
+        assert!(matches!(flip.reasons[0].typed(), Some(AbReason::OrdersDisagree { .. })), "{:?}", flip.reasons);
     }
 
     #[test]
@@ -453,7 +438,7 @@ mod tests {
         assert_eq!(spread.pairs.iter().map(|p| (p.control, p.a)).collect::<Vec<_>>(), [(2, 1), (1, 2)]);
         assert!((spread.spread_us - 0.2).abs() < 0.01, "{spread:?}");
         assert_eq!(within.verdict, Verdict::Inconclusive, "{:?}", within.reasons);
-        assert!(within.reasons[0].contains("layout alone"), "{:?}", within.reasons);
+        assert!(matches!(within.reasons[0].typed(), Some(AbReason::WithinLayouts { .. })), "{:?}", within.reasons);
         // A change beyond the layouts' spread is called.
         let beyond = verdict(&layout_passes(12, 2, 0.2, 0.5), &rule, 2);
         assert_eq!(beyond.verdict, Verdict::Reproduced, "{:?}", beyond.reasons);

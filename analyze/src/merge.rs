@@ -11,7 +11,9 @@ use hopscope_probe::{RunFact, RunFacts};
 use serde::{Deserialize, Serialize};
 
 use crate::ab::{self, PassBlocks, Rule};
+use crate::ab_reason::AbReason;
 use crate::lanes::{self, Difference};
+use crate::recorded::Recorded;
 use crate::slices::{self, SliceFigures};
 use crate::stats::{Samples, Summary};
 
@@ -104,8 +106,9 @@ pub struct StepEffect {
     /// control = the second naive arm; rounds split by which ran first):
     /// `reproduced`, `inconclusive` or `drift-suspected`.
     pub verdict: String,
-    /// Why, in the A/B machinery's words.
-    pub reasons: Vec<String>,
+    /// Why, as the A/B machinery's reasons (an older result's are
+    /// sentences).
+    pub reasons: Vec<Recorded<AbReason>>,
 }
 
 /// Everything `hopscope merge` reports.

@@ -12,6 +12,7 @@ use crate::ab::{Rule, Verdict as AbVerdict};
 use crate::change::Verdict;
 use crate::experiment::Experiment;
 use crate::generations::{PassMean, TRIM};
+use crate::recorded::Recorded;
 use crate::stats::Confidence;
 
 /// Schema name and version of `net.json`.
@@ -42,11 +43,40 @@ pub struct Net {
     /// (improvement), neither (no change), or either lane's run gave no
     /// verdict (drift suspected).
     pub verdict: Verdict,
-    /// Why, one sentence per finding.
-    pub reasons: Vec<String>,
+    /// Why, as data (the receipt says each in words); a net written
+    /// before reasons were data holds sentences.
+    pub reasons: Vec<Recorded<NetReason>>,
     /// Whether another process held either run's CPUs (then there is no
     /// verdict, whatever a gate asks).
     pub contended: bool,
+}
+
+/// Why a net change is what it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum NetReason {
+    /// The runs of these lanes gave no verdict of their own.
+    NoVerdict {
+        /// The lanes whose runs gave none.
+        lanes: Vec<String>,
+    },
+    /// The net change, beyond zero and the rule's smallest effect or not.
+    Net {
+        /// The lane.
+        lane: String,
+        /// The lane whose change is taken off.
+        minus: String,
+        /// The net change, µs.
+        mean_us: f64,
+        /// Its CI, µs.
+        ci: [f64; 2],
+        /// The CI's level, percent.
+        level_pct: f64,
+        /// The rule's smallest effect, µs.
+        min_us: f64,
+        /// Whether it clears zero and the rule.
+        beyond: bool,
+    },
 }
 
 /// Why two runs have no net change to state.
@@ -109,19 +139,24 @@ pub fn net(lane: (&str, &Experiment), minus: (&str, &Experiment), rule: &Rule) -
         .map(|(name, _)| *name)
         .collect();
     let verdict = if !no_verdict.is_empty() {
-        let runs = if no_verdict.len() > 1 { "runs" } else { "run" };
-        reasons.push(format!("no verdict: the {runs} of `{}` gave none", no_verdict.join("` and `")));
+        reasons.push(NetReason::NoVerdict { lanes: no_verdict.iter().map(|l| (*l).to_owned()).collect() });
         Verdict::DriftSuspected
     } else {
-        let figure = format!("{mean_us:+.3} µs ({:.0}% CI {:+.3}…{:+.3})", level.pct(), ci[0], ci[1]);
-        let (what, min) = (format!("`{}` net of `{}`", lane.0, minus.0), rule.min_effect_us);
-        if (ci[0] > 0.0 || ci[1] < 0.0) && mean_us.abs() >= min {
-            let way = if mean_us > 0.0 { "slower" } else { "faster" };
-            reasons.push(format!("{what} is {way} in B by {figure}, beyond the rule's {min:.3} µs"));
-            if mean_us > 0.0 { Verdict::Regression } else { Verdict::Improvement }
-        } else {
-            reasons.push(format!("{what}: {figure}, no change beyond zero and the rule's {min:.3} µs"));
-            Verdict::NoChange
+        let min_us = rule.min_effect_us;
+        let beyond = (ci[0] > 0.0 || ci[1] < 0.0) && mean_us.abs() >= min_us;
+        reasons.push(NetReason::Net {
+            lane: lane.0.to_owned(),
+            minus: minus.0.to_owned(),
+            mean_us,
+            ci,
+            level_pct: level.pct(),
+            min_us,
+            beyond,
+        });
+        match (beyond, mean_us > 0.0) {
+            (true, true) => Verdict::Regression,
+            (true, false) => Verdict::Improvement,
+            (false, _) => Verdict::NoChange,
         }
     };
     Ok(Net {
@@ -139,7 +174,7 @@ pub fn net(lane: (&str, &Experiment), minus: (&str, &Experiment), rule: &Rule) -
             TRIM * 100.0
         ),
         verdict,
-        reasons,
+        reasons: reasons.into_iter().map(Recorded::Typed).collect(),
         contended,
     })
 }

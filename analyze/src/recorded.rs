@@ -14,3 +14,13 @@ pub enum Recorded<T> {
     /// A sentence from a result written before findings were data.
     Sentence(String),
 }
+
+impl<T> Recorded<T> {
+    /// The finding as data; `None` for an older build's sentence.
+    pub fn typed(&self) -> Option<&T> {
+        match self {
+            Recorded::Typed(t) => Some(t),
+            Recorded::Sentence(_) => None,
+        }
+    }
+}

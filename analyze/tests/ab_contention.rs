@@ -94,7 +94,7 @@ fn a_run_contended_in_half_its_rounds_gets_no_verdict() {
     let c = e.contention.as_ref().expect("run-queue delay recorded");
     assert!(c.contended && c.contended_rounds == 12, "{c:?}");
     assert_eq!(e.outcome.verdict, Verdict::DriftSuspected);
-    let first = &e.outcome.reasons[0];
+    let first = hopscope_reports::receipt::reason(&e.outcome.reasons[0]);
     assert!(first.starts_with("no verdict: another process held this run's CPUs: 12 of 20 rounds"), "{first}");
 }
 

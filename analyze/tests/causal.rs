@@ -149,6 +149,6 @@ fn a_slice_whose_slowdown_reaches_the_lane_far_more_than_its_speedup_is_named() 
     // against the speedups' 1.
     let bent = profile(&samples_with(30, 12_000.0), 1).expect("profiles");
     assert_eq!(bent.warnings.len(), 1, "{:?}", bent.warnings);
-    let w = &bent.warnings[0];
+    let w = hopscope_reports::receipt::causal::warning(&bent.warnings[0]);
     assert!(w.starts_with("`woke→executed` reaches the lane 2.") && w.contains("when really 25 % slower"), "{w}");
 }

@@ -93,8 +93,11 @@ pub fn page(d: &Decomposition, options: ChartOptions) -> Result<String, ReportEr
 /// The page of an A/B experiment.
 pub fn experiment_page(e: &Experiment) -> Result<String, ReportError> {
     let chart = figure("ab-deltas", crate::charts::ab::AB_TITLE, &crate::charts::ab_svg(e)?);
-    let headline =
-        format!("Verdict: {}. {}", e.outcome.verdict, e.outcome.reasons.first().cloned().unwrap_or_default());
+    let headline = format!(
+        "Verdict: {}. {}",
+        e.outcome.verdict,
+        e.outcome.reasons.first().map(receipt::reason).unwrap_or_default()
+    );
     assemble(&Parts {
         title: format!("hopscope A/B: {}", e.name),
         header_html: header(&format!("hopscope A/B: {}", e.name), &e.host, &e.clock, &e.meta, ""),
@@ -137,12 +140,13 @@ pub fn merge_page(r: &hopscope_analyze::merge::MergeResult) -> Result<String, Re
 pub fn causal_page(p: &hopscope_analyze::causal::CausalProfile) -> Result<String, ReportError> {
     let chart = figure("causal", crate::charts::causal::CAUSAL_TITLE, &crate::charts::causal_svg(p)?);
     let title = format!("hopscope what-if: {}", p.lane);
+    let warnings: Vec<String> = p.warnings.iter().map(receipt::causal::warning).collect();
     assemble(&Parts {
         header_html: header(&title, &p.host, &p.clock, &p.meta, ""),
         title,
         // The headline is plain text: the receipt's code spans lose their ticks.
         headline: receipt::causal::sentence(p).replace('`', ""),
-        warnings: &p.warnings,
+        warnings: &warnings,
         charts: chart,
         body_md: receipt::causal::markdown(p),
         schema: &p.schema,

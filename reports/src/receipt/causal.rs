@@ -5,7 +5,8 @@
 
 use std::fmt::Write as _;
 
-use hopscope_analyze::causal::{CausalProfile, Estimate, Point, SliceProfile};
+use hopscope_analyze::causal::{CausalProfile, CausalWarning, Estimate, Point, SliceProfile};
+use hopscope_analyze::recorded::Recorded;
 
 /// Render `p` as Markdown.
 pub fn markdown(p: &CausalProfile) -> String {
@@ -24,7 +25,7 @@ pub fn markdown(p: &CausalProfile) -> String {
         p.seconds
     );
     for w in &p.warnings {
-        let _ = writeln!(out, "> **Warning:** {w}\n");
+        let _ = writeln!(out, "> **Warning:** {}\n", warning(w));
     }
     out.push_str(&table(p));
     out.push_str(&costs(p));
@@ -186,4 +187,42 @@ fn costs(p: &CausalProfile) -> String {
         );
     }
     out
+}
+/// What weakens a profile, in words (an older profile's sentence as it
+/// was).
+pub fn warning(recorded: &Recorded<CausalWarning>) -> String {
+    let w = match recorded {
+        Recorded::Typed(w) => w,
+        Recorded::Sentence(said) => return said.clone(),
+    };
+    match w {
+        CausalWarning::CrossSlicesLeftOut => "the cross-thread slices were left out: with several callers on one \
+            core their time is mostly the other threads' turns on the core, which a faster hand-off does not \
+            remove (name one with --what-if-slices to try it anyway)"
+            .to_owned(),
+        CausalWarning::CrossSlicesCrowded { slices } => format!(
+            "{} crosses threads with several callers on one core: its time is mostly the other threads' turns on \
+             the core, and its speedups overstate what a faster hand-off buys",
+            slices.join(", ")
+        ),
+        CausalWarning::Nonlinear { slice, slower_reach, slower_pct, faster_reach, faster_pct, serial } => {
+            let why = if *serial {
+                "on one core a slice's time can be other threads' work (a hand-off waiting for the core)"
+            } else {
+                "a cost paid per hand-off may change with the time between hand-offs, such as waking a thread or \
+                 core that has gone idle, which a virtual speedup keeps as it was; or a runnable thread waited for \
+                 a CPU"
+            };
+            format!(
+                "`{slice}` reaches the lane {slower_reach:.2} when really {slower_pct:.0} % slower but \
+                 {faster_reach:.2} when virtually {faster_pct:.0} % faster: its response is not linear here ({why}), \
+                 so read its speedups as a bound, not a slope"
+            )
+        }
+        CausalWarning::MoreThanTaken { slice, change_pct, saved_ns, change_ns } => format!(
+            "a {change_pct:.0} % faster `{slice}` saves {saved_ns:.0} ns per operation, more than the {change_ns:.0} \
+             ns taken off it: the lane responds more than in proportion (another slice waits on it, or the host's \
+             load changed with it)"
+        ),
+    }
 }

@@ -129,7 +129,7 @@ fn render(e: &Experiment, out: &mut String) -> std::fmt::Result {
     writeln!(out, "Hypothesis: {}\n", e.hypothesis)?;
     writeln!(out, "## Why\n")?;
     for r in &e.outcome.reasons {
-        writeln!(out, "- {r}")?;
+        writeln!(out, "- {}", super::reason(r))?;
     }
     writeln!(out, "\n## Arms\n")?;
     for (arm, description) in &e.arms {

@@ -70,7 +70,7 @@ fn render(r: &MergeResult, out: &mut String) -> std::fmt::Result {
     )?;
     for s in r.steps.iter().filter(|s| s.verdict != "reproduced") {
         if let Some(reason) = s.reasons.first() {
-            writeln!(out, "- {} ({}): {reason}", s.step, s.phase)?;
+            writeln!(out, "- {} ({}): {}", s.step, s.phase, super::reason(reason))?;
         }
     }
     writeln!(out)?;

@@ -6,6 +6,7 @@
 //! - [`experiment`], [`merge`], [`sweep`] and [`resolution`]: each its
 //!   result's `receipt.md`.
 
+mod ab_reason;
 pub mod causal;
 mod crosscheck;
 mod decomposition;
@@ -18,6 +19,7 @@ mod warning;
 
 use hopscope_analyze::slices::{Owner, SliceFigures};
 
+pub use ab_reason::reason;
 pub use decomposition::{body_markdown, date, headline, markdown};
 pub use warning::{warning, warnings};
 

@@ -347,7 +347,11 @@ fn main() {
             // A miss the real effect's own CI cannot tell from the
             // prediction is the toy's noise, not the rule's.
             let in_ci = (real_ci.0..=real_ci.1).contains(&predicted);
-            let warned = profile.warnings.iter().any(|w| w.contains(&format!("`{slice}`")));
+            let warned = profile
+                .warnings
+                .iter()
+                .map(hopscope_reports::receipt::causal::warning)
+                .any(|w| w.contains(&format!("`{slice}`")));
             tally.push((ok, in_ci, warned));
             println!(
                 "| {callers} | {placement} | `{slice}` | {cut:.0} % ({real_cut:.0} ns) | {real_saved:+.0} (CI {:+.0}…{:+.0}) | {predicted:+.0} (CI {:+.0}…{:+.0} at the virtual cut of {:.0} ns) | {off:+.0} | {} | {real_faster:.2} · {real_slower:.2} | {:.2} · {slower:.2} | {} |",

@@ -86,7 +86,7 @@ pub fn summary(e: &Experiment) -> String {
         );
     }
     for reason in &e.outcome.reasons {
-        let _ = writeln!(out, "  · {reason}");
+        let _ = writeln!(out, "  · {}", hopscope_reports::receipt::reason(reason));
     }
     if let Some(v) = &e.slices {
         let changed: Vec<String> = v

@@ -14,8 +14,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
 
-use hopscope_analyze::causal::{Arm, CAUSAL_SAMPLES_SCHEMA, CausalSamples, MIN_ROUNDS, SliceBase};
+use hopscope_analyze::causal::{Arm, CAUSAL_SAMPLES_SCHEMA, CausalSamples, CausalWarning, MIN_ROUNDS, SliceBase};
 use hopscope_analyze::join::SliceSide;
+use hopscope_analyze::recorded::Recorded;
 use hopscope_probe::whatif::{Change, Experiment};
 use hopscope_probe::{Hop, HostInfo, RunFact, RunFacts, TraceHeader, TraceReader, Variant};
 
@@ -243,7 +244,11 @@ pub fn run(
 /// its own cost apart (four callers: 25 % of an `idle→received`'s fastest
 /// tenth still read +27 % throughput); cross-thread slices are then left
 /// out unless named.
-fn offer(known: &[Sliced], wanted: &[String], crowded: bool) -> Result<(Vec<Sliced>, Vec<String>), HarnessError> {
+fn offer(
+    known: &[Sliced],
+    wanted: &[String],
+    crowded: bool,
+) -> Result<(Vec<Sliced>, Vec<Recorded<CausalWarning>>), HarnessError> {
     let offered: Vec<Sliced> = if crowded && wanted.is_empty() {
         known.iter().filter(|s| s.base.side != SliceSide::Cross).cloned().collect()
     } else {
@@ -254,18 +259,11 @@ fn offer(known: &[Sliced], wanted: &[String], crowded: bool) -> Result<(Vec<Slic
     if crowded {
         let named: Vec<&str> =
             chosen.iter().filter(|s| s.base.side == SliceSide::Cross).map(|s| s.base.name.as_str()).collect();
-        notes.push(if named.is_empty() {
-            "the cross-thread slices were left out: with several callers on one core their time is mostly the \
-             other threads' turns on the core, which a faster hand-off does not remove (name one with \
-             --what-if-slices to try it anyway)"
-                .to_owned()
+        notes.push(Recorded::Typed(if named.is_empty() {
+            CausalWarning::CrossSlicesLeftOut
         } else {
-            format!(
-                "{} crosses threads with several callers on one core: its time is mostly the other threads' turns \
-                 on the core, and its speedups overstate what a faster hand-off buys",
-                named.join(", ")
-            )
-        });
+            CausalWarning::CrossSlicesCrowded { slices: named.into_iter().map(str::to_owned).collect() }
+        }));
     }
     Ok((chosen, notes))
 }

@@ -1,0 +1,131 @@
+//! Why an A/B verdict is what it is, as data: each reason with the figures
+//! it rests on, so `ab.json` carries what the receipt says. The reports
+//! say each in words.
+
+use serde::{Deserialize, Serialize};
+
+use crate::lanes::Difference;
+
+/// One reason of an A/B outcome (within-process passes, or passes by
+/// fresh processes judged across them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum AbReason {
+    /// Another process held the run's CPUs: no verdict.
+    Contended {
+        /// What the contention measurement says.
+        line: String,
+    },
+    /// One pass's control moved more than the rule allows.
+    ControlMoved {
+        /// The pass.
+        pass: u32,
+        /// Its order (`a→b` or `b→a`).
+        order: String,
+        /// The control's move against A, percent.
+        pct: f64,
+        /// The rule's limit, percent.
+        max_pct: f64,
+    },
+    /// In one pass one arm's blocks spread far more than the other's.
+    SpreadApart {
+        /// The pass.
+        pass: u32,
+        /// Its order.
+        order: String,
+        /// Arm A's robust spread, as a fraction.
+        spread_a: f64,
+        /// Arm B's.
+        spread_b: f64,
+    },
+    /// Flipping the order flipped the sign of the effect.
+    SignFlipped,
+    /// No pass has both arms measured.
+    NoPass,
+    /// The rule asks for both orders and only one ran.
+    OneOrder,
+    /// B beyond the rule's thresholds in every pass.
+    EveryPass {
+        /// Whether B is faster (else slower).
+        faster: bool,
+    },
+    /// One pass's effect below the rule.
+    BelowRule {
+        /// The pass.
+        pass: u32,
+        /// Its order.
+        order: String,
+        /// `b − a`, paired by round, µs.
+        delta_us: Difference,
+        /// `delta / a`, percent.
+        delta_pct: f64,
+    },
+    /// Too few passes by fresh processes for a verdict across them.
+    TooFewPasses {
+        /// Passes with both arms measured.
+        passes: usize,
+        /// The fewest a verdict needs.
+        min: usize,
+    },
+    /// The control process differs from A by more than the rule allows,
+    /// on average over the passes.
+    ControlAcross {
+        /// Its difference from A, percent.
+        pct: f64,
+        /// Passes with a control.
+        passes: usize,
+        /// The rule's limit, percent.
+        max_pct: f64,
+    },
+    /// One arm's blocks spread far more than the other's (medians over
+    /// passes).
+    SpreadAcross {
+        /// Arm A's spread, as a fraction.
+        spread_a: f64,
+        /// Arm B's.
+        spread_b: f64,
+    },
+    /// The orders disagree: the effect follows the order.
+    OrdersDisagree {
+        /// Each order's mean effect, µs.
+        by_order: Vec<(String, f64)>,
+    },
+    /// The effect is no larger than two builds of A's commit differ by
+    /// their layout alone: not called.
+    WithinLayouts {
+        /// `B − A` across passes, µs.
+        mean_us: f64,
+        /// Its CI, µs.
+        ci: [f64; 2],
+        /// The CI's level, percent.
+        level_pct: f64,
+        /// The largest layout pair's difference, µs.
+        spread_us: f64,
+        /// Layout pairs compared.
+        pairs: usize,
+    },
+    /// B beyond the rule's thresholds across passes by fresh processes.
+    Across {
+        /// `B − A` across passes, µs.
+        mean_us: f64,
+        /// Its CI, µs.
+        ci: [f64; 2],
+        /// The CI's level, percent.
+        level_pct: f64,
+        /// Passes.
+        passes: usize,
+    },
+    /// The effect across passes is below the rule.
+    BelowRuleAcross {
+        /// `B − A` across passes, µs.
+        mean_us: f64,
+        /// As a percentage of A.
+        pct: f64,
+        /// Its CI, µs.
+        ci: [f64; 2],
+        /// The CI's level, percent.
+        level_pct: f64,
+        /// Passes.
+        passes: usize,
+    },
+}
