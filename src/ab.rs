@@ -10,6 +10,8 @@ use anyhow::Context;
 use hopscope_analyze::ab_trace::AbTrace;
 use hopscope_analyze::experiment::{self, Experiment};
 use hopscope_analyze::net::Net;
+use hopscope_analyze::recorded::Recorded;
+use hopscope_analyze::warning::Warning;
 use hopscope_harness::gate::{self, FailOn};
 use hopscope_harness::{ExperimentSpec, Harness, RunArgs, sha256_hex};
 
@@ -286,12 +288,11 @@ fn reanalyze(current: Option<&AbSpec>, dir: &Path) -> anyhow::Result<Experiment>
     if let Some(current) = current
         && sha256_hex(recorded_text) != current.experiment.sha256
     {
-        experiment.warnings.push(format!(
-            "the spec was edited after the run: recorded sha256 {}, {} now has {}; the verdict uses the recorded rule",
-            &recorded.sha256[..12],
-            current.experiment.path.display(),
-            &current.experiment.sha256[..12]
-        ));
+        experiment.warnings.push(Recorded::Typed(Warning::SpecEdited {
+            recorded: recorded.sha256[..12].to_owned(),
+            path: current.experiment.path.display().to_string(),
+            now: current.experiment.sha256[..12].to_owned(),
+        }));
     }
     Ok(experiment)
 }

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use hopscope_analyze::Partial;
 use hopscope_analyze::experiment::{self, Experiment};
+use hopscope_analyze::recorded::Recorded;
+use hopscope_analyze::warning::Warning;
 use hopscope_harness::lockstep::{self, Launch, Lockstep};
 use hopscope_harness::{ExperimentSpec, rundir};
 use hopscope_probe::{ArmFact, RunFact, RunFacts};
@@ -227,7 +229,7 @@ pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experime
             reason: format!("the run stopped ({line})"),
             damaged: false,
         };
-        e.warnings.insert(0, partial.warning());
+        e.warnings.insert(0, Recorded::Typed(Warning::Partial(partial)));
     }
     let written = hopscope_reports::write_experiment(&dir, &e)
         .with_context(|| format!("cannot write the results in {}", dir.display()))?;

@@ -13,6 +13,7 @@ use crate::ab_trace::AbTrace;
 use crate::decomposition::AnalyzeError;
 use crate::recorded::Recorded;
 use crate::slice_verdict::{self, SliceVerdicts};
+use crate::warning::Warning;
 
 /// Schema name and version of `ab.json`.
 pub const AB_SCHEMA: &str = "hopscope.ab/1";
@@ -44,8 +45,9 @@ pub struct Experiment {
     pub clock: ClockInfo,
     /// Run metadata from the trace (command, commit, shape, ...).
     pub meta: BTreeMap<String, String>,
-    /// What a reader must know (e.g. a spec edited after the run).
-    pub warnings: Vec<String>,
+    /// What a reader must know (e.g. a spec edited after the run), as
+    /// data; an older file's are sentences.
+    pub warnings: Vec<Recorded<Warning>>,
     /// How long the arms' threads waited for a CPU, and whether another
     /// process held the run's CPUs: then the verdict is withheld
     /// (`drift-suspected`, the line first among its reasons).
@@ -83,11 +85,7 @@ pub fn judge_trace(trace: &AbTrace, rule: &Rule) -> Experiment {
     let mut contention = trace.contention.clone();
     let kept = contention.as_mut().filter(|c| c.dropped_rounds).map(|c| {
         c.dropped_rounds = false;
-        format!(
-            "{} of {} rounds waited for another process; an A/B verdict keeps them (it pairs each round's arms, \
-             run side by side), so its CI carries those waits",
-            c.contended_rounds, c.rounds
-        )
+        Warning::ContendedKept { waited: c.contended_rounds, rounds: c.rounds }
     });
     if let Some(line) = contention.as_ref().and_then(|c| c.line()) {
         outcome.verdict = ab::Verdict::DriftSuspected;
@@ -115,9 +113,9 @@ pub fn judge_trace(trace: &AbTrace, rule: &Rule) -> Experiment {
             slice_verdict::judge(a, b, min_effect)
         }
     });
-    let mut warnings: Vec<String> = kept.into_iter().collect();
+    let mut warnings: Vec<Recorded<Warning>> = kept.into_iter().map(Recorded::Typed).collect();
     if trace.marks_dropped > 0 {
-        warnings.push(format!("{} marks were dropped", trace.marks_dropped));
+        warnings.push(Recorded::Typed(Warning::MarksLost { count: trace.marks_dropped }));
     }
     Experiment {
         schema: AB_SCHEMA.to_owned(),

@@ -134,6 +134,29 @@ pub enum Warning {
         /// The neighbour it ran faster after.
         fast_after: String,
     },
+    /// An A/B run's rounds that waited for another process, kept: a
+    /// verdict pairs each round's arms, so its CI carries those waits.
+    ContendedKept {
+        /// Rounds that waited.
+        waited: usize,
+        /// Rounds in all.
+        rounds: usize,
+    },
+    /// An A/B run's spec was edited after the run: the verdict uses the
+    /// rule the trace recorded.
+    SpecEdited {
+        /// The recorded spec's sha256 (first 12 hex digits).
+        recorded: String,
+        /// The spec file now.
+        path: String,
+        /// Its sha256 now (first 12 hex digits).
+        now: String,
+    },
+    /// Marks an A/B run dropped.
+    MarksLost {
+        /// How many.
+        count: u64,
+    },
     /// Marks dropped because buffers were full.
     MarksDropped {
         /// How many.

@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 
 use hopscope_analyze::ab::Verdict;
 use hopscope_analyze::ab_trace::AbTrace;
+use hopscope_analyze::recorded::Recorded;
+use hopscope_analyze::warning::Warning;
 use hopscope_analyze::{experiment, resolution};
 use hopscope_probe::{Block, Reading, Ticks, Trace, TraceHeader};
 
@@ -74,7 +76,9 @@ fn a_few_contended_rounds_are_kept_in_the_verdict_and_said() {
     // The record does not claim what the verdict did not do.
     assert!(!c.dropped_rounds, "{c:?}");
     assert_eq!(c.rounds_left_out(), 0);
-    let line = e.warnings.iter().find(|w| w.contains("waited for another process")).expect("a warning");
+    let kept = Warning::ContendedKept { waited: 2, rounds: 20 };
+    assert!(e.warnings.contains(&Recorded::Typed(kept.clone())), "{:?}", e.warnings);
+    let line = hopscope_reports::receipt::warning(&Recorded::Typed(kept));
     assert!(line.starts_with("2 of 20 rounds waited for another process; an A/B verdict keeps them"), "{line}");
     assert_ne!(e.outcome.verdict, Verdict::DriftSuspected, "{:?}", e.outcome.reasons);
     // Kept indeed: every pass pairs all its rounds, the held ones too.
@@ -107,5 +111,6 @@ fn a_run_without_run_queue_readings_says_nothing_of_contention() {
     }
     let e = experiment::judge(&quiet, &resolution::detection_rule());
     assert!(e.contention.is_none());
-    assert!(e.warnings.iter().all(|w| !w.contains("another process")), "{:?}", e.warnings);
+    let kept = |w: &&Recorded<Warning>| matches!(w.typed(), Some(Warning::ContendedKept { .. }));
+    assert!(!e.warnings.iter().any(|w| kept(&w)), "{:?}", e.warnings);
 }

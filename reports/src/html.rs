@@ -98,11 +98,12 @@ pub fn experiment_page(e: &Experiment) -> Result<String, ReportError> {
         e.outcome.verdict,
         e.outcome.reasons.first().map(receipt::reason).unwrap_or_default()
     );
+    let warnings: Vec<String> = e.warnings.iter().map(receipt::warning).collect();
     assemble(&Parts {
         title: format!("hopscope A/B: {}", e.name),
         header_html: header(&format!("hopscope A/B: {}", e.name), &e.host, &e.clock, &e.meta, ""),
         headline,
-        warnings: &e.warnings,
+        warnings: &warnings,
         charts: chart,
         body_md: experiment::body_markdown(e),
         schema: &e.schema,

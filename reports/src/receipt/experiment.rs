@@ -74,7 +74,7 @@ fn render_head(e: &Experiment, out: &mut String) -> std::fmt::Result {
     writeln!(out, "# hopscope A/B: {}\n", e.name)?;
     writeln!(out, "**Verdict: {}**\n", e.outcome.verdict)?;
     for w in &e.warnings {
-        writeln!(out, "- ⚠ {w}")?;
+        writeln!(out, "- ⚠ {}", super::warning(w))?;
     }
     if !e.warnings.is_empty() {
         writeln!(out)?;

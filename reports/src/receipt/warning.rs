@@ -96,6 +96,15 @@ fn typed(w: &Warning) -> String {
              after `{slow_after}` than after `{fast_after}` (CIs apart): lane differences carry that neighbour's \
              cost; run them in a balanced order (the harness's default)"
         ),
+        Warning::ContendedKept { waited, rounds } => format!(
+            "{waited} of {rounds} rounds waited for another process; an A/B verdict keeps them (it pairs each \
+             round's arms, run side by side), so its CI carries those waits"
+        ),
+        Warning::SpecEdited { recorded, path, now } => format!(
+            "the spec was edited after the run: recorded sha256 {recorded}, {path} now has {now}; the verdict uses \
+             the recorded rule"
+        ),
+        Warning::MarksLost { count } => format!("{count} marks were dropped"),
         Warning::MarksDropped { count } => {
             format!("{count} marks were dropped (buffers full); their operations are excluded")
         }

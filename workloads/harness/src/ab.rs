@@ -100,7 +100,7 @@ pub fn summary(e: &Experiment) -> String {
         };
     }
     for warning in &e.warnings {
-        let _ = writeln!(out, "warning: {warning}");
+        let _ = writeln!(out, "warning: {}", hopscope_reports::receipt::warning(warning));
     }
     out
 }

@@ -391,7 +391,7 @@ impl Harness {
                     reason: format!("the run stopped ({line})"),
                     damaged: false,
                 };
-                e.warnings.insert(0, partial.warning());
+                e.warnings.insert(0, Recorded::Typed(Warning::Partial(partial)));
             }
             let finished = Finished { result: RunResult::Experiment(&e), trace: Some(&outcome.trace), change: None };
             outcome.written = hopscope_reports::finish(&outcome.dir, &finished)
