@@ -8,6 +8,7 @@ use std::process::Output;
 
 mod common;
 use common::{hopscope_indexed, temp_dir};
+use hopscope_testkit::output_text as text;
 
 fn decompose(root: &Path, out: &str, extra: &[&str]) -> Output {
     let dir = root.join(out);
@@ -15,10 +16,6 @@ fn decompose(root: &Path, out: &str, extra: &[&str]) -> Output {
     args.extend_from_slice(extra);
     args.extend(["--out", dir.to_str().expect("utf-8")]);
     hopscope_indexed(root, &args)
-}
-
-fn text(out: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
 
 #[test]

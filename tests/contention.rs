@@ -4,16 +4,12 @@
 //! (headline, `result.json`, `history`), refuse to become a baseline, and
 //! give no verdict against one — all with exit status 5.
 
-use std::process::Output;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 mod common;
 use common::{hopscope_indexed, temp_dir};
-
-fn text(out: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-}
+use hopscope_testkit::output_text as text;
 
 /// A thread that spins on the first CPU the process may use (the core a
 /// `same-core` run pins both its threads to) until dropped.

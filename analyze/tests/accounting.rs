@@ -37,20 +37,7 @@ fn path(hops: &[Hop], slices: &[u64]) -> Offsets {
 /// The floor: enter, sent, woke, executed, replied, idle, received, done,
 /// returned (idle before received: one shared core).
 fn floor() -> Offsets {
-    path(
-        &[
-            Hop::ENTER,
-            Hop::SENT,
-            Hop::WOKE,
-            Hop::EXECUTED,
-            Hop::REPLIED,
-            Hop::IDLE,
-            Hop::RECEIVED,
-            Hop::DONE,
-            Hop::RETURNED,
-        ],
-        &[200, 5_000, 10_000, 100, 150, 1_500, 50, 30],
-    )
+    path(&Hop::BARE_PATH, &[200, 5_000, 10_000, 100, 150, 1_500, 50, 30])
 }
 
 /// The writer with every slice of the floor's, the library's steps costing

@@ -88,6 +88,22 @@ impl Hop {
         Hop::RETURNED,
     ];
 
+    /// The hops a bare writer thread marks (hopscope's floor: a request
+    /// sent, executed and replied to, nothing else), in documented order:
+    /// [`Hop::DOCUMENTED_ORDER`] without the library's own steps (`locked`,
+    /// `built`, `harvested`).
+    pub const BARE_PATH: [Hop; 9] = [
+        Hop::ENTER,
+        Hop::SENT,
+        Hop::WOKE,
+        Hop::EXECUTED,
+        Hop::REPLIED,
+        Hop::IDLE,
+        Hop::RECEIVED,
+        Hop::DONE,
+        Hop::RETURNED,
+    ];
+
     /// The standard hops of one write, in the order an operation passes them.
     pub const STANDARD: [(Hop, &'static str, Side); 10] = [
         (Hop::ENTER, "enter", Side::Caller),

@@ -4,7 +4,8 @@
 //! - [`Counting`], a counting global allocator, the instrument behind "the
 //!   hot path allocates nothing" and the per-input memory of the fuzz run;
 //! - [`crowded`] and [`until_uncrowded`]: a test whose flow needs runs the
-//!   host left alone starts it again when another process crowded one.
+//!   host left alone starts it again when another process crowded one;
+//! - [`output_text`]: what a command a test ran said, both streams.
 //!
 //! A test binary installs the allocator once and reads it around what it
 //! watches:
@@ -25,3 +26,9 @@ mod crowded;
 
 pub use alloc::*;
 pub use crowded::{crowded, until_uncrowded};
+
+/// What a finished command said: its stdout, then its stderr, as text (a
+/// test of a command line asserts on what a user reads, whichever stream).
+pub fn output_text(out: &std::process::Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use hopscope_harness::index::RunIndex;
+use hopscope_testkit::output_text as text;
 
 const SMALL: [&str; 9] = ["--quick", "--ops", "20", "--samples", "3", "--passes", "2", "--warmup", "1"];
 
@@ -36,10 +37,6 @@ fn kv(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
 /// The tests' runs take turns: each is a process measuring the machine,
 /// and two at once on a small machine measure each other.
 static ONE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn text(out: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-}
 
 #[test]
 fn baselines_gate_the_exit_and_every_run_is_indexed() {
