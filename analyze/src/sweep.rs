@@ -108,8 +108,10 @@ pub enum SweepFinding {
         wall_ci95: [f64; 2],
     },
     /// What the fastest setting pays in CPU against parking on its
-    /// placement.
+    /// placement (absent when parking itself is the fastest).
     Price {
+        /// The fastest setting.
+        setting: String,
         /// The placement of both.
         placement: String,
         /// The fastest setting's process CPU per write, µs.
@@ -138,10 +140,13 @@ pub fn findings(rows: &[SweepRow]) -> Vec<SweepFinding> {
     let baseline = |placement: &str| rows.iter().find(|r| r.placement == placement && r.setting == BASELINE);
     let placed = |r: &SweepRow| PlacedSetting { setting: r.setting.clone(), placement: r.placement.clone() };
     let mut out = vec![SweepFinding::Fastest { at: placed(best), wall_us: best.wall_us, wall_ci95: best.wall_ci95 }];
+    // Parking priced against itself says nothing.
     if let (Some(base), Some(cpu_us)) = (baseline(&best.placement), best.process_cpu_us)
         && let Some(parking_cpu_us) = base.process_cpu_us
+        && best.setting != BASELINE
     {
         out.push(SweepFinding::Price {
+            setting: best.setting.clone(),
             placement: best.placement.clone(),
             cpu_us,
             parking_cpu_us,
@@ -198,6 +203,7 @@ pub(crate) mod tests {
         assert_eq!(
             f[1],
             SweepFinding::Price {
+                setting: "both-40us".into(),
                 placement: "different-cores".into(),
                 cpu_us: 27.0,
                 parking_cpu_us: 90.0,
@@ -206,5 +212,17 @@ pub(crate) mod tests {
         );
         assert_eq!(f[2], SweepFinding::BeatParking { settings: vec![placed("both-40us")], of: 2 });
         assert_eq!(f.len(), 3);
+    }
+
+    #[test]
+    fn parking_fastest_is_not_priced_against_itself() {
+        let rows = [
+            row("same-core", INLINE, 10.0, 10.0),
+            row("same-core", BASELINE, 17.0, 17.0),
+            row("same-core", "spin-5us", 18.0, 30.0),
+        ];
+        let f = findings(&rows);
+        assert!(matches!(&f[0], SweepFinding::Fastest { at, .. } if at.setting == BASELINE), "{f:?}");
+        assert!(!f.iter().any(|f| matches!(f, SweepFinding::Price { .. })), "{f:?}");
     }
 }

@@ -25,6 +25,8 @@ pub enum Warning {
         lane: String,
         /// Its blocks' MAD / median.
         spread: f64,
+        /// The spread past which a lane is called noisy.
+        limit: f64,
     },
     /// A lane's writes were marked on CPUs its placement did not ask for.
     PlacementMissed {

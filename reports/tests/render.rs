@@ -184,8 +184,10 @@ fn hostile() -> Decomposition {
     for (i, slice) in d.slices.iter_mut().enumerate() {
         slice.name = format!("{}→{}", HOSTILE[i % HOSTILE.len()], HOSTILE[(i + 1) % HOSTILE.len()]);
     }
-    d.warnings =
-        HOSTILE.iter().map(|h| Recorded::Typed(Warning::Noisy { lane: (*h).to_owned(), spread: 0.5 })).collect();
+    d.warnings = HOSTILE
+        .iter()
+        .map(|h| Recorded::Typed(Warning::Noisy { lane: (*h).to_owned(), spread: 0.5, limit: 0.05 }))
+        .collect();
     for key in ["command", "commit", "shape"] {
         d.run.meta.insert(key.to_owned(), HOSTILE.join(" "));
     }

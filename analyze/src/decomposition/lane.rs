@@ -99,7 +99,7 @@ pub(super) fn per_lane(
                 }
                 let spread = f.us_per_op.mad / f.us_per_op.median;
                 if spread > NOISY_SPREAD {
-                    warnings.push(Warning::Noisy { lane: lane.name.clone(), spread });
+                    warnings.push(Warning::Noisy { lane: lane.name.clone(), spread, limit: NOISY_SPREAD });
                 }
             }
         }

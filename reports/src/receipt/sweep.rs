@@ -57,9 +57,9 @@ pub fn sentence(finding: &SweepFinding) -> String {
             "Lowest wall time: {} on {}: {wall_us:.2} µs per write (95% CI {:.2}…{:.2}).",
             at.setting, at.placement, wall_ci95[0], wall_ci95[1]
         ),
-        SweepFinding::Price { placement, cpu_us, parking_cpu_us, wall_delta_us } => format!(
-            "Its price: {cpu_us:.2} µs of CPU per write against {parking_cpu_us:.2} µs for parking on {placement} \
-             ({:+.2} µs CPU for {wall_delta_us:+.2} µs wall).",
+        SweepFinding::Price { setting, placement, cpu_us, parking_cpu_us, wall_delta_us } => format!(
+            "Its price: {setting} takes {cpu_us:.2} µs of CPU per write against {parking_cpu_us:.2} µs for parking \
+             on {placement} ({:+.2} µs CPU for {wall_delta_us:+.2} µs wall).",
             cpu_us - parking_cpu_us
         ),
         SweepFinding::BeatParking { settings, .. } if settings.is_empty() => {
@@ -93,13 +93,13 @@ pub fn floor_sentence(floor: &WakeFloor) -> String {
 /// setting's price).
 pub fn bound_sentence(bound: &WakeBound) -> String {
     let mut out = format!(
-        "So any wait that gives its CPU up adds at least {:.2} µs to the hop: a hop under that needs both threads \
-         on their CPUs for the whole wait, the caller spinning through the writer's whole turn.",
-        bound.least_us
+        "So on {} any wait that gives its CPU up adds at least {:.2} µs to the hop: a hop under that needs both \
+         threads on their CPUs for the whole wait, the caller spinning through the writer's whole turn.",
+        bound.placement, bound.least_us
     );
     if let Some(kept) = &bound.fastest {
         out.push_str(&format!(
-            " Here the fastest, {}, adds {:+.2} µs at {:.2} µs of CPU per write, {:.2}× inline's {:.2}.",
+            " The fastest there, {}, adds {:+.2} µs at {:.2} µs of CPU per write, {:.2}× inline's {:.2}.",
             kept.setting,
             kept.hop_us,
             kept.cpu_us,

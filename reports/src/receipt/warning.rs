@@ -28,7 +28,7 @@ fn typed(w: &Warning) -> String {
     match w {
         Warning::Partial(partial) => partial.warning(),
         Warning::NoOperations { lane } => format!("lane `{lane}` has no measured operations"),
-        Warning::Noisy { lane, spread } => {
+        Warning::Noisy { lane, spread, .. } => {
             format!("lane `{lane}`: blocks spread by {:.0}% (MAD / median); the host was noisy", spread * 100.0)
         }
         Warning::PlacementMissed { lane, placement, crossing } => format!(
@@ -122,7 +122,7 @@ mod tests {
     fn every_warning_is_one_line_and_names_what_it_rests_on() {
         let cases = [
             (
-                Warning::Noisy { lane: "floor".into(), spread: 0.19 },
+                Warning::Noisy { lane: "floor".into(), spread: 0.19, limit: 0.05 },
                 "lane `floor`: blocks spread by 19% (MAD / median); the host was noisy",
             ),
             (Warning::NoOperations { lane: "w".into() }, "lane `w` has no measured operations"),
