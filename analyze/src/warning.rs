@@ -62,6 +62,16 @@ pub enum Warning {
         /// Why, as [`crate::floor::refusal`] says it.
         reason: String,
     },
+    /// The bare switches measured more than the whole boundary (the
+    /// machinery's CI below zero): the boundary is not split.
+    SwitchesPastBoundary {
+        /// The handoff lane's switches, µs.
+        switches_us: f64,
+        /// The boundary (floor − baseline), µs.
+        boundary_us: f64,
+        /// What the machinery came to (floor − baseline − handoff).
+        machinery: crate::lanes::Difference,
+    },
     /// No probed floor: the in-situ library includes the channel sends.
     NoProbedFloor,
     /// The two instruments disagree about the library's cost.

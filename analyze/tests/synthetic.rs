@@ -419,11 +419,9 @@ fn roles_not_names_decide_which_lane_is_which() {
     assert!(d.warnings.contains(&Recorded::Typed(Warning::NoFloor)), "{:?}", d.warnings);
 }
 
-/// A handoff lane of 7 µs a turn beside the same lanes: the boundary
-/// (11.35 µs) splits into its switches (7 µs) and the machinery (4.35 µs),
-/// round by round, and the receipt and result say so.
-#[test]
-fn a_handoff_lane_splits_the_boundary_into_switches_and_machinery() {
+/// The synthetic trace with a handoff lane whose every turn takes
+/// `turn_ns` per operation.
+fn with_handoff(turn_ns: u64) -> Trace {
     use hopscope_probe::{LaneInfo, Role};
     let mut t = trace(false);
     let handoff = LANES.len() as u16;
@@ -431,7 +429,7 @@ fn a_handoff_lane_splits_the_boundary_into_switches_and_machinery() {
         .blocks
         .iter()
         .filter(|b| b.lane == 0)
-        .map(|b| Block { lane: handoff, end: Ticks(b.start.0 + OPS * 7_000), ..b.clone() })
+        .map(|b| Block { lane: handoff, end: Ticks(b.start.0 + OPS * turn_ns), ..b.clone() })
         .collect();
     t.blocks.extend(turns);
     t.header.lanes.push("handoff".to_owned());
@@ -443,6 +441,16 @@ fn a_handoff_lane_splits_the_boundary_into_switches_and_machinery() {
         reference: false,
         baseline: false,
     });
+    t
+}
+
+/// A handoff lane of 7 µs a turn beside the same lanes: the boundary
+/// (11.35 µs) splits into its switches (7 µs) and the machinery (4.35 µs),
+/// round by round, and the receipt and result say so.
+#[test]
+fn a_handoff_lane_splits_the_boundary_into_switches_and_machinery() {
+    use hopscope_probe::Role;
+    let t = with_handoff(7_000);
 
     let d = decompose(&t).expect("decomposes");
     let derived = d.derived.as_ref().expect("derived");
@@ -469,6 +477,28 @@ fn a_handoff_lane_splits_the_boundary_into_switches_and_machinery() {
     // without them still read.
     let old = serde_json::to_value(&plain).expect("json");
     assert!(old["derived"].get("switches_us").is_none());
+}
+
+/// Switches that measured more than the whole boundary (14 µs of turn in
+/// an 11.35 µs boundary): the machinery would be negative beyond its CI,
+/// so the boundary is not split, and a warning says why.
+#[test]
+fn switches_past_the_boundary_do_not_split_it() {
+    let d = decompose(&with_handoff(14_000)).expect("decomposes");
+    let derived = d.derived.as_ref().expect("derived");
+    assert!(close(derived.switches_us.expect("the switches are still measured").median, 14.0));
+    assert!(derived.machinery_us.is_none(), "no negative machinery: {:?}", derived.machinery_us);
+    let refused = d.warnings.iter().find_map(|w| match w.typed() {
+        Some(Warning::SwitchesPastBoundary { switches_us, boundary_us, machinery }) => {
+            Some((*switches_us, *boundary_us, *machinery))
+        }
+        _ => None,
+    });
+    let (switches, boundary, machinery) = refused.expect("a warning says why");
+    assert!(close(switches, 14.0) && close(boundary, 11.35) && machinery.ci95[1] < 0.0, "{machinery:?}");
+    let headline = receipt::headline(&d).expect("headline");
+    assert!(headline.contains("not split into switches and machinery"), "{headline}");
+    assert!(!headline.contains("the machinery around them"), "{headline}");
 }
 
 #[test]

@@ -57,6 +57,12 @@ fn typed(w: &Warning) -> String {
             "no floor lane: the hop is not split into boundary and library, and nothing is cross-checked".to_owned()
         }
         Warning::FloorRefused { reason } => reason.clone(),
+        Warning::SwitchesPastBoundary { switches_us, boundary_us, machinery: m } => format!(
+            "the bare switches (handoff lane, {switches_us:.2} µs) measured more than the whole thread boundary \
+             ({boundary_us:.2} µs): the machinery around them came to {:+.2} µs (95% CI {:+.2}…{:+.2}), so the \
+             boundary is not split this run (too few rounds, or a host that moved between the lanes)",
+            m.median, m.ci95[0], m.ci95[1]
+        ),
         Warning::NoProbedFloor => {
             "no probed floor lane: the in-situ library figure includes the channel sends any writer pays".to_owned()
         }

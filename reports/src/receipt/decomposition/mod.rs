@@ -48,6 +48,9 @@ pub fn headline(d: &Decomposition) -> Option<String> {
                     super::crosscheck::difference(switches),
                     super::crosscheck::difference(machinery)
                 ),
+                // The switches measured past the boundary: not split (a
+                // warning says why).
+                (Some(_), None) => " (not split into switches and machinery: see the warnings)".to_owned(),
                 _ => String::new(),
             },
             super::crosscheck::difference(library)
