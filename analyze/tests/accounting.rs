@@ -174,6 +174,11 @@ fn a_writer_tail_after_the_callers_wake_is_beside_the_path_not_in_it() {
     let tail = d.slices.iter().find(|s| s.name == "replied→idle").expect("the tail is still a slice");
     assert!(!tail.on_path && close(tail.median_us, 2.0));
     assert!(d.slices.iter().any(|s| s.name == "replied→received" && s.on_path));
+    // The receipt's table says which row is off the path (its share is not
+    // part of the path's 100%), and only that row.
+    let md = receipt::markdown(&d);
+    assert!(md.contains("| replied→idle *(off the path)* |"), "{md}");
+    assert_eq!(md.matches("*(off the path)* |").count(), 1, "{md}");
     let a = d
         .crosscheck
         .as_ref()

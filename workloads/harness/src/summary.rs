@@ -43,6 +43,8 @@ fn write(d: &Decomposition, out: &mut String) -> std::fmt::Result {
                 (None, Some(_)) => "   unknown (see the receipt)".to_owned(),
                 (None, None) => String::new(),
             };
+            // A tail slice's share is not part of the path's 100%.
+            let machinery = if s.on_path { machinery } else { format!("{machinery}   (off the path)") };
             if s.within_two_grains {
                 let median = receipt::median_text(s, d.clock.grain_ns());
                 writeln!(out, "  {name} {median} {:>5.1}%{machinery}", s.share * 100.0)?;

@@ -99,9 +99,12 @@ pub(super) fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
             // A median the clock cannot resolve has no CI worth printing.
             let ci =
                 if s.within_two_grains { "—".to_owned() } else { format!("{:.3}–{:.3}", s.ci95[0], s.ci95[1]) };
+            // A tail slice runs beside the path (after the reply): its share
+            // is not part of the path's 100%, and the row says so.
+            let tail = if s.on_path { "" } else { " *(off the path)*" };
             writeln!(
                 out,
-                "| {} | {side} | {owner} | {} | {ci} | {:.3} | {:.3} | {} | {:.1}% |{extra}",
+                "| {}{tail} | {side} | {owner} | {} | {ci} | {:.3} | {:.3} | {} | {:.1}% |{extra}",
                 s.name,
                 super::super::median_text(s, grain_ns),
                 s.p90_us,
@@ -152,7 +155,8 @@ fn coverage(c: &hopscope_analyze::coverage::Coverage, out: &mut String) -> std::
     writeln!(
         out,
         "\nShares are of the whole operation: each slice's mean over `{}`'s mean wall time per operation, {:.3} µs \
-         ({} blocks), so the path slices' shares and the time between marks add up to 100% (medians do not add up: a \
+         ({} blocks), so the path slices' shares and the time between marks add up to 100% (a slice *off the path* \
+         runs beside it, after the reply, and is not in that sum; medians do not add up: a \
          mean counts every slow operation, a block's cold first one or one caught in a WAL checkpoint, and a median \
          none of them). *Between marks* is, per block, the wall \
          time per operation less the mean path time: {:.3} µs on average, the median beside it over blocks.",
