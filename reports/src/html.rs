@@ -57,6 +57,7 @@ pub fn page(d: &Decomposition, options: ChartOptions) -> Result<String, ReportEr
     }
     let left_out: Vec<String> = ChartKind::ALL
         .into_iter()
+        .filter(|kind| kind.applies_to(d))
         .filter_map(|kind| kind.nothing_to_draw(d).map(|why| format!("{} — {why}", kind.title())))
         .collect();
     if !left_out.is_empty() {

@@ -127,6 +127,13 @@ fn a_run_with_nothing_to_draw_still_renders_with_notes() {
     let html = std::fs::read_to_string(rendered.html).expect("html");
     assert!(!html.contains("<svg"), "no empty chart frame on the page");
     assert!(html.contains("Charts left out") && html.contains("no slices to draw"), "the page says what is left out");
+    // The peers' chart is left out with a note where peers ran, and not
+    // listed at all for a run without peer lanes.
+    assert!(d.comparison.is_some() && html.contains("No probed peer"), "peers ran: the note says why");
+    d.comparison = None;
+    let rendered = render(&d, &dir, ChartOptions::default()).expect("renders notes");
+    let html = std::fs::read_to_string(rendered.html).expect("html");
+    assert!(html.contains("Charts left out") && !html.contains("No probed peer"), "only charts about what ran");
     // Drawn on its own, an empty chart still explains itself.
     let svg = ChartKind::Waterfall.render_svg(&d, ChartOptions::default()).expect("note");
     assert!(svg.contains("no slices to draw"));

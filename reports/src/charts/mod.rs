@@ -121,6 +121,16 @@ impl ChartKind {
         })
     }
 
+    /// Whether the chart is about something `d` ran: the peers' chart only
+    /// for a run with peer lanes (a program without any has nothing of the
+    /// kind to leave out).
+    pub fn applies_to(self, d: &Decomposition) -> bool {
+        match self {
+            ChartKind::Peers => d.comparison.is_some() || !d.peer_slices.is_empty(),
+            _ => true,
+        }
+    }
+
     /// The charts with something to draw for `d`, in report order.
     pub fn drawn_for(d: &Decomposition) -> Vec<ChartKind> {
         ChartKind::ALL.into_iter().filter(|kind| kind.nothing_to_draw(d).is_none()).collect()
