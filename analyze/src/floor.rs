@@ -24,6 +24,7 @@
 //!   marks cannot say where the lanes' difference goes.
 
 use hopscope_probe::{Hop, TraceHeader};
+use serde::{Deserialize, Serialize};
 
 use crate::join::LaneOps;
 use crate::lanes::Difference;
@@ -62,45 +63,73 @@ impl FloorFacts<'_> {
     }
 }
 
+/// Why a floor cannot stand for the subject's boundary, with the figures
+/// or the hop that show it (the reports say it in words, with the fix).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "refusal", rename_all = "snake_case")]
+pub enum FloorRefusal {
+    /// The floor costs more than the subject beyond the CI and the bar.
+    SlowerThanSubject {
+        /// The floor lane.
+        floor: String,
+        /// The subject lane.
+        subject: String,
+        /// `subject − floor`, paired by round, µs.
+        library: Difference,
+    },
+    /// The floor costs less than the baseline beyond the CI and the bar.
+    FasterThanBaseline {
+        /// The floor lane.
+        floor: String,
+        /// The baseline lane.
+        baseline: String,
+        /// `floor − baseline`, paired by round, µs.
+        boundary: Difference,
+    },
+    /// No probed build of the floor with complete operations beside the
+    /// probed subject.
+    Unprobed {
+        /// The floor lane.
+        floor: String,
+    },
+    /// The floor marks a hop the subject does not.
+    FloorMarksMore {
+        /// The floor lane.
+        floor: String,
+        /// The subject lane.
+        subject: String,
+        /// The hop.
+        hop: String,
+    },
+    /// The subject marks a hop the floor does not, outside its own code.
+    SubjectMarksOutside {
+        /// The floor lane.
+        floor: String,
+        /// The subject lane.
+        subject: String,
+        /// The hop.
+        hop: String,
+    },
+}
+
 /// Why the floor cannot stand for the boundary, or `None` when it can.
-pub fn refusal(facts: &FloorFacts<'_>) -> Option<String> {
-    let FloorFacts { floor, subject, .. } = *facts;
+pub fn refusal(facts: &FloorFacts<'_>) -> Option<FloorRefusal> {
+    let (floor, subject) = (facts.floor.to_owned(), facts.subject.to_owned());
     let bar = SLOWER_BY.0.max(SLOWER_BY.1 * facts.subject_us);
     if let Some(library) = facts.library.filter(|l| l.ci95[1] < 0.0 && l.median < -bar) {
-        return Some(format!(
-            "the floor `{floor}` is slower than the subject `{subject}` ({subject} − {floor} {:+.3} µs per op, 95% \
-             CI {:+.3}…{:+.3}): a floor is the subject's path without its own machinery and cannot cost more, so \
-             there is no library figure and no cross-check. Give the floor the subject's statement, thread and wait, \
-             and nothing else",
-            library.median, library.ci95[0], library.ci95[1]
-        ));
+        return Some(FloorRefusal::SlowerThanSubject { floor, subject, library: *library });
     }
     if let Some((baseline, boundary)) = facts.boundary.filter(|(_, b)| b.ci95[1] < 0.0 && b.median < -bar) {
-        return Some(format!(
-            "the floor `{floor}` is faster than the baseline `{baseline}` ({floor} − {baseline} {:+.3} µs per op, \
-             95% CI {:+.3}…{:+.3}): a floor runs the baseline's statement across a thread boundary and cannot cost \
-             less, so it skips work the baseline does, and there is no boundary or library figure and no \
-             cross-check. Give the floor the subject's statement, thread and wait, and nothing else",
-            boundary.median, boundary.ci95[0], boundary.ci95[1]
-        ));
+        return Some(FloorRefusal::FasterThanBaseline { floor, baseline: baseline.to_owned(), boundary: *boundary });
     }
     let subject_marks = facts.subject_marks?;
     let Some(floor_marks) = facts.floor_marks else {
-        return Some(format!(
-            "the floor `{floor}` has no probed build with complete operations beside the probed subject: nothing \
-             shows it runs the subject's database work and boundary, so there is no library figure and no \
-             cross-check. Probe the floor as the subject is probed (the same spans or hops)"
-        ));
+        return Some(FloorRefusal::Unprobed { floor });
     };
     // Every hop either lane marks, its path and its tails beside it.
     let (hops, floor_hops) = (&subject_marks.hops, &floor_marks.hops);
     if let Some(extra) = floor_hops.iter().find(|h| !hops.contains(h)) {
-        return Some(format!(
-            "the floor `{floor}` marks `{}`, which the subject `{subject}` does not: their marks cannot be \
-             compared, so there is no library figure and no cross-check. Mark the floor with the subject's spans or \
-             hops",
-            facts.hop_name(*extra)
-        ));
+        return Some(FloorRefusal::FloorMarksMore { floor, subject, hop: facts.hop_name(*extra) });
     }
     // A hop only the subject marks must lie inside its own code: every
     // slice into or out of it the library's.
@@ -112,15 +141,7 @@ pub fn refusal(facts: &FloorFacts<'_>) -> Option<String> {
                 .filter(|s| s.from == **hop || s.to == **hop)
                 .any(|s| s.owner != Owner::Library)
     });
-    if let Some(hop) = outside_own_code {
-        return Some(format!(
-            "the subject `{subject}` marks `{}`, which the floor `{floor}` does not, and not inside its own code: \
-             their marks cannot be compared, so there is no library figure and no cross-check. Mark the floor with \
-             the subject's spans or hops (a subject may mark more only between slices of its own)",
-            facts.hop_name(*hop)
-        ));
-    }
-    None
+    outside_own_code.map(|hop| FloorRefusal::SubjectMarksOutside { floor, subject, hop: facts.hop_name(*hop) })
 }
 
 #[cfg(test)]
@@ -167,7 +188,7 @@ mod tests {
         header
     }
 
-    fn check(subject: &[Hop], floor: Option<&[Hop]>, library: Option<Difference>) -> Option<String> {
+    fn check(subject: &[Hop], floor: Option<&[Hop]>, library: Option<Difference>) -> Option<FloorRefusal> {
         check_with_boundary(subject, floor, library, None)
     }
 
@@ -176,7 +197,7 @@ mod tests {
         floor: Option<&[Hop]>,
         library: Option<Difference>,
         boundary: Option<Difference>,
-    ) -> Option<String> {
+    ) -> Option<FloorRefusal> {
         let header = header();
         let ops = joined(&header, subject, floor.unwrap_or(&[]));
         refusal(&FloorFacts {
@@ -202,13 +223,13 @@ mod tests {
     fn a_floor_without_marks_or_with_other_marks_is_refused_naming_the_hop() {
         let subject = [Hop::ENTER, Hop::SENT, Hop::EXECUTED, Hop::DONE];
         let none = check(&subject, None, None).expect("no probed floor");
-        assert!(none.contains("no probed build") && none.contains("no library figure"), "{none}");
+        assert_eq!(none, FloorRefusal::Unprobed { floor: "floor".into() });
         let other = check(&subject, Some(&[Hop::ENTER, Hop::LOCKED, Hop::DONE]), None).expect("floor marks more");
-        assert!(other.contains("marks `locked`, which the subject"), "{other}");
+        assert!(matches!(&other, FloorRefusal::FloorMarksMore { hop, .. } if hop == "locked"), "{other:?}");
         // `executed` ends SQLite's slice: a subject marking it where the
         // floor does not is not refining its own code.
         let fewer = check(&subject, Some(&[Hop::ENTER, Hop::SENT, Hop::DONE]), None).expect("floor lacks the db");
-        assert!(fewer.contains("marks `executed`, which the floor"), "{fewer}");
+        assert!(matches!(&fewer, FloorRefusal::SubjectMarksOutside { hop, .. } if hop == "executed"), "{fewer:?}");
     }
 
     #[test]
@@ -216,7 +237,10 @@ mod tests {
         let hops = [Hop::ENTER, Hop::DONE];
         let slower = Difference { median: -2.27, ci95: [-2.5, -2.0], rounds: 100 };
         let why = check(&hops, Some(&hops), Some(slower)).expect("refused");
-        assert!(why.contains("slower than the subject") && why.contains("-2.270"), "{why}");
+        assert_eq!(
+            why,
+            FloorRefusal::SlowerThanSubject { floor: "floor".into(), subject: "subject".into(), library: slower }
+        );
         let tie = Difference { median: -0.06, ci95: [-0.25, 0.13], rounds: 100 };
         assert_eq!(check(&hops, Some(&hops), Some(tie)), None);
         // Beyond the CI but within the bar (0.4 µs of a 20 µs subject).
@@ -230,7 +254,10 @@ mod tests {
         let library = Some(Difference { median: 8.8, ci95: [8.5, 9.1], rounds: 40 });
         let skipped = Difference { median: -3.78, ci95: [-4.1, -3.5], rounds: 40 };
         let why = check_with_boundary(&hops, Some(&hops), library, Some(skipped)).expect("refused");
-        assert!(why.contains("faster than the baseline `inline`") && why.contains("-3.780"), "{why}");
+        assert_eq!(
+            why,
+            FloorRefusal::FasterThanBaseline { floor: "floor".into(), baseline: "inline".into(), boundary: skipped }
+        );
         let tie = Difference { median: -0.1, ci95: [-0.3, 0.1], rounds: 40 };
         assert_eq!(check_with_boundary(&hops, Some(&hops), library, Some(tie)), None);
     }

@@ -56,12 +56,9 @@ pub enum Warning {
     NoArithmetic,
     /// No floor lane: the hop is not split, nothing is cross-checked.
     NoFloor,
-    /// The floor cannot stand for the subject's boundary (the reason
-    /// names the figures).
-    FloorRefused {
-        /// Why, as [`crate::floor::refusal`] says it.
-        reason: String,
-    },
+    /// The floor cannot stand for the subject's boundary
+    /// ([`crate::floor::refusal`]).
+    FloorRefused(crate::floor::FloorRefusal),
     /// The bare switches measured more than the whole boundary (the
     /// machinery's CI below zero): the boundary is not split.
     SwitchesPastBoundary {

@@ -52,7 +52,7 @@ pub(super) fn floor_refusal(
     roles: &Roles,
     (floor, subject): (&LaneBlocks, &LaneBlocks),
     derived: Option<&Derived>,
-) -> Option<String> {
+) -> Option<crate::floor::FloorRefusal> {
     let complete = |role: Role| {
         let lane = roles.find(role, Variant::Probed)?;
         joined.iter().find(|o| usize::from(o.lane) == lane && o.complete > 0)

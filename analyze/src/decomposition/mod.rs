@@ -242,8 +242,8 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
                 d.library_us = None;
                 d.boundary_us = None;
                 d.machinery_us = None;
-                d.floor_refused = Some(why.clone());
-                warnings.push(Warning::FloorRefused { reason: why.clone() });
+                d.floor_refused = Some(Recorded::Typed(why.clone()));
+                warnings.push(Warning::FloorRefused(why.clone()));
             }
             refusal.is_none()
         }

@@ -215,7 +215,7 @@ pub struct Derived {
     /// cannot: `boundary`, `machinery` and `library` are then left out
     /// rather than printed from a floor that is not one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub floor_refused: Option<String>,
+    pub floor_refused: Option<Recorded<crate::floor::FloorRefusal>>,
 }
 
 impl Derived {

@@ -3,6 +3,7 @@
 //! receipt, the page, the terminal and the tables say them.
 
 use hopscope_analyze::Decomposition;
+use hopscope_analyze::floor::FloorRefusal;
 use hopscope_analyze::recorded::Recorded;
 use hopscope_analyze::warning::Warning;
 
@@ -22,6 +23,41 @@ pub fn warning(recorded: &Recorded<Warning>) -> String {
 /// A list of thread names as code spans.
 fn threads(names: &[String]) -> String {
     names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+}
+
+/// Why a floor cannot stand for the boundary, and what makes it one.
+pub fn floor_refusal(r: &FloorRefusal) -> String {
+    match r {
+        FloorRefusal::SlowerThanSubject { floor, subject, library: l } => format!(
+            "the floor `{floor}` is slower than the subject `{subject}` ({subject} − {floor} {:+.3} µs per op, 95% \
+             CI {:+.3}…{:+.3}): a floor is the subject's path without its own machinery and cannot cost more, so \
+             there is no library figure and no cross-check. Give the floor the subject's statement, thread and wait, \
+             and nothing else",
+            l.median, l.ci95[0], l.ci95[1]
+        ),
+        FloorRefusal::FasterThanBaseline { floor, baseline, boundary: b } => format!(
+            "the floor `{floor}` is faster than the baseline `{baseline}` ({floor} − {baseline} {:+.3} µs per op, \
+             95% CI {:+.3}…{:+.3}): a floor runs the baseline's statement across a thread boundary and cannot cost \
+             less, so it skips work the baseline does, and there is no boundary or library figure and no \
+             cross-check. Give the floor the subject's statement, thread and wait, and nothing else",
+            b.median, b.ci95[0], b.ci95[1]
+        ),
+        FloorRefusal::Unprobed { floor } => format!(
+            "the floor `{floor}` has no probed build with complete operations beside the probed subject: nothing \
+             shows it runs the subject's database work and boundary, so there is no library figure and no \
+             cross-check. Probe the floor as the subject is probed (the same spans or hops)"
+        ),
+        FloorRefusal::FloorMarksMore { floor, subject, hop } => format!(
+            "the floor `{floor}` marks `{hop}`, which the subject `{subject}` does not: their marks cannot be \
+             compared, so there is no library figure and no cross-check. Mark the floor with the subject's spans or \
+             hops"
+        ),
+        FloorRefusal::SubjectMarksOutside { floor, subject, hop } => format!(
+            "the subject `{subject}` marks `{hop}`, which the floor `{floor}` does not, and not inside its own code: \
+             their marks cannot be compared, so there is no library figure and no cross-check. Mark the floor with \
+             the subject's spans or hops (a subject may mark more only between slices of its own)"
+        ),
+    }
 }
 
 fn typed(w: &Warning) -> String {
@@ -56,7 +92,7 @@ fn typed(w: &Warning) -> String {
         Warning::NoFloor => {
             "no floor lane: the hop is not split into boundary and library, and nothing is cross-checked".to_owned()
         }
-        Warning::FloorRefused { reason } => reason.clone(),
+        Warning::FloorRefused(refusal) => floor_refusal(refusal),
         Warning::SwitchesPastBoundary { switches_us, boundary_us, machinery: m } => format!(
             "the bare switches (handoff lane, {switches_us:.2} µs) measured more than the whole thread boundary \
              ({boundary_us:.2} µs): the machinery around them came to {:+.2} µs (95% CI {:+.2}…{:+.2}), so the \
