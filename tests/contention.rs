@@ -89,7 +89,11 @@ fn a_run_beside_a_cpu_hog_is_named_contended_and_judges_nothing() {
     let change: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(root.join("hogged/change.json")).expect("change")).expect("json");
     assert_eq!(change["verdict"], "drift-suspected");
-    assert!(change["contended"][0].as_str().is_some_and(|c| c.contains("waited for a CPU")), "{change}");
+    // The contended run named with what it waited, as data.
+    let waited = &change["contended"][0]["waited"];
+    assert!(waited["contended_rounds"].as_u64().is_some_and(|n| n > 0) && waited["lane"].is_string(), "{change}");
+    let said = std::fs::read_to_string(root.join("hogged/change.md")).expect("change.md");
+    assert!(said.contains("another process held this run's CPUs"), "{said}");
 
     // The baseline still names the quiet run; history marks the other.
     let history = text(&hopscope_indexed(&root, &["history"]));

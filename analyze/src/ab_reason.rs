@@ -12,10 +12,7 @@ use crate::lanes::Difference;
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum AbReason {
     /// Another process held the run's CPUs: no verdict.
-    Contended {
-        /// What the contention measurement says.
-        line: String,
-    },
+    Contended(crate::contention::ContendedRun),
     /// One pass's control moved more than the rule allows.
     ControlMoved {
         /// The pass.

@@ -87,9 +87,9 @@ pub fn judge_trace(trace: &AbTrace, rule: &Rule) -> Experiment {
         c.dropped_rounds = false;
         Warning::ContendedKept { waited: c.contended_rounds, rounds: c.rounds }
     });
-    if let Some(line) = contention.as_ref().and_then(|c| c.line()) {
+    if let Some(waited) = contention.as_ref().and_then(|c| c.verdict()) {
         outcome.verdict = ab::Verdict::DriftSuspected;
-        outcome.reasons.insert(0, Recorded::Typed(AbReason::Contended { line }));
+        outcome.reasons.insert(0, Recorded::Typed(AbReason::Contended(waited)));
     }
     // Each arm described by its lane: `a: <lane> — <description>`.
     let arms = trace

@@ -71,7 +71,11 @@ pub fn sentence(finding: &Recorded<ChangeFinding>) -> String {
         Recorded::Sentence(said) => return said.clone(),
     };
     match finding {
-        ChangeFinding::Contended { run } => format!("No verdict: another process held a run's CPUs — {run}"),
+        ChangeFinding::Contended(side) => format!(
+            "No verdict: another process held a run's CPUs — {}: {}",
+            side.run,
+            crate::receipt::contention::line(&side.waited)
+        ),
         ChangeFinding::MadeDifferently { settings } => {
             let each: Vec<String> = settings.iter().map(|s| format!("{} {} → {}", s.fact, s.a, s.b)).collect();
             format!(
@@ -142,7 +146,7 @@ pub fn sentence(finding: &Recorded<ChangeFinding>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use hopscope_analyze::change::{Control, FigureChange, SettingMove, SliceMove};
+    use hopscope_analyze::change::{ContendedSide, Control, FigureChange, SettingMove, SliceMove};
 
     use super::*;
 
@@ -162,9 +166,24 @@ mod tests {
             "The runs were made differently (order Rotate → Balanced): a change below may be the method's as much as \
              the code's"
         );
-        assert_eq!(
-            said(ChangeFinding::Contended { run: "b: writer's threads waited 61% of its wall time for a CPU".into() }),
-            "No verdict: another process held a run's CPUs — b: writer's threads waited 61% of its wall time for a CPU"
+        let waited = hopscope_analyze::contention::ContendedRun {
+            rounds: 40,
+            contended_rounds: 30,
+            lane: "writer".into(),
+            contended_blocks: 30,
+            blocks: 40,
+            waits_us: 11.0,
+            wall_us: 18.0,
+            share: 0.61,
+            placed: None,
+        };
+        let contended = said(ChangeFinding::Contended(ContendedSide { run: "b".into(), waited }));
+        assert!(
+            contended.starts_with(
+                "No verdict: another process held a run's CPUs — b: another process held this run's CPUs: 30 of 40 \
+                 rounds waited for it"
+            ),
+            "{contended}"
         );
         let quiet = control(StandsFor::Boundary, 0.015, false);
         assert_eq!(

@@ -72,8 +72,8 @@ pub fn page(d: &Decomposition, options: ChartOptions) -> Result<String, ReportEr
     // before any figure.
     let contention = d.contention.as_ref();
     let headline = [
-        contention.and_then(|c| c.line()).map(|line| format!("Contended: {line}")),
-        contention.and_then(|c| c.dropped_line()).map(|line| format!("Left out: {line}.")),
+        receipt::contention::verdict_line(contention).map(|line| format!("Contended: {line}")),
+        receipt::contention::left_out_line(contention).map(|line| format!("Left out: {line}.")),
         Some(receipt::headline(d).unwrap_or_else(|| "This run has no lane arithmetic to summarise.".to_owned())),
     ]
     .into_iter()

@@ -219,7 +219,7 @@ pub struct Change {
     /// The runs another process held the CPUs of, each with what it
     /// waited: no verdict is drawn when there is any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub contended: Vec<String>,
+    pub contended: Vec<ContendedSide>,
 }
 
 /// A lane whose move between the runs is the machine's drift, not a change
@@ -245,10 +245,7 @@ pub struct Control {
 #[serde(tag = "finding", rename_all = "snake_case")]
 pub enum ChangeFinding {
     /// Another process held a run's CPUs: no verdict.
-    Contended {
-        /// Which run and what it waited ([`Change::contended`]).
-        run: String,
-    },
+    Contended(ContendedSide),
     /// The runs were made with different settings: a change may be the
     /// method's as much as the code's.
     MadeDifferently {
@@ -278,6 +275,16 @@ pub enum ChangeFinding {
     NoControl,
     /// A figure called slower, faster or drift.
     Moved(FigureChange),
+}
+
+/// One of the two runs another process held the CPUs of, and what it
+/// waited.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContendedSide {
+    /// Which run (its label: a path, a baseline's name).
+    pub run: String,
+    /// What it waited.
+    pub waited: crate::contention::ContendedRun,
 }
 
 /// A run fact recorded in both runs with different values.
@@ -412,9 +419,9 @@ pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> 
             .collect();
     let is_control = |lane: &str| controls.iter().any(|c| c.lane == lane);
     // A run whose figures are the scheduler's measures no change.
-    let contended: Vec<String> = [(a_label, a), (b_label, b)]
+    let contended: Vec<ContendedSide> = [(a_label, a), (b_label, b)]
         .into_iter()
-        .filter_map(|(label, run)| Some(format!("{label}: {}", run.contended.as_ref()?)))
+        .filter_map(|(label, run)| Some(ContendedSide { run: label.to_owned(), waited: run.contended.clone()? }))
         .collect();
     // No one drift describes the machine: every change could be it.
     let refused = controls.iter().any(|c| rule.refuses(c.drift))
@@ -487,8 +494,8 @@ pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> 
     if let Some(different) = made_differently(a, b) {
         findings.insert(0, different);
     }
-    for (i, line) in contended.iter().enumerate() {
-        findings.insert(i, ChangeFinding::Contended { run: line.clone() });
+    for (i, side) in contended.iter().enumerate() {
+        findings.insert(i, ChangeFinding::Contended(side.clone()));
     }
     let findings = findings.into_iter().map(Recorded::Typed).collect();
     Change {

@@ -37,8 +37,8 @@ pub struct RunSamples {
     /// How the run was made, as far as it moves the figures: the run facts
     /// of [`SETTINGS`] the run recorded.
     pub(super) settings: BTreeMap<String, String>,
-    /// The run's contention line, when another process held its CPUs.
-    pub(super) contended: Option<String>,
+    /// What the run waited, when another process held its CPUs.
+    pub(super) contended: Option<crate::contention::ContendedRun>,
 }
 
 /// Run facts that change what a figure measures: two runs that differ in
@@ -116,7 +116,7 @@ impl RunSamples {
                 .iter()
                 .filter_map(|fact| Some((fact.to_string(), d.run.meta.fact(fact)?.to_owned())))
                 .collect(),
-            contended: d.contention.as_ref().and_then(|c| c.line()),
+            contended: d.contention.as_ref().and_then(|c| c.verdict()),
         }
     }
 

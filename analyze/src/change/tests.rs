@@ -100,11 +100,22 @@ fn a_slower_slice_is_a_regression_that_names_it() {
 #[test]
 fn a_contended_run_gets_no_verdict_however_large_the_change() {
     let mut slowed = run(1.0, 0.5, 0.5);
-    slowed.contended = Some("writer's threads waited 61% of its wall time for a CPU".to_owned());
+    let waited = crate::contention::ContendedRun {
+        rounds: 20,
+        contended_rounds: 12,
+        lane: "writer".into(),
+        contended_blocks: 12,
+        blocks: 20,
+        waits_us: 11.0,
+        wall_us: 18.0,
+        share: 0.61,
+        placed: None,
+    };
+    slowed.contended = Some(waited.clone());
     let c = compare(&run(1.0, 0.0, 0.0), &slowed, "a", "b");
     assert_eq!(c.verdict, Verdict::DriftSuspected);
-    assert_eq!(c.contended, ["b: writer's threads waited 61% of its wall time for a CPU"]);
-    assert_eq!(typed(&c)[0], &ChangeFinding::Contended { run: c.contended[0].clone() }, "first, before the rest");
+    assert_eq!(c.contended, [ContendedSide { run: "b".into(), waited }]);
+    assert_eq!(typed(&c)[0], &ChangeFinding::Contended(c.contended[0].clone()), "first, before the rest");
 }
 
 #[test]

@@ -168,11 +168,11 @@ impl Contention {
         if self.dropped_rounds { u32::try_from(self.contended_rounds).unwrap_or(u32::MAX) } else { 0 }
     }
 
-    /// The headline's verdict line when the run was contended: the lane
-    /// with the most contended blocks, and its waits in those blocks (its
-    /// median block may have waited little: a run is contended by its
+    /// What the headline's verdict says when the run was contended: the
+    /// lane with the most contended blocks, and its waits in those blocks
+    /// (its median block may have waited little: a run is contended by its
     /// rounds, not by its lanes' medians).
-    pub fn line(&self) -> Option<String> {
+    pub fn verdict(&self) -> Option<ContendedRun> {
         if !self.contended {
             return None;
         }
@@ -180,7 +180,7 @@ impl Contention {
             .lanes
             .iter()
             .max_by(|a, b| a.1.contended_blocks.cmp(&b.1.contended_blocks).then(a.1.share.total_cmp(&b.1.share)))?;
-        let (waits, wall) = w.in_contended.unwrap_or((w.run_queue_us_per_op, w.run_queue_us_per_op / w.share));
+        let (waits_us, wall_us) = w.in_contended.unwrap_or((w.run_queue_us_per_op, w.run_queue_us_per_op / w.share));
         // Where the marks place the waits, from the probed lane that waited
         // most often.
         let placed = self
@@ -188,45 +188,84 @@ impl Contention {
             .iter()
             .filter_map(|(l, found)| Some((l, found.first()?, self.lanes.get(l).map_or(0, |w| w.contended_blocks))))
             .max_by_key(|(_, _, blocks)| *blocks)
-            .map_or(String::new(), |(l, top, _)| {
-                format!(
-                    " In `{l}`'s slices they showed most in `{}` ({:.2} µs per µs waited).",
-                    top.slice, top.per_us_waited
-                )
+            .map(|(l, top, _)| PlacedWaits {
+                lane: l.clone(),
+                slice: top.slice.clone(),
+                per_us_waited: top.per_us_waited,
             });
-        Some(format!(
-            "another process held this run's CPUs: {} of {} rounds waited for it; in `{lane}`'s {} such blocks of \
-             {} its threads waited for a CPU {waits:.1} µs per write of {wall:.1} µs (summed over its threads; \
-             {:.0}% of its wall time in its median block).{placed} The figures below measure that, not the write path, \
-             and no verdict is drawn from them. Run on a quieter machine, or give the run cores of its own \
-             (--placement).",
-            self.contended_rounds,
-            self.rounds,
-            w.contended_blocks,
-            w.blocks,
-            w.share * 100.0,
-        ))
+        Some(ContendedRun {
+            rounds: self.rounds,
+            contended_rounds: self.contended_rounds,
+            lane: lane.clone(),
+            contended_blocks: w.contended_blocks,
+            blocks: w.blocks,
+            waits_us,
+            wall_us,
+            share: w.share,
+            placed,
+        })
     }
 
-    /// The line saying which rounds were left out, when some were.
-    pub fn dropped_line(&self) -> Option<String> {
+    /// Which rounds were left out of every figure, when some were.
+    pub fn dropped(&self) -> Option<DroppedRounds> {
         if !self.dropped_rounds {
             return None;
         }
-        let lanes: Vec<String> = self
+        let lanes = self
             .lanes
             .iter()
             .filter(|(_, w)| w.contended_blocks > 0)
-            .map(|(lane, w)| format!("{lane} {} of {}", w.contended_blocks, w.blocks))
+            .map(|(lane, w)| (lane.clone(), w.contended_blocks, w.blocks))
             .collect();
-        Some(format!(
-            "{} of {} rounds waited for another process (blocks: {}) and were left out of every figure; the rest \
-             are clean",
-            self.contended_rounds,
-            self.rounds,
-            lanes.join(", ")
-        ))
+        Some(DroppedRounds { rounds: self.rounds, contended_rounds: self.contended_rounds, lanes })
     }
+}
+
+/// What a contended run's verdict rests on (the reports say it in words).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContendedRun {
+    /// Rounds with a run-queue reading.
+    pub rounds: usize,
+    /// Of those, rounds that waited for another process.
+    pub contended_rounds: usize,
+    /// The lane with the most contended blocks.
+    pub lane: String,
+    /// Its contended blocks.
+    pub contended_blocks: usize,
+    /// Its blocks with a run-queue reading.
+    pub blocks: usize,
+    /// Its threads' waits for a CPU in the contended blocks, µs per write
+    /// (summed over its threads).
+    pub waits_us: f64,
+    /// Its wall time in those blocks, µs per write.
+    pub wall_us: f64,
+    /// Its waits' share of its wall time in its median block.
+    pub share: f64,
+    /// Where the marks place the waits, when a probed lane shows it.
+    pub placed: Option<PlacedWaits>,
+}
+
+/// The slice a probed lane's waits showed most in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlacedWaits {
+    /// The probed lane.
+    pub lane: String,
+    /// The slice.
+    pub slice: String,
+    /// µs of the slice per µs waited.
+    pub per_us_waited: f64,
+}
+
+/// The rounds left out of every figure because they waited for another
+/// process.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DroppedRounds {
+    /// Rounds with a run-queue reading.
+    pub rounds: usize,
+    /// Of those, the rounds left out.
+    pub contended_rounds: usize,
+    /// Each lane with contended blocks: its name, those blocks, its blocks.
+    pub lanes: Vec<(String, usize, usize)>,
 }
 
 /// Which rounds of a run waited for another process, gathered block by
@@ -406,7 +445,7 @@ mod tests {
     fn a_lane_that_waits_for_its_own_threads_is_not_contended() {
         // kv-writer on one core, quiet: 4.2 µs of 17.5 waiting.
         let c = judged(&[lane("kv-writer", 17_500.0, 17_000.0, &[4_200.0; 9])]);
-        assert!(!c.contended && c.line().is_none() && c.dropped_line().is_none(), "{c:?}");
+        assert!(!c.contended && c.verdict().is_none() && c.dropped().is_none(), "{c:?}");
         let w = &c.lanes["kv-writer"];
         assert!((w.run_queue_us_per_op - 4.2).abs() < 1e-9 && (w.by_role["caller"] - 1.05).abs() < 1e-9, "{w:?}");
         // A caller spinning on the writer's core keeps it waiting most of
@@ -457,14 +496,12 @@ mod tests {
         rq.extend([3_000.0, 3_000.0]);
         let c = judged(&[lane("floor", 128_000.0, 18_000.0, &rq), lane("inline", 17_600.0, 17_600.0, &[0.0; 9])]);
         assert!(c.contended && !c.dropped_rounds, "{c:?}");
-        let line = c.line().expect("a verdict line");
-        assert!(
-            line.contains(
-                "7 of 9 rounds waited for it; in `floor`'s 7 such blocks of 9 its threads waited for a CPU \
-                 110.0 µs per write of 128.0 µs"
-            ),
-            "{line}"
+        let v = c.verdict().expect("a verdict");
+        assert_eq!(
+            (v.lane.as_str(), v.contended_rounds, v.rounds, v.contended_blocks, v.blocks),
+            ("floor", 7, 9, 7, 9)
         );
+        assert!((v.waits_us - 110.0).abs() < 1e-9 && (v.wall_us - 128.0).abs() < 1e-9, "{v:?}");
     }
 
     #[test]
@@ -473,8 +510,9 @@ mod tests {
         rq.extend([110_000.0, 110_000.0]);
         let c = judged(&[lane("floor", 20_000.0, 18_000.0, &rq)]);
         assert!(!c.contended && c.dropped_rounds && c.contended_rounds == 2 && c.rounds == 9, "{c:?}");
-        let line = c.dropped_line().expect("said");
-        assert!(line.starts_with("2 of 9 rounds") && line.contains("floor 2 of 9"), "{line}");
+        let dropped = c.dropped().expect("said");
+        assert_eq!((dropped.contended_rounds, dropped.rounds), (2, 9));
+        assert_eq!(dropped.lanes, [("floor".to_owned(), 2, 9)]);
         // Half or more contended: nothing is left out, the run is contended.
         let r = Rounds { read: (0..4).map(|i| (0, i)).collect(), contended: [(0, 0), (0, 1)].into_iter().collect() };
         assert!(r.run_contended() && r.to_drop().is_none());

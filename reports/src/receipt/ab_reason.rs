@@ -19,7 +19,7 @@ fn direction(faster: bool) -> &'static str {
 
 fn typed(r: &AbReason) -> String {
     match r {
-        AbReason::Contended { line } => format!("no verdict: {line}"),
+        AbReason::Contended(waited) => format!("no verdict: {}", super::contention::line(waited)),
         AbReason::ControlMoved { pass, order, pct, max_pct } => {
             format!("pass {pass} ({order}): the control moved {pct:+.1}%, more than the {max_pct:.1}% allowed")
         }
@@ -119,9 +119,20 @@ mod tests {
         );
         let orders = said(AbReason::OrdersDisagree { by_order: vec![("a→b".into(), 0.4), ("b→a".into(), -0.1)] });
         assert_eq!(orders, "the orders disagree (a→b +0.400 µs, b→a -0.100 µs): the effect follows the order");
-        assert_eq!(
-            said(AbReason::Contended { line: "3 of 40 rounds waited".into() }),
-            "no verdict: 3 of 40 rounds waited"
+        let contended = said(AbReason::Contended(hopscope_analyze::contention::ContendedRun {
+            rounds: 40,
+            contended_rounds: 30,
+            lane: "writer".into(),
+            contended_blocks: 30,
+            blocks: 40,
+            waits_us: 11.0,
+            wall_us: 18.0,
+            share: 0.61,
+            placed: None,
+        }));
+        assert!(
+            contended.starts_with("no verdict: another process held this run's CPUs: 30 of 40 rounds"),
+            "{contended}"
         );
     }
 

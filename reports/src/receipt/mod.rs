@@ -8,6 +8,7 @@
 
 mod ab_reason;
 pub mod causal;
+pub mod contention;
 mod crosscheck;
 mod decomposition;
 pub mod experiment;

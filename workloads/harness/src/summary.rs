@@ -112,10 +112,10 @@ fn write(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     // Last, beside the warnings, where a reader of the terminal looks:
     // every figure above is the scheduler's when it says so.
     let contention = d.contention.as_ref();
-    if let Some(line) = contention.and_then(|c| c.line()) {
+    if let Some(line) = receipt::contention::verdict_line(contention) {
         writeln!(out, "contended: {line}")?;
     }
-    if let Some(line) = contention.and_then(|c| c.dropped_line()) {
+    if let Some(line) = receipt::contention::left_out_line(contention) {
         writeln!(out, "left out: {line}")?;
     }
     for w in &d.warnings {

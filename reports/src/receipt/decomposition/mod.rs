@@ -87,10 +87,10 @@ fn render_head(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         writeln!(out, "**Partial result:** {}.\n", partial.sentence())?;
     }
     // Said first: every figure after it is the scheduler's.
-    if let Some(line) = d.contention.as_ref().and_then(|c| c.line()) {
+    if let Some(line) = super::contention::verdict_line(d.contention.as_ref()) {
         writeln!(out, "**Contended:** {line}\n")?;
     }
-    if let Some(line) = d.contention.as_ref().and_then(|c| c.dropped_line()) {
+    if let Some(line) = super::contention::left_out_line(d.contention.as_ref()) {
         writeln!(out, "**Left out:** {line}.\n")?;
     }
     if let Some(h) = headline(d) {
