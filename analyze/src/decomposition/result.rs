@@ -310,33 +310,6 @@ pub struct Partial {
     pub damaged: bool,
 }
 
-impl Partial {
-    /// What the figures cover, in one sentence.
-    pub fn sentence(&self) -> String {
-        let blocks = match self.blocks_kept {
-            1 => "the one block".to_owned(),
-            n => format!("the {n} blocks"),
-        };
-        if self.damaged {
-            return format!(
-                "these figures cover {blocks} the trace holds intact, {} bytes of it unused: {}",
-                self.bytes_dropped, self.reason
-            );
-        }
-        let bytes = if self.bytes_dropped > 0 {
-            format!(", {} trailing bytes unused", self.bytes_dropped)
-        } else {
-            String::new()
-        };
-        format!("these figures cover {blocks} measured before {}{bytes}", self.reason)
-    }
-
-    /// The one-line warning a partial result carries.
-    pub fn warning(&self) -> String {
-        format!("partial: {}", self.sentence())
-    }
-}
-
 impl From<&hopscope_probe::Salvage> for Partial {
     fn from(s: &hopscope_probe::Salvage) -> Partial {
         Partial {

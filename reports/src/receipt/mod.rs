@@ -22,7 +22,7 @@ use hopscope_analyze::slices::{Owner, SliceFigures};
 
 pub use ab_reason::reason;
 pub use decomposition::{body_markdown, date, headline, markdown};
-pub use warning::{floor_refusal, warning, warnings};
+pub use warning::{floor_refusal, partial_sentence, warning, warnings};
 
 /// What a run is called in titles: the shape hopscope's own commands
 /// ran, else the harness program's name, else `fallback` (a program's

@@ -2,10 +2,10 @@
 //! ([`hopscope_analyze::warning::Warning`]): one sentence each, as the
 //! receipt, the page, the terminal and the tables say them.
 
-use hopscope_analyze::Decomposition;
 use hopscope_analyze::floor::FloorRefusal;
 use hopscope_analyze::recorded::Recorded;
 use hopscope_analyze::warning::Warning;
+use hopscope_analyze::{Decomposition, Partial};
 
 /// Every warning of `d`, in words, in its order.
 pub fn warnings(d: &Decomposition) -> Vec<String> {
@@ -23,6 +23,23 @@ pub fn warning(recorded: &Recorded<Warning>) -> String {
 /// A list of thread names as code spans.
 fn threads(names: &[String]) -> String {
     names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+}
+
+/// What a partial result's figures cover, in one sentence.
+pub fn partial_sentence(p: &Partial) -> String {
+    let blocks = match p.blocks_kept {
+        1 => "the one block".to_owned(),
+        n => format!("the {n} blocks"),
+    };
+    if p.damaged {
+        return format!(
+            "these figures cover {blocks} the trace holds intact, {} bytes of it unused: {}",
+            p.bytes_dropped, p.reason
+        );
+    }
+    let bytes =
+        if p.bytes_dropped > 0 { format!(", {} trailing bytes unused", p.bytes_dropped) } else { String::new() };
+    format!("these figures cover {blocks} measured before {}{bytes}", p.reason)
 }
 
 /// Why a floor cannot stand for the boundary, and what makes it one.
@@ -62,7 +79,7 @@ pub fn floor_refusal(r: &FloorRefusal) -> String {
 
 fn typed(w: &Warning) -> String {
     match w {
-        Warning::Partial(partial) => partial.warning(),
+        Warning::Partial(partial) => format!("partial: {}", partial_sentence(partial)),
         Warning::NoOperations { lane } => format!("lane `{lane}` has no measured operations"),
         Warning::Noisy { lane, spread, .. } => {
             format!("lane `{lane}`: blocks spread by {:.0}% (MAD / median); the host was noisy", spread * 100.0)

@@ -125,7 +125,7 @@ fn run_row(run: &RunSource<'_>, id: &str) -> Result<RunRow, TableError> {
         floor_lane: lane(Role::Floor),
         baseline_lane: lane(Role::Baseline),
         marks_dropped: int("marks dropped", d.drops.marks_dropped)?,
-        partial: d.partial.as_ref().map(|p| p.sentence()),
+        partial: d.partial.as_ref().map(crate::receipt::partial_sentence),
         warnings: int("warnings", d.warnings.len() as u64)?,
         source: run.dir.display().to_string(),
     })

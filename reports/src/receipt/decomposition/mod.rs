@@ -84,7 +84,7 @@ fn render_head(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     let title = super::run_title(&d.run.meta, d.lanes.keys().next().map(String::as_str));
     writeln!(out, "# hopscope receipt: {title}\n")?;
     if let Some(partial) = &d.partial {
-        writeln!(out, "**Partial result:** {}.\n", partial.sentence())?;
+        writeln!(out, "**Partial result:** {}.\n", super::partial_sentence(partial))?;
     }
     // Said first: every figure after it is the scheduler's.
     if let Some(line) = super::contention::verdict_line(d.contention.as_ref()) {
