@@ -15,6 +15,32 @@ pub const BASELINE: &str = "park";
 /// Lane name of the inline lane in a sweep trace.
 pub const INLINE: &str = "inline";
 
+/// What a row of the sweep is, read from its lane's role in the trace:
+/// the inline baseline, the parking writer every setting is judged
+/// against (the run's subject), or a waiting setting (a peer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SettingKind {
+    /// The write on the calling thread.
+    Inline,
+    /// The writer parking both threads.
+    Parking,
+    /// A waiting setting (spin, yield, both, tick, adaptive, budget).
+    #[default]
+    Waiting,
+}
+
+impl SettingKind {
+    /// The kind of a lane in the role `role`.
+    pub fn of(role: hopscope_probe::Role) -> SettingKind {
+        match role {
+            hopscope_probe::Role::Baseline => SettingKind::Inline,
+            hopscope_probe::Role::Subject => SettingKind::Parking,
+            _ => SettingKind::Waiting,
+        }
+    }
+}
+
 /// One setting of the sweep.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepRow {
@@ -22,6 +48,9 @@ pub struct SweepRow {
     pub placement: String,
     /// Lane name: `park`, `inline`, or `<mode>-<window>us`.
     pub setting: String,
+    /// What the setting is.
+    #[serde(default)]
+    pub kind: SettingKind,
     /// Wall µs per write (median of blocks) and its CI.
     pub wall_us: f64,
     /// Bootstrap 95% CI of `wall_us`.
@@ -54,10 +83,13 @@ pub fn rows(placement: &str, trace: &hopscope_probe::Trace, d: &Decomposition) -
         CounterFigure::Unsupported(_) => None,
     };
     let (caller, writer) = (ThreadRole::Caller.to_string(), ThreadRole::writer().to_string());
+    // `lane_blocks` keeps the header's order: a lane's index is its place.
     blocks
         .iter()
-        .filter_map(|lane| {
+        .enumerate()
+        .filter_map(|(index, lane)| {
             let summary = d.lanes.get(&lane.name)?.us_per_op?;
+            let info = u16::try_from(index).ok().and_then(|i| trace.header.lane_info(i));
             let cpu = d.cpu_us_per_op.get(&lane.name);
             let boundary = match inline {
                 Some(i) if lane.name != i.name => lanes::difference(lane, i),
@@ -66,6 +98,7 @@ pub fn rows(placement: &str, trace: &hopscope_probe::Trace, d: &Decomposition) -
             Some(SweepRow {
                 placement: placement.to_owned(),
                 setting: lane.name.clone(),
+                kind: info.map(|l| SettingKind::of(l.role)).unwrap_or_default(),
                 wall_us: summary.median,
                 wall_ci95: summary.ci95,
                 caller_cpu_us: cpu.and_then(|c| c.get(&caller).copied()),
@@ -135,15 +168,15 @@ pub enum SweepFinding {
 /// against the parking baseline of the same placement, and whether any
 /// setting beats that baseline on both wall time and CPU.
 pub fn findings(rows: &[SweepRow]) -> Vec<SweepFinding> {
-    let threaded = || rows.iter().filter(|r| r.setting != INLINE);
+    let threaded = || rows.iter().filter(|r| r.kind != SettingKind::Inline);
     let Some(best) = threaded().min_by(|a, b| a.wall_us.total_cmp(&b.wall_us)) else { return Vec::new() };
-    let baseline = |placement: &str| rows.iter().find(|r| r.placement == placement && r.setting == BASELINE);
+    let baseline = |placement: &str| rows.iter().find(|r| r.placement == placement && r.kind == SettingKind::Parking);
     let placed = |r: &SweepRow| PlacedSetting { setting: r.setting.clone(), placement: r.placement.clone() };
     let mut out = vec![SweepFinding::Fastest { at: placed(best), wall_us: best.wall_us, wall_ci95: best.wall_ci95 }];
     // Parking priced against itself says nothing.
     if let (Some(base), Some(cpu_us)) = (baseline(&best.placement), best.process_cpu_us)
         && let Some(parking_cpu_us) = base.process_cpu_us
-        && best.setting != BASELINE
+        && best.kind != SettingKind::Parking
     {
         out.push(SweepFinding::Price {
             setting: best.setting.clone(),
@@ -154,7 +187,7 @@ pub fn findings(rows: &[SweepRow]) -> Vec<SweepFinding> {
         });
     }
     let settings: Vec<PlacedSetting> = threaded()
-        .filter(|r| r.setting != BASELINE)
+        .filter(|r| r.kind == SettingKind::Waiting)
         .filter(|r| {
             baseline(&r.placement).is_some_and(|b| {
                 r.wall_us < b.wall_ci95[0]
@@ -163,7 +196,7 @@ pub fn findings(rows: &[SweepRow]) -> Vec<SweepFinding> {
         })
         .map(placed)
         .collect();
-    let of = threaded().filter(|r| r.setting != BASELINE).count();
+    let of = rows.iter().filter(|r| r.kind == SettingKind::Waiting).count();
     out.push(SweepFinding::BeatParking { settings, of });
     out
 }
@@ -174,9 +207,15 @@ pub(crate) mod tests {
 
     /// A sweep row with these figures (and a ±1 µs wall CI), for tests.
     pub(crate) fn row(placement: &str, setting: &str, wall: f64, cpu: f64) -> SweepRow {
+        let kind = match setting {
+            INLINE => SettingKind::Inline,
+            BASELINE => SettingKind::Parking,
+            _ => SettingKind::Waiting,
+        };
         SweepRow {
             placement: placement.into(),
             setting: setting.into(),
+            kind,
             wall_us: wall,
             wall_ci95: [wall - 1.0, wall + 1.0],
             caller_cpu_us: None,

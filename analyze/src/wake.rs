@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::stats::Samples;
-use crate::sweep::{INLINE, SweepRow};
+use crate::sweep::{SettingKind, SweepRow};
 
 /// Three quantiles of a measured wait, µs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -88,13 +88,13 @@ pub struct KeptWarm {
 /// hop a wait that leaves the CPU cannot beat, and the CPU the fastest
 /// setting pays for staying on it.
 pub fn bound(floor: &WakeFloor, rows: &[SweepRow]) -> WakeBound {
-    let here = |setting: &str| rows.iter().find(|r| r.placement == floor.placement && r.setting == setting);
+    let here = |kind: SettingKind| rows.iter().find(|r| r.placement == floor.placement && r.kind == kind);
     let fastest = rows
         .iter()
-        .filter(|r| r.placement == floor.placement && r.setting != INLINE)
+        .filter(|r| r.placement == floor.placement && r.kind != SettingKind::Inline)
         .filter(|r| r.boundary_us.is_some())
         .min_by(|a, b| a.wall_us.total_cmp(&b.wall_us));
-    let kept = match (here(INLINE).and_then(|r| r.process_cpu_us), fastest) {
+    let kept = match (here(SettingKind::Inline).and_then(|r| r.process_cpu_us), fastest) {
         (Some(inline_cpu_us), Some(best)) if inline_cpu_us > 0.0 => best
             .process_cpu_us
             .zip(best.boundary_us.as_ref())
@@ -108,6 +108,7 @@ pub fn bound(floor: &WakeFloor, rows: &[SweepRow]) -> WakeBound {
 mod tests {
     use super::*;
     use crate::lanes::Difference;
+    use crate::sweep::INLINE;
 
     fn row(setting: &str, wall: f64, cpu: f64, boundary: Option<f64>) -> SweepRow {
         SweepRow {

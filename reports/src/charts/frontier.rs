@@ -3,7 +3,7 @@
 //! baselines are squares and the inline lane a triangle, so what a setting
 //! buys and what it costs read off at once.
 
-use hopscope_analyze::sweep::{BASELINE, INLINE, SweepRow};
+use hopscope_analyze::sweep::{SettingKind, SweepRow};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -42,16 +42,16 @@ where
         chart
             .draw_series(
                 mine.iter()
-                    .filter(|(r, _)| r.setting != BASELINE && r.setting != INLINE)
+                    .filter(|(r, _)| r.kind == SettingKind::Waiting)
                     .map(|(r, c)| Circle::new((r.wall_us, *c), size, color.filled())),
             )?
             .label((*placement).to_owned())
             .legend(move |(x, y)| Circle::new((x + 10, y), 8, color.filled()));
-        chart.draw_series(mine.iter().filter(|(r, _)| r.setting == BASELINE).map(|(r, c)| {
+        chart.draw_series(mine.iter().filter(|(r, _)| r.kind == SettingKind::Parking).map(|(r, c)| {
             EmptyElement::at((r.wall_us, *c)) + Rectangle::new([(-size, -size), (size, size)], BLACK.stroke_width(3))
         }))?;
         chart.draw_series(
-            mine.iter().filter(|(r, _)| r.setting == INLINE).map(|(r, c)| {
+            mine.iter().filter(|(r, _)| r.kind == SettingKind::Inline).map(|(r, c)| {
                 EmptyElement::at((r.wall_us, *c)) + TriangleMarker::new((0, 0), size + 4, BLACK.filled())
             }),
         )?;

@@ -113,15 +113,21 @@ pub fn bound_sentence(bound: &WakeBound) -> String {
 #[cfg(test)]
 mod tests {
     use hopscope_analyze::lanes::Difference;
-    use hopscope_analyze::sweep::{BASELINE, INLINE, SweepRow};
+    use hopscope_analyze::sweep::{BASELINE, INLINE, SettingKind, SweepRow};
     use hopscope_analyze::wake::Spread;
 
     use super::*;
 
     fn row(placement: &str, setting: &str, wall: f64, cpu: f64) -> SweepRow {
+        let kind = match setting {
+            INLINE => SettingKind::Inline,
+            BASELINE => SettingKind::Parking,
+            _ => SettingKind::Waiting,
+        };
         SweepRow {
             placement: placement.into(),
             setting: setting.into(),
+            kind,
             wall_us: wall,
             wall_ci95: [wall - 1.0, wall + 1.0],
             caller_cpu_us: None,

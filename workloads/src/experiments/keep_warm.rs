@@ -163,22 +163,20 @@ pub fn run(
     let mut rows = Vec::new();
     for (name, placement, gap_ns) in sweep.runs() {
         let inline = LaneSpec { placement, ..LaneSpec::new(INLINE, LaneKind::Inline, Builds::Clean) };
-        let mut specs = vec![inline, writer(BASELINE, Wait::Park, Wait::Park, placement)];
-        specs.extend(sweep.settings().iter().map(|(label, w, c)| writer(label, *w, *c, placement)));
-        let lanes = specs
-            .iter()
-            .map(|spec| {
-                let lane = spec.lane(Shape::SingleInsert, db)?;
-                // Every writer setting runs probed, under its own name: the
-                // parking writer is the subject, the others are compared.
-                Ok(match spec.kind {
-                    LaneKind::Writer(_) if spec.name == BASELINE => lane.only(Variant::Probed),
-                    LaneKind::Writer(_) => lane.only(Variant::Probed).with_role(Role::Peer),
-                    _ => lane,
-                })
-            })
-            .collect::<Result<Vec<_>, crate::error::RunError>>()
-            .map_err(|e| HarnessError::Usage(e.to_string()))?;
+        // Every writer setting runs probed, under its own name: the parking
+        // writer is the subject (the rows read its role as parking), the
+        // others are compared with it as peers.
+        let parking = writer(BASELINE, Wait::Park, Wait::Park, placement);
+        let settings = sweep.settings().into_iter().map(|(label, w, c)| writer(&label, w, c, placement));
+        let lane = |spec: &LaneSpec| spec.lane(Shape::SingleInsert, db);
+        let built = || -> Result<Vec<_>, crate::error::RunError> {
+            let mut lanes = vec![lane(&inline)?, lane(&parking)?.only(Variant::Probed)];
+            for spec in settings {
+                lanes.push(lane(&spec)?.only(Variant::Probed).with_role(Role::Peer));
+            }
+            Ok(lanes)
+        };
+        let lanes = built().map_err(|e| HarnessError::Usage(e.to_string()))?;
         let plan = Plan {
             ops_per_block: sweep.ops,
             samples: sweep.samples,
