@@ -166,17 +166,7 @@ mod tests {
             "The runs were made differently (order Rotate → Balanced): a change below may be the method's as much as \
              the code's"
         );
-        let waited = hopscope_analyze::contention::ContendedRun {
-            rounds: 40,
-            contended_rounds: 30,
-            lane: "writer".into(),
-            contended_blocks: 30,
-            blocks: 40,
-            waits_us: 11.0,
-            wall_us: 18.0,
-            share: 0.61,
-            placed: None,
-        };
+        let waited = crate::receipt::contention::tests::contended();
         let contended = said(ChangeFinding::Contended(ContendedSide { run: "b".into(), waited }));
         assert!(
             contended.starts_with(

@@ -119,17 +119,7 @@ mod tests {
         );
         let orders = said(AbReason::OrdersDisagree { by_order: vec![("a→b".into(), 0.4), ("b→a".into(), -0.1)] });
         assert_eq!(orders, "the orders disagree (a→b +0.400 µs, b→a -0.100 µs): the effect follows the order");
-        let contended = said(AbReason::Contended(hopscope_analyze::contention::ContendedRun {
-            rounds: 40,
-            contended_rounds: 30,
-            lane: "writer".into(),
-            contended_blocks: 30,
-            blocks: 40,
-            waits_us: 11.0,
-            wall_us: 18.0,
-            share: 0.61,
-            placed: None,
-        }));
+        let contended = said(AbReason::Contended(crate::receipt::contention::tests::contended()));
         assert!(
             contended.starts_with("no verdict: another process held this run's CPUs: 30 of 40 rounds"),
             "{contended}"

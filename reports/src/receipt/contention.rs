@@ -51,8 +51,24 @@ pub fn left_out_line(c: Option<&Contention>) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// A run whose writer waited in 30 of its 40 rounds, for the tests of
+    /// every sentence that quotes a contended run.
+    pub(crate) fn contended() -> ContendedRun {
+        ContendedRun {
+            rounds: 40,
+            contended_rounds: 30,
+            lane: "writer".into(),
+            contended_blocks: 30,
+            blocks: 40,
+            waits_us: 11.0,
+            wall_us: 18.0,
+            share: 0.61,
+            placed: None,
+        }
+    }
 
     #[test]
     fn the_lines_say_the_rounds_the_lane_and_its_waits() {

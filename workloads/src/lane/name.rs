@@ -33,6 +33,16 @@ pub enum StandardLane {
 }
 
 impl StandardLane {
+    /// Every lane but the peers (each of [`Peer::ALL`] is one more).
+    pub const OWN: [StandardLane; 6] = [
+        StandardLane::Inline,
+        StandardLane::Handoff,
+        StandardLane::Floor,
+        StandardLane::Writer,
+        StandardLane::WriterHook,
+        StandardLane::InlineHook,
+    ];
+
     /// The lane's name.
     pub fn name(self) -> &'static str {
         match self {
@@ -110,18 +120,8 @@ impl FromStr for LaneName {
             Some(base) => (base, true),
             None => (name, false),
         };
-        let lane = [
-            StandardLane::Inline,
-            StandardLane::Handoff,
-            StandardLane::Floor,
-            StandardLane::Writer,
-            StandardLane::WriterHook,
-            StandardLane::InlineHook,
-        ]
-        .into_iter()
-        .find(|l| l.name() == base)
-        .or_else(|| base.parse::<Peer>().ok().map(StandardLane::Peer))
-        .ok_or_else(|| {
+        let lane = StandardLane::OWN.into_iter().find(|l| l.name() == base);
+        let lane = lane.or_else(|| base.parse::<Peer>().ok().map(StandardLane::Peer)).ok_or_else(|| {
             let peers: Vec<&str> = Peer::ALL.iter().map(|p| p.name()).collect();
             ParseError::new(
                 "lane",
@@ -143,14 +143,7 @@ mod tests {
 
     #[test]
     fn every_lane_name_reads_back_as_itself() {
-        let mut lanes = vec![
-            StandardLane::Inline,
-            StandardLane::Handoff,
-            StandardLane::Floor,
-            StandardLane::Writer,
-            StandardLane::WriterHook,
-            StandardLane::InlineHook,
-        ];
+        let mut lanes = StandardLane::OWN.to_vec();
         lanes.extend(Peer::ALL.map(StandardLane::Peer));
         for lane in lanes {
             for name in [LaneName::clean(lane), LaneName::probed(lane)] {
