@@ -61,13 +61,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     let mut plan = MergePlan { parts, ..MergePlan::new(spec, rounds) };
     if !args.steps.is_empty() {
-        let always = ["naive", "tuned", merge_run::CONTROL];
-        let known: Vec<&str> =
-            plan.arms.iter().map(|(name, _)| name.as_str()).filter(|name| !always.contains(name)).collect();
+        let known: Vec<&str> = plan.arms.iter().filter(|(arm, _)| arm.is_step()).map(|(arm, _)| arm.name()).collect();
         if let Some(unknown) = args.steps.iter().find(|s| !known.contains(&s.as_str())) {
             invalid(format!("--steps: unknown step `{unknown}`: the steps are {}", known.join(", ")));
         }
-        plan.arms.retain(|(name, _)| always.contains(&name.as_str()) || args.steps.contains(name));
+        plan.arms.retain(|(arm, _)| !arm.is_step() || args.steps.iter().any(|s| s == arm.name()));
     }
     let dir = rundir::create(args.out.as_deref(), "merge", "latest-merge")?;
     eprintln!(

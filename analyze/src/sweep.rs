@@ -79,7 +79,7 @@ pub fn rows(placement: &str, trace: &hopscope_probe::Trace, d: &Decomposition) -
         .find(|&i| trace.header.lane_info(i).is_some_and(|l| l.role == hopscope_probe::Role::Baseline));
     let inline = baseline.and_then(|i| blocks.get(usize::from(i))).filter(|l| l.ops > 0);
     let total = |lane: &str, counter: &str| match d.lanes.get(lane)?.counters.get(counter)? {
-        CounterFigure::PerOp(roles) => roles.get("total").copied(),
+        CounterFigure::PerOp(roles) => roles.total(),
         CounterFigure::Unsupported(_) => None,
     };
     let (caller, writer) = (ThreadRole::Caller.to_string(), ThreadRole::writer().to_string());

@@ -7,11 +7,13 @@ mod common;
 
 use std::collections::BTreeMap;
 
+use hopscope_analyze::ab::Verdict;
 use hopscope_analyze::ab_trace::AbTrace;
-use hopscope_analyze::merge::{CONTROL, MergeResult, analyze};
+use hopscope_analyze::merge::{MergeResult, analyze};
 use hopscope_probe::{Block, Ticks, Trace, TraceHeader};
 
-const ARMS: [&str; 5] = ["naive", "tuned", "fast_step", "null_step", CONTROL];
+// The names a merge run records (`naive-control` is the control).
+const ARMS: [&str; 5] = ["naive", "tuned", "fast_step", "null_step", "naive-control"];
 const PHASES: [&str; 2] = ["cold", "again"];
 const CHANGES_PER_PART: u64 = 100;
 const PARTS: u32 = 40;
@@ -89,9 +91,9 @@ fn speedup_savings_and_shares_come_out_as_built() {
         // 30% of naive saved, out of a 90% gap: a third of it.
         assert!((fast.saving_us.median - 0.3 * naive).abs() < 0.03 * naive, "{phase}: {:?}", fast.saving_us);
         assert!((fast.share_of_gap - 1.0 / 3.0).abs() < 0.05, "{phase}: share {}", fast.share_of_gap);
-        assert_eq!(fast.verdict, "reproduced", "{phase}: {:?}", fast.reasons);
+        assert_eq!(fast.verdict, Verdict::Reproduced, "{phase}: {:?}", fast.reasons);
         let null = step(&r, "null_step", phase);
-        assert_eq!(null.verdict, "inconclusive", "{phase}: {:?}", null.reasons);
+        assert_eq!(null.verdict, Verdict::Inconclusive, "{phase}: {:?}", null.reasons);
     }
     // Only real steps are judged: naive, tuned and the control are arms, not steps.
     assert!(r.steps.iter().all(|s| ["fast_step", "null_step"].contains(&s.step.as_str())));
@@ -103,7 +105,7 @@ fn a_control_that_moves_makes_every_verdict_drift() {
     let r = analyze(&AbTrace::of(&trace(0.10)), 7);
     for phase in PHASES {
         let fast = step(&r, "fast_step", phase);
-        assert_eq!(fast.verdict, "drift-suspected", "{phase}: {:?}", fast.reasons);
+        assert_eq!(fast.verdict, Verdict::DriftSuspected, "{phase}: {:?}", fast.reasons);
         let first = hopscope_reports::receipt::reason(&fast.reasons[0]);
         assert!(first.contains("the control moved"), "{first}");
     }

@@ -9,7 +9,7 @@ use hopscope_analyze::recorded::Recorded;
 use hopscope_analyze::warning::Warning;
 use hopscope_analyze::{AnalyzeError, decompose};
 use hopscope_probe::counters::{Counter, CounterSupport, Support};
-use hopscope_probe::{Block, Hop, HopTable, Mark, OpId, Reading, Stream, Ticks, Trace, TraceHeader};
+use hopscope_probe::{Block, Hop, HopTable, Mark, OpId, Reading, Stream, ThreadRole, Ticks, Trace, TraceHeader};
 use hopscope_reports::receipt;
 
 const LANES: [&str; 5] = ["inline", "floor", "floor-probed", "writer", "writer-probed"];
@@ -213,7 +213,9 @@ fn known_durations_are_recovered_exactly() {
     match &counters["context_switches_per_op"] {
         hopscope_analyze::CounterFigure::PerOp(roles) => {
             assert!(
-                close(roles["caller"], 1.0) && close(roles["writer"], 2.0) && close(roles["total"], 3.0),
+                roles.role(&ThreadRole::Caller).is_some_and(|v| close(v, 1.0))
+                    && roles.role(&ThreadRole::writer()).is_some_and(|v| close(v, 2.0))
+                    && roles.total().is_some_and(|v| close(v, 3.0)),
                 "{roles:?}"
             );
         }

@@ -6,6 +6,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
+use hopscope_harness::Pin;
 use hopscope_probe::Hop;
 
 use crate::error::ParseError;

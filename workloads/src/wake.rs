@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use hopscope_analyze::wake::{Spread, WakeFloor};
-use hopscope_harness::{Placement, placement};
+use hopscope_harness::{Pin, Placement, placement};
 
 /// The sleep each [`sleep_late_us`] sample asks for: shorter than any
 /// SQLite write, so any lateness is the wake's, not the request's.

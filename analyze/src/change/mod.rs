@@ -30,6 +30,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::decomposition::DerivedFigure;
 use crate::recorded::Recorded;
 use crate::stats::{median_ci_order_statistics, median_of_unsorted};
 
@@ -441,11 +442,11 @@ pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> 
         }
         figures.extend(figure);
     }
-    let b_derived: BTreeMap<&str, Vec<f64>> = b.derived().into_iter().collect();
+    let b_derived: BTreeMap<DerivedFigure, Vec<f64>> = b.derived().into_iter().collect();
     let floors_stand = a.floor_stands && b.floor_stands;
     for (name, av) in a.derived() {
-        let Some(bv) = b_derived.get(name) else { continue };
-        if name == "library" && !floors_stand {
+        let Some(bv) = b_derived.get(&name) else { continue };
+        if name == DerivedFigure::Library && !floors_stand {
             // A floor that cannot stand for the boundary gives no library.
             continue;
         }
@@ -456,8 +457,8 @@ pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> 
         // change to the writer moves. The other derived figures are
         // judged, not gated: hop and boundary set a thread against
         // SQLite alone, which drift moves unevenly.
-        let gated = name == "library";
-        let mut figure = judge((name, FigureKind::Derived, gated), &av, bv, &rule, (&controls, refused));
+        let gated = name == DerivedFigure::Library;
+        let mut figure = judge((name.name(), FigureKind::Derived, gated), &av, bv, &rule, (&controls, refused));
         if let Some(f) = figure.as_mut().filter(|f| gated && matches!(f.call, Call::Slower | Call::Faster)) {
             f.carried_by = carrier(a, b, f.delta_us);
         }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use hopscope_probe::{RunFact, RunFacts};
 
 use crate::Role;
-use crate::decomposition::Decomposition;
+use crate::decomposition::{Decomposition, DerivedFigure};
 use crate::join::LaneOps;
 
 /// One run's per-block samples, as a change needs them.
@@ -128,17 +128,16 @@ impl RunSamples {
         (!diffs.is_empty()).then_some(diffs)
     }
 
-    /// The derived figures' per-round samples, by name (as
-    /// [`crate::decomposition::Derived::figures`] names them).
-    pub(super) fn derived(&self) -> Vec<(&'static str, Vec<f64>)> {
+    /// The derived figures' per-round samples, by figure.
+    pub(super) fn derived(&self) -> Vec<(DerivedFigure, Vec<f64>)> {
         let (s, b, f) = (self.subject.as_ref(), self.baseline.as_ref(), self.floor.as_ref());
         let h = self.handoff.as_ref();
         [
-            ("hop", self.rounds(s, &[b])),
-            ("boundary", self.rounds(f, &[b])),
-            ("switches", self.rounds(h, &[])),
-            ("machinery", self.rounds(f, &[b, h])),
-            ("library", self.rounds(s, &[f])),
+            (DerivedFigure::Hop, self.rounds(s, &[b])),
+            (DerivedFigure::Boundary, self.rounds(f, &[b])),
+            (DerivedFigure::Switches, self.rounds(h, &[])),
+            (DerivedFigure::Machinery, self.rounds(f, &[b, h])),
+            (DerivedFigure::Library, self.rounds(s, &[f])),
         ]
         .into_iter()
         .filter_map(|(name, v)| v.map(|v| (name, v)))

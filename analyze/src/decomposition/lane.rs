@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 
 use hopscope_probe::counters::Support;
-use hopscope_probe::{LaneFact, RunFact, RunFacts, ThreadFigure, TraceHeader};
+use hopscope_probe::{LaneFact, Placement, RunFact, RunFacts, ThreadFigure, TraceHeader};
 
-use super::result::{BlockFigure, CounterFigure, LaneResult};
+use super::result::{BlockFigure, CounterFigure, LaneResult, PerRole};
 use crate::join::LaneOps;
 use crate::lanes::{LaneBlocks, LaneFigures};
 use crate::warning::Warning;
@@ -25,11 +25,9 @@ pub(super) fn lane_result(
         let key = format!("{}_per_op", support.counter.name().replace('-', "_"));
         let figure = match &support.support {
             Support::Unsupported { .. } => Some(CounterFigure::Unsupported(support.support.to_string())),
-            Support::Supported => figures.and_then(|f| f.counters_per_op.get(support.counter.name())).map(|roles| {
-                let mut per_op = roles.clone();
-                per_op.insert("total".to_owned(), roles.values().sum());
-                CounterFigure::PerOp(per_op)
-            }),
+            Support::Supported => figures
+                .and_then(|f| f.counters_per_op.get(support.counter.name()))
+                .map(|roles| CounterFigure::PerOp(PerRole::from_roles(roles))),
         };
         if let Some(figure) = figure {
             result.counters.insert(key, figure);
@@ -117,14 +115,15 @@ pub(super) fn per_lane(
 /// taken on different CPUs (more than 5% of them), or a `different-cores`
 /// lane whose writes mostly stayed on one.
 fn placement_missed(header: &TraceHeader, lane: &str, result: &LaneResult) -> Option<Warning> {
-    let placement = header.run.fact(&RunFact::Lane(lane.to_owned(), LaneFact::Placement))?;
+    // A word no build of ours writes is no placement to hold the lane to.
+    let placement: Placement = header.run.fact(&RunFact::Lane(lane.to_owned(), LaneFact::Placement))?.parse().ok()?;
     let crossing = result.ops_crossing_cores?;
     let missed = match placement {
-        "same-core" => crossing > 0.05,
-        "different-cores" => crossing < 0.5,
-        _ => false,
+        Placement::SameCore => crossing > 0.05,
+        Placement::DifferentCores => crossing < 0.5,
+        Placement::Unpinned => false,
     };
-    missed.then(|| Warning::PlacementMissed { lane: lane.to_owned(), placement: placement.to_owned(), crossing })
+    missed.then(|| Warning::PlacementMissed { lane: lane.to_owned(), placement: placement.to_string(), crossing })
 }
 
 /// Robust block-to-block spread (MAD / median) above which a lane is

@@ -16,8 +16,8 @@ use hopscope_probe::{Block, Role, RunFact, RunFacts, ThreadRole, Trace, TraceHea
 
 pub use peers::{HOP_TOLERANCE_US, HopCheck, LaneSlices, ObserverFigure, SliceDifference};
 pub use result::{
-    BlockFigure, CounterFigure, Decomposition, Derived, Drops, InstrumentCost, LaneResult, ObserverEffect, Partial,
-    ResultError, RunInfo,
+    BlockFigure, CounterFigure, Decomposition, Derived, DerivedFigure, Drops, InstrumentCost, LaneResult,
+    ObserverEffect, Partial, PerRole, ResultError, RunInfo,
 };
 
 use crate::change::RunSamples;

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use hopscope_probe::counters::CounterSupport;
-use hopscope_probe::{ClockInfo, HostInfo, Role};
+use hopscope_probe::{ClockInfo, HostInfo, Role, ThreadRole};
 use serde::{Deserialize, Serialize};
 
 use super::SCHEMA;
@@ -172,10 +172,44 @@ pub struct LaneResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum CounterFigure {
-    /// Median count per operation by thread role, and their `total`.
-    PerOp(BTreeMap<String, f64>),
+    /// Median count per operation by thread role, and their total.
+    PerOp(PerRole),
     /// The host cannot count it, and why.
     Unsupported(String),
+}
+
+/// A counter's median per operation by thread role, with their sum. In
+/// JSON one object: each role's name, and `total` among them (the name no
+/// role may take, kept here alone).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct PerRole(BTreeMap<String, f64>);
+
+impl PerRole {
+    /// The key the sum is stored under beside the roles.
+    const TOTAL: &'static str = "total";
+
+    /// Each role's figure, and their sum.
+    pub fn from_roles(roles: &BTreeMap<String, f64>) -> PerRole {
+        let mut all = roles.clone();
+        all.insert(PerRole::TOTAL.to_owned(), roles.values().sum());
+        PerRole(all)
+    }
+
+    /// The sum over the roles (`None` in a result that lacks it).
+    pub fn total(&self) -> Option<f64> {
+        self.0.get(PerRole::TOTAL).copied()
+    }
+
+    /// One role's figure.
+    pub fn role(&self, role: &ThreadRole) -> Option<f64> {
+        self.0.get(&role.to_string()).copied()
+    }
+
+    /// Each role's name and figure, in name order, without the total.
+    pub fn roles(&self) -> impl Iterator<Item = (&str, f64)> {
+        self.0.iter().filter(|(r, _)| *r != PerRole::TOTAL).map(|(r, v)| (r.as_str(), *v))
+    }
 }
 
 /// One block's figure.
@@ -218,20 +252,66 @@ pub struct Derived {
     pub floor_refused: Option<Recorded<crate::floor::FloorRefusal>>,
 }
 
+/// One figure of the lane arithmetic, by the stable name results, tables
+/// and `change.json` give it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DerivedFigure {
+    /// `subject − baseline`.
+    Hop,
+    /// `floor − baseline`.
+    Boundary,
+    /// The handoff lane alone.
+    Switches,
+    /// `floor − baseline − handoff`.
+    Machinery,
+    /// `subject − floor`.
+    Library,
+}
+
+impl DerivedFigure {
+    /// Every figure, in reading order.
+    pub const ALL: [DerivedFigure; 5] = [
+        DerivedFigure::Hop,
+        DerivedFigure::Boundary,
+        DerivedFigure::Switches,
+        DerivedFigure::Machinery,
+        DerivedFigure::Library,
+    ];
+
+    /// The figure's stable name.
+    pub fn name(self) -> &'static str {
+        match self {
+            DerivedFigure::Hop => "hop",
+            DerivedFigure::Boundary => "boundary",
+            DerivedFigure::Switches => "switches",
+            DerivedFigure::Machinery => "machinery",
+            DerivedFigure::Library => "library",
+        }
+    }
+}
+
+impl std::fmt::Display for DerivedFigure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}
+
 impl Derived {
-    /// Every figure the run has, by its stable name, in reading order:
-    /// `hop`, `boundary`, `switches`, `machinery`, `library`.
-    pub fn figures(&self) -> Vec<(&'static str, &Difference)> {
-        [
-            ("hop", Some(&self.hop_us)),
-            ("boundary", self.boundary_us.as_ref()),
-            ("switches", self.switches_us.as_ref()),
-            ("machinery", self.machinery_us.as_ref()),
-            ("library", self.library_us.as_ref()),
-        ]
-        .into_iter()
-        .filter_map(|(name, figure)| Some((name, figure?)))
-        .collect()
+    /// Every figure the run has, in reading order: `hop`, `boundary`,
+    /// `switches`, `machinery`, `library`.
+    pub fn figures(&self) -> Vec<(DerivedFigure, &Difference)> {
+        DerivedFigure::ALL.into_iter().filter_map(|figure| Some((figure, self.figure(figure)?))).collect()
+    }
+
+    /// One figure, when the run has it.
+    pub fn figure(&self, figure: DerivedFigure) -> Option<&Difference> {
+        match figure {
+            DerivedFigure::Hop => Some(&self.hop_us),
+            DerivedFigure::Boundary => self.boundary_us.as_ref(),
+            DerivedFigure::Switches => self.switches_us.as_ref(),
+            DerivedFigure::Machinery => self.machinery_us.as_ref(),
+            DerivedFigure::Library => self.library_us.as_ref(),
+        }
     }
 
     /// The lane that stood for `role`; results written before roles keyed

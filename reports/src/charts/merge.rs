@@ -3,7 +3,7 @@
 //! control), each step alone, tuned, so the gap and each step's part of it
 //! read left to right.
 
-use hopscope_analyze::merge::{CONTROL, MergeResult, Phase};
+use hopscope_analyze::merge::{Arm, MergeResult, Phase};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -13,24 +13,29 @@ use crate::style;
 /// Title of the merge chart.
 pub(crate) const MERGE_TITLE: &str = "µs per merged change by arm (median over parts, 95% CI)";
 
-/// The arms in reading order: naive and its control first, tuned last.
+/// The arms in reading order: naive and its control first, each step
+/// alone, tuned last.
 fn arms(r: &MergeResult) -> Vec<&str> {
-    let ends = ["naive", CONTROL, "tuned"];
-    let mut arms: Vec<&str> = r.arms.keys().map(String::as_str).filter(|a| !ends.contains(a)).collect();
-    arms.splice(0..0, ["naive", CONTROL]);
-    arms.push("tuned");
-    arms.retain(|a| r.arms.contains_key(*a));
+    let place = |name: &str| match name.parse::<Arm>() {
+        Ok(Arm::Naive) => 0,
+        Ok(Arm::Control) => 1,
+        Ok(Arm::Step(_)) | Err(_) => 2,
+        Ok(Arm::Tuned) => 3,
+    };
+    let mut arms: Vec<&str> = r.arms.keys().map(String::as_str).collect();
+    // Stable: steps keep their (alphabetical) order between the ends.
+    arms.sort_by_key(|a| place(a));
     arms
 }
 
 /// A label short enough for nine arms side by side: a step's name reads as
 /// words ("row memo"), the control as "control".
 fn label(arm: &str) -> String {
-    match arm {
-        CONTROL => "control".to_owned(),
-        "cached_statements" => "cached".to_owned(),
-        "no_returning" => "no RETURNING".to_owned(),
-        other => other.replace('_', " "),
+    match arm.parse::<Arm>() {
+        Ok(Arm::Control) => "control".to_owned(),
+        Ok(Arm::Step(step)) if step == "cached_statements" => "cached".to_owned(),
+        Ok(Arm::Step(step)) if step == "no_returning" => "no RETURNING".to_owned(),
+        _ => arm.replace('_', " "),
     }
 }
 

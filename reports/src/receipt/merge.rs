@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use hopscope_analyze::ab::Verdict;
 use hopscope_analyze::merge::{MergeResult, Phase, RULE};
 use hopscope_analyze::stats::BOOTSTRAP_RESAMPLES;
 
@@ -68,7 +69,7 @@ fn render(r: &MergeResult, out: &mut String) -> std::fmt::Result {
         "\nShares need not add to 100%: steps overlap (a memo hit also skips a statement that caching would have made cheaper). Verdicts come from the A/B machinery under a rule fixed in the code: at least {}% and {} µs per change, in both orders, control drift at most {}%.\n",
         RULE.min_effect_pct, RULE.min_effect_us, RULE.max_control_drift_pct
     )?;
-    for s in r.steps.iter().filter(|s| s.verdict != "reproduced") {
+    for s in r.steps.iter().filter(|s| s.verdict != Verdict::Reproduced) {
         if let Some(reason) = s.reasons.first() {
             writeln!(out, "- {} ({}): {}", s.step, s.phase, super::reason(reason))?;
         }

@@ -75,7 +75,7 @@ impl Rows {
         }
         if let Some(x) = derived {
             for (figure, diff) in x.figures() {
-                self.figures.push(figure_row(&id, figure, diff)?);
+                self.figures.push(figure_row(&id, figure.name(), diff)?);
             }
         }
         if let Some(effect) = &d.observer_effect {

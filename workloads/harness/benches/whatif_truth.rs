@@ -25,7 +25,7 @@ use crossbeam_channel::{Sender, bounded, unbounded};
 use hopscope_analyze::{CounterFigure, Decomposition, LaneResult, causal, stats};
 use hopscope_harness::whatif::{self, WhatIf};
 use hopscope_harness::{BoxError, HandIn, Harness, Lane, Ops, Placement, Plan, Role, Setup, ThreadInit, Workload};
-use hopscope_probe::{Hop, OpId, clock, hop};
+use hopscope_probe::{Hop, OpId, ThreadRole, clock, hop};
 
 fn busy(ns: f64) {
     let ticks = (ns / clock::clock().delta_as_nanos(0, 1 << 20) as f64 * f64::from(1u32 << 20)) as u64;
@@ -235,8 +235,8 @@ fn counted() -> bool {
 /// cost moved with the statement or build (a cost a virtual speedup keeps
 /// as it was).
 fn cpu_per_op(d: &Decomposition, callers: usize, build: f64, statement: f64) {
-    let role = |lane: &LaneResult, counter: &str, role: &str| match lane.counters.get(counter) {
-        Some(CounterFigure::PerOp(roles)) => roles.get(role).copied().unwrap_or(f64::NAN),
+    let role = |lane: &LaneResult, counter: &str, role: ThreadRole| match lane.counters.get(counter) {
+        Some(CounterFigure::PerOp(roles)) => roles.role(&role).unwrap_or(f64::NAN),
         _ => f64::NAN,
     };
     std::iter::once(("toy".to_owned(), (build, statement)))
@@ -253,10 +253,10 @@ fn cpu_per_op(d: &Decomposition, callers: usize, build: f64, statement: f64) {
                 b / 1e3,
                 s / 1e3,
                 lane.us_per_op.as_ref().map_or(f64::NAN, |u| u.median),
-                role(lane, "task_clock_per_op", "caller") / 1e3,
-                role(lane, "task_clock_per_op", "writer") / 1e3,
-                role(lane, "context_switches_per_op", "caller"),
-                role(lane, "context_switches_per_op", "writer"),
+                role(lane, "task_clock_per_op", ThreadRole::Caller) / 1e3,
+                role(lane, "task_clock_per_op", ThreadRole::writer()) / 1e3,
+                role(lane, "context_switches_per_op", ThreadRole::Caller),
+                role(lane, "context_switches_per_op", ThreadRole::writer()),
             );
         });
 }

@@ -108,7 +108,7 @@ pub use harness::{Harness, HarnessError, Outcome};
 /// feature.
 pub use hopscope_reports::{Finished, RunResult, Written, finish};
 pub use lane::{Lane, MAX_CALLERS, MAX_NAME_BYTES};
-pub use placement::Placement;
+pub use placement::{Pin, Placement};
 pub use plan::{
     DEFAULT_BLOCK_DEADLINE, DEFAULT_MARKS_PER_OP, DEFAULT_SETTLE, MAX_BLOCKS_PER_LANE, MAX_BUFFER_MARKS,
     MAX_OPS_PER_BLOCK, MAX_SETTLE, Order, Plan, shuffled,

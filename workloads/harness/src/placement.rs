@@ -6,85 +6,33 @@
 //! unpinned run once showed a floor at 34 µs next to a writer at 126 µs, a
 //! fake 90 µs "library" cost. Runs pin by default and say so.
 
-use std::fmt;
-use std::str::FromStr;
+pub use hopscope_probe::{Placement, UnknownPlacement};
 
-/// Where the caller and a lane's own threads run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Placement {
-    /// Wherever the scheduler puts them.
-    #[default]
-    Unpinned,
-    /// Both pinned to the same core.
-    SameCore,
-    /// Pinned to two different cores.
-    DifferentCores,
-}
-
-impl Placement {
-    /// Every placement, in the order flags list them.
-    pub const ALL: [Placement; 3] = [Placement::Unpinned, Placement::SameCore, Placement::DifferentCores];
-
-    /// The flag word of this placement.
-    pub fn name(self) -> &'static str {
-        match self {
-            Placement::Unpinned => "unpinned",
-            Placement::SameCore => "same-core",
-            Placement::DifferentCores => "different-cores",
-        }
-    }
-
-    /// The core caller threads are pinned to (`None`: not pinned).
-    pub fn caller_core(self) -> Option<usize> {
-        match self {
-            Placement::Unpinned => None,
-            Placement::SameCore | Placement::DifferentCores => Some(0),
-        }
-    }
-
-    /// The core a lane's own threads (its writer) are pinned to.
-    pub fn worker_core(self) -> Option<usize> {
-        match self {
-            Placement::Unpinned => None,
-            Placement::SameCore => Some(0),
-            Placement::DifferentCores => Some(1),
-        }
-    }
-
+/// Placing the calling thread as a [`Placement`] says: the vocabulary lives
+/// in the probe crate (runs record it, the analyzer reads it), the pinning
+/// here, where the threads are.
+pub trait Pin {
     /// Place the calling thread as a caller: pinned to its core, or free to
     /// run anywhere (undoing a mask inherited from a pinned parent).
-    pub fn place_caller(self) {
+    fn place_caller(self);
+    /// Place the calling thread as the lane's own thread.
+    fn place_worker(self);
+    /// Whether the two threads may share one core (pinned together, or one
+    /// CPU online): a spinning wait there starves the thread it waits for.
+    fn shares_a_core(self) -> bool;
+}
+
+impl Pin for Placement {
+    fn place_caller(self) {
         place_worker(self.caller_core());
     }
 
-    /// Place the calling thread as the lane's own thread.
-    pub fn place_worker(self) {
+    fn place_worker(self) {
         place_worker(self.worker_core());
     }
 
-    /// Whether the two threads may share one core (pinned together, or one
-    /// CPU online): a spinning wait there starves the thread it waits for.
-    pub fn shares_a_core(self) -> bool {
+    fn shares_a_core(self) -> bool {
         self == Placement::SameCore || online_cpus() <= 1
-    }
-}
-
-impl fmt::Display for Placement {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// A placement word that is none of [`Placement::ALL`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown placement `{0}` (one of: unpinned, same-core, different-cores)")]
-pub struct UnknownPlacement(pub String);
-
-impl FromStr for Placement {
-    type Err = UnknownPlacement;
-    /// `unpinned`, `same-core`, `different-cores`.
-    fn from_str(s: &str) -> Result<Placement, UnknownPlacement> {
-        Placement::ALL.into_iter().find(|p| p.name() == s).ok_or_else(|| UnknownPlacement(s.to_owned()))
     }
 }
 

@@ -12,7 +12,7 @@ use hopscope_probe::{OpId, Variant};
 
 use crate::cpu::Gap;
 use crate::hand_in::HandIn;
-use crate::placement::Placement;
+use crate::placement::{Pin, Placement};
 
 /// An error from a lane's own code (its set-up, an operation, a reset, a
 /// count), carried to the run's error with the lane and block named.

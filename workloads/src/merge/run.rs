@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use hopscope_analyze::merge::{Arm, Phase};
 use hopscope_harness::{
     BlockId, BlockInfo, BoxError, Lane, Ops, Order, Placement, Plan, Role, Setup, Workload, runner,
 };
@@ -33,31 +34,19 @@ pub struct MergePlan {
     /// Parts per import (see [`PARTS`]).
     pub parts: u32,
     /// Arms by name.
-    pub arms: Vec<(String, MergeKnobs)>,
+    pub arms: Vec<(Arm, MergeKnobs)>,
 }
 
 impl MergePlan {
     /// `naive`, `tuned`, one arm per step tuned alone (named after it), and
     /// `naive-control`, a second naive arm: the A/B control of every step.
     pub fn new(spec: ChangesetSpec, rounds: u32) -> MergePlan {
-        let mut arms = vec![("naive".to_owned(), MergeKnobs::NAIVE), ("tuned".to_owned(), MergeKnobs::TUNED)];
-        arms.extend(MergeKnobs::one_step_each().map(|(name, knobs)| (name.to_owned(), knobs)));
-        arms.push((CONTROL.to_owned(), MergeKnobs::NAIVE));
+        let mut arms = vec![(Arm::Naive, MergeKnobs::NAIVE), (Arm::Tuned, MergeKnobs::TUNED)];
+        arms.extend(MergeKnobs::one_step_each().map(|(name, knobs)| (Arm::Step(name.to_owned()), knobs)));
+        arms.push((Arm::Control, MergeKnobs::NAIVE));
         MergePlan { spec, rounds, sample_every: 16, parts: PARTS, arms }
     }
-
-    /// The trace lane of `arm` in `phase` (`cold` or `again`).
-    pub fn lane(arm: &str, phase: &str) -> String {
-        format!("{arm}/{phase}")
-    }
 }
-
-/// The two imports of each arm and round.
-pub const PHASES: [&str; 2] =
-    [hopscope_analyze::merge::Phase::Cold.name(), hopscope_analyze::merge::Phase::Again.name()];
-
-/// The second naive arm, run as every step's A/B control.
-pub const CONTROL: &str = "naive-control";
 
 /// Parts per import by default. One import is one transaction, but it runs
 /// and is recorded in this many consecutive parts (the commit in the last),
@@ -70,7 +59,7 @@ pub const PARTS: u32 = 32;
 
 /// One arm's replica and its open import, shared by the arm's two lanes
 /// (`arm/cold` and `arm/again` import into the same file).
-struct Arm {
+struct ArmState {
     path: PathBuf,
     knobs: MergeKnobs,
     /// The import in progress: open from its first part to its commit.
@@ -83,7 +72,7 @@ struct Arm {
 /// One arm in one phase: each block is one part of an import.
 #[derive(Clone)]
 struct MergeLane {
-    arm: Arc<Mutex<Arm>>,
+    arm: Arc<Mutex<ArmState>>,
     /// 0: cold (a fresh replica, every change wins); 1: again (the same
     /// file reopened, every change already known).
     phase: usize,
@@ -93,7 +82,7 @@ struct MergeLane {
 }
 
 impl MergeLane {
-    fn arm(&self) -> std::sync::MutexGuard<'_, Arm> {
+    fn arm(&self) -> std::sync::MutexGuard<'_, ArmState> {
         self.arm.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -138,7 +127,7 @@ impl Workload for MergeLane {
         let mut arm = self.arm();
         let part = arm.part;
         let range = part * self.chunk()..(part + 1) * self.chunk();
-        let Arm { merger, wins, .. } = &mut *arm;
+        let ArmState { merger, wins, .. } = &mut *arm;
         let merger = merger.as_mut().ok_or("no import open")?;
         for (index, _op) in range.clone().zip(ops) {
             *wins += u64::from(merger.merge(index, &self.changes[index])?);
@@ -160,14 +149,14 @@ impl Workload for MergeLane {
 fn lanes(plan: &MergePlan, db_dir: &Path, changes: &Arc<Vec<Change>>) -> Vec<Lane> {
     let mut lanes = Vec::new();
     for (name, knobs) in &plan.arms {
-        let arm = Arc::new(Mutex::new(Arm {
+        let arm = Arc::new(Mutex::new(ArmState {
             path: db_dir.join(format!("{name}.db")),
             knobs: *knobs,
             merger: None,
             part: 0,
             wins: 0,
         }));
-        for (phase, phase_name) in PHASES.iter().enumerate() {
+        for (phase, phase_kind) in Phase::ALL.into_iter().enumerate() {
             let lane = MergeLane {
                 arm: arm.clone(),
                 phase,
@@ -177,7 +166,7 @@ fn lanes(plan: &MergePlan, db_dir: &Path, changes: &Arc<Vec<Change>>) -> Vec<Lan
             };
             let open = move |_: &Setup| Ok::<_, BoxError>(lane.clone());
             lanes.push(
-                Lane::new(Role::Peer, &MergePlan::lane(name, phase_name), open)
+                Lane::new(Role::Peer, &name.lane(phase_kind), open)
                     .describe(format!("{knobs:?}"))
                     .placement(Placement::Unpinned),
             );
@@ -210,15 +199,15 @@ pub fn run(plan: &MergePlan, dir: &Path, meta: BTreeMap<String, String>, progres
     let db_dir = crate::db::run_dir(dir)?;
     let lanes = lanes(plan, &db_dir, &changes);
     let arms = plan.arms.len();
-    let group = |phase: usize| (0..arms).map(|arm| arm * PHASES.len() + phase).collect::<Vec<_>>();
-    let rounds = plan.rounds.checked_mul(PHASES.len() as u32).and_then(|r| r.checked_mul(plan.parts));
+    let group = |phase: usize| (0..arms).map(|arm| arm * Phase::ALL.len() + phase).collect::<Vec<_>>();
+    let rounds = plan.rounds.checked_mul(Phase::ALL.len() as u32).and_then(|r| r.checked_mul(plan.parts));
     let samples = rounds.ok_or_else(|| RunError::Plan("too many rounds × parts".to_owned()))?;
     let harness_plan = Plan {
         ops_per_block: (changes.len() / parts) as u64,
         samples,
         passes: 1,
         warmup_blocks: 0,
-        order: Order::Phases { groups: (0..PHASES.len()).map(group).collect(), rounds: plan.parts },
+        order: Order::Phases { groups: (0..Phase::ALL.len()).map(group).collect(), rounds: plan.parts },
         placement: Placement::Unpinned,
         hops: hops::table(),
         ..Plan::careful()

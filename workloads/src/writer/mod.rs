@@ -26,7 +26,7 @@ use std::rc::Rc;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
-use hopscope_harness::HandIn;
+use hopscope_harness::{HandIn, Pin};
 use hopscope_probe::{Hop, OpId, Probe, local};
 use rusqlite::Connection;
 

@@ -221,9 +221,8 @@ fn render_counters(d: &Decomposition, out: &mut String) -> std::fmt::Result {
             .iter()
             .map(|n| match result.counters.get(*n) {
                 Some(CounterFigure::PerOp(roles)) => {
-                    let total = roles.get("total").map_or("–".to_owned(), |v| format!("{v:.3}"));
-                    let each: Vec<String> =
-                        roles.iter().filter(|(r, _)| *r != "total").map(|(r, v)| format!("{r} {v:.3}")).collect();
+                    let total = roles.total().map_or("–".to_owned(), |v| format!("{v:.3}"));
+                    let each: Vec<String> = roles.roles().map(|(r, v)| format!("{r} {v:.3}")).collect();
                     format!("{total} ({})", each.join(" / "))
                 }
                 Some(CounterFigure::Unsupported(why)) => why.clone(),

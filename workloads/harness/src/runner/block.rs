@@ -16,7 +16,7 @@ use super::span_hook::SpanHook;
 use crate::cpu::{self, Gap, ProcessSample, ThreadSample};
 use crate::error::{At, Failure};
 use crate::hand_in::HandIn;
-use crate::placement::Placement;
+use crate::placement::{Pin, Placement};
 use crate::readings::{BlockSamples, ReadingKeys};
 use crate::workload::{BlockId, BlockInfo, BoxError, Workload};
 

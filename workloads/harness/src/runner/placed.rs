@@ -1,7 +1,7 @@
 //! Guards that place the thread driving a run and give its place back,
 //! however the scope ends.
 
-use crate::placement::{Affinity, Placement};
+use crate::placement::{Affinity, Pin, Placement};
 
 /// The calling thread placed as a caller until this is dropped, when its
 /// affinity is given back.

@@ -17,6 +17,10 @@ use crate::recorded::Recorded;
 use crate::slices::{self, SliceFigures};
 use crate::stats::{Samples, Summary};
 
+mod arm;
+
+pub use arm::{Arm, ArmLane, Phase};
+
 /// `merge.json`'s schema name.
 pub const SCHEMA: &str = "hopscope.merge/1";
 
@@ -33,54 +37,6 @@ pub const RULE: Rule = Rule {
     min_slice_effect_pct: None,
     confidence_pct: None,
 };
-
-/// The second naive arm, every step's A/B control.
-pub const CONTROL: &str = "naive-control";
-
-/// One of the two imports each arm makes per round: `cold` (every change
-/// new) and `again` (the same changes re-imported, each losing).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Phase {
-    /// The first import.
-    Cold,
-    /// The idempotent re-import.
-    Again,
-}
-
-impl Phase {
-    /// Both phases, in the order a round runs them.
-    pub const ALL: [Phase; 2] = [Phase::Cold, Phase::Again];
-
-    /// The phase's name in lane names (`<arm>/<phase>`) and results.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Phase::Cold => "cold",
-            Phase::Again => "again",
-        }
-    }
-
-    /// What the phase imports, for a receipt.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Phase::Cold => "cold import",
-            Phase::Again => "idempotent re-import",
-        }
-    }
-}
-
-impl std::fmt::Display for Phase {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for Phase {
-    type Err = String;
-
-    fn from_str(name: &str) -> Result<Phase, String> {
-        Phase::ALL.into_iter().find(|p| p.name() == name).ok_or_else(|| format!("unknown merge phase `{name}`"))
-    }
-}
 
 /// One arm in one phase.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -103,9 +59,8 @@ pub struct StepEffect {
     /// The saving as a share of `naive − tuned` in the same phase.
     pub share_of_gap: f64,
     /// The A/B verdict under [`RULE`] (A = naive, B = this step alone,
-    /// control = the second naive arm; rounds split by which ran first):
-    /// `reproduced`, `inconclusive` or `drift-suspected`.
-    pub verdict: String,
+    /// control = the second naive arm; rounds split by which ran first).
+    pub verdict: ab::Verdict,
     /// Why, as the A/B machinery's reasons (an older result's are
     /// sentences).
     pub reasons: Vec<Recorded<AbReason>>,
@@ -143,32 +98,32 @@ pub fn analyze(trace: &AbTrace, seed: u64) -> MergeResult {
     let changes: u64 = trace.header.run.parsed(&RunFact::Changes).unwrap_or(0);
     let mut arms: BTreeMap<String, BTreeMap<String, PhaseFigures>> = BTreeMap::new();
     for lane in blocks {
-        let Some((arm, phase)) = lane.name.split_once('/') else { continue };
+        let Ok(ArmLane { arm, phase }) = lane.name.parse::<ArmLane>() else { continue };
         let Ok(samples) = Samples::new(lane.us_per_op.values().copied().collect()) else { continue };
         let us_per_change = samples.summary(seed);
         let import_s = us_per_change.median * changes as f64 / 1e6;
-        arms.entry(arm.to_owned()).or_default().insert(phase.to_owned(), PhaseFigures { us_per_change, import_s });
+        arms.entry(arm.to_string()).or_default().insert(phase.to_string(), PhaseFigures { us_per_change, import_s });
     }
     let mut speedup = BTreeMap::new();
     let mut steps = Vec::new();
-    for phase in Phase::ALL.map(Phase::name) {
-        let (Some(naive), Some(tuned)) = (find(&format!("naive/{phase}")), find(&format!("tuned/{phase}"))) else {
+    for phase in Phase::ALL {
+        let (Some(naive), Some(tuned)) = (find(&Arm::Naive.lane(phase)), find(&Arm::Tuned.lane(phase))) else {
             continue;
         };
         let median = |l: &lanes::LaneBlocks| Samples::new(l.us_per_op.values().copied().collect()).map(|s| s.median());
         let (Ok(naive_us), Ok(tuned_us)) = (median(naive), median(tuned)) else { continue };
-        speedup.insert(phase.to_owned(), naive_us / tuned_us);
+        speedup.insert(phase.to_string(), naive_us / tuned_us);
         let gap = naive_us - tuned_us;
-        for arm in arms.keys().filter(|a| !["naive", "tuned", CONTROL].contains(&a.as_str())) {
-            let Some(alone) = find(&format!("{arm}/{phase}")) else { continue };
+        for arm in arms.keys().filter_map(|a| a.parse::<Arm>().ok().filter(Arm::is_step)) {
+            let Some(alone) = find(&arm.lane(phase)) else { continue };
             let Some(saving) = lanes::difference(naive, alone) else { continue };
-            let outcome = ab::verdict(&ab_passes(trace, arm, phase), &RULE);
+            let outcome = ab::verdict(&ab_passes(trace, &arm, phase), &RULE);
             steps.push(StepEffect {
-                step: arm.clone(),
-                phase: phase.to_owned(),
+                step: arm.to_string(),
+                phase: phase.to_string(),
                 saving_us: saving,
                 share_of_gap: if gap > 0.0 { saving.median / gap } else { 0.0 },
-                verdict: outcome.verdict.to_string(),
+                verdict: outcome.verdict,
                 reasons: outcome.reasons,
             });
         }
@@ -179,9 +134,7 @@ pub fn analyze(trace: &AbTrace, seed: u64) -> MergeResult {
         .filter(|ops| ops.complete > 0)
         .filter_map(|ops| {
             let lane = trace.header.lanes.get(usize::from(ops.lane))?;
-            let wanted = lane
-                .split_once('/')
-                .is_some_and(|(arm, phase)| ["naive", "tuned"].contains(&arm) && phase.parse::<Phase>().is_ok());
+            let wanted = lane.parse::<ArmLane>().is_ok_and(|l| matches!(l.arm, Arm::Naive | Arm::Tuned));
             // Every block of a lane is one part of an import; slices pool them.
             wanted.then(|| (lane.clone(), slices::slice_figures(ops, seed)))
         })
@@ -203,9 +156,9 @@ pub fn analyze(trace: &AbTrace, seed: u64) -> MergeResult {
 /// One step's A/B passes: A = `naive/{phase}`, B = `{step}/{phase}`,
 /// control = the second naive arm; a part goes to pass 0 when A's ran
 /// before B's (the drawn order decides) and to pass 1 otherwise.
-fn ab_passes(trace: &AbTrace, step: &str, phase: &str) -> Vec<PassBlocks> {
-    let lane = |arm: &str| trace.header.lane(&format!("{arm}/{phase}"));
-    let (Some(a), Some(b), control) = (lane("naive"), lane(step), lane(CONTROL)) else { return Vec::new() };
+fn ab_passes(trace: &AbTrace, step: &Arm, phase: Phase) -> Vec<PassBlocks> {
+    let lane = |arm: &Arm| trace.header.lane(&arm.lane(phase));
+    let (Some(a), Some(b), control) = (lane(&Arm::Naive), lane(step), lane(&Arm::Control)) else { return Vec::new() };
     // Per sample (one part of every arm's import, the arms interleaved):
     // where A's and B's blocks are (which ran first), and every figure.
     let mut first: BTreeMap<u32, (Option<usize>, Option<usize>)> = BTreeMap::new();
