@@ -14,6 +14,7 @@ use hopscope_analyze::recorded::Recorded;
 use hopscope_analyze::warning::Warning;
 use hopscope_harness::gate::{self, FailOn};
 use hopscope_harness::{ExperimentSpec, Harness, RunArgs, sha256_hex};
+use hopscope_probe::{RunFact, RunFacts};
 
 use hopscope_workloads::experiments::ab_spec::AbSpec;
 
@@ -279,7 +280,7 @@ fn reanalyze(current: Option<&AbSpec>, dir: &Path) -> anyhow::Result<Experiment>
     let recorded_text = trace
         .header
         .run
-        .get("spec.text")
+        .fact(&RunFact::SpecText)
         .with_context(|| format!("{} is not an A/B trace (it records no spec)", path.display()))?;
     let label = current.map_or_else(|| dir.join("spec.toml"), |c| c.experiment.path.clone());
     // Only the rule is judged by: a lockstep run's spec names no lanes.

@@ -244,17 +244,8 @@ pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experime
 /// (the same in both), or the default (`None`).
 pub(crate) fn lane(spec: &ExperimentSpec, flag: Option<&str>) -> anyhow::Result<Option<String>> {
     let mut named = Vec::new();
-    for (arm, table) in &spec.arms {
-        if let Some(other) = table.keys().find(|k| *k != "lane") {
-            anyhow::bail!("spec {}: {arm}.{other}: an arm of --builds names a lane only", spec.path.display());
-        }
-        match table.get("lane") {
-            Some(toml::Value::String(lane)) => named.push(lane.clone()),
-            Some(other) => {
-                anyhow::bail!("spec {}: {arm}.lane: a lane name in quotes, not `{other}`", spec.path.display())
-            }
-            None => {}
-        }
+    for arm in 0..spec.arms.len() {
+        named.extend(spec.named_lane(arm)?.map(str::to_owned));
     }
     named.dedup();
     if named.len() > 1 {

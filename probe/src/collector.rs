@@ -25,6 +25,16 @@ pub const DEFAULT_RING_MARKS: usize = 1 << 16;
 /// Largest ring a thread may be given: 384 MiB of marks.
 pub const MAX_RING_MARKS: usize = 1 << 24;
 
+/// What the collector calls a thread the program did not name, before
+/// its number (`thread-3`).
+const UNNAMED: &str = "thread-";
+
+/// Whether `name` is one the collector gave a thread the program did not
+/// name (`thread-N`), not one the program chose.
+pub fn is_unnamed(name: &str) -> bool {
+    name.strip_prefix(UNNAMED).is_some_and(|n| n.parse::<u64>().is_ok())
+}
+
 /// Where marks made on threads hopscope does not run (span callbacks,
 /// SQLite's statement hook) gather; cloning shares the same rings.
 #[derive(Debug, Clone)]
@@ -277,7 +287,7 @@ impl Collector {
         let (ring, reader) = rtrb::RingBuffer::new(self.inner.ring_marks);
         let mut rings = self.inner.rings.lock().unwrap_or_else(PoisonError::into_inner);
         let current = std::thread::current();
-        let name = current.name().map_or_else(|| format!("thread-{}", rings.len() + 1), str::to_owned);
+        let name = current.name().map_or_else(|| format!("{UNNAMED}{}", rings.len() + 1), str::to_owned);
         let info = Arc::new(RingInfo { thread: current.id(), name, dropped: AtomicU64::new(0), tallies: tallies() });
         rings.push(Reader { ring: reader, info: info.clone() });
         drop(rings);

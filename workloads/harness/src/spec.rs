@@ -176,15 +176,24 @@ impl ExperimentSpec {
 
     /// The lane an arm names (`lane = "..."`), refusing any other field.
     pub fn arm_lane(&self, arm: usize) -> Result<&str, SpecError> {
+        let name = &self.arms[arm.min(1)].0;
+        let missing = format!("{name}: no `lane = \"...\"` naming a declared lane");
+        self.named_lane(arm)?.ok_or_else(|| SpecError { path: self.path.clone(), reason: missing })
+    }
+
+    /// The lane an arm names, if it names one; any field but `lane` is
+    /// refused (an arm of a program's spec, or of `ab --builds`, only
+    /// picks a lane).
+    pub fn named_lane(&self, arm: usize) -> Result<Option<&str>, SpecError> {
         let (name, table) = &self.arms[arm.min(1)];
         let fail = |reason: String| SpecError { path: self.path.clone(), reason };
         if let Some(other) = table.keys().find(|k| *k != "lane") {
-            return Err(fail(format!("{name}.{other}: an arm of this program names a lane (`lane = \"...\"`) only")));
+            return Err(fail(format!("{name}.{other}: an arm names a lane (`lane = \"...\"`) only")));
         }
         match table.get("lane") {
-            Some(toml::Value::String(lane)) => Ok(lane),
+            Some(toml::Value::String(lane)) => Ok(Some(lane)),
             Some(other) => Err(fail(format!("{name}.lane: a lane name in quotes, not `{other}`"))),
-            None => Err(fail(format!("{name}: no `lane = \"...\"` naming a declared lane"))),
+            None => Ok(None),
         }
     }
 

@@ -96,7 +96,7 @@ impl TracedThreads {
 /// `-`), at most [`MAX_NAME_BYTES`]; `None` for an unnamed thread (the
 /// collector calls those `thread-N`) or a name reserved for the harness.
 fn role_name(name: &str) -> Option<String> {
-    let unnamed = name.strip_prefix("thread-").is_some_and(|n| n.parse::<u64>().is_ok());
+    let unnamed = hopscope_probe::collector::is_unnamed(name);
     let role: String = name
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' })

@@ -13,7 +13,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use hopscope_analyze::lanes::Difference;
 use hopscope_analyze::slices::Owner;
-use hopscope_analyze::{CounterFigure, Decomposition};
+use hopscope_analyze::{CounterFigure, Decomposition, Role};
 
 /// Render `d` as Markdown: the title, the headline and warnings, then
 /// every table.
@@ -55,7 +55,7 @@ pub fn headline(d: &Decomposition) -> Option<String> {
             },
             super::crosscheck::difference(library)
         ),
-        _ => match (&derived.floor_refused, derived.lanes.get("floor")) {
+        _ => match (&derived.floor_refused, derived.lane(Role::Floor)) {
             (Some(_), Some(floor)) => format!(
                 "The hop (subject − baseline) is {}; the floor lane `{floor}` cannot be compared with the subject \
                  (see the warnings), so the hop is not split into boundary and library",

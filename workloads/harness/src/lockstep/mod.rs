@@ -28,8 +28,9 @@ use follower::Follower;
 pub use follower::Launch;
 pub use order::{round, start_order};
 
-/// The arms, in the order their followers start.
-pub const ARMS: [&str; 3] = ["a", "b", "control"];
+/// The arms, in the order their followers start: each one's role and the
+/// prefix of its lane's name (`a/<lane>`).
+pub const ARMS: [(Role, &str); 3] = [(Role::ArmA, "a"), (Role::ArmB, "b"), (Role::Control, "control")];
 
 /// Why a lockstep run could not start or went wrong.
 #[derive(Debug, thiserror::Error)]
@@ -367,14 +368,9 @@ fn merged(
     });
     header.lanes.clear();
     header.lane_info.clear();
-    for (arm, (follower, &lane)) in ARMS.iter().zip(followers.iter().zip(lanes)) {
+    for (&(role, arm), (follower, &lane)) in ARMS.iter().zip(followers.iter().zip(lanes)) {
         let name = format!("{arm}/{lane_name}");
         let info = follower.header.lane_info(lane);
-        let role = match *arm {
-            "a" => Role::ArmA,
-            "b" => Role::ArmB,
-            _ => Role::Control,
-        };
         header.lane_info.push(LaneInfo {
             role,
             variant: info.as_ref().and_then(|l| l.variant),
