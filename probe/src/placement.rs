@@ -79,5 +79,8 @@ mod tests {
         }
         let unknown = "anywhere".parse::<Placement>().unwrap_err();
         assert!(unknown.to_string().contains("same-core"), "{unknown}");
+        assert!("cross-core".parse::<Placement>().is_err(), "one name per placement");
+        assert_eq!(Placement::SameCore.worker_core(), Placement::SameCore.caller_core());
+        assert_ne!(Placement::DifferentCores.worker_core(), Placement::DifferentCores.caller_core());
     }
 }

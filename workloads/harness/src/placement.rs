@@ -246,16 +246,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn placements_parse_from_their_flag_words() {
-        for p in Placement::ALL {
-            assert_eq!(p.name().parse::<Placement>(), Ok(p));
-        }
-        assert!("cross-core".parse::<Placement>().is_err(), "one name per placement");
-        assert!("anywhere".parse::<Placement>().unwrap_err().to_string().contains("same-core"));
-        assert_eq!(Placement::SameCore.worker_core(), Placement::SameCore.caller_core());
-    }
-
-    #[test]
     fn pins_land_on_cpus_the_process_may_use_and_are_checked() {
         std::thread::spawn(|| {
             let allowed = allowed_cpus().to_vec();
