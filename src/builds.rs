@@ -223,12 +223,7 @@ pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experime
     let mut e = experiment::judge_file(&run.trace, &spec.rule)
         .with_context(|| format!("cannot read back {}", run.trace.display()))?;
     if let Some(line) = &run.stopped {
-        let partial = Partial {
-            blocks_kept: run.blocks,
-            bytes_dropped: 0,
-            reason: format!("the run stopped ({line})"),
-            damaged: false,
-        };
+        let partial = Partial::stopped(run.blocks, line);
         e.warnings.insert(0, Recorded::Typed(Warning::Partial(partial)));
     }
     let written = hopscope_reports::write_experiment(&dir, &e)

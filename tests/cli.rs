@@ -138,7 +138,10 @@ fn bad_traces_fail_with_one_clear_line() {
             serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).expect("result")).expect("json");
         let kept = result["partial"]["blocks_kept"].as_u64().expect("partial.blocks_kept");
         assert!(kept > 0, "{name}: no block kept");
-        assert!(result["partial"]["reason"].as_str().expect("reason").contains(why), "{name}: {result}");
+        let reason = &result["partial"]["reason"];
+        assert!(["trace_cut", "trace_damaged"].contains(&reason["cause"].as_str().expect("cause")), "{name}: {result}");
+        assert!(reason["detail"].as_str().expect("detail").contains(why), "{name}: {result}");
+        assert!(stdout.contains(why), "{name}: the line says what the reader found: {stdout}");
         let blocks: u64 =
             result["lanes"].as_object().expect("lanes").values().map(|l| l["blocks"].as_u64().unwrap_or(0)).sum();
         if result["contention"]["dropped_rounds"] == true {

@@ -54,6 +54,6 @@ pub use hopscope_probe::{ClockInfo, HostInfo, Role, Variant};
 pub use decomposition::{
     AnalyzeError, BOOTSTRAP_SEED, BlockFigure, CounterFigure, Decomposition, Derived, DerivedFigure, Drops,
     HOP_TOLERANCE_US, HopCheck, InstrumentCost, LaneResult, LaneSlices, ObserverEffect, ObserverFigure, Partial,
-    PerRole, ResultError, RunInfo, SCHEMA, SliceDifference, decompose, decompose_file, decompose_partial,
+    PartialCause, PerRole, ResultError, RunInfo, SCHEMA, SliceDifference, decompose, decompose_file, decompose_partial,
     decompose_source, decompose_source_with_samples, join_file,
 };

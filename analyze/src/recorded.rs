@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A finding: typed, or the sentence an older build wrote in its place.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Recorded<T> {
     /// The finding with its figures.

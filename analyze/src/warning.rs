@@ -5,7 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::attribution::{Declared, SqliteFix};
 use crate::decomposition::Partial;
+use crate::recorded::Recorded;
 
 /// One warning of a decomposition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -102,19 +104,23 @@ pub enum Warning {
         baseline_us: f64,
         /// Its 95% CI, µs.
         baseline_ci95: [f64; 2],
-        /// The declaration that makes it SQLite's.
-        fix: String,
+        /// The declaration that makes it SQLite's (an older result's is
+        /// the code, as text).
+        fix: Recorded<SqliteFix>,
     },
     /// A hop marked on the other side from the one declared.
     WrongSide {
-        /// What was declared (the span or hop and its side).
-        declared: String,
+        /// What was declared (the span or hop and its side; an older
+        /// result's is a phrase).
+        declared: Recorded<Declared>,
         /// The threads that marked it.
         threads: Vec<String>,
         /// Whether it was declared on the caller's side.
         caller_side: bool,
-        /// The declaration that puts it on the other side.
-        fix: String,
+        /// The fix an older result wrote beside its phrase (a typed
+        /// declaration implies its fix, and is written without one).
+        #[serde(rename = "fix", default, skip_serializing_if = "Option::is_none")]
+        legacy_fix: Option<String>,
     },
     /// No clean and probed build of the subject: no observer effect.
     NoObserverEffect,

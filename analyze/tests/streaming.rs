@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use hopscope_analyze::source::{BlockSource, TraceFile};
-use hopscope_analyze::{AnalyzeError, decompose_file, decompose_partial, decompose_source};
+use hopscope_analyze::{AnalyzeError, PartialCause, decompose_file, decompose_partial, decompose_source};
 use hopscope_probe::{Block, Trace};
 
 mod common;
@@ -41,7 +41,11 @@ fn a_cut_file_is_salvaged_as_in_memory_and_marked_partial() {
     assert_eq!(streamed, held);
     let partial = streamed.partial.as_ref().expect("partial");
     assert_eq!(partial.blocks_kept, trace.blocks.len() as u64);
-    assert!(partial.bytes_dropped > 0 && partial.reason.contains("truncated"), "{partial:?}");
+    assert!(
+        partial.bytes_dropped > 0 && partial.reader_detail().is_some_and(|d| d.contains("truncated")),
+        "{partial:?}"
+    );
+    assert!(matches!(partial.reason.typed(), Some(PartialCause::TraceCut { .. })), "{partial:?}");
     let _ = std::fs::remove_dir_all(path.parent().expect("dir"));
 }
 
@@ -56,7 +60,7 @@ fn a_file_with_no_complete_block_says_what_stopped_it() {
     let path = scratch("empty");
     std::fs::write(&path, &whole[..header_end + 3]).expect("write");
     match decompose_file(&path) {
-        Err(AnalyzeError::NothingSalvaged { reason }) => assert!(reason.contains("truncated"), "{reason}"),
+        Err(AnalyzeError::NothingSalvaged { detail }) => assert!(detail.contains("truncated"), "{detail}"),
         other => panic!("expected NothingSalvaged, got {other:?}"),
     }
     let _ = std::fs::remove_dir_all(path.parent().expect("dir"));

@@ -11,8 +11,78 @@ use std::hint::black_box;
 use serde::Serialize;
 
 use crate::clock::{self, ClockInfo, Ticks};
+use crate::counters::CounterSupport;
 use crate::hop::{Hop, OpId};
+use crate::host::HostInfo;
 use crate::local;
+use crate::machinery::SpanMachinery;
+
+/// The probe's contract: a mark may cost at most this many bare clock
+/// reads.
+pub const MAX_MARK_TO_CLOCK_RATIO: f64 = 1.5;
+
+/// What `hopscope calibrate` measured on this host: the clock, a mark
+/// against a bare clock read, the counters the host can count, and the
+/// span machinery. Serialized as schema `hopscope.calibration/1` (its
+/// headline figures at the top level, for scripts).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostCalibration {
+    /// The clock marks are read from.
+    pub clock: ClockInfo,
+    /// The machine.
+    pub host: HostInfo,
+    /// A mark against a bare clock read.
+    pub costs: Costs,
+    /// Each counter and whether the host can count it.
+    pub counters: Vec<CounterSupport>,
+    /// What `tracing` spans cost and leave inside slices.
+    pub span_machinery: SpanMachinery,
+}
+
+impl HostCalibration {
+    /// The schema name of the JSON form.
+    pub const SCHEMA: &'static str = "hopscope.calibration/1";
+
+    /// Whether a mark costs no more than the contract allows.
+    pub fn mark_within_contract(&self) -> bool {
+        self.costs.mark_to_clock_ratio <= MAX_MARK_TO_CLOCK_RATIO
+    }
+}
+
+impl Serialize for HostCalibration {
+    /// Keys in name order (the order the document always had).
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        #[derive(Serialize)]
+        struct Spread {
+            clock_read_mad_ns: f64,
+            mark_mad_ns: f64,
+            rounds: usize,
+        }
+        let counters: std::collections::BTreeMap<&str, String> =
+            self.counters.iter().map(|c| (c.counter.name(), c.support.to_string())).collect();
+        let costs = &self.costs;
+        let spread = Spread {
+            clock_read_mad_ns: costs.clock_read.mad_ns,
+            mark_mad_ns: costs.mark.mad_ns,
+            rounds: costs.mark.rounds,
+        };
+        let mut map = serializer.serialize_map(Some(12))?;
+        map.serialize_entry("clock", &self.clock)?;
+        map.serialize_entry("clock_grain_ns", &self.clock.grain_ns())?;
+        map.serialize_entry("clock_read_ns", &costs.clock_read.median_ns)?;
+        map.serialize_entry("clock_source", &self.clock.source.to_string())?;
+        map.serialize_entry("counters", &counters)?;
+        map.serialize_entry("host", &self.host)?;
+        map.serialize_entry("mark_ns", &costs.mark.median_ns)?;
+        map.serialize_entry("mark_to_clock_ratio", &costs.mark_to_clock_ratio)?;
+        map.serialize_entry("mark_to_clock_target", &MAX_MARK_TO_CLOCK_RATIO)?;
+        map.serialize_entry("schema", HostCalibration::SCHEMA)?;
+        map.serialize_entry("span_machinery", &self.span_machinery)?;
+        map.serialize_entry("spread", &spread)?;
+        map.end()
+    }
+}
 
 /// How many calls and rounds to time.
 #[derive(Debug, Clone, Copy)]

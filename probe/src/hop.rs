@@ -225,6 +225,23 @@ pub struct SpanEdge {
     pub edge: Edge,
 }
 
+impl SpanEdge {
+    /// The name of the hop a span declared by name gets for this edge
+    /// (`execute.enter`, `execute.exit`): the one place that spells it, for
+    /// the layer that adds the hops and the analyzer that reads them back.
+    pub fn hop_name(&self) -> String {
+        match self.edge {
+            Edge::Enter => format!("{}.enter", self.span),
+            Edge::Exit => format!("{}.exit", self.span),
+        }
+    }
+
+    /// The edge `edge` of span `span`.
+    pub fn of(span: &str, edge: Edge) -> SpanEdge {
+        SpanEdge { span: span.to_owned(), edge }
+    }
+}
+
 /// The two edges of a span a hop can stand for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -20,6 +20,7 @@
 
 #![deny(missing_docs)]
 
+pub mod calibration;
 mod change;
 #[cfg(feature = "render")]
 pub mod charts;

@@ -5,6 +5,7 @@
 mod derived;
 mod insitu;
 mod lane;
+mod partial;
 mod peers;
 mod result;
 
@@ -14,10 +15,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use hopscope_probe::{Block, Role, RunFact, RunFacts, ThreadRole, Trace, TraceHeader, Variant};
 
+pub use partial::{Partial, PartialCause};
 pub use peers::{HOP_TOLERANCE_US, HopCheck, LaneSlices, ObserverFigure, SliceDifference};
 pub use result::{
     BlockFigure, CounterFigure, Decomposition, Derived, DerivedFigure, Drops, InstrumentCost, LaneResult,
-    ObserverEffect, Partial, PerRole, ResultError, RunInfo,
+    ObserverEffect, PerRole, ResultError, RunInfo,
 };
 
 use crate::change::RunSamples;
@@ -44,10 +46,10 @@ pub enum AnalyzeError {
     #[error("the trace holds no measured blocks")]
     NoBlocks,
     /// A damaged or cut trace file has no complete block before the damage.
-    #[error("no complete block before {reason}")]
+    #[error("no complete block before the trace's damage or cut: {detail}")]
     NothingSalvaged {
-        /// Where and why reading stopped.
-        reason: String,
+        /// What the reader found where reading stopped.
+        detail: String,
     },
     /// The trace file cannot be opened, or its preamble or header is
     /// unusable.
@@ -165,7 +167,7 @@ fn decompose_blocks(source: &mut impl BlockSource) -> Result<(Decomposition, u64
     let (mut scanned, rounds) = scan(source, &header, None)?;
     if scanned.blocks == 0 {
         return Err(match source.partial() {
-            Some(p) => AnalyzeError::NothingSalvaged { reason: p.reason },
+            Some(p) => AnalyzeError::NothingSalvaged { detail: p.reader_detail().unwrap_or_default().to_owned() },
             None => AnalyzeError::NoBlocks,
         });
     }
@@ -379,12 +381,7 @@ fn mark_partial(mut d: Decomposition, header: &TraceHeader, held: u64, partial: 
     let planned = header.run.parsed::<u64>(&RunFact::PlannedBlocks);
     let partial = partial.or_else(|| {
         let planned = planned.filter(|p| *p > held)?;
-        Some(Partial {
-            blocks_kept: held,
-            bytes_dropped: 0,
-            reason: format!("the run ended after {held} of its {planned} planned blocks"),
-            damaged: false,
-        })
+        Some(Partial::ended_early(held, planned))
     });
     if let Some(partial) = partial {
         d.warnings.insert(0, Recorded::Typed(Warning::Partial(partial.clone())));

@@ -8,6 +8,7 @@ use hopscope_probe::{ClockInfo, HostInfo, Role, ThreadRole};
 use serde::{Deserialize, Serialize};
 
 use super::SCHEMA;
+use super::partial::Partial;
 use crate::lanes::Difference;
 use crate::recorded::Recorded;
 use crate::slices::{CrossCheck, SliceFigures};
@@ -371,38 +372,6 @@ pub struct InstrumentCost {
     pub explained_us: f64,
     /// `delta − explained`, µs: what the measured costs do not account for.
     pub unexplained_us: f64,
-}
-
-/// What a partial decomposition left out, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Partial {
-    /// Measured blocks the figures use.
-    pub blocks_kept: u64,
-    /// Bytes of the trace after the last block used (0 when the trace
-    /// itself is complete and the run stopped early).
-    pub bytes_dropped: u64,
-    /// Why the run or the trace ended early.
-    pub reason: String,
-    /// Whether blocks were skipped inside the trace (damaged records) rather
-    /// than only cut off at its end: the blocks kept are then not all
-    /// "before" anything.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub damaged: bool,
-}
-
-impl From<&hopscope_probe::Salvage> for Partial {
-    fn from(s: &hopscope_probe::Salvage) -> Partial {
-        Partial {
-            blocks_kept: s.blocks_kept,
-            bytes_dropped: s.bytes_dropped,
-            reason: if s.blocks_skipped > 0 {
-                format!("the trace is damaged ({})", s.reason)
-            } else {
-                format!("the trace ended early ({})", s.reason)
-            },
-            damaged: s.blocks_skipped > 0,
-        }
-    }
 }
 
 /// Losses in the instrument.

@@ -27,7 +27,7 @@ use tracing_subscriber::layer::SubscriberExt;
 use super::{HopLayer, LayerSwitch, SubscriberSwitch};
 use crate::calibrate::median;
 use crate::clock::ClockInfo;
-use crate::hop::{Hop, OpId};
+use crate::hop::{Edge, Hop, OpId, SpanEdge};
 use crate::local;
 use crate::machinery::{EdgeCosts, SpanMachinery, SpanPath};
 
@@ -198,7 +198,7 @@ impl Calibrator {
         let info = &self.info;
         let hops: Vec<Hop> = TIMED
             .iter()
-            .flat_map(|name| [format!("{name}.enter"), format!("{name}.exit")])
+            .flat_map(|name| [Edge::Enter, Edge::Exit].map(|edge| SpanEdge::of(name, edge).hop_name()))
             .map(|n| self.layer.hops().find(&n).unwrap_or(Hop(u16::MAX)))
             .collect();
         let _ = self.layer.collector().drain();

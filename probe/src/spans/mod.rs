@@ -211,8 +211,8 @@ impl HopLayer {
     }
 
     fn named(mut self, span: &str, side: Side, owner: Option<Owner>) -> HopLayer {
-        let enter = self.hops.add(&format!("{span}.enter"), side);
-        let exit = self.hops.add(&format!("{span}.exit"), side);
+        let enter = self.hops.add(&SpanEdge::of(span, Edge::Enter).hop_name(), side);
+        let exit = self.hops.add(&SpanEdge::of(span, Edge::Exit).hop_name(), side);
         let layer = self.watch(span, Some(enter), Some(exit));
         match owner {
             Some(owner) => layer.owned_by(span, owner),

@@ -10,6 +10,7 @@ mod ab_reason;
 pub mod causal;
 pub mod contention;
 mod crosscheck;
+mod declaration;
 mod decomposition;
 pub mod experiment;
 pub mod merge;

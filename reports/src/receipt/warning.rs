@@ -5,7 +5,9 @@
 use hopscope_analyze::floor::FloorRefusal;
 use hopscope_analyze::recorded::Recorded;
 use hopscope_analyze::warning::Warning;
-use hopscope_analyze::{Decomposition, Partial};
+use hopscope_analyze::{Decomposition, Partial, PartialCause};
+
+use super::declaration;
 
 /// Every warning of `d`, in words, in its order.
 pub fn warnings(d: &Decomposition) -> Vec<String> {
@@ -31,15 +33,29 @@ pub fn partial_sentence(p: &Partial) -> String {
         1 => "the one block".to_owned(),
         n => format!("the {n} blocks"),
     };
+    let why = partial_cause(&p.reason);
     if p.damaged {
         return format!(
-            "these figures cover {blocks} the trace holds intact, {} bytes of it unused: {}",
-            p.bytes_dropped, p.reason
+            "these figures cover {blocks} the trace holds intact, {} bytes of it unused: {why}",
+            p.bytes_dropped
         );
     }
     let bytes =
         if p.bytes_dropped > 0 { format!(", {} trailing bytes unused", p.bytes_dropped) } else { String::new() };
-    format!("these figures cover {blocks} measured before {}{bytes}", p.reason)
+    format!("these figures cover {blocks} measured before {why}{bytes}")
+}
+
+/// Why a run's figures cover less than it planned, as a clause.
+fn partial_cause(cause: &Recorded<PartialCause>) -> String {
+    match cause {
+        Recorded::Typed(PartialCause::Stopped { line }) => format!("the run stopped ({line})"),
+        Recorded::Typed(PartialCause::EndedEarly { held, planned }) => {
+            format!("the run ended after {held} of its {planned} planned blocks")
+        }
+        Recorded::Typed(PartialCause::TraceCut { detail }) => format!("the trace ended early ({detail})"),
+        Recorded::Typed(PartialCause::TraceDamaged { detail }) => format!("the trace is damaged ({detail})"),
+        Recorded::Sentence(clause) => clause.clone(),
+    }
 }
 
 /// Why a floor cannot stand for the boundary, and what makes it one.
@@ -130,15 +146,25 @@ fn typed(w: &Warning) -> String {
             format!(
                 "slice `{slice}` ({slice_us:.3} µs, 95% CI {:.3}…{:.3}) is as long as the baseline `{baseline}`'s \
                  whole operation or longer ({baseline_us:.3} µs, 95% CI {:.3}…{:.3}), yet is counted as the writer's \
-                 own work: if it is the database call, declare it so ({fix})",
-                s[0], s[1], b[0], b[1]
+                 own work: if it is the database call, declare it so ({})",
+                s[0],
+                s[1],
+                b[0],
+                b[1],
+                declaration::sqlite_fix(fix)
             )
         }
-        Warning::WrongSide { declared, threads: by, caller_side, fix } => format!(
-            "{declared} but its marks come from thread {} ({}): its slices are attributed to the wrong side; {fix}",
-            threads(by),
-            if *caller_side { "not a thread that starts an operation" } else { "the caller's own thread" }
-        ),
+        Warning::WrongSide { declared, threads: by, caller_side, legacy_fix } => {
+            let (declared, fix) = match declared {
+                Recorded::Typed(d) => (declaration::declared(d), declaration::side_fix(d)),
+                Recorded::Sentence(phrase) => (phrase.clone(), legacy_fix.clone().unwrap_or_default()),
+            };
+            format!(
+                "{declared} but its marks come from thread {} ({}): its slices are attributed to the wrong side; {fix}",
+                threads(by),
+                if *caller_side { "not a thread that starts an operation" } else { "the caller's own thread" }
+            )
+        }
         Warning::NoObserverEffect => {
             "no clean and probed build of the subject: the observer effect is not measured".to_owned()
         }
@@ -176,6 +202,7 @@ fn typed(w: &Warning) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hopscope_analyze::attribution::{Declared, SpanMethod};
 
     #[test]
     fn every_warning_is_one_line_and_names_what_it_rests_on() {
@@ -213,11 +240,22 @@ mod tests {
             "{slow}"
         );
         let side = warning(&Recorded::Typed(Warning::WrongSide {
-            declared: "span `execute` is declared writer(\"execute\")".into(),
+            declared: Recorded::Typed(Declared::Span {
+                span: "execute".into(),
+                method: SpanMethod::Writer,
+                side: hopscope_probe::Side::Writer,
+            }),
             threads: vec!["caller".into()],
             caller_side: false,
-            fix: "declare it HopLayer::caller(\"execute\")".into(),
+            legacy_fix: None,
         }));
+        assert!(side.starts_with("span `execute` is declared writer(\"execute\") but its marks"), "{side}");
+        assert!(
+            side.ends_with(
+                "declare it HopLayer::caller(\"execute\") or, if the caller waits inside it, wait(\"execute\")"
+            ),
+            "{side}"
+        );
         assert!(side.contains("from thread `caller` (the caller's own thread)"), "{side}");
         for w in [Warning::NoReference { probed: false, observer: false, subject: false }, Warning::NoFloor] {
             assert_eq!(warning(&Recorded::Typed(w)).lines().count(), 1);

@@ -215,12 +215,7 @@ impl Harness {
         self.say(&format!("measuring {n} lane{} into {}", if n == 1 { "" } else { "s" }, dir.display()));
         let (mut outcome, blocks) = self.measure(&plan, &self.lanes, dir, meta)?;
         if blocks > 0 {
-            let partial = outcome.stopped.as_ref().map(|line| Partial {
-                blocks_kept: blocks,
-                bytes_dropped: 0,
-                reason: format!("the run stopped ({line})"),
-                damaged: false,
-            });
+            let partial = outcome.stopped.as_ref().map(|line| Partial::stopped(blocks, line));
             // Streamed from the file: a long run's trace is never held whole.
             let mut file = TraceFile::open(&outcome.trace)
                 .map_err(|source| HarnessError::Trace { path: outcome.trace.clone(), source })?;
@@ -385,12 +380,7 @@ impl Harness {
                 .map_err(|source| HarnessError::Analyze { path: outcome.trace.clone(), source })?;
             let mut e = hopscope_analyze::experiment::judge_trace(&trace, &spec.rule);
             if let Some(line) = &outcome.stopped {
-                let partial = Partial {
-                    blocks_kept: trace.blocks.len() as u64,
-                    bytes_dropped: 0,
-                    reason: format!("the run stopped ({line})"),
-                    damaged: false,
-                };
+                let partial = Partial::stopped(trace.blocks.len() as u64, line);
                 e.warnings.insert(0, Recorded::Typed(Warning::Partial(partial)));
             }
             let finished = Finished { result: RunResult::Experiment(&e), trace: Some(&outcome.trace), change: None };

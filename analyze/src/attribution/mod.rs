@@ -13,12 +13,17 @@
 //! starts an operation (the writer's), or one declared on the writer's side
 //! marked only by the harness's callers ([`sides`]).
 
-use hopscope_probe::{Edge, Hop, Side, ThreadRole, TraceHeader};
+use hopscope_probe::{Edge, HopDef, Side, SpanEdge, ThreadRole, TraceHeader};
 
 use crate::join::{LaneOps, SliceSide};
+use crate::recorded::Recorded;
 use crate::slices::{Owner, SliceFigures};
 use crate::stats::Summary;
 use crate::warning::Warning;
+
+mod declared;
+
+pub use declared::{Declared, SpanMethod, SqliteFix};
 
 /// A library slice no shorter than the baseline's operation less this
 /// share of it is "as long as" it, even where the two CIs do not overlap:
@@ -48,7 +53,7 @@ pub fn check(header: &TraceHeader, ops: &LaneOps, slices: &[SliceFigures], basel
             baseline: name.to_owned(),
             baseline_us: op.median,
             baseline_ci95: op.ci95,
-            fix: fix(header, ops, &s.name),
+            fix: Recorded::Typed(fix(header, ops, &s.name)),
         })
         .collect()
 }
@@ -77,12 +82,11 @@ pub fn sides(header: &TraceHeader, ops: &LaneOps) -> Vec<Warning> {
             continue;
         }
         let by: Vec<&str> = threads_of(marked).map(|t| header.threads.get(t).map_or("?", String::as_str)).collect();
-        let (declared, fix) = side_fix(header, *hop);
         warnings.push(Warning::WrongSide {
-            declared,
+            declared: Recorded::Typed(declared(header, def)),
             threads: by.into_iter().map(str::to_owned).collect(),
             caller_side: def.side == Side::Caller,
-            fix,
+            legacy_fix: None,
         });
         warned.push(what);
     }
@@ -94,91 +98,50 @@ fn threads_of(mask: u64) -> impl Iterator<Item = usize> {
     (0..64).filter(move |t| mask & (1u64 << t) != 0)
 }
 
-/// What the program declared for `hop` and the declaration that puts it on
-/// the other side.
-fn side_fix(header: &TraceHeader, hop: Hop) -> (String, String) {
-    let Some(def) = header.hops.get(hop) else { return (format!("hop{}", hop.0), String::new()) };
+/// What the program declared for the hop `def` describes.
+fn declared(header: &TraceHeader, def: &HopDef) -> Declared {
     match &def.span {
         Some(edge) if declared_by_name(header, &edge.span) => {
-            let word = declaration(header, &edge.span);
-            let fix = match def.side {
-                Side::Caller => format!(
-                    "declare it HopLayer::writer(\"{0}\") or, if it wraps the database call, database(\"{0}\")",
-                    edge.span
-                ),
-                Side::Writer => format!(
-                    "declare it HopLayer::caller(\"{0}\") or, if the caller waits inside it, wait(\"{0}\")",
-                    edge.span
-                ),
-            };
-            (format!("span `{}` is declared {word}(\"{}\")", edge.span, edge.span), fix)
+            Declared::Span { span: edge.span.clone(), method: declaration(header, &edge.span), side: def.side }
         }
-        Some(edge) => (
-            format!("span `{}` is mapped onto hop `{}`, a {} hop,", edge.span, def.name, side_word(def.side)),
-            format!("map it onto a hop of the {} side", side_word(other(def.side))),
-        ),
-        None => (
-            format!("hop `{}` is declared on the {} side", def.name, side_word(def.side)),
-            format!("declare it Side::{:?} in the hop table", other(def.side)),
-        ),
-    }
-}
-
-fn side_word(side: Side) -> &'static str {
-    match side {
-        Side::Caller => "caller's",
-        Side::Writer => "writer's",
-    }
-}
-
-fn other(side: Side) -> Side {
-    match side {
-        Side::Caller => Side::Writer,
-        Side::Writer => Side::Caller,
+        Some(edge) => Declared::Mapped { span: edge.span.clone(), hop: def.name.clone(), side: def.side },
+        None => Declared::Hop { hop: def.name.clone(), side: def.side },
     }
 }
 
 /// Whether `span` was declared by name (`caller`, `writer`, `database`,
 /// `wait`), which adds hops `span.enter` and `span.exit`.
 fn declared_by_name(header: &TraceHeader, span: &str) -> bool {
-    let exit = format!("{span}.exit");
+    let exit = SpanEdge::of(span, Edge::Exit).hop_name();
     header.hops.iter().any(|(_, d)| d.name == exit && d.span.as_ref().is_some_and(|e| e.span == span))
 }
 
 /// The `HopLayer` method that declared `span` by name, read back from its
 /// exit hop's side and owner.
-fn declaration(header: &TraceHeader, span: &str) -> &'static str {
-    let exit = format!("{span}.exit");
-    let Some((_, def)) = header.hops.iter().find(|(_, d)| d.name == exit) else { return "span" };
+fn declaration(header: &TraceHeader, span: &str) -> SpanMethod {
+    let exit = SpanEdge::of(span, Edge::Exit).hop_name();
+    let Some((_, def)) = header.hops.iter().find(|(_, d)| d.name == exit) else { return SpanMethod::Span };
     match (def.side, def.owns) {
-        (Side::Caller, Some(Owner::Wait)) => "wait",
-        (Side::Caller, _) => "caller",
-        (Side::Writer, Some(Owner::Sqlite)) => "database",
-        (Side::Writer, _) => "writer",
+        (Side::Caller, Some(Owner::Wait)) => SpanMethod::Wait,
+        (Side::Caller, _) => SpanMethod::Caller,
+        (Side::Writer, Some(Owner::Sqlite)) => SpanMethod::Database,
+        (Side::Writer, _) => SpanMethod::Writer,
     }
 }
 
 /// How to declare the slice called `slice` SQLite's: by the span whose
 /// exit ends it, or by its closing hop.
-fn fix(header: &TraceHeader, ops: &LaneOps, slice: &str) -> String {
+fn fix(header: &TraceHeader, ops: &LaneOps, slice: &str) -> SqliteFix {
     let Some(def) = ops.slices.iter().find(|d| d.name == slice) else {
-        return "HopTable::set_owner(hop, Owner::Sqlite) on the hop that ends it".to_owned();
+        return SqliteFix::SetOwner { hop: None };
     };
     let to = header.hops.get(def.to);
     match to.and_then(|d| d.span.as_ref()) {
-        Some(edge) if edge.edge == Edge::Exit && to.is_some_and(|d| d.name == format!("{}.exit", edge.span)) => {
-            format!(
-                "HopLayer::database(\"{}\") in place of {}(\"{}\")",
-                edge.span,
-                declaration(header, &edge.span),
-                edge.span
-            )
+        Some(edge) if edge.edge == Edge::Exit && to.is_some_and(|d| d.name == edge.hop_name()) => {
+            SqliteFix::Database { span: edge.span.clone(), method: declaration(header, &edge.span) }
         }
-        Some(edge) if edge.edge == Edge::Exit => format!(".owned_by(\"{}\", Owner::Sqlite) on the layer", edge.span),
-        _ => format!(
-            "HopTable::set_owner on hop `{}` with Owner::Sqlite",
-            to.map_or_else(|| format!("hop{}", def.to.0), |d| d.name.clone())
-        ),
+        Some(edge) if edge.edge == Edge::Exit => SqliteFix::OwnedBy { span: edge.span.clone() },
+        _ => SqliteFix::SetOwner { hop: Some(to.map_or_else(|| format!("hop{}", def.to.0), |d| d.name.clone())) },
     }
 }
 
@@ -239,7 +202,8 @@ mod tests {
             panic!("{warnings:?}")
         };
         assert_eq!((slice.as_str(), base.as_str()), ("execute.enter→execute.exit", "inline"));
-        assert!(fix.contains("HopLayer::database(\"execute\")"), "{fix}");
+        let want = SqliteFix::Database { span: "execute".into(), method: SpanMethod::Writer };
+        assert_eq!(fix, &Recorded::Typed(want));
         // Longer than the baseline's operation is as suspect; far shorter
         // is left alone.
         assert_eq!(check(&header, &ops, &slices, ("inline", &baseline(11.0))).len(), 1);
@@ -265,10 +229,11 @@ mod tests {
         header.clock.ns_per_tick = 1.0;
         let mut hops = HopTable::standard();
         let span = |hops: &mut HopTable, name: &str, side: Side| {
-            let enter = hops.add(&format!("{name}.enter"), side);
-            let exit = hops.add(&format!("{name}.exit"), side);
-            hops.mark_by(enter, SpanEdge { span: name.into(), edge: Edge::Enter });
-            hops.mark_by(exit, SpanEdge { span: name.into(), edge: Edge::Exit });
+            let [enter, exit] = [Edge::Enter, Edge::Exit].map(|edge| {
+                let hop = hops.add(&SpanEdge::of(name, edge).hop_name(), side);
+                hops.mark_by(hop, SpanEdge::of(name, edge));
+                hop
+            });
             (enter, exit)
         };
         let (w_in, w_out) = span(&mut hops, "write", write_side);
@@ -305,10 +270,10 @@ mod tests {
         let (header, ops) = two_threads(Side::Caller, false);
         let warnings = sides(&header, &ops);
         assert_eq!(warnings.len(), 1, "one warning per span, not per edge: {warnings:?}");
-        let Warning::WrongSide { declared, threads, caller_side, fix } = &warnings[0] else { panic!("{warnings:?}") };
-        assert_eq!(declared, "span `sql` is declared caller(\"sql\")");
+        let Warning::WrongSide { declared, threads, caller_side, .. } = &warnings[0] else { panic!("{warnings:?}") };
+        let want = Declared::Span { span: "sql".into(), method: SpanMethod::Caller, side: Side::Caller };
+        assert_eq!(declared, &Recorded::Typed(want));
         assert_eq!((threads.as_slice(), *caller_side), (&["log-writer".to_owned()][..], true));
-        assert!(fix.contains("HopLayer::writer(\"sql\")") && fix.contains("database(\"sql\")"), "{fix}");
     }
 
     #[test]
@@ -328,7 +293,8 @@ mod tests {
         let warnings = sides(&header, &ops);
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         let Warning::WrongSide { declared, caller_side, .. } = &warnings[0] else { panic!("{warnings:?}") };
-        assert_eq!(declared, "span `write` is declared writer(\"write\")");
+        let want = Declared::Span { span: "write".into(), method: SpanMethod::Writer, side: Side::Writer };
+        assert_eq!(declared, &Recorded::Typed(want));
         assert!(!caller_side, "marked by the caller's own thread, declared the writer's");
     }
 
@@ -337,14 +303,18 @@ mod tests {
         let (header, ops) = two_threads(Side::Caller, false);
         let slices = crate::slices::slice_figures(&ops, 1);
         let warnings = check(&header, &ops, &slices, ("inline", &baseline(12.0)));
-        let fixes: Vec<&str> = warnings
+        let fixes: Vec<&SqliteFix> = warnings
             .iter()
             .filter_map(|w| match w {
-                Warning::SliceLikeBaseline { fix, .. } => Some(fix.as_str()),
+                Warning::SliceLikeBaseline { fix, .. } => fix.typed(),
                 _ => None,
             })
             .collect();
-        assert!(fixes.iter().any(|f| f.contains("database(\"sql\") in place of caller(\"sql\")")), "{fixes:?}");
-        assert!(fixes.iter().all(|f| !f.contains("in place of writer")), "{fixes:?}");
+        let sql = SqliteFix::Database { span: "sql".into(), method: SpanMethod::Caller };
+        assert!(fixes.contains(&&sql), "{fixes:?}");
+        assert!(
+            fixes.iter().all(|f| !matches!(f, SqliteFix::Database { method: SpanMethod::Writer, .. })),
+            "{fixes:?}"
+        );
     }
 }
