@@ -92,7 +92,7 @@ impl FirstPass {
 
     fn finish(self, join: Join) -> AbTrace {
         AbTrace {
-            contention: contention::of(&self.lanes, &self.rounds),
+            contention: contention::of(&self.header, &self.lanes, &self.rounds),
             header: self.header,
             blocks: self.blocks,
             joined: join.finish(),

@@ -73,6 +73,15 @@ pub enum Warning {
     },
     /// No probed floor: the in-situ library includes the channel sends.
     NoProbedFloor,
+    /// The sliced lane ran several callers at once: its slices are each
+    /// write's latency, queueing behind the other callers included, and do
+    /// not add up to its µs per write (wall time ÷ writes).
+    SeveralCallers {
+        /// The sliced lane.
+        lane: String,
+        /// Its callers.
+        callers: u32,
+    },
     /// The two instruments disagree about the library's cost.
     InstrumentsDisagree {
         /// The fixed tolerance, µs.

@@ -131,6 +131,8 @@ pub enum LaneFact {
     Placement,
     /// `true`, `false`, or `as built` (`probed`).
     Probed,
+    /// How many caller threads drove it at once (`callers`).
+    Callers,
 }
 
 /// A fact recorded per arm of a lockstep run.
@@ -166,13 +168,14 @@ impl ArmFact {
 
 impl LaneFact {
     /// Every lane fact.
-    pub const ALL: [LaneFact; 3] = [LaneFact::Role, LaneFact::Placement, LaneFact::Probed];
+    pub const ALL: [LaneFact; 4] = [LaneFact::Role, LaneFact::Placement, LaneFact::Probed, LaneFact::Callers];
 
     fn name(self) -> &'static str {
         match self {
             LaneFact::Role => "role",
             LaneFact::Placement => "placement",
             LaneFact::Probed => "probed",
+            LaneFact::Callers => "callers",
         }
     }
 }

@@ -15,10 +15,12 @@
 //! lane's own doing (the reference writer's `persistent` reply, debug
 //! build, one core: 30.5 µs of waits per write while the process ran
 //! 26.1, 1.17×). Beside a CPU hog the same lanes waited 5–8× what their
-//! process ran. So the rule ([`waited_for_another`]) calls a block
-//! contended when its threads waited at least [`CONTENDED_SHARE`] of its
-//! wall time *and* more than [`CONTENDED_OVER_CPU`] times what the
-//! process ran *and* at least [`CONTENDED_MIN_WAIT_NS`] in all: a wait
+//! process ran. Several callers at once wait for each other as well, up
+//! to that many times what the process ran. So the rule
+//! ([`waited_for_another`]) calls a block contended when its threads
+//! waited at least [`CONTENDED_SHARE`] of its wall time *and* more than
+//! [`CONTENDED_OVER_CPU`] times what the process ran, times the lane's
+//! callers, *and* at least [`CONTENDED_MIN_WAIT_NS`] in all: a wait
 //! shorter than a scheduler tick is an interrupt or a kernel thread's
 //! turn, which every machine has (a quick run's 50 µs handoff block once
 //! waited 30 µs so), while a process that holds the CPU takes whole time
@@ -31,7 +33,7 @@ pub mod slices;
 
 use std::collections::BTreeMap;
 
-use hopscope_probe::{Block, ReadingKey, ThreadFigure, ThreadRole, TraceHeader};
+use hopscope_probe::{Block, LaneFact, ReadingKey, RunFact, RunFacts, ThreadFigure, ThreadRole, TraceHeader};
 use serde::{Deserialize, Serialize};
 
 use crate::lanes::LaneBlocks;
@@ -90,12 +92,28 @@ pub const CONTENDED_MIN_WAIT_NS: f64 = 1_000_000.0;
 
 /// Whether a block whose threads waited `run_queue_ns` for a CPU, of
 /// `wall_ns`, while the process ran `cpu_ns` (unknown: `None`), all
-/// block totals, waited for another process (the module's rule).
-pub fn waited_for_another(run_queue_ns: f64, wall_ns: f64, cpu_ns: Option<f64>) -> bool {
+/// block totals, waited for another process (the module's rule), for a
+/// lane driven by `callers` callers at once.
+///
+/// Several callers and the writer can all be runnable on one core: while
+/// one of them runs, each of the others may wait, so a quiet lane's own
+/// waits reach `callers` times what the process ran (three callers on one
+/// core, a user's program: 1.24× the wall time in the median block, 1.8×
+/// what the process ran in its slowest 5%), and the allowance grows with
+/// them. A process holding the CPU makes every one of those threads wait
+/// its time slices, so its waits grow with them too.
+pub fn waited_for_another(run_queue_ns: f64, wall_ns: f64, cpu_ns: Option<f64>, callers: u32) -> bool {
+    let own = CONTENDED_OVER_CPU * f64::from(callers.max(1));
     wall_ns > 0.0
         && run_queue_ns >= CONTENDED_MIN_WAIT_NS
         && run_queue_ns >= CONTENDED_SHARE * wall_ns
-        && cpu_ns.is_none_or(|cpu| run_queue_ns > CONTENDED_OVER_CPU * cpu)
+        && cpu_ns.is_none_or(|cpu| run_queue_ns > own * cpu)
+}
+
+/// How many callers drove `lane` at once (`lane.<n>.callers`; 1 in a trace
+/// written before it was recorded, or for a lane it does not name).
+pub fn lane_callers(header: &TraceHeader, lane: &str) -> u32 {
+    header.run.parsed::<u32>(&RunFact::Lane(lane.to_owned(), LaneFact::Callers)).unwrap_or(1).max(1)
 }
 
 /// The same rule on one block of a trace; `None` when the block carries
@@ -109,7 +127,8 @@ pub fn block_contended(header: &TraceHeader, block: &Block) -> Option<bool> {
     let roles: Vec<f64> = keys.iter().filter(|key| is_role_run_queue(key)).filter_map(reading).collect();
     let run_queue = lane_waits(reading(&PROCESS_RUN_QUEUE), reading(&DRIVER_RUN_QUEUE), &roles)?;
     let wall = block.end.since(block.start) as f64 * header.clock.ns_per_tick;
-    Some(waited_for_another(run_queue, wall, reading(&PROCESS_CPU)))
+    let callers = header.lanes.get(usize::from(block.lane)).map_or(1, |lane| lane_callers(header, lane));
+    Some(waited_for_another(run_queue, wall, reading(&PROCESS_CPU), callers))
 }
 
 /// What the scheduler did to one lane, per operation (every block the run
@@ -329,9 +348,10 @@ fn lane_run_queue(lane: &LaneBlocks) -> Option<Vec<f64>> {
 /// is left out) and its `rounds`; `None` when no block carries a run-queue
 /// reading (a kernel without scheduler statistics, or a trace written
 /// before they were read).
-pub fn of(lanes: &[LaneBlocks], rounds: &Rounds) -> Option<Contention> {
+pub fn of(header: &TraceHeader, lanes: &[LaneBlocks], rounds: &Rounds) -> Option<Contention> {
     let mut out = BTreeMap::new();
     for lane in lanes {
+        let callers = lane_callers(header, &lane.name);
         let Some(rq) = lane_run_queue(lane) else { continue };
         let rq = &rq;
         let walls = &lane.wall_ns_per_op;
@@ -344,7 +364,7 @@ pub fn of(lanes: &[LaneBlocks], rounds: &Rounds) -> Option<Contention> {
         let mut shares: Vec<f64> = rq.iter().zip(walls).map(|(r, w)| if *w > 0.0 { r / w } else { 0.0 }).collect();
         // The figures are per operation; the rule reads block totals.
         let contended: Vec<usize> = (0..rq.len())
-            .filter(|&i| waited_for_another(rq[i] * ops, walls[i] * ops, cpu.map(|c| c[i] * ops)))
+            .filter(|&i| waited_for_another(rq[i] * ops, walls[i] * ops, cpu.map(|c| c[i] * ops), callers))
             .collect();
         let median_of = |values: &[f64]| median_of_unsorted(&mut values.to_vec());
         let in_contended = (!contended.is_empty()).then(|| {
@@ -421,15 +441,26 @@ mod tests {
         }
     }
 
+    /// A header naming `lanes`, each recorded as driven by `callers`.
+    fn header(lanes: &[LaneBlocks], callers: u32) -> TraceHeader {
+        let names: Vec<&str> = lanes.iter().map(|l| l.name.as_str()).collect();
+        let mut header = TraceHeader::for_this_host(&names, &["caller"]);
+        for name in names {
+            header.run.record(RunFact::Lane(name.to_owned(), LaneFact::Callers), callers.to_string());
+        }
+        header
+    }
+
     /// The rounds the lanes' blocks make, block `i` in round `(0, i)`.
-    fn rounds(lanes: &[LaneBlocks]) -> Rounds {
+    fn rounds(header: &TraceHeader, lanes: &[LaneBlocks]) -> Rounds {
         let mut r = Rounds::default();
         for l in lanes {
             let (rq, cpu) = (lane_run_queue(l).expect("waits"), &l.cpu_ns_per_op[&PROCESS_CPU]);
+            let callers = lane_callers(header, &l.name);
             for i in 0..rq.len() {
                 r.read.insert((0, i as u32));
                 let ops = l.ops as f64 / rq.len() as f64;
-                if waited_for_another(rq[i] * ops, l.wall_ns_per_op[i] * ops, Some(cpu[i] * ops)) {
+                if waited_for_another(rq[i] * ops, l.wall_ns_per_op[i] * ops, Some(cpu[i] * ops), callers) {
                     r.contended.insert((0, i as u32));
                 }
             }
@@ -438,7 +469,27 @@ mod tests {
     }
 
     fn judged(lanes: &[LaneBlocks]) -> Contention {
-        of(lanes, &rounds(lanes)).expect("waits")
+        judged_with(lanes, 1)
+    }
+
+    fn judged_with(lanes: &[LaneBlocks], callers: u32) -> Contention {
+        let header = header(lanes, callers);
+        of(&header, lanes, &rounds(&header, lanes)).expect("waits")
+    }
+
+    #[test]
+    fn several_callers_may_wait_for_each_other_and_still_see_a_hog() {
+        // Three callers and a writer on one core, quiet: a slow block's
+        // threads waited 53 µs per 30 µs write while the process ran 29.
+        let queued = [lane("three-callers", 30_000.0, 29_000.0, &[53_000.0; 9])];
+        assert!(judged_with(&queued, 1).contended, "one caller could not wait so long for itself");
+        let own = judged_with(&queued, 3);
+        assert!(!own.contended && own.dropped().is_none(), "{own:?}");
+        // Beside a hog each of the four waits its time slices: far beyond.
+        let hogged = [lane("three-callers", 300_000.0, 29_000.0, &[270_000.0; 9])];
+        assert!(judged_with(&hogged, 3).contended);
+        assert_eq!(lane_callers(&header(&queued, 3), "three-callers"), 3);
+        assert_eq!(lane_callers(&TraceHeader::for_this_host(&["old"], &["caller"]), "old"), 1, "older traces");
     }
 
     #[test]
@@ -467,7 +518,9 @@ mod tests {
         rq.push(1_500.0);
         let c = judged(&[lane("handoff", 2_500.0, 900.0, &rq)]);
         assert!(!c.contended && c.lanes["handoff"].contended_blocks == 0, "{c:?}");
-        assert!(!waited_for_another(30_000.0, 50_000.0, Some(18_000.0)) && waited_for_another(2e6, 3e6, Some(1e6)));
+        assert!(
+            !waited_for_another(30_000.0, 50_000.0, Some(18_000.0), 1) && waited_for_another(2e6, 3e6, Some(1e6), 1)
+        );
     }
 
     #[test]
@@ -522,6 +575,6 @@ mod tests {
     fn no_reading_no_verdict() {
         let mut l = lane("inline", 17_600.0, 17_600.0, &[0.0; 3]);
         l.cpu_ns_per_op.clear();
-        assert!(of(&[l], &Rounds::default()).is_none());
+        assert!(of(&header(std::slice::from_ref(&l), 1), &[l.clone()], &Rounds::default()).is_none());
     }
 }

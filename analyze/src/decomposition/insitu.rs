@@ -48,9 +48,20 @@ pub(super) fn insitu(
                     .is_some_and(|i| !matches!(i.role, Role::Baseline | Role::Floor | Role::Handoff))
         })
     });
+    // Several callers at once: each write's slices hold its wait behind
+    // the others, while a lane's µs per write is its wall time ÷ writes.
+    let callers = sliced
+        .and_then(|o| header.lanes.get(usize::from(o.lane)))
+        .map(|name| (name, crate::contention::lane_callers(header, name)))
+        .filter(|(_, callers)| *callers > 1);
+    if let Some((lane, callers)) = callers {
+        warnings.push(Warning::SeveralCallers { lane: lane.clone(), callers });
+    }
     let machinery =
         sliced.and_then(|o| blocks.get(usize::from(o.lane))).and_then(|l| crate::lanes::span_machinery(header, l));
-    let coverage = sliced.and_then(|o| {
+    // Shares of the lane's µs per write, and the time between marks, need
+    // the slices to add up to it: with one caller at a time.
+    let coverage = sliced.filter(|_| callers.is_none()).and_then(|o| {
         let lane = blocks.get(usize::from(o.lane))?;
         crate::coverage::coverage(lane, o, seed.wrapping_add(50))
     });
@@ -84,7 +95,9 @@ pub(super) fn insitu(
     if subject.is_some() && floor_slices.is_none() && derived.is_some_and(|d| d.library_us.is_some()) {
         warnings.push(Warning::NoProbedFloor);
     }
-    let crosscheck = match (derived.and_then(|d| d.library_us.as_ref()), slices.is_empty()) {
+    // Neither does the cross-check: the lanes' library is of wall time ÷
+    // writes, the slices' of each write's latency.
+    let crosscheck = match (derived.and_then(|d| d.library_us.as_ref()), slices.is_empty() || callers.is_some()) {
         (Some(library), false) => {
             let lane_blocks = |o: &LaneOps| blocks.get(usize::from(o.lane));
             let probed_lanes = subject

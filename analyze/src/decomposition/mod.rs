@@ -171,7 +171,7 @@ fn decompose_blocks(source: &mut impl BlockSource) -> Result<(Decomposition, u64
             None => AnalyzeError::NoBlocks,
         });
     }
-    let contention = crate::contention::of(&scanned.lanes, &rounds);
+    let contention = crate::contention::of(&header, &scanned.lanes, &rounds);
     let skip = rounds.to_drop();
     // Every block's waits, those left out included, for placing them in
     // the slices below.

@@ -135,6 +135,12 @@ fn typed(w: &Warning) -> String {
         Warning::NoProbedFloor => {
             "no probed floor lane: the in-situ library figure includes the channel sends any writer pays".to_owned()
         }
+        Warning::SeveralCallers { lane, callers } => format!(
+            "lane `{lane}` ran {callers} callers at once: its slices time each write from its first mark to its last, \
+             the wait behind the other callers included, while its µs per write is wall time ÷ writes; the two need \
+             not add up, so this receipt gives no time between marks, cross-check or indirect cost for it, and its \
+             slices' shares are of their own sum (one caller gives those)"
+        ),
         Warning::InstrumentsDisagree { tolerance_us } => {
             format!("the two instruments disagree about the library's cost by more than the fixed {tolerance_us:.1} µs")
         }

@@ -358,9 +358,11 @@ pub(super) fn waits(d: &Decomposition, out: &mut String) -> std::fmt::Result {
          runnable but another held its CPU (the kernel's scheduler \
          statistics, per block). A lane's threads wait for each other too, on one core most of all (a caller and \
          its writer sharing one core can each wait a large part of a write), but only while another of them runs, \
-         so their waits stay near what the process ran at most. A lane's waits are every thread's of the process but hopscope's \
+         so their waits stay near what the process ran at most, times the callers a lane runs at once (each may \
+         wait while another runs). A lane's waits are every thread's of the process but hopscope's \
          driver thread's. The rule, fixed in advance: a block waited for another process when its threads waited \
-         {:.0}% of its wall time or more, more than {:.1}× what the process ran and {:.0} ms in all; a round (a block \
+         {:.0}% of its wall time or more, more than {:.1}× what the process ran (times its callers) and {:.0} ms in \
+         all; a round (a block \
          of every lane, back to back) when any of its blocks did; the run is contended when half its rounds or \
          more did ({} of {} here: {}), and fewer are left out of every figure.\n",
         c.threshold_share * 100.0,

@@ -85,6 +85,7 @@ pub(super) fn header(
                 None => "as built".to_owned(),
             };
             header.run.record(RunFact::Lane(name.clone(), LaneFact::Probed), probed);
+            header.run.record(RunFact::Lane(name.clone(), LaneFact::Callers), lane.callers.to_string());
         }
     }
     header

@@ -1,0 +1,32 @@
+//! A decomposition of a lane that several callers drive at once, through
+//! the command line: the run records how many, and the result says what
+//! its slices then are (each write's latency, the wait behind the other
+//! callers included) instead of comparing them with a µs per write they
+//! need not add up to.
+
+mod common;
+use common::{finished, hopscope_indexed, small_decompose_args, temp_dir};
+use hopscope_testkit::output_text as text;
+
+#[test]
+fn several_callers_are_recorded_and_their_slices_are_not_read_as_one_callers() {
+    let root = temp_dir("callers");
+    let dir = root.join("run");
+    let out = hopscope_indexed(&root, &small_decompose_args(&dir, &["--shape", "concurrent-insert:3"]));
+    assert!(finished(&out), "{}", text(&out));
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).expect("result")).expect("json");
+    let sliced = result["insitu_lane"].as_str().expect("a sliced lane").to_owned();
+    assert_eq!(result["run"]["meta"][format!("lane.{sliced}.callers")], "3", "{}", result["run"]["meta"]);
+    let warned = result["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .any(|w| w["warning"] == "several_callers" && w["lane"] == sliced.as_str() && w["callers"] == 3);
+    assert!(warned, "{}", result["warnings"]);
+    // Neither the time between marks nor the cross-check compares the two.
+    assert!(result["coverage"].is_null() && result["crosscheck"].is_null(), "{result}");
+    let receipt = std::fs::read_to_string(dir.join("receipt.md")).expect("receipt");
+    assert!(receipt.contains(&format!("lane `{sliced}` ran 3 callers at once")), "{receipt}");
+    let _ = std::fs::remove_dir_all(&root);
+}
