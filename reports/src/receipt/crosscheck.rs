@@ -83,7 +83,7 @@ fn render_accounting(c: &CrossCheck, a: &Accounting, (s, f): (&str, &str), out: 
         "Both probed builds close each thread's cycle (`idle`, `returned`), so their path slices add up to each \
          operation's whole time on the caller's path."
     } else {
-        "These marks do not close each thread's cycle (no `idle` and `returned` hops): the path slices hold what lies \
+        "These marks do not close each thread's cycle (`idle` and `returned` are not both marked): the path slices hold what lies \
          between an operation's first and last mark, and the time between marks is a row of its own, outside the \
          slices' total."
     };

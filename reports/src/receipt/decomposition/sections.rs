@@ -171,7 +171,7 @@ fn coverage(c: &hopscope_analyze::coverage::Coverage, out: &mut String) -> std::
     } else {
         writeln!(
             out,
-            "These marks do not close each thread's cycle (no `idle` and `returned` hops): what runs before the first \
+            "These marks do not close each thread's cycle (`idle` and `returned` are not both marked): what runs before the first \
              mark and after the last one of an operation (a span's creation and close, code outside the spans or \
              before the caller's first mark, a thread's work after its last mark) is between marks, not in any slice."
         )
