@@ -76,8 +76,13 @@ fn marks(hops: &[Hop], slices: &[u64], op: u64, start: u64) -> Vec<(u16, Mark)> 
     out
 }
 
-fn block(lane: u16, pass: u32, sample: u32, spoil: bool) -> Block {
+/// Lane `lane`'s block; the writer's `locked→built` (a slice the floor
+/// does not mark) and so its wall time `built_extra_ns` longer.
+fn block(lane: u16, pass: u32, sample: u32, spoil: bool, built_extra_ns: u64) -> Block {
     let name = LANES[usize::from(lane)];
+    let wall_ns = |name: &str| wall_ns(name) + if name.starts_with("writer") { built_extra_ns } else { 0 };
+    let mut writer_slices = WRITER_SLICES;
+    writer_slices[1] += built_extra_ns;
     let start = 1_000_000 * u64::from(pass * 100 + sample) + 1_000 * u64::from(lane);
     let mut streams =
         vec![Stream { thread: 0, dropped: 0, marks: vec![] }, Stream { thread: 1, dropped: 0, marks: vec![] }];
@@ -86,7 +91,7 @@ fn block(lane: u16, pass: u32, sample: u32, spoil: bool) -> Block {
         let op = (u64::from(lane) << 32) | (u64::from(pass * 100 + sample) << 8) | i;
         let op_start = start + i * wall_ns(name);
         let mut op_marks = match name {
-            "writer-probed" => marks(&writer_hops, &WRITER_SLICES, op, op_start),
+            "writer-probed" => marks(&writer_hops, &writer_slices, op, op_start),
             "floor-probed" => marks(&FLOOR_HOPS, &FLOOR_SLICES, op, op_start),
             _ => Vec::new(),
         };
@@ -123,11 +128,15 @@ fn block(lane: u16, pass: u32, sample: u32, spoil: bool) -> Block {
 }
 
 fn trace(spoil_first: bool) -> Trace {
+    trace_with(spoil_first, 0)
+}
+
+fn trace_with(spoil_first: bool, built_extra_ns: u64) -> Trace {
     let mut blocks = Vec::new();
     for pass in 0..2 {
         for sample in 0..5 {
             for lane in 0..LANES.len() as u16 {
-                blocks.push(block(lane, pass, sample, spoil_first && pass == 0 && sample == 0));
+                blocks.push(block(lane, pass, sample, spoil_first && pass == 0 && sample == 0, built_extra_ns));
             }
         }
     }
@@ -579,4 +588,22 @@ fn rounds_that_waited_for_another_process_are_left_out_and_said() {
 
     // A trace with no run-queue reading says nothing either way.
     assert!(decompose(&trace(false)).expect("decomposes").contention.is_none());
+}
+
+#[test]
+fn a_slower_slice_the_floor_does_not_mark_is_named_as_what_moved_beyond_it() {
+    // The writer's `locked→built` (the floor has none: its first slice is
+    // enter→sent) 1 µs longer: the library grows by 1 µs, and that slice
+    // is the one it names, wholly beyond the floor.
+    let samples = |t: &Trace| {
+        let d = decompose(t).expect("decomposes");
+        let joined = hopscope_analyze::join::join(t);
+        hopscope_analyze::change::RunSamples::new(&d, Some((&t.header, &joined)))
+    };
+    let (before, after) = (trace_with(false, 0), trace_with(false, 1_000));
+    let change = hopscope_analyze::change::compare(&samples(&before), &samples(&after), "a", "b");
+    let library = change.figures.iter().find(|f| f.name == "library").expect("library");
+    let carried = library.carried_by.as_ref().expect("a slice named");
+    assert_eq!(carried.slice, "locked→built", "{library:?}");
+    assert!((carried.delta_us - 1.0).abs() < 1e-6, "{carried:?}");
 }
