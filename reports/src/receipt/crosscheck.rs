@@ -201,7 +201,9 @@ fn render_accounting(c: &CrossCheck, a: &Accounting, (s, f): (&str, &str), out: 
     let listed = |slices: &[String]| if slices.is_empty() { "none".to_owned() } else { slices.join(", ") };
     writeln!(
         out,
-        "\nThe library's own slices alone ({s}'s {} less {f}'s {}): {:+.3} µs.\n",
+        "\nThe library's own slices alone ({s}'s {} less {f}'s {}): {:+.3} µs (the sum of their medians over \
+         blocks; the *library, direct* row above is the median of per-round differences of means, which a few slow \
+         operations move, so the two need not match).\n",
         listed(&c.slices),
         listed(&c.floor_slices),
         c.insitu_library_us

@@ -68,6 +68,16 @@ pub(super) fn derived(d: &Decomposition, out: &mut String) -> std::fmt::Result {
             row(out, "library", &format!("{subject} − {floor}"), library)?;
         }
         writeln!(out)?;
+        if derived.switches_us.is_some() || derived.library_us.is_some() {
+            // A new user added switches and machinery and missed 0.2 µs of
+            // the boundary.
+            writeln!(
+                out,
+                "Each figure is its own median of per-round differences (and each round's lanes ran at their own \
+                 moments), so the parts come near their whole without adding up to it exactly: compare a part's CI \
+                 with the whole's, not their sum.\n"
+            )?;
+        }
     }
     Ok(())
 }
