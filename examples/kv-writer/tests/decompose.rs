@@ -54,7 +54,7 @@ fn the_users_writer_is_decomposed_as_its_declarations_say() {
     assert!((shares - 1.0).abs() < 0.05, "the slices and the time between marks make the whole: {shares}");
     let receipt = std::fs::read_to_string(out.join("receipt.md")).expect("receipt");
     assert!(receipt.starts_with("# hopscope receipt: kv-writer\n"), "titled by the program");
-    assert!(!receipt.contains("close each thread's cycle (`idle`"), "no closed-cycle claim:\n{receipt}");
+    assert!(!receipt.contains("close each thread's cycle (`idle`, `returned`)"), "no closed-cycle claim:\n{receipt}");
     assert!(receipt.contains("| *between marks* |"), "{receipt}");
     assert!(receipt.contains("These marks do not close each thread's cycle"), "{receipt}");
     assert!(!receipt.contains("reference writer"), "no sentence written for hopscope's own writer:\n{receipt}");
