@@ -87,6 +87,15 @@ pub enum Warning {
         /// The fixed tolerance, µs.
         tolerance_us: f64,
     },
+    /// The instruments disagree and the subject marks spans its probed
+    /// floor does not: their edges cost more than the bare marks the
+    /// marks' figure prices them as.
+    FloorLacksSpans {
+        /// The probed floor.
+        floor: String,
+        /// The spans, in path order.
+        spans: Vec<String>,
+    },
     /// A peer's slices do not add up to its clean lanes' hop.
     PeerOutsideMarks {
         /// The peer lane.

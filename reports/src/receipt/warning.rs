@@ -144,6 +144,12 @@ fn typed(w: &Warning) -> String {
         Warning::InstrumentsDisagree { tolerance_us } => {
             format!("the two instruments disagree about the library's cost by more than the fixed {tolerance_us:.1} µs")
         }
+        Warning::FloorLacksSpans { floor, spans } => format!(
+            "the subject marks spans the floor `{floor}` does not ({}): the marks' figure prices their edges as bare \
+             marks, which a span's edges outcost; give the floor empty spans of the same names and the two \
+             instruments compare like with like",
+            spans.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+        ),
         Warning::PeerOutsideMarks { lane, slices_hop_us, lanes_hop_us, tolerance_us } => format!(
             "`{lane}`'s slices add up to a hop of {slices_hop_us:+.3} µs, its clean lanes' is {lanes_hop_us:+.3} µs: \
              more than {tolerance_us:.1} µs apart, so part of its operation lies outside its marks"
