@@ -8,8 +8,11 @@ mod rng;
 
 use std::collections::BTreeMap;
 
-use hopscope_analyze::causal::{Arm, ArmBlock, CAUSAL_SAMPLES_SCHEMA, CausalError, CausalSamples, SliceBase, profile};
+use hopscope_analyze::causal::{
+    Arm, ArmBlock, CAUSAL_SAMPLES_SCHEMA, CausalError, CausalSamples, CausalWarning, SliceBase, profile,
+};
 use hopscope_analyze::join::SliceSide;
+use hopscope_analyze::recorded::Recorded;
 use hopscope_probe::{ClockInfo, HostInfo};
 use rng::Rng;
 
@@ -151,4 +154,45 @@ fn a_slice_whose_slowdown_reaches_the_lane_far_more_than_its_speedup_is_named() 
     assert_eq!(bent.warnings.len(), 1, "{:?}", bent.warnings);
     let w = hopscope_reports::receipt::causal::warning(&bent.warnings[0]);
     assert!(w.starts_with("`woke→executed` reaches the lane 2.") && w.contains("when really 25 % slower"), "{w}");
+}
+
+#[test]
+fn a_reference_that_ran_at_two_paces_is_named_with_its_rounds() {
+    // A third of the blocks, whatever their arm, ran 2.3 times slower (a
+    // lock convoy among callers on one core): every arm's pairs straddle
+    // the two paces in some rounds.
+    let mut s = samples(60);
+    let mut rng = Rng(11);
+    for b in &mut s.blocks {
+        if rng.uniform() < 0.34 {
+            b.wall_ns *= 2.3;
+        }
+    }
+    let p = profile(&s, 1).expect("profiles");
+    let paces: Vec<_> = p
+        .warnings
+        .iter()
+        .filter_map(|w| match w {
+            Recorded::Typed(w @ CausalWarning::TwoPaces { .. }) => Some(w.clone()),
+            _ => None,
+        })
+        .collect();
+    let [CausalWarning::TwoPaces { slow_rounds, rounds, slow_ns_per_op, fast_ns_per_op }] = paces.as_slice() else {
+        panic!("one two-paces warning: {:?}", p.warnings)
+    };
+    assert_eq!(*rounds, 60);
+    let slow_in_truth = s.blocks.iter().filter(|b| b.arm == 0 && b.wall_ns / 400.0 > 16_000.0).count();
+    assert_eq!(*slow_rounds, slow_in_truth);
+    assert!((*slow_ns_per_op / *fast_ns_per_op - 2.3).abs() < 0.3, "{slow_ns_per_op} / {fast_ns_per_op}");
+    let said = hopscope_reports::receipt::causal::warning(&Recorded::Typed(paces[0].clone()));
+    assert!(said.starts_with(&format!("the lane ran at two paces: {slow_in_truth} of 60 reference rounds")), "{said}");
+
+    // The host's own spread (up to 1.2 between rounds) is one pace.
+    assert!(
+        !profile(&samples(60), 1)
+            .expect("profiles")
+            .warnings
+            .iter()
+            .any(|w| matches!(w, Recorded::Typed(CausalWarning::TwoPaces { .. }))),
+    );
 }

@@ -51,7 +51,15 @@ pub fn markdown(p: &CausalProfile) -> String {
          passed the slice's end, every other thread of the lane owed that long and slept it off at a later \
          mark (in lumps); a thread woken across a hand-off took on its waker's charge; each caller's time less \
          what it was charged is the time the block would have taken. A cross-thread slice's change was \
-         capped at the time its thread really waited for the hand-off.\n"
+         capped at the time its thread really waited for the hand-off.\n\n**What this rule cannot see.** A \
+         virtual speedup keeps every wait as long as it was, so a cost paid per hand-off that changes with the \
+         time between hand-offs stays as it was: a receiver that spins before it parks catches a sooner reply \
+         without being woken, and an idle core wakes slower after a longer wait. Across cores, a real lane \
+         can therefore respond more than in proportion to a slice its callers wait for (hopscope's truth \
+         bench on a 2-vCPU VM: a writer's statement really cut by 25–50 % bought 1.2–1.5 times the cut, where \
+         the virtual speedup read 0.9–1.0). Read such a slice's speedup as the part in proportion, at least \
+         what the change buys there, and a caller-side slice's effect of a few hundred ns as within the \
+         noise of waking across cores.\n"
     });
     let meta = |k: &str| p.meta.get(k).map_or("unknown", String::as_str);
     let _ = write!(
@@ -219,6 +227,15 @@ pub fn warning(recorded: &Recorded<CausalWarning>) -> String {
                  so read its speedups as a bound, not a slope"
             )
         }
+        CausalWarning::TwoPaces { slow_rounds, rounds, slow_ns_per_op, fast_ns_per_op } => format!(
+            "the lane ran at two paces: {slow_rounds} of {rounds} reference rounds took {:.2} µs per operation, \
+             the others {:.2} (a lock convoy among callers sharing a core, or the core held by another process); \
+             a round whose two blocks ran at different paces is noise to its pair, so the CIs are wider than \
+             the lane's usual spread, and a change may also move how often the slow pace comes. More rounds \
+             narrow them; fewer callers per core may remove the slow pace",
+            slow_ns_per_op / 1e3,
+            fast_ns_per_op / 1e3
+        ),
         CausalWarning::MoreThanTaken { slice, change_pct, saved_ns, change_ns } => format!(
             "a {change_pct:.0} % faster `{slice}` saves {saved_ns:.0} ns per operation, more than the {change_ns:.0} \
              ns taken off it: the lane responds more than in proportion (another slice waits on it, or the host's \

@@ -27,6 +27,10 @@ use crate::join::SliceSide;
 use crate::recorded::Recorded;
 use crate::stats::{self, BOOTSTRAP_RESAMPLES};
 
+mod warning;
+
+pub use warning::{CausalWarning, MIN_COMPARED_NS, REACH_GAP, SLOW_PACE, TWO_PACES_SHARE};
+
 /// Schema of a what-if run's samples (`samples.json`).
 pub const CAUSAL_SAMPLES_SCHEMA: &str = "hopscope.causal-samples/1";
 
@@ -136,51 +140,6 @@ pub struct CausalSamples {
     /// profile's warnings).
     #[serde(default)]
     pub notes: Vec<Recorded<CausalWarning>>,
-}
-
-/// What weakens a causal profile, as data (the receipt says each in
-/// words).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "warning", rename_all = "snake_case")]
-pub enum CausalWarning {
-    /// Several callers share one core with the writer: the cross-thread
-    /// slices were left out (their time is mostly the other threads' turns
-    /// on the core).
-    CrossSlicesLeftOut,
-    /// Cross-thread slices named anyway with several callers on one core:
-    /// their speedups overstate what a faster hand-off buys.
-    CrossSlicesCrowded {
-        /// The slices.
-        slices: Vec<String>,
-    },
-    /// A slice's real slowdown reaches the lane far more or less than its
-    /// virtual speedup of the nearest size: read its speedups as a bound.
-    Nonlinear {
-        /// The slice.
-        slice: String,
-        /// The reach of the real slowdown.
-        slower_reach: f64,
-        /// The slowdown, percent.
-        slower_pct: f64,
-        /// The reach of the virtual speedup.
-        faster_reach: f64,
-        /// The speedup, percent.
-        faster_pct: f64,
-        /// Whether every thread ran on one core (which explains it
-        /// differently).
-        serial: bool,
-    },
-    /// A virtual speedup saved more than it took off the slice.
-    MoreThanTaken {
-        /// The slice.
-        slice: String,
-        /// The speedup, percent.
-        change_pct: f64,
-        /// What it saved per operation, ns (median).
-        saved_ns: f64,
-        /// What it took off the slice, ns.
-        change_ns: f64,
-    },
 }
 
 /// A median over rounds and its bootstrap 95% CI.
@@ -381,8 +340,11 @@ pub fn profile(samples: &CausalSamples, seed: u64) -> Result<CausalProfile, Caus
     slices.sort_by(|a, b| bought(b).total_cmp(&bought(a)).then(b.median_ns.total_cmp(&a.median_ns)));
 
     let mut warnings = samples.notes.clone();
+    if let Some(w) = warning::two_paces(&reference) {
+        warnings.push(Recorded::Typed(w));
+    }
     for s in &slices {
-        if let Some(w) = nonlinear(s, samples.serial) {
+        if let Some(w) = warning::nonlinear(s, samples.serial) {
             warnings.push(Recorded::Typed(w));
         }
     }
@@ -415,46 +377,6 @@ pub fn profile(samples: &CausalSamples, seed: u64) -> Result<CausalProfile, Caus
         meta: samples.meta.clone(),
         warnings,
     })
-}
-
-/// Smallest change whose reach is judged (against a slowdown's, or against
-/// its own change), ns: a profile's savings carry CIs of tens of ns.
-pub const MIN_COMPARED_NS: f64 = 100.0;
-
-/// How far a slice's speedup and slowdown reaches may differ before the
-/// profile says so.
-pub const REACH_GAP: f64 = 0.3;
-
-/// A slice whose real slowdown reaches the lane much more or less than its
-/// virtual speedup of the nearest size: the prediction is not to be read
-/// as a slope there. Seen on a toy writer: four callers sharing one core
-/// (a pause there idles the core instead of freeing it, so a caller's
-/// speedup was predicted at a third of what it really bought), and callers
-/// on another core than their writer (the real lane responded up to 1.6×
-/// in proportion to a shorter or longer statement, the callers' context
-/// switches per operation growing with it, in some runs of the same toy
-/// and not in others; a virtual speedup keeps the real time between
-/// hand-offs, so whatever depends on it stays as it was).
-fn nonlinear(s: &SliceProfile, serial: bool) -> Option<CausalWarning> {
-    // A change the lane cannot resolve has no reach worth comparing.
-    let told = |p: &&Point| p.saved_ns.excludes_zero() && p.change_ns >= MIN_COMPARED_NS;
-    let slower = s.points.iter().filter(|p| !p.virtual_speedup).filter(told);
-    let faster: Vec<&Point> = s.points.iter().filter(|p| p.virtual_speedup).filter(told).collect();
-    slower
-        .filter_map(|slow| {
-            let fast = faster.iter().min_by(|a, b| {
-                (a.change_pct + slow.change_pct).abs().total_cmp(&(b.change_pct + slow.change_pct).abs())
-            })?;
-            ((fast.reach - slow.reach).abs() > REACH_GAP).then(|| CausalWarning::Nonlinear {
-                slice: s.name.clone(),
-                slower_reach: slow.reach,
-                slower_pct: slow.change_pct.abs(),
-                faster_reach: fast.reach,
-                faster_pct: fast.change_pct,
-                serial,
-            })
-        })
-        .next()
 }
 
 /// Refuse samples whose arms and blocks do not fit together.

@@ -1,0 +1,133 @@
+//! What weakens a causal profile, found in its samples and its points:
+//! a lane that responds out of proportion, a saving beyond its change, a
+//! reference that ran at two paces.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Point, SliceProfile};
+
+/// What weakens a causal profile, as data (the receipt says each in
+/// words).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "warning", rename_all = "snake_case")]
+pub enum CausalWarning {
+    /// Several callers share one core with the writer: the cross-thread
+    /// slices were left out (their time is mostly the other threads' turns
+    /// on the core).
+    CrossSlicesLeftOut,
+    /// Cross-thread slices named anyway with several callers on one core:
+    /// their speedups overstate what a faster hand-off buys.
+    CrossSlicesCrowded {
+        /// The slices.
+        slices: Vec<String>,
+    },
+    /// A slice's real slowdown reaches the lane far more or less than its
+    /// virtual speedup of the nearest size: read its speedups as a bound.
+    Nonlinear {
+        /// The slice.
+        slice: String,
+        /// The reach of the real slowdown.
+        slower_reach: f64,
+        /// The slowdown, percent.
+        slower_pct: f64,
+        /// The reach of the virtual speedup.
+        faster_reach: f64,
+        /// The speedup, percent.
+        faster_pct: f64,
+        /// Whether every thread ran on one core (which explains it
+        /// differently).
+        serial: bool,
+    },
+    /// The reference arm ran at two paces: some of its rounds took far
+    /// longer per operation than its median (a lock convoy, or the core
+    /// held by another process), whatever the arm of their round. Pairs
+    /// that straddle the two are noise to every arm, and a change may move
+    /// how often the slow pace comes as well as the time it saves.
+    TwoPaces {
+        /// Reference rounds at the slow pace.
+        slow_rounds: usize,
+        /// Reference rounds in all.
+        rounds: usize,
+        /// The slow rounds' median, ns per operation.
+        slow_ns_per_op: f64,
+        /// The other rounds' median, ns per operation.
+        fast_ns_per_op: f64,
+    },
+    /// A virtual speedup saved more than it took off the slice.
+    MoreThanTaken {
+        /// The slice.
+        slice: String,
+        /// The speedup, percent.
+        change_pct: f64,
+        /// What it saved per operation, ns (median).
+        saved_ns: f64,
+        /// What it took off the slice, ns.
+        change_ns: f64,
+    },
+}
+
+/// Smallest change whose reach is judged (against a slowdown's, or against
+/// its own change), ns: a profile's savings carry CIs of tens of ns.
+pub const MIN_COMPARED_NS: f64 = 100.0;
+
+/// How far a slice's speedup and slowdown reaches may differ before the
+/// profile says so.
+pub const REACH_GAP: f64 = 0.3;
+
+/// A slice whose real slowdown reaches the lane much more or less than its
+/// virtual speedup of the nearest size: the prediction is not to be read
+/// as a slope there. Seen on a toy writer: four callers sharing one core
+/// (a pause there idles the core instead of freeing it, so a caller's
+/// speedup was predicted at a third of what it really bought), and callers
+/// on another core than their writer (the real lane responded up to 1.6×
+/// in proportion to a shorter or longer statement, the callers' context
+/// switches per operation growing with it, in some runs of the same toy
+/// and not in others; a virtual speedup keeps the real time between
+/// hand-offs, so whatever depends on it stays as it was).
+pub(super) fn nonlinear(s: &SliceProfile, serial: bool) -> Option<CausalWarning> {
+    // A change the lane cannot resolve has no reach worth comparing.
+    let told = |p: &&Point| p.saved_ns.excludes_zero() && p.change_ns >= MIN_COMPARED_NS;
+    let slower = s.points.iter().filter(|p| !p.virtual_speedup).filter(told);
+    let faster: Vec<&Point> = s.points.iter().filter(|p| p.virtual_speedup).filter(told).collect();
+    slower
+        .filter_map(|slow| {
+            let fast = faster.iter().min_by(|a, b| {
+                (a.change_pct + slow.change_pct).abs().total_cmp(&(b.change_pct + slow.change_pct).abs())
+            })?;
+            ((fast.reach - slow.reach).abs() > REACH_GAP).then(|| CausalWarning::Nonlinear {
+                slice: s.name.clone(),
+                slower_reach: slow.reach,
+                slower_pct: slow.change_pct.abs(),
+                faster_reach: fast.reach,
+                faster_pct: fast.change_pct,
+                serial,
+            })
+        })
+        .next()
+}
+
+/// A reference round this many times its median or more is at the slow
+/// pace.
+pub const SLOW_PACE: f64 = 1.6;
+
+/// Share of the reference rounds at the slow pace from which a profile
+/// says so: a round in twenty is a host's hiccup, a tenth is a pace.
+pub const TWO_PACES_SHARE: f64 = 0.1;
+
+/// Whether the reference's time per operation, one value per round, ran
+/// at two paces ([`SLOW_PACE`] × its median or more, in at least
+/// [`TWO_PACES_SHARE`] of its rounds). Seen on the reference writer with
+/// four callers on one core: 43 of 100 rounds at about twice the others'
+/// time per operation.
+pub(super) fn two_paces(reference: &[f64]) -> Option<CausalWarning> {
+    let mut sorted = reference.to_vec();
+    let median = crate::stats::median_of_unsorted(&mut sorted);
+    let (mut slow, mut fast): (Vec<f64>, Vec<f64>) = reference.iter().partition(|&&v| v >= SLOW_PACE * median);
+    let share = slow.len() as f64 / reference.len().max(1) as f64;
+    (median > 0.0 && share >= TWO_PACES_SHARE && !fast.is_empty()).then(|| CausalWarning::TwoPaces {
+        slow_rounds: slow.len(),
+        rounds: reference.len(),
+        slow_ns_per_op: crate::stats::median_of_unsorted(&mut slow),
+        fast_ns_per_op: crate::stats::median_of_unsorted(&mut fast),
+    })
+}
