@@ -25,7 +25,8 @@ pub struct WhatIfArgs {
     #[arg(long, value_delimiter = ',', value_name = "PCT")]
     pub slowdowns: Vec<f64>,
     /// With --what-if: rounds, each running every arm one block (default
-    /// 400; --quick 100).
+    /// 400, --quick 100, each divided by the lane's callers down to 100,
+    /// --quick 40; a number given here is run as given).
     #[arg(long)]
     pub rounds: Option<u32>,
 }
