@@ -186,6 +186,11 @@ fn a_reference_that_ran_at_two_paces_is_named_with_its_rounds() {
     assert!((*slow_ns_per_op / *fast_ns_per_op - 2.3).abs() < 0.3, "{slow_ns_per_op} / {fast_ns_per_op}");
     let said = hopscope_reports::receipt::causal::warning(&Recorded::Typed(paces[0].clone()));
     assert!(said.starts_with(&format!("the lane ran at two paces: {slow_in_truth} of 60 reference rounds")), "{said}");
+    let headline = hopscope_reports::receipt::causal::sentence(&p);
+    assert!(
+        headline.ends_with(&format!("the lane ran at two paces ({slow_in_truth} of 60 reference rounds slow).")),
+        "{headline}"
+    );
 
     // The host's own spread (up to 1.2 between rounds) is one pace.
     assert!(

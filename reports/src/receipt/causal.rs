@@ -78,8 +78,21 @@ pub fn markdown(p: &CausalProfile) -> String {
 }
 
 /// One sentence: the slice whose speedup buys most, and the largest slice
-/// whose speedup buys nothing measurable, at 25 % if it was tried.
+/// whose speedup buys nothing measurable, at 25 % if it was tried; when
+/// the lane ran at two paces, a second sentence says so (its CIs are the
+/// pairs straddling the paces as much as the change).
 pub fn sentence(p: &CausalProfile) -> String {
+    let paces = p.warnings.iter().find_map(|w| match w {
+        Recorded::Typed(CausalWarning::TwoPaces { slow_rounds, rounds, .. }) => Some(format!(
+            " Read it with care: the lane ran at two paces ({slow_rounds} of {rounds} reference rounds slow)."
+        )),
+        _ => None,
+    });
+    format!("{}{}", findings(p), paces.unwrap_or_default())
+}
+
+/// [`sentence`]'s findings.
+fn findings(p: &CausalProfile) -> String {
     let callers = if p.callers == 1 { "one caller".to_owned() } else { format!("{} callers", p.callers) };
     let level = if p.slices.iter().any(|s| at(s, 25.0).is_some()) {
         25.0
