@@ -188,7 +188,10 @@ fn a_reference_that_ran_at_two_paces_is_named_with_its_rounds() {
     assert!(said.starts_with(&format!("the lane ran at two paces: {slow_in_truth} of 60 reference rounds")), "{said}");
     let headline = hopscope_reports::receipt::causal::sentence(&p);
     assert!(
-        headline.ends_with(&format!("the lane ran at two paces ({slow_in_truth} of 60 reference rounds slow).")),
+        headline.contains(&format!(
+            "throughput; a 25 % faster `locked→built` (2.00 µs) buys nothing measurable: +0.1 % (CI -0.1…+0.2). Read \
+             it with care: the lane ran at two paces ({slow_in_truth} of 60 reference rounds slow)."
+        )),
         "{headline}"
     );
 
@@ -200,4 +203,37 @@ fn a_reference_that_ran_at_two_paces_is_named_with_its_rounds() {
             .iter()
             .any(|w| matches!(w, Recorded::Typed(CausalWarning::TwoPaces { .. }))),
     );
+}
+
+#[test]
+fn the_headline_names_what_pays_and_never_a_tiny_change_that_read_large() {
+    let headline = |s: &CausalSamples| hopscope_reports::receipt::causal::sentence(&profile(s, 1).expect("profiles"));
+    // Four callers on more than one core: the writer's statement pays, the
+    // callers' build does not, and the figures are the part in proportion.
+    let said = headline(&samples(60));
+    assert!(said.starts_with("With 4 callers, a 25 % faster `woke→executed` (4.00 µs) buys +1"), "{said}");
+    assert!(said.contains("; a 25 % faster `locked→built` (2.00 µs) buys nothing measurable: "), "{said}");
+    assert!(said.ends_with("Across cores these are the part in proportion: a real change may buy more, where a hand-off's cost moves with the time between hand-offs."), "{said}");
+
+    // One caller: every slice is on its path, so no slice is named as not
+    // paying; on one core, no word on cores.
+    let mut one = samples(60);
+    one.callers = 1;
+    one.serial = true;
+    let said = headline(&one);
+    assert!(!said.contains("nothing measurable") && !said.contains("cores"), "{said}");
+
+    // The callers' build, said to have lost 4 ns, reads 20 % faster: a
+    // round's noise, not a finding, so neither ranked first nor named.
+    let mut tiny = samples(60);
+    tiny.arms[3].change_ns = 4.0;
+    for b in tiny.blocks.iter_mut().filter(|b| b.arm == 3) {
+        b.wall_ns /= 1.2;
+    }
+    let p = profile(&tiny, 1).expect("profiles");
+    assert_eq!(p.slices[0].name, "woke→executed");
+    let point = p.slices[1].points.iter().find(|q| q.change_pct == 25.0).expect("25 %");
+    assert!(point.throughput_pct.excludes_zero() && !point.tells_an_effect(), "{point:?}");
+    let said = headline(&tiny);
+    assert!(said.starts_with("With 4 callers, a 25 % faster `woke→executed`"), "{said}");
 }

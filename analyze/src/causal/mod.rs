@@ -191,6 +191,22 @@ pub struct Point {
     pub rounds: usize,
 }
 
+/// A change is not believed to save more than this many times what it took
+/// off the slice: a 4 ns change whose CI read +6 % of a 40 µs operation
+/// was a round's noise among thirty tried, not a finding.
+pub const MAX_CREDIBLE_REACH: f64 = 3.0;
+
+impl Point {
+    /// Whether the point tells an effect: its CI excludes zero, and the
+    /// least it may have saved (or lost) is within [`MAX_CREDIBLE_REACH`]
+    /// times its change. Noise must not rank a 3 ns slice above a real
+    /// one, nor name it in a headline.
+    pub fn tells_an_effect(&self) -> bool {
+        let least = self.saved_ns.ci95[0].abs().min(self.saved_ns.ci95[1].abs());
+        self.throughput_pct.excludes_zero() && least <= MAX_CREDIBLE_REACH * self.change_ns
+    }
+}
+
 /// One slice's causal profile: its points, slowest to fastest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SliceProfile {
@@ -329,13 +345,11 @@ pub fn profile(samples: &CausalSamples, seed: u64) -> Result<CausalProfile, Caus
         s.points.sort_by(|a, b| a.change_pct.total_cmp(&b.change_pct));
     }
     slices.retain(|s| !s.points.is_empty());
-    // Most bought first. An effect its CI cannot tell from zero counts as
-    // none (noise must not rank a 3 ns slice above a real one); among
-    // those, the larger slice first. A slice without a speedup tried goes
+    // Most bought first. An effect the point does not tell counts as none
+    // (`Point::tells_an_effect`); among those, the larger slice first. A slice without a speedup tried goes
     // last.
     let bought = |s: &SliceProfile| {
-        s.ranking_point()
-            .map_or(f64::NEG_INFINITY, |p| if p.throughput_pct.excludes_zero() { p.throughput_pct.median } else { 0.0 })
+        s.ranking_point().map_or(f64::NEG_INFINITY, |p| if p.tells_an_effect() { p.throughput_pct.median } else { 0.0 })
     };
     slices.sort_by(|a, b| bought(b).total_cmp(&bought(a)).then(b.median_ns.total_cmp(&a.median_ns)));
 

@@ -11,12 +11,12 @@ use super::{Point, SliceProfile};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "warning", rename_all = "snake_case")]
 pub enum CausalWarning {
-    /// Several callers share one core with the writer: the cross-thread
-    /// slices were left out (their time is mostly the other threads' turns
-    /// on the core).
+    /// Several callers share the writer: the cross-thread slices were left
+    /// out (their time is mostly waiting: for the other threads' turns on
+    /// a shared core, or in the queue behind a busy writer).
     CrossSlicesLeftOut,
-    /// Cross-thread slices named anyway with several callers on one core:
-    /// their speedups overstate what a faster hand-off buys.
+    /// Cross-thread slices named anyway with several callers: their
+    /// speedups overstate what a faster hand-off buys.
     CrossSlicesCrowded {
         /// The slices.
         slices: Vec<String>,

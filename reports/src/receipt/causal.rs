@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 
 use hopscope_analyze::causal::{CausalProfile, CausalWarning, Estimate, Point, SliceProfile};
+use hopscope_analyze::join::SliceSide;
 use hopscope_analyze::recorded::Recorded;
 
 /// Render `p` as Markdown.
@@ -88,7 +89,15 @@ pub fn sentence(p: &CausalProfile) -> String {
         )),
         _ => None,
     });
-    format!("{}{}", findings(p), paces.unwrap_or_default())
+    // Across cores a virtual speedup keeps every wait as it was (the
+    // receipt's "What this rule cannot see").
+    let across = if p.serial {
+        ""
+    } else {
+        " Across cores these are the part in proportion: a real change may buy more, where a hand-off's cost \
+         moves with the time between hand-offs."
+    };
+    format!("{}{}{across}", findings(p), paces.unwrap_or_default())
 }
 
 /// [`sentence`]'s findings.
@@ -103,7 +112,7 @@ fn findings(p: &CausalProfile) -> String {
         }
     };
     let tried: Vec<(&SliceProfile, &Point)> = p.slices.iter().filter_map(|s| at(s, level).map(|q| (s, q))).collect();
-    let buys = |q: &Point| q.throughput_pct.excludes_zero() && q.throughput_pct.median > 0.0;
+    let buys = |q: &Point| q.tells_an_effect() && q.throughput_pct.median > 0.0;
     let best = tried
         .iter()
         .filter(|(_, q)| buys(q))
@@ -111,13 +120,23 @@ fn findings(p: &CausalProfile) -> String {
     // Where optimisation does not pay: the largest such slice, on another
     // side than the one that pays if there is one (the callers' when the
     // writer's statement pays), which is what a reader would try next.
+    // With one caller every slice is on the path: one too small to measure
+    // is no finding about where optimisation pays.
     let best_side = best.map(|(s, _)| s.side);
-    let idle = tried.iter().filter(|(_, q)| !q.throughput_pct.excludes_zero()).max_by(|a, b| {
+    let several = p.callers > 1;
+    let idle = tried.iter().filter(|(_, q)| several && !q.throughput_pct.excludes_zero()).max_by(|a, b| {
         let key = |s: &SliceProfile| (Some(s.side) != best_side, s.median_ns);
         let (ka, kb) = (key(a.0), key(b.0));
         ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
     });
-    let faster = |s: &SliceProfile| format!("a {level:.0} % faster `{}` ({:.2} µs)", s.name, s.median_ns / 1e3);
+    // What the share was of: a cross-thread slice's fastest tenth, not
+    // its median.
+    let faster = |s: &SliceProfile| match s.side {
+        SliceSide::Cross if s.base_ns > 0.0 => {
+            format!("a {level:.0} % faster `{}` (of its fastest tenth, {:.2} µs)", s.name, s.base_ns / 1e3)
+        }
+        _ => format!("a {level:.0} % faster `{}` ({:.2} µs)", s.name, s.median_ns / 1e3),
+    };
     let mut parts = Vec::new();
     if let Some((s, q)) = best {
         parts.push(format!("{} buys {} throughput", faster(s), pct(&q.throughput_pct)));
@@ -217,13 +236,15 @@ pub fn warning(recorded: &Recorded<CausalWarning>) -> String {
         Recorded::Sentence(said) => return said.clone(),
     };
     match w {
-        CausalWarning::CrossSlicesLeftOut => "the cross-thread slices were left out: with several callers on one \
-            core their time is mostly the other threads' turns on the core, which a faster hand-off does not \
-            remove (name one with --what-if-slices to try it anyway)"
+        CausalWarning::CrossSlicesLeftOut => "the cross-thread slices were left out: with several callers a \
+            hand-off's time is mostly waiting (for the other threads' turns when they share one core, in the \
+            queue behind a busy writer when they do not), which a faster hand-off does not remove (name one \
+            with --what-if-slices to try it anyway)"
             .to_owned(),
         CausalWarning::CrossSlicesCrowded { slices } => format!(
-            "{} crosses threads with several callers on one core: its time is mostly the other threads' turns on \
-             the core, and its speedups overstate what a faster hand-off buys",
+            "{} crosses threads with several callers: its time is mostly waiting (for the other threads' turns \
+             on a shared core, or in the queue behind a busy writer), and its speedups overstate what a faster \
+             hand-off buys",
             slices.join(", ")
         ),
         CausalWarning::Nonlinear { slice, slower_reach, slower_pct, faster_reach, faster_pct, serial } => {
@@ -242,7 +263,8 @@ pub fn warning(recorded: &Recorded<CausalWarning>) -> String {
         }
         CausalWarning::TwoPaces { slow_rounds, rounds, slow_ns_per_op, fast_ns_per_op } => format!(
             "the lane ran at two paces: {slow_rounds} of {rounds} reference rounds took {:.2} µs per operation, \
-             the others {:.2} (a lock convoy among callers sharing a core, or the core held by another process); \
+             the others {:.2} (a lock convoy among callers sharing a core, the lane's own periodic work such as \
+             a WAL checkpoint, or the core held by another process); \
              a round whose two blocks ran at different paces is noise to its pair, so the CIs are wider than \
              the lane's usual spread, and a change may also move how often the slow pace comes. More rounds \
              narrow them; fewer callers per core may remove the slow pace",

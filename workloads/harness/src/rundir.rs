@@ -53,27 +53,48 @@ pub fn runs_dir() -> PathBuf {
 /// another run holds is refused here, before the caller says it is about
 /// to measure into it (the runner locks it for the run itself).
 pub fn create(out: Option<&Path>, kind: &str, link: &str) -> Result<PathBuf, RunError> {
+    let dir = create_unlinked(out, kind)?;
+    link_to(&dir, link);
+    Ok(dir)
+}
+
+/// [`create`] without the link: for a run whose flags can only be checked
+/// once it has measured (a what-if run's slice names), linked by
+/// [`link_to`] when it has written its results, so a refused run leaves
+/// the link on the last one that answered.
+pub fn create_unlinked(out: Option<&Path>, kind: &str) -> Result<PathBuf, RunError> {
     let io = |path: &Path| {
         let path = path.to_owned();
         move |source| RunError::Io { what: "cannot create run directory", path, source }
     };
-    let runs = runs_dir();
     if let Some(out) = out {
         std::fs::create_dir_all(out).map_err(io(out))?;
         drop(lock(out)?);
-        // The link follows the newest run wherever it went, as the index's
-        // `latest` does: an `--out` run elsewhere is linked by its full path.
-        if let Ok(full) = std::fs::canonicalize(out) {
-            relink(&runs, link, &full);
-        }
         return Ok(out.to_owned());
     }
+    let runs = runs_dir();
     let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
     sweep_stale(&runs);
     let dir = runs.join(format!("{kind}-{stamp}"));
     std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-    relink(&runs, link, Path::new(dir.file_name().unwrap_or_default()));
     Ok(dir)
+}
+
+/// Point the output root's link `link` at the run directory `dir`: by its
+/// name when it sits in the output root, else (an `--out` elsewhere) by its
+/// full path, as the index's `latest` follows the newest run wherever it
+/// went. Best effort, as [`relink`].
+pub fn link_to(dir: &Path, link: &str) {
+    let runs = runs_dir();
+    let inside = dir.parent().is_some_and(|parent| parent == runs);
+    match (inside, dir.file_name()) {
+        (true, Some(name)) => relink(&runs, link, Path::new(name)),
+        _ => {
+            if let Ok(full) = std::fs::canonicalize(dir) {
+                relink(&runs, link, &full);
+            }
+        }
+    }
 }
 
 /// Point `runs/link` at `target` (relative to `runs`, or absolute). Best

@@ -68,6 +68,9 @@ fn what_if_flags_that_cannot_be_carried_out_are_refused_naming_them() {
         unknown.starts_with("--what-if-slices: no slice `nowhere`") && unknown.contains("enter→built"),
         "{unknown}"
     );
+    // The refused run wrote no profile, so `latest-what-if` does not name it.
+    let link = std::fs::canonicalize(hopscope_harness::rundir::runs_dir().join("latest-what-if")).ok();
+    assert_ne!(link, std::fs::canonicalize(&dir).ok(), "latest-what-if names a refused run");
     // A slice named with an ASCII arrow is the slice.
     let named =
         run(&["--what-if", "--quick", "--rounds", "5", "--what-if-slices", "enter->built"], &dir).expect("runs");

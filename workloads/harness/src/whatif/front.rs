@@ -40,7 +40,10 @@ pub(crate) fn what_if(front: Front<'_>) -> Result<Outcome, HarnessError> {
     meta.record(RunFact::Harness, front.name);
     // Not `latest`: that names the newest decomposition, which `compare`
     // and `history` read (a what-if run has none).
-    let dir = rundir::create(front.args.out.as_deref(), front.name, super::LATEST_WHAT_IF)?;
+    // Linked once its files are written: a run refused on its way (an
+    // unknown slice is found by the short decomposition) leaves the link
+    // on the last run that answered.
+    let dir = rundir::create_unlinked(front.args.out.as_deref(), front.name)?;
     let say = |text: &str| {
         if !front.quiet {
             println!("{}", text.trim_end());
@@ -58,6 +61,7 @@ pub(crate) fn what_if(front: Front<'_>) -> Result<Outcome, HarnessError> {
     let mut written = hopscope_reports::finish(&dir, &finished)
         .map_err(|source| HarnessError::Report { dir: dir.clone(), source })?;
     written.push("samples", samples_path);
+    rundir::link_to(&dir, super::LATEST_WHAT_IF);
     say(&format!("\n{}", hopscope_reports::receipt::causal::sentence(&profile)));
     say(&format!("\n{}", written.to_string().trim_end()));
     if front.args.json {

@@ -191,7 +191,7 @@ pub fn run(
         .collect();
     // Every thread of the lane on one core: the serial rule (no pauses).
     let serial = probed.placement.unwrap_or(plan.placement) == crate::Placement::SameCore;
-    let (chosen, notes) = offer(&known, &what_if.slices, serial && probed.callers > 1)?;
+    let (chosen, notes) = offer(&known, &what_if.slices, probed.callers > 1)?;
     // Every cross-thread slice of the lane is an edge a waiting thread
     // inherits its waker's payments across, whichever slice is changed.
     let edges: Vec<(Hop, Hop)> =
@@ -254,12 +254,14 @@ pub fn run(
 }
 
 /// The slices a run changes (`wanted`, or every one known) and what the
-/// run says about them. `crowded`: several callers share one core with the
-/// writer, where a hand-off's time is mostly the other threads' turns on
-/// the core, which no faster hand-off removes, and the marks cannot tell
-/// its own cost apart (four callers: 25 % of an `idle→received`'s fastest
-/// tenth still read +27 % throughput); cross-thread slices are then left
-/// out unless named.
+/// run says about them. `crowded`: several callers share the writer, so a
+/// hand-off's time is mostly waiting, which no faster hand-off removes,
+/// and the marks cannot tell its own cost apart: on one core the other
+/// threads' turns (four callers: 25 % of an `idle→received`'s fastest
+/// tenth still read +27 % throughput), across cores the queue behind a
+/// busy writer (a new user's four callers: a `sent→woke` whose fastest
+/// tenth was 62 µs of queueing read +22 %, and the headline named it).
+/// Cross-thread slices are then left out unless named.
 fn offer(
     known: &[Sliced],
     wanted: &[String],
