@@ -75,6 +75,7 @@ fn samples_with(rounds: u32, slower_ns: f64) -> CausalSamples {
         meta: BTreeMap::new(),
         seconds: 1.0,
         notes: Vec::new(),
+        decomposition_ns_per_op: Some(10_500.0),
     }
 }
 
@@ -236,4 +237,30 @@ fn the_headline_names_what_pays_and_never_a_tiny_change_that_read_large() {
     assert!(point.throughput_pct.excludes_zero() && !point.tells_an_effect(), "{point:?}");
     let said = headline(&tiny);
     assert!(said.starts_with("With 4 callers, a 25 % faster `woke→executed`"), "{said}");
+}
+
+#[test]
+fn slice_medians_measured_at_another_pace_than_the_arms_ran_are_named() {
+    let elsewhere = |ns: Option<f64>| {
+        let mut s = samples(30);
+        s.decomposition_ns_per_op = ns;
+        profile(&s, 1)
+            .expect("profiles")
+            .warnings
+            .into_iter()
+            .filter(|w| matches!(w, Recorded::Typed(CausalWarning::MediansElsewhere { .. })))
+            .collect::<Vec<_>>()
+    };
+    // The reference runs about 11 µs per operation (10 µs × the host's
+    // 1.0–1.2).
+    assert!(elsewhere(Some(12_000.0)).is_empty());
+    assert!(elsewhere(None).is_empty(), "an older run's samples have no decomposition figure");
+    let slow = elsewhere(Some(31_000.0));
+    let [w] = slow.as_slice() else { panic!("one warning: {slow:?}") };
+    let said = hopscope_reports::receipt::causal::warning(w);
+    assert!(
+        said.contains("short decomposition at 31.00 µs per operation, and the arms' reference ran at 10.87:"),
+        "{said}"
+    );
+    assert_eq!(elsewhere(Some(5_000.0)).len(), 1, "a decomposition much faster than the arms too");
 }

@@ -29,7 +29,7 @@ use crate::stats::{self, BOOTSTRAP_RESAMPLES};
 
 mod warning;
 
-pub use warning::{CausalWarning, MIN_COMPARED_NS, REACH_GAP, SLOW_PACE, TWO_PACES_SHARE};
+pub use warning::{CausalWarning, MEDIANS_APART, MIN_COMPARED_NS, REACH_GAP, SLOW_PACE, TWO_PACES_SHARE};
 
 /// Schema of a what-if run's samples (`samples.json`).
 pub const CAUSAL_SAMPLES_SCHEMA: &str = "hopscope.causal-samples/1";
@@ -140,6 +140,11 @@ pub struct CausalSamples {
     /// profile's warnings).
     #[serde(default)]
     pub notes: Vec<Recorded<CausalWarning>>,
+    /// The short decomposition's time per operation, ns (median over its
+    /// blocks): the conditions the slices' medians, and so each change's
+    /// share, were measured in.
+    #[serde(default)]
+    pub decomposition_ns_per_op: Option<f64>,
 }
 
 /// A median over rounds and its bootstrap 95% CI.
@@ -355,6 +360,11 @@ pub fn profile(samples: &CausalSamples, seed: u64) -> Result<CausalProfile, Caus
 
     let mut warnings = samples.notes.clone();
     if let Some(w) = warning::two_paces(&reference) {
+        warnings.push(Recorded::Typed(w));
+    }
+    if let Some(w) =
+        samples.decomposition_ns_per_op.and_then(|d| warning::medians_elsewhere(d, reference_ns_per_op.median))
+    {
         warnings.push(Recorded::Typed(w));
     }
     for s in &slices {

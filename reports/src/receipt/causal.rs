@@ -271,6 +271,15 @@ pub fn warning(recorded: &Recorded<CausalWarning>) -> String {
             slow_ns_per_op / 1e3,
             fast_ns_per_op / 1e3
         ),
+        CausalWarning::MediansElsewhere { decomposition_ns_per_op, reference_ns_per_op } => format!(
+            "the slices' medians, of which each change is a share, were measured by the run's short \
+             decomposition at {:.2} µs per operation, and the arms' reference ran at {:.2}: a slice may have \
+             taken another time while the arms ran, so read each change by its ns (taken off the slice) and its \
+             reach, not by its percent (a program's first seconds, such as a database's growing WAL, can run \
+             at another pace; more warm-up blocks, `--warmup N`, start the decomposition later)",
+            decomposition_ns_per_op / 1e3,
+            reference_ns_per_op / 1e3
+        ),
         CausalWarning::MoreThanTaken { slice, change_pct, saved_ns, change_ns } => format!(
             "a {change_pct:.0} % faster `{slice}` saves {saved_ns:.0} ns per operation, more than the {change_ns:.0} \
              ns taken off it: the lane responds more than in proportion (another slice waits on it, or the host's \

@@ -233,6 +233,11 @@ pub fn run(
     if let Some(signal) = interrupted {
         eprintln!("interrupted by {signal}: the profile covers the rounds completed");
     }
+    let decomposition_ns_per_op = decomposition
+        .lanes
+        .get(decomposition.insitu_lane.as_deref().unwrap_or(&probed.name))
+        .and_then(|l| l.us_per_op.as_ref())
+        .map(|u| u.median * 1e3);
     let mut meta = meta;
     meta.record(RunFact::Rounds, rounds.to_string());
     meta.record(RunFact::OpsPerBlock, plan.ops_per_block.to_string());
@@ -250,6 +255,7 @@ pub fn run(
         meta,
         seconds: started.elapsed().as_secs_f64(),
         notes,
+        decomposition_ns_per_op,
     })
 }
 
