@@ -123,6 +123,22 @@ const MAX_DEADLINE_S: f64 = 86_400.0;
 const MAX_GAP_US: u64 = 1_000_000;
 
 impl RunArgs {
+    /// The first flag given beside `--what-if` that a what-if run cannot
+    /// honour: it is neither an A/B run nor a decomposition to save,
+    /// compare or gate, so such a flag is refused rather than ignored.
+    pub fn beside_what_if(&self) -> Option<&'static str> {
+        self.what_if.what_if.as_ref()?;
+        [
+            ("--ab", self.ab.is_some()),
+            ("--save-baseline", self.save_baseline.is_some()),
+            ("--baseline", self.baseline.is_some()),
+            ("--fail-on", self.fail_on.is_some()),
+            ("--follow", self.follow.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(flag, given)| given.then_some(flag))
+    }
+
     /// The plan these flags ask for: `--quick` or careful, each size
     /// overridden by its flag. Refuses a value out of range, naming the flag.
     pub fn plan(&self) -> Result<Plan, FlagError> {

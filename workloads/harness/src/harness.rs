@@ -166,6 +166,12 @@ impl Harness {
         if let Some(flag) = self.args.what_if.stray() {
             return Err(HarnessError::Flag(format!("{flag}: sizes a what-if run; give --what-if too")));
         }
+        if let Some(flag) = self.args.beside_what_if() {
+            return Err(HarnessError::Flag(format!(
+                "{flag}: not with --what-if (a what-if run is neither an A/B run nor a decomposition to save, \
+                 compare or gate)"
+            )));
+        }
         let declared = self.trace_lane_names();
         self.select_lanes()?;
         #[cfg(feature = "tracing")]
@@ -432,9 +438,19 @@ impl Harness {
         self.lanes.iter().flat_map(|l| l.trace_lanes().map(|(n, _)| n)).collect()
     }
 
-    /// Every lane name the run's tables can print, for a refusal.
+    /// Every lane name the run's tables can print, for a refusal: each
+    /// declared lane, and its builds' names where they are not its own (a
+    /// probed-only lane runs as `name-probed`; either name is taken).
     fn declared(&self) -> String {
-        format!("declared: {}", self.trace_lane_names().join(", "))
+        let each = self.lanes.iter().map(|l| {
+            let builds: Vec<String> = l.trace_lanes().map(|(n, _)| n).collect();
+            if builds.contains(&l.name) {
+                builds.join(", ")
+            } else {
+                format!("{} (runs as {})", l.name, builds.join(", "))
+            }
+        });
+        format!("declared: {}", each.collect::<Vec<_>>().join(", "))
     }
 
     fn say(&self, text: &str) {

@@ -79,5 +79,12 @@ fn what_if_flags_that_cannot_be_carried_out_are_refused_naming_them() {
     assert!(err(&["--what-if", "--speedups", "150"]).contains("at most 100"));
     assert!(err(&["--what-if", "--rounds", "2"]).contains("2 rounds"));
     assert!(err(&["--what-if=elsewhere"]).contains("no lane `elsewhere`"));
+    // A flag a what-if run cannot honour is refused, not ignored, before
+    // anything is read or run.
+    let beside = err(&["--what-if", "--ab", "/nonexistent/spec.toml"]);
+    assert!(beside.starts_with("--ab: not with --what-if"), "{beside}");
+    assert!(err(&["--what-if", "--save-baseline", "x"]).starts_with("--save-baseline: not with --what-if"));
+    // A probed-only lane is named as declared, with the name it runs as.
+    assert_eq!(err(&["--lanes", "nope"]), "--lanes: no lane `nope` (declared: busy (runs as busy-probed))");
     let _ = std::fs::remove_dir_all(&dir);
 }
