@@ -359,7 +359,7 @@ pub fn profile(samples: &CausalSamples, seed: u64) -> Result<CausalProfile, Caus
     slices.sort_by(|a, b| bought(b).total_cmp(&bought(a)).then(b.median_ns.total_cmp(&a.median_ns)));
 
     let mut warnings = samples.notes.clone();
-    if let Some(w) = warning::two_paces(&reference) {
+    if let Some(w) = warning::two_paces(&reference, samples.callers) {
         warnings.push(Recorded::Typed(w));
     }
     if let Some(w) =

@@ -53,6 +53,9 @@ pub enum CausalWarning {
         slow_ns_per_op: f64,
         /// The other rounds' median, ns per operation.
         fast_ns_per_op: f64,
+        /// The lane's callers (with one, no convoy among them explains it).
+        #[serde(default)]
+        callers: usize,
     },
     /// The short decomposition that measured the slices' medians ran at
     /// another pace than the arms' reference: each change's share is of a
@@ -130,7 +133,7 @@ pub const TWO_PACES_SHARE: f64 = 0.1;
 /// [`TWO_PACES_SHARE`] of its rounds). Seen on the reference writer with
 /// four callers on one core: 43 of 100 rounds at about twice the others'
 /// time per operation.
-pub(super) fn two_paces(reference: &[f64]) -> Option<CausalWarning> {
+pub(super) fn two_paces(reference: &[f64], callers: usize) -> Option<CausalWarning> {
     let mut sorted = reference.to_vec();
     let median = crate::stats::median_of_unsorted(&mut sorted);
     let (mut slow, mut fast): (Vec<f64>, Vec<f64>) = reference.iter().partition(|&&v| v >= SLOW_PACE * median);
@@ -140,6 +143,7 @@ pub(super) fn two_paces(reference: &[f64]) -> Option<CausalWarning> {
         rounds: reference.len(),
         slow_ns_per_op: crate::stats::median_of_unsorted(&mut slow),
         fast_ns_per_op: crate::stats::median_of_unsorted(&mut fast),
+        callers,
     })
 }
 

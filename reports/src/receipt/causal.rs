@@ -40,7 +40,8 @@ pub fn markdown(p: &CausalProfile) -> String {
          off the slice (for a slowdown: lost over added): 1 when the lane waits for every nanosecond of it, \
          0 when the slice runs beside what sets the pace. Speedups are predictions; the real slowdowns \
          beside them show whether the lane responds in proportion. The callers' latency follows from the \
-         throughput in a closed loop (latency = callers ÷ throughput).\n",
+         throughput in a closed loop (latency = callers ÷ throughput). A block runs at least 100 operations \
+         per caller, so the lane may run at another pace here than in a decomposition of shorter blocks.\n",
     );
     out.push_str(if p.serial {
         "\n**The rule used here (one core).** Every thread of the lane ran on one core (`--placement \
@@ -89,6 +90,17 @@ pub fn sentence(p: &CausalProfile) -> String {
         )),
         _ => None,
     });
+    let elsewhere = p.warnings.iter().find_map(|w| match w {
+        Recorded::Typed(CausalWarning::MediansElsewhere { decomposition_ns_per_op, reference_ns_per_op }) => {
+            Some(format!(
+                " Each percent is of a median measured at {:.2} µs per operation, where the arms ran at {:.2}: \
+                 read the ns taken off, below.",
+                decomposition_ns_per_op / 1e3,
+                reference_ns_per_op / 1e3
+            ))
+        }
+        _ => None,
+    });
     // Across cores a virtual speedup keeps every wait as it was (the
     // receipt's "What this rule cannot see").
     let across = if p.serial {
@@ -97,7 +109,7 @@ pub fn sentence(p: &CausalProfile) -> String {
         " Across cores these are the part in proportion: a real change may buy more, where a hand-off's cost \
          moves with the time between hand-offs."
     };
-    format!("{}{}{across}", findings(p), paces.unwrap_or_default())
+    format!("{}{}{}{across}", findings(p), paces.unwrap_or_default(), elsewhere.unwrap_or_default())
 }
 
 /// [`sentence`]'s findings.
@@ -124,7 +136,7 @@ fn findings(p: &CausalProfile) -> String {
     // is no finding about where optimisation pays.
     let best_side = best.map(|(s, _)| s.side);
     let several = p.callers > 1;
-    let idle = tried.iter().filter(|(_, q)| several && !q.throughput_pct.excludes_zero()).max_by(|a, b| {
+    let idle = tried.iter().filter(|(_, q)| several && nothing(p, q)).max_by(|a, b| {
         let key = |s: &SliceProfile| (Some(s.side) != best_side, s.median_ns);
         let (ka, kb) = (key(a.0), key(b.0));
         ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
@@ -150,6 +162,17 @@ fn findings(p: &CausalProfile) -> String {
         );
     }
     format!("With {callers}, {}.", parts.join("; "))
+}
+
+/// Whether `q` shows its change buys nothing: its CI includes zero and is
+/// narrow enough to have seen the change reach the lane whole (its half
+/// width below the throughput the whole change would buy). A CI of ±12 %
+/// around a change worth 2 % is no evidence of nothing.
+fn nothing(p: &CausalProfile, q: &Point) -> bool {
+    let per_op = p.reference_ns_per_op.median;
+    let whole = if per_op > q.change_ns { q.change_ns / (per_op - q.change_ns) * 100.0 } else { f64::INFINITY };
+    let half_width = (q.throughput_pct.ci95[1] - q.throughput_pct.ci95[0]) / 2.0;
+    !q.throughput_pct.excludes_zero() && half_width < whole
 }
 
 /// `s`'s virtual speedup of `pct` percent, if it was tried.
@@ -196,38 +219,56 @@ fn table(p: &CausalProfile) -> String {
     out
 }
 
-/// Each slice's ranking speedup: time saved, the callers' latency, reach.
+/// Each slice's ranking speedup and the headline's (25 % when tried): time
+/// saved, the callers' latency, reach. A saving whose CI excludes zero
+/// but lies past what the change could explain is marked as noise.
 fn costs(p: &CausalProfile) -> String {
     let mut out = String::from(
         "\n## What each slice's speedup saves\n\n| slice | speedup | taken off the slice, ns | saved per operation, ns | \
          callers' latency, µs | reach | reach slower |\n|---|---:|---:|---:|---:|---:|---:|\n",
     );
     for s in &p.slices {
-        let Some(q) = s.ranking_point() else { continue };
-        // The real slowdown closest in size, for linearity.
-        let slower = s
-            .points
-            .iter()
-            .filter(|r| !r.virtual_speedup)
-            .min_by(|a, b| (a.change_pct + q.change_pct).abs().total_cmp(&(b.change_pct + q.change_pct).abs()));
-        let _ = writeln!(
-            out,
-            "| {} | {:.0} % | {:.0} | {:+.0} (CI {:+.0}…{:+.0}) | {:+.3} (CI {:+.3}…{:+.3}) | {} | {} |",
-            super::code_span(&s.name),
-            q.change_pct,
-            q.change_ns,
-            q.saved_ns.median,
-            q.saved_ns.ci95[0],
-            q.saved_ns.ci95[1],
-            q.latency_us.median,
-            q.latency_us.ci95[0],
-            q.latency_us.ci95[1],
-            reach(q),
-            slower.map_or("–".to_owned(), |r| format!("{} (at {:.0} %)", reach(r), r.change_pct.abs()))
+        let shown = s.ranking_point().into_iter().chain(at(s, 25.0));
+        let mut seen = Vec::new();
+        for q in shown {
+            if seen.contains(&q.change_pct) {
+                continue;
+            }
+            seen.push(q.change_pct);
+            // The real slowdown closest in size, for linearity.
+            let slower = s
+                .points
+                .iter()
+                .filter(|r| !r.virtual_speedup)
+                .min_by(|a, b| (a.change_pct + q.change_pct).abs().total_cmp(&(b.change_pct + q.change_pct).abs()));
+            let noise =
+                if q.saved_ns.excludes_zero() && !q.tells_an_effect() { " (noise: past 3× the change)" } else { "" };
+            let _ = writeln!(
+                out,
+                "| {} | {:.0} % | {:.0} | {:+.0} (CI {:+.0}…{:+.0}){noise} | {:+.3} (CI {:+.3}…{:+.3}) | {} | {} |",
+                super::code_span(&s.name),
+                q.change_pct,
+                q.change_ns,
+                q.saved_ns.median,
+                q.saved_ns.ci95[0],
+                q.saved_ns.ci95[1],
+                q.latency_us.median,
+                q.latency_us.ci95[0],
+                q.latency_us.ci95[1],
+                reach(q),
+                slower.map_or("–".to_owned(), |r| format!("{} (at {:.0} %)", reach(r), r.change_pct.abs()))
+            );
+        }
+    }
+    if !p.slices.iter().flat_map(|s| &s.points).any(|q| !q.virtual_speedup) {
+        out.push_str(
+            "\nNo real slowdown ran beside the speedups (`--quick` runs none): nothing here checked that the \
+             lane responds to a slice in proportion.\n",
         );
     }
     out
 }
+
 /// What weakens a profile, in words (an older profile's sentence as it
 /// was).
 pub fn warning(recorded: &Recorded<CausalWarning>) -> String {
@@ -249,27 +290,36 @@ pub fn warning(recorded: &Recorded<CausalWarning>) -> String {
         ),
         CausalWarning::Nonlinear { slice, slower_reach, slower_pct, faster_reach, faster_pct, serial } => {
             let why = if *serial {
-                "on one core a slice's time can be other threads' work (a hand-off waiting for the core)"
+                "on one core a cross-thread slice's time can be other threads' work, a hand-off waiting for the \
+                 core; any slice's pairs are noisier when the lane's pace moved between blocks"
             } else {
                 "a cost paid per hand-off may change with the time between hand-offs, such as waking a thread or \
                  core that has gone idle, which a virtual speedup keeps as it was; or a runnable thread waited for \
-                 a CPU"
+                 a CPU, or the lane's pace moved between blocks"
+            };
+            // Which way the speedup is likely off: the real slowdown shows
+            // the lane's response on the side measured for real.
+            let bound = if slower_reach > faster_reach {
+                "the lane really responded more than the speedup shows: read the speedup as a lower bound"
+            } else {
+                "the lane really responded less than the speedup shows: read the speedup as an upper bound"
             };
             format!(
                 "`{slice}` reaches the lane {slower_reach:.2} when really {slower_pct:.0} % slower but \
-                 {faster_reach:.2} when virtually {faster_pct:.0} % faster: its response is not linear here ({why}), \
-                 so read its speedups as a bound, not a slope"
+                 {faster_reach:.2} when virtually {faster_pct:.0} % faster, so its response is not linear here \
+                 ({why}); {bound}, not a slope"
             )
         }
-        CausalWarning::TwoPaces { slow_rounds, rounds, slow_ns_per_op, fast_ns_per_op } => format!(
+        CausalWarning::TwoPaces { slow_rounds, rounds, slow_ns_per_op, fast_ns_per_op, callers } => format!(
             "the lane ran at two paces: {slow_rounds} of {rounds} reference rounds took {:.2} µs per operation, \
-             the others {:.2} (a lock convoy among callers sharing a core, the lane's own periodic work such as \
-             a WAL checkpoint, or the core held by another process); \
+             the others {:.2} ({}the lane's own periodic work such as a WAL checkpoint, or the core held by \
+             another process); \
              a round whose two blocks ran at different paces is noise to its pair, so the CIs are wider than \
              the lane's usual spread, and a change may also move how often the slow pace comes. More rounds \
-             narrow them; fewer callers per core may remove the slow pace",
+             narrow them",
             slow_ns_per_op / 1e3,
-            fast_ns_per_op / 1e3
+            fast_ns_per_op / 1e3,
+            if *callers == 1 { "" } else { "a lock convoy among callers sharing a core, " }
         ),
         CausalWarning::MediansElsewhere { decomposition_ns_per_op, reference_ns_per_op } => format!(
             "the slices' medians, of which each change is a share, were measured by the run's short \
