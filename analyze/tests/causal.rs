@@ -199,6 +199,32 @@ fn a_reference_that_ran_at_two_paces_is_named_with_its_rounds() {
         "{headline}"
     );
 
+    // Two paces 1.23 apart, the faster the fewer (a third of the rounds at
+    // 44 µs, the rest at 54): below the slow tail's 1.6, found by the
+    // empty band between them.
+    let mut near = samples(60);
+    let mut rng = Rng(13);
+    for round in 0..60 {
+        let pace = if rng.uniform() < 0.33 { 44_000.0 } else { 54_000.0 };
+        let jitter = 1.0 + 0.01 * rng.normal();
+        for b in near.blocks.iter_mut().filter(|b| b.round == round) {
+            // Every arm of the round at that pace, less what its change saved.
+            let saved = if b.arm == 1 { 1_000.0 } else { 0.0 };
+            b.wall_ns = (pace - saved) * jitter * b.ops as f64;
+        }
+    }
+    let fast_rounds = near.blocks.iter().filter(|b| b.arm == 0 && b.wall_ns / 400.0 < 49_000.0).count();
+    let p = profile(&near, 1).expect("profiles");
+    let found = p.warnings.iter().find_map(|w| match w {
+        Recorded::Typed(CausalWarning::TwoPaces { slow_rounds, fast_ns_per_op, slow_ns_per_op, .. }) => {
+            Some((*slow_rounds, *fast_ns_per_op, *slow_ns_per_op))
+        }
+        _ => None,
+    });
+    let (slow_rounds, fast, slow) = found.expect("two paces found");
+    assert_eq!(slow_rounds, 60 - fast_rounds);
+    assert!((fast / 44_000.0 - 1.0).abs() < 0.02 && (slow / 54_000.0 - 1.0).abs() < 0.02, "{fast} {slow}");
+
     // The host's own spread (up to 1.2 between rounds) is one pace.
     assert!(
         !profile(&samples(60), 1)

@@ -29,7 +29,7 @@ use crate::stats::{self, BOOTSTRAP_RESAMPLES};
 
 mod warning;
 
-pub use warning::{CausalWarning, MEDIANS_APART, MIN_COMPARED_NS, REACH_GAP, SLOW_PACE, TWO_PACES_SHARE};
+pub use warning::{CausalWarning, MEDIANS_APART, MIN_COMPARED_NS, PACE_GAP, REACH_GAP, SLOW_PACE, TWO_PACES_SHARE};
 
 /// Schema of a what-if run's samples (`samples.json`).
 pub const CAUSAL_SAMPLES_SCHEMA: &str = "hopscope.causal-samples/1";

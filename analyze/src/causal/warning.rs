@@ -128,21 +128,42 @@ pub const SLOW_PACE: f64 = 1.6;
 /// says so: a round in twenty is a host's hiccup, a tenth is a pace.
 pub const TWO_PACES_SHARE: f64 = 0.1;
 
+/// A gap this wide between two neighbouring reference rounds (sorted, a
+/// share of the median), with a tenth of the rounds or more on each side,
+/// splits them into two paces: host noise spreads rounds evenly, a second
+/// pace leaves an empty band between them.
+pub const PACE_GAP: f64 = 0.1;
+
 /// Whether the reference's time per operation, one value per round, ran
-/// at two paces ([`SLOW_PACE`] × its median or more, in at least
-/// [`TWO_PACES_SHARE`] of its rounds). Seen on the reference writer with
+/// at two paces: [`SLOW_PACE`] × its median or more in at least
+/// [`TWO_PACES_SHARE`] of its rounds (seen on the reference writer with
 /// four callers on one core: 43 of 100 rounds at about twice the others'
-/// time per operation.
+/// time), or two clusters a [`PACE_GAP`] apart with that share on each
+/// side (a new user's four callers on one core: rounds at 44 and at 54 µs
+/// per operation, which the first rule missed).
 pub(super) fn two_paces(reference: &[f64], callers: usize) -> Option<CausalWarning> {
     let mut sorted = reference.to_vec();
-    let median = crate::stats::median_of_unsorted(&mut sorted);
-    let (mut slow, mut fast): (Vec<f64>, Vec<f64>) = reference.iter().partition(|&&v| v >= SLOW_PACE * median);
-    let share = slow.len() as f64 / reference.len().max(1) as f64;
-    (median > 0.0 && share >= TWO_PACES_SHARE && !fast.is_empty()).then(|| CausalWarning::TwoPaces {
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    let median = crate::stats::median_of_unsorted(&mut sorted.clone());
+    if median.is_nan() || median <= 0.0 || n < 2 {
+        return None;
+    }
+    let least = ((n as f64 * TWO_PACES_SHARE).ceil() as usize).max(1);
+    // The first slow round: past the tail threshold, or past the widest
+    // gap that leaves enough rounds on each side.
+    let tail = sorted.iter().position(|&v| v >= SLOW_PACE * median).filter(|&i| n - i >= least && i > 0);
+    let gap = (least..=n - least)
+        .filter(|&i| i > 0 && i < n)
+        .max_by(|&a, &b| (sorted[a] - sorted[a - 1]).total_cmp(&(sorted[b] - sorted[b - 1])))
+        .filter(|&i| sorted[i] - sorted[i - 1] > PACE_GAP * median);
+    let split = tail.or(gap)?;
+    let (fast, slow) = sorted.split_at_mut(split);
+    Some(CausalWarning::TwoPaces {
         slow_rounds: slow.len(),
-        rounds: reference.len(),
-        slow_ns_per_op: crate::stats::median_of_unsorted(&mut slow),
-        fast_ns_per_op: crate::stats::median_of_unsorted(&mut fast),
+        rounds: n,
+        slow_ns_per_op: crate::stats::median_of_unsorted(slow),
+        fast_ns_per_op: crate::stats::median_of_unsorted(fast),
         callers,
     })
 }
