@@ -69,16 +69,29 @@ fn the_process_never_spends_less_cpu_than_any_of_its_threads() {
     // process's window does not: a CI host once read the handoff lane's
     // writer 0.18 µs/op above the process (3.511 against 3.333, a slow
     // wake spread over a block's operations). The failure guarded against
-    // is a process figure missing a thread, µs per op below: held to
-    // within HAND_IN_SLACK_US.
-    const HAND_IN_SLACK_US: f64 = 0.5;
+    // is a process figure missing a thread, the thread's whole CPU below.
+    // The wake is once per block, so its slack is per block, spread over
+    // the block's operations: a clean CI run once read the handoff lane's
+    // writer 0.64 µs/op above its process at 20 operations a block (13 µs
+    // of one wake of a halted vCPU), where 0.5 µs/op had been allowed. A
+    // writer lane missing its writer thread still reads 17–22 µs/op below.
+    const HAND_IN_WAKE_US: f64 = 50.0;
+    let ops_per_block = {
+        let mut ops: Vec<u64> = trace.blocks.iter().map(|b| b.op_count).collect();
+        ops.sort_unstable();
+        ops[ops.len() / 2].max(1) as f64
+    };
+    let slack = (HAND_IN_WAKE_US / ops_per_block).max(0.5);
     let result: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).expect("result")).expect("json");
     for (lane, roles) in result["cpu_us_per_op"].as_object().expect("cpu") {
         let process = roles["process"].as_f64().expect("process");
         for (role, cpu) in roles.as_object().expect("roles") {
             let cpu = cpu.as_f64().expect("cpu");
-            assert!(process + HAND_IN_SLACK_US >= cpu, "{lane}: process {process:.3} µs/op < {role} {cpu:.3}");
+            assert!(
+                process + slack >= cpu,
+                "{lane}: process {process:.3} µs/op < {role} {cpu:.3} (less a wake per block: {slack:.2} µs/op)"
+            );
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
