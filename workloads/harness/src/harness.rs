@@ -38,6 +38,7 @@ pub struct Harness {
     name: String,
     args: RunArgs,
     plan: Option<Plan>,
+    hops: Option<hopscope_probe::HopTable>,
     lanes: Vec<Lane>,
     meta: BTreeMap<String, String>,
     charts: ChartOptions,
@@ -67,6 +68,7 @@ impl Harness {
             name: name.to_owned(),
             args,
             plan: None,
+            hops: None,
             lanes: Vec::new(),
             meta: BTreeMap::new(),
             charts: ChartOptions::default(),
@@ -101,6 +103,15 @@ impl Harness {
     /// ones; flags still override its sizes.
     pub fn plan(mut self, plan: Plan) -> Harness {
         self.plan = Some(plan);
+        self
+    }
+
+    /// This program's hop table (its own hops and their owners) in place of
+    /// the standard one, keeping the careful and `--quick` sizes (a plan
+    /// given with [`Harness::plan`] takes this table too): a program that
+    /// only adds hops need not choose its sizes.
+    pub fn hops(mut self, table: hopscope_probe::HopTable) -> Harness {
+        self.hops = Some(table);
         self
     }
 
@@ -158,11 +169,14 @@ impl Harness {
     pub fn run(mut self) -> Result<Outcome, HarnessError> {
         crate::interrupt::install().map_err(|e| HarnessError::Usage(format!("cannot handle signals: {e}")))?;
         let base = self.plan.clone();
-        let plan = match base {
+        let mut plan = match base {
             Some(base) => self.args.apply(base),
             None => self.args.plan(),
         }
         .map_err(|e| HarnessError::Flag(e.to_string()))?;
+        if let Some(hops) = &self.hops {
+            plan.hops = hops.clone();
+        }
         if let Some(flag) = self.args.what_if.stray() {
             return Err(HarnessError::Flag(format!("{flag}: sizes a what-if run; give --what-if too")));
         }
@@ -366,7 +380,11 @@ impl Harness {
         let lanes = ab::arms(spec, a, b);
         let deadline =
             self.args.apply(spec.plan.clone()).map_err(|e| HarnessError::Flag(e.to_string()))?.block_deadline;
-        let plan = Plan { block_deadline: deadline, ..spec.plan.clone() };
+        let mut plan = Plan { block_deadline: deadline, ..spec.plan.clone() };
+        // The sizes are the spec's; the hops are the program's.
+        if let Some(hops) = self.hops.clone().or_else(|| self.plan.as_ref().map(|p| p.hops.clone())) {
+            plan.hops = hops;
+        }
         let dir = rundir::create(self.args.out.as_deref(), &format!("{}-ab", self.name), "latest-ab")?;
         let mut meta = rundir::metadata();
         meta.extend(std::mem::take(&mut self.meta));

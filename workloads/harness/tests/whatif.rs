@@ -88,3 +88,43 @@ fn what_if_flags_that_cannot_be_carried_out_are_refused_naming_them() {
     assert_eq!(err(&["--lanes", "nope"]), "--lanes: no lane `nope` (declared: busy (runs as busy-probed))");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A program that only adds a hop of its own gives its table with
+/// `Harness::hops` and keeps the careful and `--quick` sizes (a plan of
+/// its own had replaced them, so `--quick` ran careful).
+#[test]
+fn a_program_with_a_hop_of_its_own_keeps_quick() {
+    use hopscope_probe::{HopTable, Side};
+    let mut table = HopTable::standard();
+    let checked = table.add("checked", Side::Caller);
+    let lane: Lane = Lane::subject(
+        "checks",
+        |_s| Ok::<_, BoxError>(()),
+        move |_: &mut (), op| {
+            let id = op.id();
+            hop!(id, Hop::ENTER);
+            busy(1_000);
+            hop!(id, checked);
+            busy(500);
+            hop!(id, Hop::DONE);
+            Ok::<_, BoxError>(())
+        },
+    )
+    .into();
+    let dir = std::env::temp_dir().join(format!("hopscope-own-hop-{}", std::process::id()));
+    let argv = ["prog", "--quick", "--ops", "20", "--out", dir.to_str().expect("utf-8 path")];
+    let outcome = Harness::try_from_args("own-hop", argv)
+        .expect("flags parse")
+        .quiet()
+        .progress(false)
+        .hops(table)
+        .lane(lane.probed_only())
+        .run()
+        .expect("runs");
+    let d = outcome.decomposition.expect("a decomposition");
+    let names: Vec<&str> = d.slices.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["enter→checked", "checked→done"]);
+    let quick = hopscope_harness::Plan::quick();
+    assert_eq!(d.lanes["checks-probed"].blocks_us.len(), (quick.samples * quick.passes) as usize, "--quick's sizes");
+    let _ = std::fs::remove_dir_all(&dir);
+}
