@@ -39,11 +39,11 @@ pub enum CausalWarning {
         serial: bool,
     },
     /// The reference arm ran at two paces: some of its rounds took far
-    /// longer per operation than its median (a lock convoy, the lane's own
+    /// longer per operation than the others (a lock convoy, the lane's own
     /// periodic work, or the core held by another process), whatever the
-    /// arm of their round. Pairs
-    /// that straddle the two are noise to every arm, and a change may move
-    /// how often the slow pace comes as well as the time it saves.
+    /// arm of their round. Pairs that straddle the two are noise to every
+    /// arm, and a change may move how often the slow pace comes as well as
+    /// the time it saves.
     TwoPaces {
         /// Reference rounds at the slow pace.
         slow_rounds: usize,
@@ -153,8 +153,8 @@ pub(super) fn two_paces(reference: &[f64], callers: usize) -> Option<CausalWarni
     // The first slow round: past the tail threshold, or past the widest
     // gap that leaves enough rounds on each side.
     let tail = sorted.iter().position(|&v| v >= SLOW_PACE * median).filter(|&i| n - i >= least && i > 0);
+    // `least` ≥ 1, so every `i` here has a round before it.
     let gap = (least..=n - least)
-        .filter(|&i| i > 0 && i < n)
         .max_by(|&a, &b| (sorted[a] - sorted[a - 1]).total_cmp(&(sorted[b] - sorted[b - 1])))
         .filter(|&i| sorted[i] - sorted[i - 1] > PACE_GAP * median);
     let split = tail.or(gap)?;

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use hopscope_analyze::causal::{CausalProfile, CausalWarning, Estimate, Point, SliceProfile};
+use hopscope_analyze::causal::{CausalProfile, CausalWarning, Estimate, MAX_CREDIBLE_REACH, Point, SliceProfile};
 use hopscope_analyze::join::SliceSide;
 use hopscope_analyze::recorded::Recorded;
 
@@ -228,21 +228,20 @@ fn costs(p: &CausalProfile) -> String {
          callers' latency, µs | reach | reach slower |\n|---|---:|---:|---:|---:|---:|---:|\n",
     );
     for s in &p.slices {
-        let shown = s.ranking_point().into_iter().chain(at(s, 25.0));
-        let mut seen = Vec::new();
+        let mut shown: Vec<&Point> = s.ranking_point().into_iter().chain(at(s, 25.0)).collect();
+        shown.dedup_by(|a, b| a.change_pct == b.change_pct);
         for q in shown {
-            if seen.contains(&q.change_pct) {
-                continue;
-            }
-            seen.push(q.change_pct);
             // The real slowdown closest in size, for linearity.
             let slower = s
                 .points
                 .iter()
                 .filter(|r| !r.virtual_speedup)
                 .min_by(|a, b| (a.change_pct + q.change_pct).abs().total_cmp(&(b.change_pct + q.change_pct).abs()));
-            let noise =
-                if q.saved_ns.excludes_zero() && !q.tells_an_effect() { " (noise: past 3× the change)" } else { "" };
+            let noise = if q.saved_ns.excludes_zero() && !q.tells_an_effect() {
+                format!(" (noise: past {MAX_CREDIBLE_REACH}× the change)")
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
                 "| {} | {:.0} % | {:.0} | {:+.0} (CI {:+.0}…{:+.0}){noise} | {:+.3} (CI {:+.3}…{:+.3}) | {} | {} |",
