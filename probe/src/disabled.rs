@@ -14,5 +14,18 @@ macro_rules! hop {
     };
 }
 
+/// Record that shared interval `$shared` serves operation `$member`.
+///
+/// This build has the `enabled` feature off: the arguments are
+/// type-checked but never evaluated, and no code is emitted.
+#[macro_export]
+macro_rules! serves {
+    ($shared:expr, $member:expr $(,)?) => {
+        if false {
+            let _: (&$crate::OpId, &$crate::OpId) = (&$shared, &$member);
+        }
+    };
+}
+
 /// Whether `hop!` records in this build.
 pub const ENABLED: bool = false;

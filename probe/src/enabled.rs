@@ -13,5 +13,16 @@ macro_rules! hop {
     };
 }
 
+/// Record that shared interval `$shared` ([`OpId`](crate::OpId), its hops
+/// marked once under that id) serves operation `$member`: a link, one
+/// store, no clock read ([`serves`](crate::local::serves)). Compiles to
+/// nothing without the `enabled` feature, like [`hop!`].
+#[macro_export]
+macro_rules! serves {
+    ($shared:expr, $member:expr $(,)?) => {
+        $crate::local::serves($shared, $member)
+    };
+}
+
 /// Whether `hop!` records in this build.
 pub const ENABLED: bool = true;

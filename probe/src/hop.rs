@@ -104,6 +104,12 @@ impl Hop {
         Hop::RETURNED,
     ];
 
+    /// Not a hop: a mark with this hop is a *link*, saying that the
+    /// operation in its `op` field is served by the shared interval whose
+    /// id its `ticks` field holds ([`Mark::serves`]). Never declared in a
+    /// [`HopTable`], so no table index can collide with it.
+    pub const LINK: Hop = Hop(u16::MAX);
+
     /// The standard hops of one write, in the order an operation passes them.
     pub const STANDARD: [(Hop, &'static str, Side); 10] = [
         (Hop::ENTER, "enter", Side::Caller),
@@ -139,6 +145,29 @@ impl Mark {
     /// A mark with no CPU sample.
     pub fn new(op: OpId, hop: Hop, ticks: Ticks) -> Mark {
         Mark { op, hop, cpu: Mark::UNKNOWN_CPU, ticks }
+    }
+
+    /// A link: the shared interval `shared` (a transaction, a COMMIT, a
+    /// drain: an id of its own, whose hops are marked once) serves the
+    /// operation `member`. An operation served by an interval waits for
+    /// all of it; the analyzer joins the interval's marks into each
+    /// operation it serves and divides its cost among them. The link
+    /// carries no time: it is stored as a mark of [`Hop::LINK`] whose
+    /// `ticks` field holds `shared`'s id, so it travels through the same
+    /// buffers and rings as marks and costs one store.
+    pub fn serves(shared: OpId, member: OpId) -> Mark {
+        Mark { op: member, hop: Hop::LINK, cpu: Mark::UNKNOWN_CPU, ticks: Ticks(shared.0) }
+    }
+
+    /// The shared interval this mark links its operation to, when it is a
+    /// link ([`Mark::serves`]); `None` for a mark of a hop.
+    pub fn link(&self) -> Option<OpId> {
+        (self.hop == Hop::LINK).then_some(OpId(self.ticks.0))
+    }
+
+    /// Whether this mark is a link rather than a hop's mark.
+    pub fn is_link(&self) -> bool {
+        self.hop == Hop::LINK
     }
 }
 
@@ -251,6 +280,10 @@ pub enum Edge {
     /// The span's (last) exit.
     Exit,
 }
+
+/// Hops a table may declare: every 16-bit index but [`Hop::LINK`]'s. A
+/// trace whose header declares more is refused, written or read.
+pub const MAX_HOPS: usize = u16::MAX as usize;
 
 /// The hops a trace may contain, indexed by [`Hop`]: the ten standard hops
 /// and the two closing ones first, then any a workload adds.

@@ -130,7 +130,7 @@ pub use disabled::ENABLED;
 pub use capture::Capture;
 pub use clock::{ClockInfo, ClockSource, Ticks};
 pub use hook_cost::{HookCost, STATEMENT_ROLE};
-pub use hop::{Edge, Hop, HopDef, HopTable, Mark, OpId, Owner, Side, SpanEdge};
+pub use hop::{Edge, Hop, HopDef, HopTable, MAX_HOPS, Mark, OpId, Owner, Side, SpanEdge};
 pub use host::HostInfo;
 pub use machinery::{EdgeCosts, SliceKind, SpanEvents, SpanMachinery, SpanPath, SpanSequence};
 pub use placement::{Placement, UnknownPlacement};

@@ -81,6 +81,17 @@ pub fn record_on_cpu(op: OpId, hop: Hop) {
     push(Mark { op, hop, cpu, ticks });
 }
 
+/// Record that the shared interval `shared` serves the operation `member`
+/// (a batch's transaction serving each request drained into it): one
+/// store of a link ([`Mark::serves`]), no clock read. Mark the interval's
+/// own hops once, under `shared`'s id; each member then waits for all of
+/// it in the analysis, and its cost is divided among the members. Same
+/// guarantees as [`record`].
+#[inline]
+pub fn serves(shared: OpId, member: OpId) {
+    push(Mark::serves(shared, member));
+}
+
 /// Store an already timestamped mark (used by layers that read the clock
 /// themselves). Same guarantees as [`record`].
 #[inline]

@@ -23,6 +23,10 @@ pub trait Probe: Copy + Send + Sync + std::fmt::Debug + 'static {
     fn mark_on_cpu(&self, op: OpId, hop: Hop) {
         self.mark(op, hop);
     }
+
+    /// Record that the shared interval `shared` (marked once, under an id
+    /// of its own) serves the operation `member`; see [`local::serves`].
+    fn serves(&self, shared: OpId, member: OpId);
 }
 
 /// Records every mark into the current thread's buffer (see [`crate::local`]).
@@ -41,6 +45,11 @@ impl Probe for Recording {
     fn mark_on_cpu(&self, op: OpId, hop: Hop) {
         local::record_on_cpu(op, hop);
     }
+
+    #[inline(always)]
+    fn serves(&self, shared: OpId, member: OpId) {
+        local::serves(shared, member);
+    }
 }
 
 /// Records nothing. Zero-sized; with inlining every call disappears, which
@@ -53,6 +62,9 @@ impl Probe for NoProbe {
 
     #[inline(always)]
     fn mark(&self, _op: OpId, _hop: Hop) {}
+
+    #[inline(always)]
+    fn serves(&self, _shared: OpId, _member: OpId) {}
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! `cargo test --workspace` builds the probe without `enabled`; `.ci/run`
 //! also runs `cargo test -p hopscope-probe --features enabled`.
 
-use hopscope_probe::{ENABLED, Hop, OpId, hop, local};
+use hopscope_probe::{ENABLED, Hop, OpId, hop, local, serves};
 
 fn on_fresh_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     std::thread::spawn(f).join().expect("test thread")
@@ -24,6 +24,10 @@ fn without_the_feature_hop_records_nothing_and_evaluates_nothing() {
                 },
                 Hop::SENT
             );
+            serves!(OpId(99), {
+                evaluated += 1;
+                OpId(i)
+            });
         }
         (local::drain(), evaluated)
     });
@@ -40,9 +44,12 @@ fn with_the_feature_hop_records_each_mark() {
         local::attach(8);
         for i in 0..4 {
             hop!(OpId(i), Hop::SENT);
+            serves!(OpId(99), OpId(i));
         }
         local::drain()
     });
-    assert_eq!(drained.marks.len(), 4);
-    assert!(drained.marks.iter().all(|m| m.hop == Hop::SENT));
+    assert_eq!(drained.marks.len(), 8);
+    assert!(drained.marks.iter().step_by(2).all(|m| m.hop == Hop::SENT));
+    let links: Vec<_> = drained.marks.iter().filter_map(|m| m.link().map(|shared| (m.op.0, shared.0))).collect();
+    assert_eq!(links, [(0, 99), (1, 99), (2, 99), (3, 99)]);
 }

@@ -238,7 +238,14 @@ proptest! {
 
 /// A record framed and checksummed as the format says, whatever it holds.
 fn record(tag: u8, payload: &[u8]) -> Vec<u8> {
+    record_after(&[], tag, payload)
+}
+
+/// A record whose checksum covers `prefix` first (a version-3 header's
+/// covers the format version).
+fn record_after(prefix: &[u8], tag: u8, payload: &[u8]) -> Vec<u8> {
     let mut hasher = crc32fast::Hasher::new();
+    hasher.update(prefix);
     hasher.update(&[tag]);
     hasher.update(&(payload.len() as u32).to_le_bytes());
     hasher.update(payload);
@@ -271,10 +278,18 @@ fn raw_block(op_count: u64, drops: &[u64]) -> Vec<u8> {
 /// A CRC-correct trace of these block payloads and an end record that sums
 /// them as a saturating writer would.
 fn crafted(blocks: &[Vec<u8>], end_dropped: u64) -> Vec<u8> {
+    crafted_as(FORMAT_VERSION, blocks, end_dropped)
+}
+
+/// [`crafted`] in format `version`, its header's checksum as that version
+/// computes it.
+fn crafted_as(version: u16, blocks: &[Vec<u8>], end_dropped: u64) -> Vec<u8> {
     let mut bytes = MAGIC.to_vec();
-    bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    bytes.extend_from_slice(&version.to_le_bytes());
     bytes.extend_from_slice(&0u16.to_le_bytes());
-    bytes.extend(record(b'H', &serde_json::to_vec(&header()).expect("header json")));
+    let json = serde_json::to_vec(&header()).expect("header json");
+    let prefix = if version >= 3 { version.to_le_bytes().to_vec() } else { Vec::new() };
+    bytes.extend(record_after(&prefix, b'H', &json));
     for payload in blocks {
         bytes.extend(record(b'B', payload));
     }
@@ -427,4 +442,81 @@ fn a_damaged_block_is_skipped_and_the_valid_blocks_after_it_are_kept() {
     assert_eq!((salvage.blocks_kept, salvage.blocks_skipped), (2, 0), "{salvage:?}");
     assert!(!salvage.reason.contains("skipped"), "nothing was skipped: {}", salvage.reason);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A block payload of one stream holding `marks` (op, hop, ticks).
+fn raw_block_of(marks: &[(u64, u16, u64)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&0u16.to_le_bytes()); // lane
+    out.extend_from_slice(&0u32.to_le_bytes()); // pass
+    out.extend_from_slice(&0u32.to_le_bytes()); // sample
+    out.extend_from_slice(&1u64.to_le_bytes()); // op count
+    out.extend_from_slice(&0u64.to_le_bytes()); // start
+    out.extend_from_slice(&0u64.to_le_bytes()); // end
+    out.extend_from_slice(&1u16.to_le_bytes()); // streams
+    out.extend_from_slice(&0u16.to_le_bytes()); // thread
+    out.extend_from_slice(&0u64.to_le_bytes()); // dropped
+    out.extend_from_slice(&(marks.len() as u32).to_le_bytes());
+    for (op, hop, ticks) in marks {
+        out.extend_from_slice(&op.to_le_bytes());
+        out.extend_from_slice(&hop.to_le_bytes());
+        out.extend_from_slice(&u16::MAX.to_le_bytes()); // cpu
+        out.extend_from_slice(&ticks.to_le_bytes());
+    }
+    out.extend_from_slice(&0u16.to_le_bytes()); // readings
+    out
+}
+
+#[test]
+fn links_round_trip_beside_the_marks_of_their_shared_interval() {
+    let (batch, a, b) = (OpId(900), OpId(1), OpId(2));
+    let mut linked = block(2, 0);
+    linked.streams[1].marks = vec![
+        mark(1, Hop::WOKE, 2_000),
+        mark(2, Hop::WOKE, 2_050),
+        Mark::serves(batch, a),
+        Mark::serves(batch, b),
+        Mark::new(batch, Hop::EXECUTED, Ticks(2_500)),
+        mark(1, Hop::REPLIED, 3_000),
+        mark(2, Hop::REPLIED, 3_010),
+    ];
+    let trace = Trace::from_bytes(&encode(header(), std::slice::from_ref(&linked))).expect("valid trace");
+    assert_eq!(trace.blocks, vec![linked]);
+    let links: Vec<(OpId, OpId)> =
+        trace.blocks[0].streams[1].marks.iter().filter_map(|m| m.link().map(|shared| (m.op, shared))).collect();
+    assert_eq!(links, [(a, batch), (b, batch)]);
+    assert!(trace.blocks[0].streams[0].marks.iter().all(|m| m.link().is_none()));
+}
+
+#[test]
+fn a_version_2_trace_reads_as_it_did_and_may_hold_no_link() {
+    let plain = raw_block_of(&[(1, Hop::ENTER.0, 10), (1, Hop::DONE.0, 20)]);
+    let trace = Trace::from_bytes(&crafted_as(2, &[plain], 0)).expect("a version-2 trace reads");
+    assert_eq!(trace.blocks[0].streams[0].marks.len(), 2);
+
+    let linked = raw_block_of(&[(1, Hop::ENTER.0, 10), (1, Hop::LINK.0, 900), (1, Hop::DONE.0, 20)]);
+    let err = Trace::from_bytes(&crafted_as(2, std::slice::from_ref(&linked), 0)).unwrap_err();
+    assert!(err.to_string().contains("link mark in a version-2 trace"), "{err}");
+    Trace::from_bytes(&crafted_as(3, &[linked], 0)).expect("version 3 holds links");
+}
+
+#[test]
+fn a_version_3_header_checksum_covers_the_version() {
+    let bytes = crafted_as(3, &[raw_block_of(&[(1, Hop::ENTER.0, 10)])], 0);
+    let mut older = bytes.clone();
+    older[8..10].copy_from_slice(&2u16.to_le_bytes());
+    assert!(matches!(Trace::from_bytes(&older), Err(TraceError::Checksum { .. })));
+    let mut newer = crafted_as(2, &[raw_block_of(&[(1, Hop::ENTER.0, 10)])], 0);
+    newer[8..10].copy_from_slice(&3u16.to_le_bytes());
+    assert!(matches!(Trace::from_bytes(&newer), Err(TraceError::Checksum { .. })));
+}
+
+#[test]
+fn a_header_declaring_more_hops_than_an_index_holds_is_not_written() {
+    let mut header = header();
+    for i in header.hops.len()..=hopscope_probe::MAX_HOPS {
+        header.hops.add(&format!("h{i}"), hopscope_probe::Side::Writer);
+    }
+    let err = TraceWriter::new(Vec::new(), header).unwrap_err();
+    assert!(err.to_string().contains("hops declared"), "{err}");
 }

@@ -82,7 +82,8 @@ impl Block {
             if self.streams[..i].iter().any(|s| s.thread == stream.thread) {
                 return Err(format!("two streams for thread index {}", stream.thread));
             }
-            if let Some(mark) = stream.marks.iter().find(|m| usize::from(m.hop.0) >= header.hops.len()) {
+            if let Some(mark) = stream.marks.iter().find(|m| !m.is_link() && usize::from(m.hop.0) >= header.hops.len())
+            {
                 return Err(format!("hop index {} but the header declares {} hops", mark.hop.0, header.hops.len()));
             }
         }

@@ -34,7 +34,7 @@ pub enum TraceError {
         expected: [u8; 8],
     },
     /// The file was written by a format version this build cannot read.
-    #[error("trace format version {found} at byte 8 is not supported (this build reads version {supported})")]
+    #[error("trace format version {found} at byte 8 is not supported (this build reads versions 2 to {supported})")]
     UnsupportedVersion {
         /// The version in the file.
         found: u16,

@@ -15,8 +15,8 @@ use std::path::Path;
 
 use super::block::{self, Block};
 use super::{
-    END_PAYLOAD_BYTES, FORMAT_VERSION, FRAME_BYTES, MAGIC, MAX_HEADER_BYTES, PREAMBLE_BYTES, TAG_BLOCK, TAG_END,
-    TAG_HEADER, TraceError, TraceHeader, record_crc,
+    END_PAYLOAD_BYTES, FORMAT_VERSION, FRAME_BYTES, LINKS_VERSION, MAGIC, MAX_HEADER_BYTES, OLDEST_READ_VERSION,
+    PREAMBLE_BYTES, TAG_BLOCK, TAG_END, TAG_HEADER, TraceError, TraceHeader, header_crc, record_crc,
 };
 
 /// Largest block record accepted: far above any real block (a block of a
@@ -103,6 +103,8 @@ impl Trace {
 pub struct TraceReader<R: Read> {
     input: R,
     header: TraceHeader,
+    /// The format version in the preamble.
+    version: u16,
     /// Bytes consumed so far.
     pos: u64,
     /// Total bytes, when known (a file): no record may claim more.
@@ -137,10 +139,13 @@ impl<R: Read> TraceReader<R> {
     pub fn new(mut input: R, size: Option<u64>) -> Result<Self, TraceError> {
         let mut preamble = [0u8; PREAMBLE_BYTES];
         let got = read_full(&mut input, &mut preamble)?;
-        check_preamble(&preamble[..got])?;
+        let version = check_preamble(&preamble[..got])?;
         let at = PREAMBLE_BYTES as u64;
         let mut scratch = Vec::new();
-        let (tag, pos, crc) = read_record(&mut input, at, size, &mut scratch)?;
+        let (tag, pos, mut crc) = read_record(&mut input, at, size, &mut scratch)?;
+        if tag == TAG_HEADER {
+            crc.computed = header_crc(version, &scratch);
+        }
         crc.check(at, tag)?;
         if tag != TAG_HEADER {
             return Err(corrupt(at, format!("expected the header record, found tag {tag:#04x}")));
@@ -149,6 +154,10 @@ impl<R: Read> TraceReader<R> {
             serde_json::from_slice(&scratch).map_err(|source| TraceError::Header { offset: at + 5, source })?;
         if header.hops.is_empty() {
             return Err(corrupt(at + 5, "header declares no hops".to_owned()));
+        }
+        if header.hops.len() > crate::MAX_HOPS {
+            let count = header.hops.len();
+            return Err(corrupt(at + 5, format!("header declares {count} hops, past {}", crate::MAX_HOPS)));
         }
         if !header.lane_info.is_empty() && header.lane_info.len() != header.lanes.len() {
             return Err(corrupt(
@@ -159,6 +168,7 @@ impl<R: Read> TraceReader<R> {
         Ok(TraceReader {
             input,
             header,
+            version,
             pos,
             size,
             blocks: 0,
@@ -174,6 +184,11 @@ impl<R: Read> TraceReader<R> {
     /// The trace's header.
     pub fn header(&self) -> &TraceHeader {
         &self.header
+    }
+
+    /// The format version the trace was written in.
+    pub fn version(&self) -> u16 {
+        self.version
     }
 
     /// The next block, or `None` after a valid end record. A damaged block
@@ -265,6 +280,10 @@ impl<R: Read> TraceReader<R> {
             TAG_BLOCK => {
                 let block = block::decode(&self.scratch, at + 5)?;
                 block.check(&self.header).map_err(|reason| corrupt(at, reason))?;
+                if self.version < LINKS_VERSION && block.streams.iter().flat_map(|s| &s.marks).any(|m| m.is_link()) {
+                    let reason = format!("a link mark in a version-{} trace, which has none", self.version);
+                    return Err(corrupt(at, reason));
+                }
                 let dropped = block.checked_dropped().ok_or_else(|| corrupt(at, "drop counts overflow".to_owned()))?;
                 self.dropped = self
                     .dropped
@@ -374,7 +393,8 @@ fn read_full(input: &mut impl Read, buf: &mut [u8]) -> Result<usize, TraceError>
     Ok(got)
 }
 
-fn check_preamble(bytes: &[u8]) -> Result<(), TraceError> {
+/// Check the magic, version and flags; the version.
+fn check_preamble(bytes: &[u8]) -> Result<u16, TraceError> {
     if bytes.len() < MAGIC.len() {
         return Err(truncated(0, "magic", MAGIC.len() as u64, bytes.len() as u64));
     }
@@ -387,14 +407,14 @@ fn check_preamble(bytes: &[u8]) -> Result<(), TraceError> {
         return Err(truncated(8, "version and flags", (PREAMBLE_BYTES - 8) as u64, (bytes.len() - 8) as u64));
     }
     let version = u16::from_le_bytes([bytes[8], bytes[9]]);
-    if version != FORMAT_VERSION {
+    if !(OLDEST_READ_VERSION..=FORMAT_VERSION).contains(&version) {
         return Err(TraceError::UnsupportedVersion { found: version, supported: FORMAT_VERSION });
     }
     let flags = u16::from_le_bytes([bytes[10], bytes[11]]);
     if flags != 0 {
         return Err(corrupt(10, format!("reserved flags are {flags:#06x}, must be 0")));
     }
-    Ok(())
+    Ok(version)
 }
 
 fn check_end(payload: &[u8], pos: u64, blocks: u64, dropped: u64) -> Result<(), TraceError> {

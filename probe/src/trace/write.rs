@@ -7,7 +7,7 @@ use std::path::Path;
 use super::block::{self, Block};
 use super::{
     FORMAT_VERSION, MAGIC, MAX_HEADER_BYTES, PREAMBLE_BYTES, TAG_BLOCK, TAG_END, TAG_HEADER, TraceError, TraceHeader,
-    record_crc,
+    header_crc, record_crc,
 };
 
 /// Streams a trace to any [`Write`]: the header on creation, blocks as they
@@ -58,7 +58,7 @@ impl<W: Write + Seek> TraceWriter<W> {
         json.resize(self.header_len, b' ');
         let end = self.out.stream_position()?;
         self.out.seek(SeekFrom::Start(PREAMBLE_BYTES as u64))?;
-        write_record(&mut self.out, TAG_HEADER, &json)?;
+        write_record(&mut self.out, TAG_HEADER, &json, header_crc(FORMAT_VERSION, &json))?;
         self.out.seek(SeekFrom::Start(end))?;
         self.out.flush()?;
         self.header = header;
@@ -80,6 +80,11 @@ impl<W: Write> TraceWriter<W> {
                 reason: format!("{} lanes but roles for {}", header.lanes.len(), header.lane_info.len()),
             });
         }
+        if header.hops.len() > crate::MAX_HOPS {
+            return Err(TraceError::Unwritable {
+                reason: format!("{} hops declared, past {}", header.hops.len(), crate::MAX_HOPS),
+            });
+        }
         let mut json = serde_json::to_vec(&header).map_err(|e| TraceError::Io(e.into()))?;
         json.resize(json.len().saturating_add(room), b' ');
         if json.len() > MAX_HEADER_BYTES {
@@ -90,7 +95,7 @@ impl<W: Write> TraceWriter<W> {
         out.write_all(&MAGIC)?;
         out.write_all(&FORMAT_VERSION.to_le_bytes())?;
         out.write_all(&0u16.to_le_bytes())?;
-        write_record(&mut out, TAG_HEADER, &json)?;
+        write_record(&mut out, TAG_HEADER, &json, header_crc(FORMAT_VERSION, &json))?;
         out.flush()?;
         let header_len = json.len();
         Ok(TraceWriter { out, header, header_len, blocks: 0, dropped: 0, scratch: Vec::new() })
@@ -121,7 +126,7 @@ impl<W: Write> TraceWriter<W> {
         self.scratch.clear();
         block::encode(block, &mut self.scratch);
         debug_assert_eq!(self.scratch.len(), len);
-        write_record(&mut self.out, TAG_BLOCK, &self.scratch)?;
+        write_record(&mut self.out, TAG_BLOCK, &self.scratch, record_crc(TAG_BLOCK, &self.scratch))?;
         // Durable as written: a run killed later leaves every block before
         // it in the file, for `Trace::salvage`.
         self.out.flush()?;
@@ -135,15 +140,16 @@ impl<W: Write> TraceWriter<W> {
         let mut payload = [0u8; 16];
         payload[..8].copy_from_slice(&self.blocks.to_le_bytes());
         payload[8..].copy_from_slice(&self.dropped.to_le_bytes());
-        write_record(&mut self.out, TAG_END, &payload)?;
+        write_record(&mut self.out, TAG_END, &payload, record_crc(TAG_END, &payload))?;
         self.out.flush()?;
         Ok(self.out)
     }
 }
 
-fn write_record(out: &mut impl Write, tag: u8, payload: &[u8]) -> std::io::Result<()> {
+/// Frame `payload` as a record of `tag` with checksum `crc`.
+fn write_record(out: &mut impl Write, tag: u8, payload: &[u8], crc: u32) -> std::io::Result<()> {
     out.write_all(&[tag])?;
     out.write_all(&(payload.len() as u32).to_le_bytes())?;
     out.write_all(payload)?;
-    out.write_all(&record_crc(tag, payload).to_le_bytes())
+    out.write_all(&crc.to_le_bytes())
 }

@@ -53,6 +53,11 @@ impl Probe for PeerMarks {
             _ => self.mark(op, hop),
         }
     }
+
+    /// The hook marks one statement per operation: a shared interval
+    /// has no statement of its own here.
+    #[inline]
+    fn serves(&self, _shared: OpId, _member: OpId) {}
 }
 
 /// The reference writer, its statements marked by SQLite's trace hook.
@@ -129,6 +134,10 @@ impl Probe for InlineMarks {
             _ => self.mark(op, hop),
         }
     }
+
+    /// The inline statement serves one operation: no shared interval.
+    #[inline]
+    fn serves(&self, _shared: OpId, _member: OpId) {}
 }
 
 /// The inline statement, marked by SQLite's trace hook on the caller: the
