@@ -74,11 +74,16 @@ impl Records {
         Records { preamble: bytes[..12.min(bytes.len())].to_vec(), records }
     }
 
-    /// Framed again, every CRC correct for what the record now holds.
+    /// Framed again, every CRC correct for what the record now holds (a
+    /// version-3 header's covers the version too).
     fn bytes(&self) -> Vec<u8> {
         let mut out = self.preamble.clone();
+        let version = self.preamble.get(8..10).map_or(0, |v| u16::from_le_bytes([v[0], v[1]]));
         for (tag, payload) in &self.records {
             let mut hasher = crc32fast::Hasher::new();
+            if *tag == b'H' && version >= 3 {
+                hasher.update(&version.to_le_bytes());
+            }
             hasher.update(&[*tag]);
             hasher.update(&(payload.len() as u32).to_le_bytes());
             hasher.update(payload);

@@ -20,12 +20,14 @@
 //! Cost: one hash lookup and one store per mark (FxHash on the op id), then
 //! one pass per complete operation.
 
+mod cost;
 mod scan;
 mod table;
 
 use hopscope_probe::{Block, Hop, Mark, Side, Trace, TraceHeader};
 use serde::{Deserialize, Serialize};
 
+use cost::Timelines;
 pub use scan::{HopScan, LaneHops};
 use table::Table;
 
@@ -42,6 +44,42 @@ pub enum SliceSide {
     Writer,
     /// From one thread to the other: a wake or transport cost.
     Cross,
+}
+
+/// Whose a slice's time is when a writer serves several operations with
+/// one interval (a batch's transaction, its COMMIT): the *latency* view
+/// (each operation waits for all of it) and the *cost* view (the
+/// interval's time divided among the operations it served) differ; see
+/// the `cost` module for the rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sharing {
+    /// Both marks are the operation's own (or a hand-off across threads
+    /// from an interval's mark to its own): latency and cost alike.
+    #[default]
+    Own,
+    /// Both marks are a shared interval's: each operation waits for all of
+    /// it; its cost to one operation is its length over the operations it
+    /// served.
+    Shared,
+    /// One mark is the operation's own, the other a shared interval's, on
+    /// one thread: the operation waits while the writer serves the others
+    /// (the batch's statements before its own, the replies before its
+    /// own). Most of that time is the others' own; the operation's cost is
+    /// the writer's step just before its own mark, or its share of the step
+    /// just before the interval's.
+    Siblings,
+}
+
+impl Sharing {
+    /// Stable lower-case name, as serialized.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sharing::Own => "own",
+            Sharing::Shared => "shared",
+            Sharing::Siblings => "siblings",
+        }
+    }
 }
 
 /// One slice of a lane's operations.
@@ -62,6 +100,8 @@ pub struct SliceDef {
     pub on_path: bool,
     /// Who owns it, as the trace declares ([`crate::slices::declared_owner`]).
     pub owner: crate::slices::Owner,
+    /// Whether its marks are the operation's own or a shared interval's.
+    pub sharing: Sharing,
     /// Table columns of `from` and `to`.
     #[serde(skip)]
     columns: (usize, usize),
@@ -100,6 +140,85 @@ pub struct BlockOps {
     /// whose path starts earliest), ns: the operation that runs after the
     /// other lanes' blocks, with this lane's code and data gone cold.
     pub first_total_ns: Option<f64>,
+    /// Per slice, the mean *cost* to one operation, ns: as
+    /// [`Self::slice_mean_ns`] for its own slices, a shared interval's
+    /// length over the operations it served, and nothing for the time it
+    /// waits on those others ([`Sharing::Siblings`]). Equal to the means
+    /// in a block without shared intervals.
+    pub slice_cost_mean_ns: Vec<Option<f64>>,
+    /// The block's shared intervals and the operations they served.
+    pub batches: Batches,
+}
+
+/// Shared intervals of a block (or a lane): how many, and how many
+/// operations they served.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Batches {
+    /// Intervals that served at least one operation.
+    pub intervals: u64,
+    /// Operations they served, summed over intervals (an operation served
+    /// by two intervals counts in each).
+    pub served: u64,
+    /// The most operations one interval served.
+    pub largest: u64,
+}
+
+impl Batches {
+    /// Operations served per interval, when there were intervals.
+    pub fn mean(&self) -> Option<f64> {
+        (self.intervals > 0).then(|| self.served as f64 / self.intervals as f64)
+    }
+
+    /// Add another block's.
+    pub fn add(&mut self, other: &Batches) {
+        self.intervals = self.intervals.saturating_add(other.intervals);
+        self.served = self.served.saturating_add(other.served);
+        self.largest = self.largest.max(other.largest);
+    }
+}
+
+/// How many shared intervals served each number of operations, over a
+/// lane: its batch sizes. Sizes past [`BatchSizes::CAP`] share one count.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchSizes {
+    /// `(size, intervals)`, ascending by size.
+    pub counts: Vec<(u64, u64)>,
+}
+
+impl BatchSizes {
+    /// Largest size counted on its own; larger ones count as this.
+    pub const CAP: u64 = 65_536;
+
+    /// Count one interval that served `size` operations.
+    pub fn add(&mut self, size: u64) {
+        let size = size.min(Self::CAP);
+        match self.counts.binary_search_by_key(&size, |&(s, _)| s) {
+            Ok(i) => self.counts[i].1 = self.counts[i].1.saturating_add(1),
+            Err(i) => self.counts.insert(i, (size, 1)),
+        }
+    }
+
+    /// Intervals counted.
+    pub fn intervals(&self) -> u64 {
+        self.counts.iter().fold(0u64, |n, &(_, c)| n.saturating_add(c))
+    }
+
+    /// The size at quantile `q` (0 to 1) of the intervals, if any.
+    pub fn quantile(&self, q: f64) -> Option<u64> {
+        let total = self.intervals();
+        if total == 0 {
+            return None;
+        }
+        let rank = ((q.clamp(0.0, 1.0) * total as f64).ceil() as u64).clamp(1, total);
+        let mut seen = 0u64;
+        self.counts
+            .iter()
+            .find(|&&(_, c)| {
+                seen = seen.saturating_add(c);
+                seen >= rank
+            })
+            .map(|&(size, _)| size)
+    }
 }
 
 /// How often operations' marks were taken on different CPUs.
@@ -141,6 +260,17 @@ pub struct LaneOps {
     /// `t` for thread index `t` of the header (threads past 63 share bit
     /// 63). Lets a check see a hop declared on one side marked on another.
     pub hop_threads: Vec<u64>,
+    /// The lane's shared intervals, over every block.
+    pub batches: Batches,
+    /// How many operations each shared interval served.
+    pub batch_sizes: BatchSizes,
+}
+
+impl LaneOps {
+    /// Whether any operation of the lane was served by a shared interval.
+    pub fn shares_work(&self) -> bool {
+        self.batches.intervals > 0
+    }
 }
 
 /// Join the marks of every lane of `trace`, held in memory.
@@ -163,10 +293,9 @@ pub struct Join {
     lanes: Vec<LaneOps>,
     hop_count: usize,
     ns_per_tick: f64,
-    /// Scratch: one block's durations in ticks, slice by slice.
-    ticks: Vec<i64>,
-    /// Scratch: one slice's durations in ns, ascending.
-    ns: Vec<f64>,
+    scratch: Scratch,
+    /// Per lane, per column of its table: whether the hop is the writer's.
+    writer_columns: Vec<Vec<bool>>,
 }
 
 /// One block's figures of one slice (or of the path total).
@@ -180,7 +309,7 @@ struct Summary {
 impl Join {
     /// Start the second pass of a trace with `header`, scanned by `scan`.
     pub fn new(header: &TraceHeader, scan: &HopScan) -> Join {
-        let lanes = (0..header.lanes.len() as u16)
+        let lanes: Vec<LaneOps> = (0..header.lanes.len() as u16)
             .map(|lane| {
                 let lane_hops = scan.lane_hops(lane);
                 let path_len = lane_hops.path.len();
@@ -195,6 +324,8 @@ impl Join {
                 LaneOps {
                     lane,
                     hop_threads,
+                    batches: Batches::default(),
+                    batch_sizes: BatchSizes::default(),
                     slice_ns: vec![Distribution::new(); slices.len()],
                     hops,
                     path_len,
@@ -207,12 +338,18 @@ impl Join {
                 }
             })
             .collect();
+        let writer_columns = lanes
+            .iter()
+            .map(|lane: &LaneOps| {
+                lane.hops.iter().map(|h| header.hops.get(*h).is_some_and(|d| d.side == Side::Writer)).collect()
+            })
+            .collect();
         Join {
+            writer_columns,
             lanes,
             hop_count: header.hops.len(),
             ns_per_tick: header.clock.ns_per_tick,
-            ticks: Vec::new(),
-            ns: Vec::new(),
+            scratch: Scratch::default(),
         }
     }
 
@@ -224,30 +361,126 @@ impl Join {
         }
         // The table's columns follow the hops in time order.
         let table = Table::build(block, &out.hops, self.hop_count);
+        let batches = count_batches(&table, &mut out.batch_sizes);
+        out.batches.add(&batches);
+        let writer = self.writer_columns.get(usize::from(block.lane)).map_or(&[][..], Vec::as_slice);
+        let filled = self.scratch.fill(out, &table, writer);
+        out.complete += filled.complete as u64;
+        if filled.complete == 0 {
+            return;
+        }
+        let mut summaries = self.scratch.summarise(out, filled.complete, self.ns_per_tick);
+        let total = summaries.pop().unwrap_or_default();
+        let slice_mean_ns: Vec<Option<f64>> = summaries.iter().map(|s| s.mean).collect();
+        let slice_cost_mean_ns = if table.has_shared() {
+            self.scratch.cost_means(out.slices.len(), filled.complete, self.ns_per_tick)
+        } else {
+            slice_mean_ns.clone()
+        };
+        out.blocks.push(BlockOps {
+            block: index,
+            pass: block.pass,
+            sample: block.sample,
+            complete: filled.complete as u64,
+            slice_median_ns: summaries.iter().map(|s| s.median).collect(),
+            total_median_ns: total.median,
+            slice_mean_ns,
+            total_mean_ns: total.mean,
+            slice_iqm_ns: summaries.iter().map(|s| s.iqm).collect(),
+            first_total_ns: filled.first.map(|total| total as f64 * self.ns_per_tick).filter(|ns| ns.is_finite()),
+            slice_cost_mean_ns,
+            batches,
+        });
+    }
+
+    /// Every lane's joined operations.
+    pub fn finish(self) -> Vec<LaneOps> {
+        self.lanes
+    }
+}
+
+/// Count `table`'s shared intervals (rows serving operations) into
+/// `sizes`; the block's figures.
+fn count_batches(table: &Table, sizes: &mut BatchSizes) -> Batches {
+    let mut batches = Batches::default();
+    if !table.has_shared() {
+        return batches;
+    }
+    for row in 0..table.rows {
+        let served = u64::from(table.served(row));
+        if served > 0 {
+            batches.intervals += 1;
+            batches.served = batches.served.saturating_add(served);
+            batches.largest = batches.largest.max(served);
+            sizes.add(served);
+        }
+    }
+    batches
+}
+
+/// What [`Scratch::fill`] found in a block.
+struct Filled {
+    /// Complete operations.
+    complete: usize,
+    /// The path time of the earliest complete operation, ticks.
+    first: Option<i64>,
+}
+
+/// A join's buffers, reused block after block: no allocation (and no page
+/// faults) per block.
+#[derive(Debug, Clone, Default)]
+struct Scratch {
+    /// One slice-major buffer for every slice's durations plus the path
+    /// total (the last run), `stride` per run. Durations stay in ticks
+    /// (integers) until sorted: integers sort faster than floats, and a
+    /// positive scale keeps their order.
+    ticks: Vec<i64>,
+    /// Rows per run of [`Self::ticks`] and [`Self::cost`].
+    stride: usize,
+    /// One slice's durations in ns, ascending.
+    ns: Vec<f64>,
+    /// Each operation's cost per slice, ticks (shared intervals divided
+    /// among the operations they served), slice-major like `ticks`;
+    /// filled only in a block with shared intervals.
+    cost: Vec<f64>,
+}
+
+impl Scratch {
+    /// Every complete operation's slice durations (and costs) into the
+    /// buffers; operations that are not complete are counted in `out`.
+    /// `writer[c]`: whether the hop of column `c` is the writer's.
+    fn fill(&mut self, out: &mut LaneOps, table: &Table, writer: &[bool]) -> Filled {
         let slice_count = out.slices.len();
-        // The buffer below is sized by the rows that can be complete (one
-        // mark per column), so a block of many incomplete operations (a
-        // damaged or hostile one) cannot make it larger than its marks.
+        // Sized by the rows that can be complete (one mark per column), so
+        // a block of many incomplete operations (a damaged or hostile one)
+        // cannot make it larger than its marks.
         let stride = table.full_rows();
-        // One slice-major buffer for every slice's durations plus the path
-        // total (the last run), reused block after block: no allocation
-        // (and no page faults) per block. Durations stay in ticks (integers)
-        // until sorted: integers sort faster than floats, and a positive
-        // scale keeps their order.
-        let runs = slice_count + 1;
+        self.stride = stride;
         self.ticks.clear();
-        self.ticks.resize(runs * stride, 0);
+        self.ticks.resize((slice_count + 1) * stride, 0);
+        self.cost.clear();
+        let timelines = table.has_shared().then(|| Timelines::build(table, writer));
+        if timelines.is_some() {
+            self.cost.resize(slice_count * stride, 0.0);
+        }
         let mut complete = 0usize;
         // (path start, path time) of the earliest complete operation.
         let mut first: Option<(u64, i64)> = None;
         for row in 0..table.rows {
+            if !table.is_operation(row) {
+                continue;
+            }
             let Some(ticks) = table.complete_row(row).filter(|_| complete < stride) else {
                 out.incomplete += 1;
                 continue;
             };
             for (s, def) in out.slices.iter().enumerate() {
                 let (from, to) = def.columns;
-                self.ticks[s * stride + complete] = signed_ticks(ticks[from], ticks[to]);
+                let length = signed_ticks(ticks[from], ticks[to]);
+                self.ticks[s * stride + complete] = length;
+                if let Some(timelines) = &timelines {
+                    self.cost[s * stride + complete] = cost::cost_of(table, timelines, row, def, length);
+                }
             }
             let total = signed_ticks(ticks[0], ticks[out.path_len - 1]);
             self.ticks[slice_count * stride + complete] = total;
@@ -257,14 +490,18 @@ impl Join {
             complete += 1;
             core_changes(table.row_cpus(row), &mut out.core_changes);
         }
-        out.complete += complete as u64;
-        if complete == 0 {
-            return;
-        }
+        Filled { complete, first: first.map(|(_, total)| total) }
+    }
+
+    /// Each slice's (then the path total's) mean, median and interquartile
+    /// mean over the `complete` operations filled, each pooled into `out`'s
+    /// distributions.
+    fn summarise(&mut self, out: &mut LaneOps, complete: usize, ns_per_tick: f64) -> Vec<Summary> {
+        let runs = out.slices.len() + 1;
         let mut summaries = Vec::with_capacity(runs);
         for run in 0..runs {
-            let ticks = &mut self.ticks[run * stride..run * stride + complete];
-            sorted_ns(ticks, self.ns_per_tick, &mut self.ns);
+            let ticks = &mut self.ticks[run * self.stride..run * self.stride + complete];
+            sorted_ns(ticks, ns_per_tick, &mut self.ns);
             let pooled = out.slice_ns.get_mut(run).unwrap_or(&mut out.total_ns);
             summaries.push(Summary {
                 mean: finite_mean(&self.ns),
@@ -272,24 +509,16 @@ impl Join {
                 iqm: interquartile_mean(&self.ns),
             });
         }
-        let total = summaries.pop().unwrap_or_default();
-        out.blocks.push(BlockOps {
-            block: index,
-            pass: block.pass,
-            sample: block.sample,
-            complete: complete as u64,
-            slice_median_ns: summaries.iter().map(|s| s.median).collect(),
-            total_median_ns: total.median,
-            slice_mean_ns: summaries.iter().map(|s| s.mean).collect(),
-            total_mean_ns: total.mean,
-            slice_iqm_ns: summaries.iter().map(|s| s.iqm).collect(),
-            first_total_ns: first.map(|(_, total)| total as f64 * self.ns_per_tick).filter(|ns| ns.is_finite()),
-        });
+        summaries
     }
 
-    /// Every lane's joined operations.
-    pub fn finish(self) -> Vec<LaneOps> {
-        self.lanes
+    /// Each slice's mean cost per operation, ns, over the `complete`
+    /// operations filled (a block with shared intervals).
+    fn cost_means(&self, slices: usize, complete: usize, ns_per_tick: f64) -> Vec<Option<f64>> {
+        (0..slices)
+            .map(|s| finite_mean(&self.cost[s * self.stride..s * self.stride + complete]).map(|t| t * ns_per_tick))
+            .map(|mean| mean.filter(|ns| ns.is_finite()))
+            .collect()
     }
 }
 
@@ -334,6 +563,12 @@ fn slice_defs(header: &TraceHeader, lane: &LaneHops, hops: &[Hop]) -> Vec<SliceD
             side,
             on_path,
             owner: crate::slices::declared_owner(header, side, to),
+            sharing: match (lane.shared.contains(&from), lane.shared.contains(&to)) {
+                (false, false) => Sharing::Own,
+                (true, true) => Sharing::Shared,
+                _ if side == SliceSide::Cross => Sharing::Own,
+                _ => Sharing::Siblings,
+            },
             columns: (column(from), column(to)),
         }
     };
@@ -425,7 +660,7 @@ mod tests {
         join.add(0, &block);
         // The duration buffer holds the complete operation's slices, not a
         // row for every operation the block names.
-        assert!(join.ticks.capacity() < 1_000, "{} ticks held", join.ticks.capacity());
+        assert!(join.scratch.ticks.capacity() < 1_000, "{} ticks held", join.scratch.ticks.capacity());
         let lane = &join.finish()[0];
         assert_eq!((lane.complete, lane.incomplete), (1, incomplete));
         assert_eq!(lane.blocks.len(), 1);

@@ -9,7 +9,7 @@
 //! operations, in the same order, as a join holding every block would use.
 
 use hopscope_probe::{Block, Hop, Side, TraceHeader};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::table::Table;
 
@@ -32,6 +32,9 @@ struct LaneScan {
     orders: FxHashMap<Vec<Hop>, OrderSums>,
     /// Per hop id, the threads that marked it (bit per thread index).
     threads: Vec<u64>,
+    /// Per hop id, (marks under a shared interval's id, marks under an
+    /// operation's) in blocks that hold links.
+    sharing: Vec<(u64, u64)>,
 }
 
 /// `hop`'s place in [`Hop::DOCUMENTED_ORDER`], if it is a standard or
@@ -60,8 +63,12 @@ impl HopScan {
     /// A scan of a trace with `header`.
     pub fn new(header: &TraceHeader) -> HopScan {
         let hop_count = header.hops.len();
-        let lane =
-            LaneScan { present: vec![false; hop_count], orders: FxHashMap::default(), threads: vec![0; hop_count] };
+        let lane = LaneScan {
+            present: vec![false; hop_count],
+            orders: FxHashMap::default(),
+            threads: vec![0; hop_count],
+            sharing: vec![(0, 0); hop_count],
+        };
         let documented = header.hops.iter().map(|(hop, def)| documented_position(hop, &def.name)).collect();
         let writer_side = header.hops.iter().map(|(_, def)| def.side == Side::Writer).collect();
         HopScan {
@@ -87,6 +94,7 @@ impl HopScan {
                 }
             }
         }
+        count_sharing(block, &mut lane.sharing);
         let hops: Vec<Hop> = (0..self.hop_count).filter(|&h| self.in_block[h]).map(|h| Hop(h as u16)).collect();
         for hop in &hops {
             lane.present[usize::from(hop.0)] = true;
@@ -126,7 +134,14 @@ impl HopScan {
         let sums = scan.orders.get(&hops).map_or(&zeros, |o| &o.sums);
         let documented: Vec<Option<usize>> = hops.iter().map(|h| self.documented[usize::from(h.0)]).collect();
         let order = time_order(sums, &documented);
-        split_tail(order.into_iter().map(|c| (hops[c], sums[c], documented[c])).collect(), &self.writer_side)
+        let mut lane_hops =
+            split_tail(order.into_iter().map(|c| (hops[c], sums[c], documented[c])).collect(), &self.writer_side);
+        lane_hops.shared = hops
+            .iter()
+            .copied()
+            .filter(|h| scan.sharing.get(usize::from(h.0)).is_some_and(|&(shared, own)| shared > own))
+            .collect();
+        lane_hops
     }
 
     /// The threads that marked `hop` in lane `lane`'s blocks: bit `t` for
@@ -151,6 +166,29 @@ pub struct LaneHops {
     /// beside the other thread's (the writer's `replied→idle` when the
     /// caller is already running by the time the writer goes idle).
     pub tails: Vec<(Hop, Hop)>,
+    /// Hops marked once per shared interval (a batch's `commit`), under the
+    /// interval's id, rather than per operation: mostly so, in the blocks
+    /// that hold links.
+    pub shared: Vec<Hop>,
+}
+
+/// Count, per hop, the marks `block` made under a shared interval's id
+/// (one a link names) and under an operation's, when it holds links.
+fn count_sharing(block: &Block, sharing: &mut [(u64, u64)]) {
+    let shared: FxHashSet<u64> =
+        block.streams.iter().flat_map(|s| &s.marks).filter_map(|m| m.link()).map(|id| id.0).collect();
+    if shared.is_empty() {
+        return;
+    }
+    for mark in block.streams.iter().flat_map(|s| &s.marks).filter(|m| !m.is_link()) {
+        if let Some(count) = sharing.get_mut(usize::from(mark.hop.0)) {
+            if shared.contains(&mark.op.0) {
+                count.0 += 1;
+            } else {
+                count.1 += 1;
+            }
+        }
+    }
 }
 
 /// Take the writer's `idle` off the path when it comes, on average, after
@@ -163,10 +201,10 @@ fn split_tail(ordered: Vec<(Hop, f64, Option<usize>)>, writer_side: &[bool]) -> 
     let received_position = Hop::DOCUMENTED_ORDER.iter().position(|h| *h == Hop::RECEIVED);
     let find = |position: Option<usize>| ordered.iter().position(|(_, _, d)| d.is_some() && *d == position);
     let (Some(idle), Some(received)) = (find(idle_position), find(received_position)) else {
-        return LaneHops { path: ordered.iter().map(|(h, _, _)| *h).collect(), tails: Vec::new() };
+        return LaneHops { path: ordered.iter().map(|(h, _, _)| *h).collect(), ..LaneHops::default() };
     };
     if ordered[idle].1 <= ordered[received].1 {
-        return LaneHops { path: ordered.iter().map(|(h, _, _)| *h).collect(), tails: Vec::new() };
+        return LaneHops { path: ordered.iter().map(|(h, _, _)| *h).collect(), ..LaneHops::default() };
     }
     let idle_hop = ordered[idle].0;
     let path: Vec<Hop> = ordered.iter().map(|(h, _, _)| *h).filter(|h| *h != idle_hop).collect();
@@ -174,7 +212,7 @@ fn split_tail(ordered: Vec<(Hop, f64, Option<usize>)>, writer_side: &[bool]) -> 
     let from =
         ordered[..idle].iter().rev().find(|(h, _, _)| writer_side.get(usize::from(h.0)).copied().unwrap_or(false));
     let tails = from.map(|(h, _, _)| vec![(*h, idle_hop)]).unwrap_or_default();
-    LaneHops { path, tails }
+    LaneHops { path, tails, shared: Vec::new() }
 }
 
 /// Column order: the documented hops keep their documented order (so every

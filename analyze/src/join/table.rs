@@ -10,6 +10,11 @@ const NO_COLUMN: usize = usize::MAX;
 
 /// Per-op ticks of one block: `rows × columns`, one column per hop of
 /// `hops` (a mark of any other hop is ignored).
+///
+/// A row is an operation, or a *shared interval* when links name it
+/// ([`hopscope_probe::Mark::serves`]): its marks are then copied into the
+/// row of every operation it serves, which waits for all of it, and the
+/// row itself is no operation.
 pub(super) struct Table {
     columns: usize,
     pub(super) rows: usize,
@@ -18,6 +23,14 @@ pub(super) struct Table {
     /// Marks that landed in each row: a row is complete when it holds
     /// exactly one per column and none is missing.
     marks: Vec<u32>,
+    /// Per cell, the row its mark came from: its own, or the shared
+    /// interval's that serves it. Empty when the block holds no link.
+    source: Vec<u32>,
+    /// Per row, the operations it serves (0 for an operation). Empty when
+    /// the block holds no link.
+    served: Vec<u32>,
+    /// `(member, shared interval)` rows of every link resolved, ascending.
+    links: Vec<(usize, usize)>,
 }
 
 /// Operation id → table row. A thread numbers its operations one after
@@ -36,6 +49,17 @@ impl RowIndex {
 
     fn new(expected_rows: usize) -> RowIndex {
         RowIndex { base: None, dense: vec![Self::EMPTY; expected_rows * 2 + 64], sparse: FxHashMap::default() }
+    }
+
+    /// The row of `op`, if it has one.
+    fn find(&self, op: u64) -> Option<usize> {
+        let base = self.base?;
+        let dense = op.checked_sub(base).and_then(|o| usize::try_from(o).ok()).and_then(|o| self.dense.get(o));
+        let slot = match dense {
+            Some(slot) => *slot,
+            None => *self.sparse.get(&op)?,
+        };
+        (slot != Self::EMPTY).then_some(slot as usize)
     }
 
     /// The row of `op`, giving it `next` if it has none yet.
@@ -70,6 +94,8 @@ impl Table {
         let mut ticks: Vec<u64> = Vec::with_capacity(expected_rows * columns);
         let mut cpus: Vec<u16> = Vec::with_capacity(expected_rows * columns);
         let mut counts: Vec<u32> = Vec::with_capacity(expected_rows);
+        // (member's row, shared interval's op id), as the links come.
+        let mut links: Vec<(usize, u64)> = Vec::new();
         for stream in &block.streams {
             // A thread marks one operation's hops back to back (the caller
             // its whole call, the writer its whole turn), so the previous
@@ -79,6 +105,15 @@ impl Table {
             for mark in &stream.marks {
                 let c = column.get(usize::from(mark.hop.0)).copied().unwrap_or(NO_COLUMN);
                 if c == NO_COLUMN {
+                    if let Some(shared) = mark.link() {
+                        let row = index.row(mark.op.0, counts.len());
+                        if row == counts.len() {
+                            ticks.resize(ticks.len() + columns, MISSING);
+                            cpus.resize(cpus.len() + columns, Mark::UNKNOWN_CPU);
+                            counts.push(0);
+                        }
+                        links.push((row, shared.0));
+                    }
                     continue;
                 }
                 let row = match last {
@@ -103,7 +138,106 @@ impl Table {
                 counts[row] = counts[row].saturating_add(1);
             }
         }
-        Table { columns, rows: counts.len(), ticks, cpus, marks: counts }
+        let mut table = Table {
+            columns,
+            rows: counts.len(),
+            ticks,
+            cpus,
+            marks: counts,
+            source: Vec::new(),
+            served: Vec::new(),
+            links: Vec::new(),
+        };
+        if !links.is_empty() {
+            table.share(&index, links);
+        }
+        table
+    }
+
+    /// Copy each shared interval's marks into the rows of the operations
+    /// it serves. A link to an interval with no marks in the block (cut off
+    /// at a block's edge, or never marked) leaves its operation incomplete;
+    /// an interval that is itself served by another is not followed (one
+    /// level of sharing), and an operation linked twice to one interval
+    /// counts once.
+    fn share(&mut self, index: &RowIndex, mut links: Vec<(usize, u64)>) {
+        links.sort_unstable();
+        links.dedup();
+        let mut resolved = Vec::with_capacity(links.len());
+        let mut shared_rows = vec![false; self.rows];
+        for (member, shared) in links {
+            match index.find(shared).filter(|&row| row != member) {
+                Some(row) => {
+                    shared_rows[row] = true;
+                    resolved.push((member, row));
+                }
+                // No such interval here: the operation cannot be whole.
+                None => self.marks[member] = u32::MAX,
+            }
+        }
+        resolved.retain(|&(member, _)| !shared_rows[member]);
+        self.served = vec![0; self.rows];
+        for &(_, row) in &resolved {
+            self.served[row] = self.served[row].saturating_add(1);
+        }
+        self.source = (0..self.rows).flat_map(|row| std::iter::repeat_n(row as u32, self.columns)).collect();
+        for &(member, row) in &resolved {
+            for c in 0..self.columns {
+                let from = row * self.columns + c;
+                if self.ticks[from] == MISSING {
+                    continue;
+                }
+                let to = member * self.columns + c;
+                self.ticks[to] = self.ticks[from];
+                self.cpus[to] = self.cpus[from];
+                self.source[to] = row as u32;
+                self.marks[member] = self.marks[member].saturating_add(1);
+            }
+        }
+        self.links = resolved;
+    }
+
+    /// Every `(member, shared interval)` pair of rows linked in the block.
+    pub(super) fn links(&self) -> &[(usize, usize)] {
+        &self.links
+    }
+
+    /// The tick in `row`'s `column`, as marked there (not copied from a
+    /// shared interval), if any.
+    pub(super) fn own_tick(&self, row: usize, column: usize) -> Option<u64> {
+        let tick = *self.ticks.get(row * self.columns + column)?;
+        (tick != MISSING && self.source(row, column) == row).then_some(tick)
+    }
+
+    /// The tick in `row`'s `column`, its own or its interval's, if any.
+    pub(super) fn tick(&self, row: usize, column: usize) -> Option<u64> {
+        self.ticks.get(row * self.columns + column).copied().filter(|&t| t != MISSING)
+    }
+
+    /// The block's columns.
+    pub(super) fn columns(&self) -> usize {
+        self.columns
+    }
+
+    /// Whether `row` is an operation (not a shared interval serving others).
+    pub(super) fn is_operation(&self, row: usize) -> bool {
+        self.served.get(row).is_none_or(|&n| n == 0)
+    }
+
+    /// Whether the block holds shared intervals.
+    pub(super) fn has_shared(&self) -> bool {
+        !self.served.is_empty()
+    }
+
+    /// The operations shared interval `row` serves (0 for an operation).
+    pub(super) fn served(&self, row: usize) -> u32 {
+        self.served.get(row).copied().unwrap_or(0)
+    }
+
+    /// The row `row`'s mark in column `column` came from: its own, or the
+    /// shared interval's that serves it.
+    pub(super) fn source(&self, row: usize, column: usize) -> usize {
+        self.source.get(row * self.columns + column).map_or(row, |&r| r as usize)
     }
 
     /// The CPUs of `row`'s marks, in column order.
@@ -111,17 +245,19 @@ impl Table {
         &self.cpus[row * self.columns..(row + 1) * self.columns]
     }
 
-    /// Rows holding exactly one mark per column: every complete row, and
-    /// rarely one with a hop repeated and another missing.
+    /// Operation rows holding exactly one mark per column: every complete
+    /// row, and rarely one with a hop repeated and another missing.
     pub(super) fn full_rows(&self) -> usize {
-        self.marks.iter().filter(|&&n| usize::try_from(n).is_ok_and(|n| n == self.columns)).count()
+        (0..self.rows)
+            .filter(|&row| self.is_operation(row) && usize::try_from(self.marks[row]).is_ok_and(|n| n == self.columns))
+            .count()
     }
 
-    /// `row`'s ticks when the operation has every hop exactly once.
+    /// `row`'s ticks when it is an operation with every hop exactly once.
     pub(super) fn complete_row(&self, row: usize) -> Option<&[u64]> {
         let ticks = &self.ticks[row * self.columns..(row + 1) * self.columns];
         let one_each = usize::try_from(self.marks[row]).is_ok_and(|n| n == self.columns);
-        (one_each && !ticks.contains(&MISSING)).then_some(ticks)
+        (one_each && self.is_operation(row) && !ticks.contains(&MISSING)).then_some(ticks)
     }
 }
 

@@ -1,0 +1,133 @@
+//! Shared work: a batch's BEGIN and COMMIT, marked once and linked to the
+//! requests they serve, joined into each request's path (the latency view)
+//! and divided among them (the cost view), with every length known.
+
+mod common;
+
+#[path = "common/batched.rs"]
+mod batched;
+
+use batched::Steps;
+use hopscope_analyze::join::{self, LaneOps, Sharing};
+use hopscope_probe::{Block, Mark, OpId, Trace};
+
+fn trace(blocks: Vec<Block>) -> Trace {
+    let header = batched::with_hops(common::header(&["batched-probed"], &["caller", "writer"]));
+    Trace { header, blocks }
+}
+
+fn joined(blocks: Vec<Block>) -> LaneOps {
+    join::join(&trace(blocks)).remove(0)
+}
+
+/// Slice `name`'s index in `lane`.
+fn slice(lane: &LaneOps, name: &str) -> usize {
+    let names: Vec<&str> = lane.slices.iter().map(|s| s.name.as_str()).collect();
+    lane.slices.iter().position(|s| s.name == name).unwrap_or_else(|| panic!("no slice {name} in {names:?}"))
+}
+
+#[test]
+fn each_request_of_a_batch_waits_for_the_whole_commit_and_pays_its_share() {
+    let steps = Steps::KNOWN;
+    for size in [1usize, 8, 64] {
+        let lane = joined(vec![batched::block(0, 0, &steps, size, 5, 1_000)]);
+        assert_eq!((lane.complete, lane.incomplete), (5 * size as u64, 0), "batch of {size}");
+        assert_eq!(lane.batch_sizes.counts, [(size as u64, 5)], "batch sizes exact");
+        assert_eq!(lane.batches.mean(), Some(size as f64));
+        let block = &lane.blocks[0];
+        let mean = |name: &str| block.slice_mean_ns[slice(&lane, name)].expect("mean");
+        let cost = |name: &str| block.slice_cost_mean_ns[slice(&lane, name)].expect("cost");
+        let k = size as f64;
+        // The shared intervals: all of them in each request's path, a
+        // k-th of them in its cost.
+        assert_eq!(mean("commit→committed"), steps.commit as f64);
+        assert_eq!(cost("commit→committed"), steps.commit as f64 / k);
+        assert_eq!(mean("begin→began"), steps.begin as f64);
+        assert_eq!(cost("begin→began"), steps.begin as f64 / k);
+        // Its own statement: the same in both views.
+        assert_eq!(mean("executing→executed"), steps.statement as f64);
+        assert_eq!(cost("executing→executed"), steps.statement as f64);
+        // The statements before its own: on average half the others'.
+        let before = (k - 1.0) / 2.0 * (steps.bind + steps.statement) as f64 + steps.bind as f64;
+        assert!((mean("began→executing") - before).abs() < 1e-6, "{} vs {before}", mean("began→executing"));
+        // Of the writer serving the others, a request pays its own last
+        // step (binding its statement, handing its reply over) or its share
+        // of the batch's (opening it, closing it).
+        assert_eq!(cost("began→executing"), steps.bind as f64, "others' statements cost this request nothing");
+        assert_eq!(cost("committed→replied"), steps.reply as f64);
+        assert_eq!(cost("woke→begin"), steps.open as f64 / k);
+        assert_eq!(cost("executed→commit"), steps.close as f64 / k);
+        let kinds: Vec<(&str, Sharing)> = lane.slices.iter().map(|s| (s.name.as_str(), s.sharing)).collect();
+        for (name, sharing) in [
+            ("begin→began", Sharing::Shared),
+            ("commit→committed", Sharing::Shared),
+            ("began→executing", Sharing::Siblings),
+            ("executed→commit", Sharing::Siblings),
+            ("committed→replied", Sharing::Siblings),
+            ("woke→begin", Sharing::Siblings),
+            ("replied→idle", Sharing::Siblings),
+            ("executing→executed", Sharing::Own),
+            ("sent→woke", Sharing::Own),
+        ] {
+            assert!(kinds.contains(&(name, sharing)), "{name} should be {sharing:?}: {kinds:?}");
+        }
+        // The writer's costs add up to its time per request: each step of a
+        // batch counted once (the drain of the queue is in `sent→woke`, the
+        // request's own wait for the writer).
+        let writer_cost: f64 = lane
+            .slices
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.side == hopscope_analyze::join::SliceSide::Writer)
+            .map(|(i, _)| block.slice_cost_mean_ns[i].expect("cost"))
+            .sum();
+        let s = steps;
+        let batch = s.open + s.begin + s.close + s.commit + s.settle + size as u64 * (s.bind + s.statement + s.reply);
+        assert!(
+            (writer_cost - batch as f64 / k).abs() < 1e-6,
+            "batch of {size}: {writer_cost} vs {}",
+            batch as f64 / k
+        );
+        // The path's slices add up to each request's whole time.
+        let path: f64 = (0..lane.path_len - 1).map(|s| block.slice_mean_ns[s].expect("mean")).sum();
+        let total = block.total_mean_ns.expect("total");
+        assert!((path - total).abs() < 1e-6, "batch of {size}: path {path} vs total {total}");
+    }
+}
+
+#[test]
+fn a_request_whose_batch_was_not_marked_is_incomplete_and_nothing_else_moves() {
+    let steps = Steps::KNOWN;
+    let mut block = batched::block(0, 0, &steps, 8, 3, 1_000);
+    // The first batch's own marks (BEGIN, COMMIT, idle) lost: its eight
+    // requests cannot be whole; the other two batches join as before.
+    let first_batch = block.streams[1].marks.iter().find_map(Mark::link).expect("a link");
+    block.streams[1].marks.retain(|m| m.op != first_batch);
+    let lane = joined(vec![block]);
+    assert_eq!((lane.complete, lane.incomplete), (16, 8));
+    assert_eq!(lane.batch_sizes.counts, [(8, 2)]);
+}
+
+#[test]
+fn a_trace_without_links_joins_as_before_with_cost_equal_to_latency() {
+    let steps = Steps::KNOWN;
+    let mut block = batched::block(0, 0, &steps, 1, 4, 1_000);
+    // Every request its own interval, marked under its own id: no links.
+    let links: Vec<(OpId, OpId)> =
+        block.streams[1].marks.iter().filter_map(|m| m.link().map(|shared| (shared, m.op))).collect();
+    for stream in &mut block.streams {
+        stream.marks.retain(|m| !m.is_link());
+        for mark in &mut stream.marks {
+            if let Some((_, op)) = links.iter().find(|(shared, _)| *shared == mark.op) {
+                mark.op = *op;
+            }
+        }
+    }
+    let lane = joined(vec![block]);
+    assert_eq!((lane.complete, lane.incomplete), (4, 0));
+    assert!(!lane.shares_work());
+    assert!(lane.slices.iter().all(|s| s.sharing == Sharing::Own));
+    let block = &lane.blocks[0];
+    assert_eq!(block.slice_cost_mean_ns, block.slice_mean_ns);
+    assert_eq!(block.slice_mean_ns[slice(&lane, "commit→committed")], Some(steps.commit as f64));
+}
