@@ -16,6 +16,7 @@ use hopscope_harness::gate::{self, FailOn};
 use hopscope_harness::{ExperimentSpec, Harness, RunArgs, sha256_hex};
 use hopscope_probe::{RunFact, RunFacts};
 
+use hopscope_workloads::LaneSpec;
 use hopscope_workloads::experiments::ab_spec::AbSpec;
 
 /// Flags of `hopscope ab`.
@@ -235,6 +236,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut harness = Harness::with_args(&format!("ab-{}", safe(&spec.experiment.name)), run);
     for (key, value) in hopscope_workloads::run_facts(spec.shape, hopscope_workloads::DbConfig::default()) {
         harness = harness.meta(&key.to_string(), value);
+    }
+    if let Some(hops) = LaneSpec::hops_for(&spec.arms) {
+        harness = harness.hops(hops);
     }
     if args.json {
         harness = harness.quiet();

@@ -3,7 +3,7 @@
 //! and placement are the harness's own flags ([`hopscope_harness::RunArgs`]).
 
 use hopscope_harness::Placement;
-use hopscope_workloads::knobs::{ChannelKind, InjectedDelay, ReplyMode, ResultSlot, Wait};
+use hopscope_workloads::knobs::{ChannelKind, GroupCommit, InjectedDelay, ReplyMode, ResultSlot, Wait};
 use hopscope_workloads::{DbConfig, Knobs};
 
 /// The reference writer's knobs (defaults: the shipping configuration).
@@ -27,6 +27,9 @@ pub(crate) struct KnobArgs {
     /// Harvest the tables each statement changed.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     harvest: bool,
+    /// Group commit: run up to N queued requests in one transaction (off or 1: each its own).
+    #[arg(long, value_name = "N", default_value = "off")]
+    group_commit: GroupCommit,
     /// Reply slot: allocate (per call) or reuse (per thread).
     #[arg(long, default_value = "reuse")]
     result_slot: ResultSlot,
@@ -45,6 +48,7 @@ impl KnobArgs {
             caller_wait: self.caller_wait,
             coalesce: self.coalesce,
             harvest: self.harvest,
+            group_commit: self.group_commit,
             result_slot: self.result_slot,
             delay: self.delay,
             placement,

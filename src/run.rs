@@ -35,7 +35,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let plan = args.run.plan()?;
+    let mut plan = args.run.plan()?;
     let knobs = args.knobs.knobs(plan.placement)?;
     // A lane name is a keyword like `--shape`'s: a bad one is a usage error
     // (exit 2), refused before any file is made.
@@ -51,6 +51,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let db = args.db.config();
     let specs = LaneSpec::of(&names, knobs);
+    if let Some(hops) = LaneSpec::hops_for(&specs) {
+        plan.hops = hops;
+    }
     let lanes = specs.iter().map(|spec| spec.lane(args.shape, db)).collect::<Result<Vec<_>, _>>()?;
     let dir = rundir::create(args.run.out.as_deref(), "run", "latest-run")?;
     let mut meta = rundir::metadata();

@@ -39,7 +39,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     for (key, value) in hopscope_workloads::run_facts(args.shape, db) {
         harness = harness.meta(&key.to_string(), value);
     }
-    for spec in LaneSpec::of(&[lane], knobs) {
+    let specs = LaneSpec::of(&[lane], knobs);
+    if let Some(hops) = LaneSpec::hops_for(&specs) {
+        harness = harness.hops(hops);
+    }
+    for spec in specs {
         harness = harness.lane(spec.lane(args.shape, db)?);
     }
     Ok(harness.run()?.exit_code())

@@ -18,6 +18,7 @@ pub mod ab_reason;
 pub mod ab_trace;
 pub mod accounting;
 pub mod attribution;
+pub mod batches;
 pub mod carryover;
 pub mod causal;
 pub mod change;

@@ -5,7 +5,7 @@ use hopscope_probe::{Edge, Hop, SliceKind, SpanEvents, SpanMachinery, TraceHeade
 use serde::{Deserialize, Serialize};
 
 use crate::accounting::Accounting;
-use crate::join::{LaneOps, SliceSide};
+use crate::join::{LaneOps, Sharing, SliceSide};
 use crate::lanes::SpanSequences;
 use crate::stats::Samples;
 
@@ -76,6 +76,22 @@ pub struct SliceFigures {
     /// never as a figure the clock cannot resolve.
     #[serde(default)]
     pub within_two_grains: bool,
+    /// Whether its marks are the operation's own or a shared interval's
+    /// (a batch's COMMIT): its figures above are the latency view, what
+    /// each operation waits.
+    #[serde(default, skip_serializing_if = "is_own")]
+    pub sharing: Sharing,
+    /// The cost view, µs per operation, when the lane's operations shared
+    /// intervals: a shared interval divided among the operations it
+    /// served, and of the writer serving the others only each one's own
+    /// step (median over blocks of each block's mean; means add up to the
+    /// writer's time per operation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_us: Option<f64>,
+}
+
+fn is_own(sharing: &Sharing) -> bool {
+    *sharing == Sharing::Own
 }
 
 /// Who pays for a slice: declared by the program on the hop that ends it
@@ -123,6 +139,8 @@ pub fn slice_figures(ops: &LaneOps, seed: u64) -> Vec<SliceFigures> {
                 mean_us: pooled.mean().map(|ns| ns / NS_PER_US),
                 on_path: def.on_path,
                 within_two_grains: false,
+                sharing: def.sharing,
+                cost_us: cost_us(ops, s),
             })
         })
         .collect();
@@ -133,6 +151,21 @@ pub fn slice_figures(ops: &LaneOps, seed: u64) -> Vec<SliceFigures> {
         }
     }
     out
+}
+
+/// Slice `s`'s cost view, µs per operation, when `ops` shared intervals:
+/// the median over blocks of each block's mean cost.
+fn cost_us(ops: &LaneOps, s: usize) -> Option<f64> {
+    if !ops.shares_work() {
+        return None;
+    }
+    let mut means: Vec<f64> = ops
+        .blocks
+        .iter()
+        .filter_map(|b| b.slice_cost_mean_ns.get(s).copied().flatten())
+        .map(|ns| ns / NS_PER_US)
+        .collect();
+    (!means.is_empty()).then(|| crate::stats::median_of_unsorted(&mut means))
 }
 
 /// Make every slice's share its mean's share of `whole_us`, the

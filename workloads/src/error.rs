@@ -39,6 +39,13 @@ pub enum WriteError {
         /// Its error, as it displays it.
         message: String,
     },
+    /// The transaction a group of requests shared failed (its BEGIN or its
+    /// COMMIT): none of the group's statements was applied.
+    #[error("the group's transaction failed: {reason}")]
+    Group {
+        /// The statement's error, as it displays it.
+        reason: String,
+    },
     /// The writer thread panicked; this and every later request fail.
     #[error("the writer thread panicked: {message}")]
     WriterPanicked {

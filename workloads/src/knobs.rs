@@ -131,6 +131,62 @@ pub enum ResultSlot {
     Reuse,
 }
 
+/// How many queued requests the writer runs in one transaction: group
+/// commit. Off (1), each request is its own autocommit statement; at N the
+/// writer takes the first request, drains up to N − 1 more already queued,
+/// runs them between one `BEGIN IMMEDIATE` and one `COMMIT`, and replies to
+/// each. A statement that fails answers its own caller with the error and
+/// the others still commit; a failed COMMIT answers every one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct GroupCommit(u16);
+
+impl GroupCommit {
+    /// No group commit: one request per transaction.
+    pub const OFF: GroupCommit = GroupCommit(1);
+    /// Largest group.
+    pub const MAX: u16 = 4096;
+
+    /// The most requests one transaction runs.
+    pub fn size(self) -> usize {
+        usize::from(self.0)
+    }
+
+    /// Whether requests share transactions.
+    pub fn is_on(self) -> bool {
+        self.0 > 1
+    }
+
+    /// Groups of up to `size` requests (1 is off), if within [`Self::MAX`].
+    pub fn of(size: u16) -> Option<GroupCommit> {
+        (1..=Self::MAX).contains(&size).then_some(GroupCommit(size))
+    }
+}
+
+impl Default for GroupCommit {
+    fn default() -> Self {
+        GroupCommit::OFF
+    }
+}
+
+impl fmt::Display for GroupCommit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_on() { write!(f, "{}", self.0) } else { f.write_str("off") }
+    }
+}
+
+impl FromStr for GroupCommit {
+    type Err = ParseError;
+    /// `off` or the most requests per transaction, 1 to [`GroupCommit::MAX`].
+    fn from_str(s: &str) -> Result<Self, ParseError> {
+        if s == "off" {
+            return Ok(GroupCommit::OFF);
+        }
+        s.parse::<u16>().ok().and_then(GroupCommit::of).ok_or_else(|| {
+            ParseError::new("group commit", s, format!("off, or 1 to {} requests per transaction", Self::MAX))
+        })
+    }
+}
+
 /// Where the caller and writer threads run (the harness's placement).
 pub use hopscope_harness::Placement;
 
@@ -189,14 +245,15 @@ impl FromStr for InjectedDelay {
         // and before its caller moved on: each one waits before its mark
         // on every shape (`enter` has no slice before it, `returned` is
         // marked outside the writer).
-        let before = hopscope_probe::HopTable::standard()
+        let before = crate::writer::writer_hops()
             .find(hop)
             .filter(|h| *h != Hop::ENTER && *h != Hop::RETURNED)
             .ok_or_else(|| {
                 ParseError::new(
                     "delay hop",
                     hop,
-                    "locked, built, sent, woke, executed, harvested, replied, idle, received or done",
+                    "locked, built, sent, woke, executed, harvested, replied, idle, received or done; with group \
+                     commit also begin, began, executing, commit or committed",
                 )
             })?;
         match ns.parse::<u64>() {
@@ -222,6 +279,8 @@ pub struct Knobs {
     pub coalesce: bool,
     /// Report the tables each statement changed (update hook).
     pub harvest: bool,
+    /// Run queued requests in shared transactions.
+    pub group_commit: GroupCommit,
     /// Where reply values live.
     pub result_slot: ResultSlot,
     /// Busy-wait inside one slice, for calibration.
@@ -241,6 +300,7 @@ impl Default for Knobs {
             caller_wait: Wait::default(),
             coalesce: true,
             harvest: true,
+            group_commit: GroupCommit::OFF,
             result_slot: ResultSlot::default(),
             delay: None,
             placement: Placement::default(),
@@ -262,6 +322,9 @@ impl fmt::Display for Knobs {
             self.result_slot,
             self.placement
         )?;
+        if self.group_commit.is_on() {
+            write!(f, " group-commit={}", self.group_commit)?;
+        }
         if let Some(d) = self.delay {
             write!(f, " delay={}ns@hop{}", d.ns, d.before.0)?;
         }

@@ -56,7 +56,7 @@ pub use lane::{Builds, INLINE_HOOK, LaneKind, LaneName, LaneSpec, StandardLane, 
 pub use peers::Peer;
 pub use shape::{MAX_BATCH_ROWS, MAX_BLOB_BYTES, OpInput, SEED_ROWS, Shape};
 pub use value::{Sql, Value, ValueRef};
-pub use writer::{MAX_PARAMS, Tables, WriteOutcome, Writer};
+pub use writer::{GroupHops, MAX_PARAMS, Tables, WriteOutcome, Writer, writer_hops};
 
 /// What a run of reference lanes records about its shape and database, for
 /// [`hopscope_harness::Harness::meta`]: the shape, the pragmas and SQLite's

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 
 use hopscope_harness::{Lane, Plan, RunError, runner};
 use hopscope_probe::{Hop, Trace};
-use hopscope_workloads::knobs::BlobHandover;
-use hopscope_workloads::{DbConfig, Knobs, LaneSpec, Shape};
+use hopscope_workloads::knobs::{BlobHandover, GroupCommit};
+use hopscope_workloads::{DbConfig, GroupHops, Knobs, LaneSpec, Shape};
 
 fn lanes(names: &[&str], shape: Shape) -> Vec<Lane> {
     LaneSpec::standard(names, Knobs::default())
@@ -166,5 +166,41 @@ fn an_injected_delay_is_honoured_on_the_batch_shape() {
     for hop in ["enter", "returned", "nowhere"] {
         let err = format!("{hop}:100").parse::<hopscope_workloads::knobs::InjectedDelay>().expect_err("refused");
         assert!(err.to_string().contains("delay hop"), "{err}");
+    }
+}
+
+#[test]
+fn a_group_commit_writer_links_every_request_to_one_transaction_and_joins_whole() {
+    let knobs = Knobs { group_commit: GroupCommit::of(8).expect("size"), ..Knobs::default() };
+    let specs = LaneSpec::standard(&["writer", "writer-probed"], knobs).expect("lanes");
+    let shape = Shape::ConcurrentInsert { callers: 6 };
+    let lanes: Vec<Lane> = specs.iter().map(|s| s.lane(shape, DbConfig::default()).expect("lane")).collect();
+    let dir = std::env::temp_dir().join(format!("hopscope-lanes-{}-group", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let plan = Plan { hops: LaneSpec::hops_for(&specs).expect("group hops"), ..small() };
+    // The rows of every block are counted by the harness: none is lost.
+    let summary = runner::run(&plan, &lanes, &dir, BTreeMap::new(), false).expect("run");
+    let trace = Trace::read(&summary.trace).expect("trace");
+    let probed = trace.header.lane("writer-probed").expect("lane");
+    let joined = hopscope_analyze::join::join(&trace);
+    let ops = &joined[usize::from(probed)];
+    let measured: u64 = trace.blocks.iter().filter(|b| b.lane == probed).map(|b| b.op_count).sum();
+    assert_eq!(ops.incomplete, 0, "every request joins its transaction's marks");
+    assert_eq!(ops.complete, measured, "every measured request");
+    // Each request served once, by a transaction of at most eight.
+    assert_eq!(ops.batches.served, ops.complete);
+    assert!(ops.batches.largest <= 8 && ops.batches.intervals > 0, "{:?}", ops.batches);
+    for (hop, name, _, _) in GroupHops::NAMED {
+        assert_eq!(trace.header.hops.find(name), Some(hop), "{name} at its fixed id");
+    }
+    // One BEGIN, one COMMIT and one `idle` per transaction.
+    for block in trace.blocks.iter().filter(|b| b.lane == probed) {
+        let marks = || block.streams.iter().flat_map(|s| &s.marks);
+        let links = marks().filter(|m| m.is_link()).count();
+        let commits = marks().filter(|m| m.hop == GroupHops::COMMITTED).count();
+        let idles = marks().filter(|m| m.hop == Hop::IDLE).count();
+        assert_eq!(links as u64, block.op_count);
+        assert_eq!(commits, idles);
+        assert!(commits >= links.div_ceil(8));
     }
 }

@@ -7,7 +7,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use hopscope_probe::{NoProbe, Recording};
-use hopscope_workloads::knobs::{ChannelKind, ReplyMode, ResultSlot, Wait};
+use hopscope_workloads::knobs::{ChannelKind, GroupCommit, ReplyMode, ResultSlot, Wait};
 use hopscope_workloads::{DbConfig, Knobs, MAX_PARAMS, Value, ValueRef, WriteError, Writer};
 
 /// Longest any test may take before it counts as a hang.
@@ -46,6 +46,16 @@ fn all_knobs() -> Vec<Knobs> {
         writer_wait: Wait::Spin(Duration::from_micros(20)),
         caller_wait: Wait::Yield(Duration::from_micros(20)),
         reply: ReplyMode::Persistent,
+        ..Knobs::default()
+    });
+    // Group commit: requests sharing transactions, on two reply paths.
+    let group = GroupCommit::of(8).expect("a group size");
+    all.push(Knobs { group_commit: group, ..Knobs::default() });
+    all.push(Knobs {
+        group_commit: group,
+        reply: ReplyMode::Persistent,
+        result_slot: ResultSlot::Allocate,
+        channel: ChannelKind::Std,
         ..Knobs::default()
     });
     all

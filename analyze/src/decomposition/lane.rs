@@ -54,6 +54,7 @@ fn figures_of(lane: &LaneBlocks, ops: &LaneOps, figures: Option<&LaneFigures>) -
             .map(|(&(pass, sample), &us_per_op)| BlockFigure { pass, sample, us_per_op })
             .collect(),
         op_latency_quantiles_us,
+        batches: crate::batches::batch_figures(ops),
         cross_core_hops_per_op: cross_core(ops).map(|(hops, _)| hops),
         ops_crossing_cores: cross_core(ops).map(|(_, share)| share),
     }

@@ -167,6 +167,10 @@ pub struct LaneResult {
     /// quantiles (0%, 1%, …, 100%) of the pooled operations, µs. Empty for
     /// clean lanes.
     pub op_latency_quantiles_us: Vec<f64>,
+    /// How many operations each shared interval served (a group commit's
+    /// transaction), when the lane's operations shared any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batches: Option<crate::batches::BatchFigures>,
 }
 
 /// One counter of one lane.

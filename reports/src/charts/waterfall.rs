@@ -282,6 +282,8 @@ fn between_marks(c: &hopscope_analyze::coverage::Coverage) -> SliceFigures {
         mean_us: Some(c.between_mean_us),
         on_path: true,
         within_two_grains: false,
+        sharing: hopscope_analyze::join::Sharing::Own,
+        cost_us: None,
     }
 }
 

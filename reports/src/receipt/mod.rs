@@ -16,6 +16,7 @@ pub mod experiment;
 pub mod merge;
 pub mod net;
 pub mod resolution;
+pub mod shared;
 pub mod sweep;
 mod warning;
 

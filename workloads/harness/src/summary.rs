@@ -45,6 +45,14 @@ fn write(d: &Decomposition, out: &mut String) -> std::fmt::Result {
             };
             // A tail slice's share is not part of the path's 100%.
             let machinery = if s.on_path { machinery } else { format!("{machinery}   (off the path)") };
+            // Of a batch's slices, what each costs one operation (its own
+            // cost the same as its wait, and left unsaid).
+            let machinery = match s.cost_us {
+                Some(cost) if s.sharing != hopscope_analyze::join::Sharing::Own => {
+                    format!("{machinery}   costs {cost:.3} ({})", receipt::shared::sharing_label(s.sharing))
+                }
+                _ => machinery,
+            };
             if s.within_two_grains {
                 let median = receipt::median_text(s, d.clock.grain_ns());
                 writeln!(out, "  {name} {median} {:>5.1}%{machinery}", s.share * 100.0)?;
@@ -70,6 +78,11 @@ fn write(d: &Decomposition, out: &mut String) -> std::fmt::Result {
                 b.ci95[1],
                 c.between_share * 100.0
             )?;
+        }
+    }
+    for (name, lane) in d.lanes_in_order() {
+        if let Some(b) = &lane.batches {
+            writeln!(out, "batches              {}", receipt::shared::batch_line(name, b).replace('`', ""))?;
         }
     }
     if let Some(c) = &d.crosscheck {

@@ -9,7 +9,7 @@ use std::path::Path;
 use hopscope_harness::{ExperimentSpec, Lane, Placement, SpecError};
 use serde::Deserialize;
 
-use crate::knobs::{BlobHandover, ChannelKind, InjectedDelay, ReplyMode, ResultSlot, Wait};
+use crate::knobs::{BlobHandover, ChannelKind, GroupCommit, InjectedDelay, ReplyMode, ResultSlot, Wait};
 use crate::{Builds, DbConfig, Knobs, LaneKind, LaneSpec, Peer, Shape};
 
 /// Knob overrides of one arm, over the reference writer's defaults; or,
@@ -25,6 +25,8 @@ struct Arm {
     caller_wait: Option<String>,
     coalesce: Option<bool>,
     harvest: Option<bool>,
+    /// Requests per transaction (1: off), e.g. 64.
+    group_commit: Option<u16>,
     result_slot: Option<String>,
     /// `HOP:NS`, e.g. `executed:500`.
     delay: Option<String>,
@@ -99,14 +101,26 @@ impl AbSpec {
 impl Arm {
     /// Whether the arm sets no writer knob.
     fn is_bare(&self) -> bool {
-        let Arm { lane: _, reply, channel, writer_wait, caller_wait, coalesce, harvest, result_slot, delay, handover } =
-            self;
+        let Arm {
+            lane: _,
+            reply,
+            channel,
+            writer_wait,
+            caller_wait,
+            coalesce,
+            harvest,
+            group_commit,
+            result_slot,
+            delay,
+            handover,
+        } = self;
         reply.is_none()
             && channel.is_none()
             && writer_wait.is_none()
             && caller_wait.is_none()
             && coalesce.is_none()
             && harvest.is_none()
+            && group_commit.is_none()
             && result_slot.is_none()
             && delay.is_none()
             && handover.is_none()
@@ -129,6 +143,11 @@ impl Arm {
             caller_wait: field::<Wait>("caller_wait", &self.caller_wait)?.unwrap_or(defaults.caller_wait),
             coalesce: self.coalesce.unwrap_or(defaults.coalesce),
             harvest: self.harvest.unwrap_or(defaults.harvest),
+            group_commit: match self.group_commit {
+                Some(size) => GroupCommit::of(size)
+                    .ok_or_else(|| format!("group_commit: {size}: 1 (off) to {} requests", GroupCommit::MAX))?,
+                None => defaults.group_commit,
+            },
             result_slot: field::<ResultSlot>("result_slot", &self.result_slot)?.unwrap_or(defaults.result_slot),
             delay: field::<InjectedDelay>("delay", &self.delay)?,
             placement,

@@ -160,6 +160,19 @@ impl LaneSpec {
         lanes
     }
 
+    /// Whether this lane's writer runs requests in shared transactions
+    /// (its probed build marks [`crate::GroupHops`]).
+    pub fn groups_commits(&self) -> bool {
+        matches!(self.kind, LaneKind::Writer(knobs) | LaneKind::WriterHook(knobs) if knobs.group_commit.is_on())
+    }
+
+    /// The hop table a run of `lanes` declares: the reference writer's,
+    /// group commit's hops included, when one of them groups commits; the
+    /// harness's standard table otherwise (`None`).
+    pub fn hops_for(lanes: &[LaneSpec]) -> Option<hopscope_probe::HopTable> {
+        lanes.iter().any(LaneSpec::groups_commits).then(crate::writer::writer_hops)
+    }
+
     /// The shape this lane runs when the run's shape is `shape`.
     pub fn shape_for(&self, shape: Shape) -> Shape {
         match (shape, self.handover) {
@@ -176,6 +189,19 @@ impl LaneSpec {
         if !shape.single_statement() && matches!(self.kind, LaneKind::Floor | LaneKind::Peer(_) | LaneKind::InlineHook)
         {
             return Err(RunError::Plan(format!("lane `{}`: runs single statements, not {shape}", self.name)));
+        }
+        if matches!(self.kind, LaneKind::WriterHook(k) if k.group_commit.is_on()) {
+            return Err(RunError::Plan(format!(
+                "lane `{}`: SQLite's hook names one operation per statement; a writer that groups commits is \
+                 marked by its own probe (lane `writer`)",
+                self.name
+            )));
+        }
+        if self.groups_commits() && !shape.single_statement() {
+            return Err(RunError::Plan(format!(
+                "lane `{}`: group commit shares transactions between single statements, not {shape}",
+                self.name
+            )));
         }
         if matches!(self.kind, LaneKind::Peer(_)) && !crate::peers::BUILT {
             return Err(crate::peers::not_built(&self.name));

@@ -16,6 +16,7 @@
 
 mod clients;
 mod fifo;
+mod group;
 pub(crate) mod harvest;
 mod request;
 pub(crate) mod spin;
@@ -37,6 +38,7 @@ use crate::knobs::{Knobs, ReplyMode, ResultSlot};
 use crate::mailbox::Mailbox;
 use crate::value::{Sql, Value, ValueRef};
 
+pub use group::{GroupHops, writer_hops};
 pub use harvest::Tables;
 pub use request::WriteOutcome;
 

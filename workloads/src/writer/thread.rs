@@ -70,6 +70,13 @@ impl<P: Probe> WriterThread<P> {
         // first would only add a second look at an empty channel.
         let drain = self.knobs.coalesce && self.knobs.writer_wait != Wait::Park;
         while let Ok(first) = self.rx.recv_with(self.knobs.writer_wait) {
+            if self.knobs.group_commit.is_on() {
+                if let Err(panic) = self.serve_grouped(first) {
+                    self.fail_queued(&panic);
+                    return;
+                }
+                continue;
+            }
             let mut next = Some(first);
             while let Some(message) = next.take() {
                 if let Err(panic) = self.serve(message) {
@@ -88,7 +95,7 @@ impl<P: Probe> WriterThread<P> {
 
     /// Serve one message; `Err` carries the panic message if it panicked.
     #[inline]
-    fn serve(&mut self, message: Message) -> Result<(), String> {
+    pub(crate) fn serve(&mut self, message: Message) -> Result<(), String> {
         match message {
             Message::Write(request) => self.serve_write(request),
             control => {
@@ -123,7 +130,7 @@ impl<P: Probe> WriterThread<P> {
     }
 
     /// Send `reply` where `to` (and the request's own sender, if it had one) says.
-    fn answer(&self, to: &ReplyTo, oneshot: Option<Tx<Reply>>, reply: Reply) {
+    pub(crate) fn answer(&self, to: &ReplyTo, oneshot: Option<Tx<Reply>>, reply: Reply) {
         // The caller may be gone; nothing else to do then.
         match (to, &oneshot) {
             (ReplyTo::Client(client), _) => {
@@ -194,7 +201,7 @@ impl<P: Probe> WriterThread<P> {
     /// A statement's outcome with the tables it changed. A failed
     /// statement's tables (rows it changed before it failed, rolled back)
     /// are taken too and dropped, so the next statement starts empty.
-    fn outcome(&self, result: Result<(u64, i64), WriteError>) -> Result<WriteOutcome, WriteError> {
+    pub(crate) fn outcome(&self, result: Result<(u64, i64), WriteError>) -> Result<WriteOutcome, WriteError> {
         let tables = if self.knobs.harvest { self.harvest.take() } else { harvest::Tables::default() };
         result.map(|(changes, last_insert_rowid)| WriteOutcome { changes, last_insert_rowid, tables })
     }
@@ -225,7 +232,7 @@ impl<P: Probe> WriterThread<P> {
 
     /// A request panicked: remember why, and answer it with the panic.
     #[cold]
-    fn poisoned(&self, payload: &(dyn std::any::Any + Send)) -> (Reply, Option<String>) {
+    pub(crate) fn poisoned(&self, payload: &(dyn std::any::Any + Send)) -> (Reply, Option<String>) {
         let message = panic_message(payload);
         let _ = self.shared.panic.set(message.clone());
         (Err(WriteError::WriterPanicked { message: message.clone() }.into()), Some(message))
@@ -251,7 +258,7 @@ impl<P: Probe> WriterThread<P> {
 
 /// Execute one statement with a cached prepared statement.
 #[inline]
-fn execute(conn: &Connection, sql: &Sql, params: &[crate::value::Value]) -> Result<(u64, i64), WriteError> {
+pub(crate) fn execute(conn: &Connection, sql: &Sql, params: &[crate::value::Value]) -> Result<(u64, i64), WriteError> {
     let run = || -> rusqlite::Result<(u64, i64)> {
         let mut statement = conn.prepare_cached(sql.as_str())?;
         let changes = statement.execute(rusqlite::params_from_iter(params.iter()))?;

@@ -115,6 +115,7 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         render_comparison(d, c, out)?;
     }
     sections::slices(d, out)?;
+    super::shared::section(d, out)?;
     peers::peer_slices(d, out)?;
     if let Some(c) = &d.crosscheck {
         let lane = |role: hopscope_probe::Role| d.derived.as_ref().and_then(|x| x.lane(role)).unwrap_or(role.name());

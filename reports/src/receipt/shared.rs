@@ -1,0 +1,115 @@
+//! Shared work in words: a lane's batch sizes, and each slice of a lane
+//! that batches in both of its views, what an operation waits (latency)
+//! and what it costs the writer (cost).
+
+use std::fmt::Write as _;
+
+use hopscope_analyze::batches::BatchFigures;
+use hopscope_analyze::join::{Sharing, SliceSide};
+use hopscope_analyze::slices::SliceFigures;
+use hopscope_analyze::{Decomposition, LaneResult};
+
+/// One line of a lane's batch sizes: how many operations its shared
+/// intervals served, over the lane and block by block.
+pub fn batch_line(lane: &str, b: &BatchFigures) -> String {
+    let [median, low, high] = b.block_mean;
+    let blocks = if (high - low).abs() < 0.05 {
+        String::new()
+    } else {
+        format!("; a block's mean ran {low:.1}–{high:.1} (median {median:.1})")
+    };
+    format!(
+        "`{lane}` served {} operations in {} shared intervals: {:.1} per interval (median {}, p10–p90 {}–{}, largest \
+         {}){blocks}",
+        b.served, b.intervals, b.mean, b.median, b.p10, b.p90, b.largest
+    )
+}
+
+/// What a slice is in a batch, in a table's few words.
+pub fn sharing_label(sharing: Sharing) -> &'static str {
+    match sharing {
+        Sharing::Own => "its own",
+        Sharing::Shared => "shared by the batch",
+        Sharing::Siblings => "waiting on the batch's others",
+    }
+}
+
+/// The lanes that ran shared intervals, in reading order.
+fn batching_lanes(d: &Decomposition) -> Vec<(&str, &LaneResult, &BatchFigures)> {
+    d.lanes_in_order().into_iter().filter_map(|(name, lane)| lane.batches.as_ref().map(|b| (name, lane, b))).collect()
+}
+
+/// The receipt's section on shared work, when a lane batched: its batch
+/// sizes, then the sliced lane's slices in both views.
+pub(crate) fn section(d: &Decomposition, out: &mut String) -> std::fmt::Result {
+    let lanes = batching_lanes(d);
+    if lanes.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "## Shared work: batches\n")?;
+    for (name, _, b) in &lanes {
+        writeln!(out, "- {}.", batch_line(name, b))?;
+    }
+    writeln!(
+        out,
+        "\nBatch sizes are read from the probed build's marks (its shared intervals and the operations linked to \
+         each); a clean build runs the same code unmarked, so its sizes are not known, only alike in kind.\n"
+    )?;
+    let costed: Vec<&SliceFigures> = d.slices.iter().filter(|s| s.cost_us.is_some()).collect();
+    if costed.is_empty() {
+        return Ok(());
+    }
+    let lane = d.insitu_lane.as_deref().unwrap_or("the sliced lane");
+    writeln!(
+        out,
+        "Each operation of `{lane}` waits for every shared interval it is in: the slices above are the **latency** \
+         view, what one operation waits, and its path slices add up to its whole time. What one operation **costs** \
+         is the view below: a shared interval divided among the operations it served, and of the time it waits \
+         while the writer serves the others, only the writer's step just before its own mark (or its share of the \
+         step before the batch's). Means, so they add up.\n"
+    )?;
+    writeln!(out, "| slice | side | kind | waits (mean µs) | costs (µs per operation) |")?;
+    writeln!(out, "|---|---|---|---:|---:|")?;
+    for s in &costed {
+        let side = match s.side {
+            SliceSide::Caller => "caller",
+            SliceSide::Writer => "writer",
+            SliceSide::Cross => "cross-thread",
+        };
+        let tail = if s.on_path { "" } else { " *(off the path)*" };
+        writeln!(
+            out,
+            "| {}{tail} | {side} | {} | {} | {:.3} |",
+            s.name,
+            sharing_label(s.sharing),
+            s.mean_us.map_or("—".to_owned(), |m| format!("{m:.3}")),
+            s.cost_us.unwrap_or(f64::NAN)
+        )?;
+    }
+    writer_sum(d, lane, &costed, out)
+}
+
+/// The writer's costs summed, beside the lane's wall time and the writer's
+/// CPU per operation: what a throughput reasons with.
+fn writer_sum(d: &Decomposition, lane: &str, costed: &[&SliceFigures], out: &mut String) -> std::fmt::Result {
+    let writer: f64 = costed.iter().filter(|s| s.side == SliceSide::Writer).filter_map(|s| s.cost_us).sum();
+    let waits: f64 = costed.iter().filter(|s| s.side == SliceSide::Writer && s.on_path).filter_map(|s| s.mean_us).sum();
+    let wall = d.lanes.get(lane).and_then(|l| l.us_per_op.as_ref()).map(|s| s.median);
+    let cpu = d.cpu_us_per_op.get(lane).and_then(|roles| roles.get("writer")).copied();
+    write!(
+        out,
+        "\nThe writer's slices cost {writer:.3} µs per operation in all, where an operation waits {waits:.3} µs on the \
+         writer's side of its path"
+    )?;
+    if let Some(wall) = wall {
+        write!(out, "; the lane ran {wall:.3} µs per operation (wall time ÷ operations)")?;
+    }
+    if let Some(cpu) = cpu {
+        write!(out, ", its writer thread {cpu:.3} µs of CPU per operation")?;
+    }
+    writeln!(
+        out,
+        ". A cost is what a faster step saves the lane's throughput when the writer is its bottleneck; a wait is \
+         what it saves each operation's latency.\n"
+    )
+}
