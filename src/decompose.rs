@@ -4,8 +4,9 @@
 
 use std::process::ExitCode;
 
-use hopscope_harness::{Harness, RunArgs};
-use hopscope_workloads::{LaneName, LaneSpec, Peer, Shape, StandardLane};
+use hopscope_harness::{Harness, Role, RunArgs};
+use hopscope_workloads::knobs::GroupCommit;
+use hopscope_workloads::{Builds, Knobs, LaneKind, LaneName, LaneSpec, Peer, Shape, StandardLane};
 
 use crate::knob_args::{DbArgs, KnobArgs};
 
@@ -44,9 +45,65 @@ pub(crate) struct Args {
     #[arg(long)]
     peers: bool,
     #[command(flatten)]
+    group: GroupArgs,
+    #[command(flatten)]
     db: DbArgs,
     #[command(flatten)]
     knobs: KnobArgs,
+}
+
+/// Group-commit lanes beside the reference writer.
+#[derive(Debug, clap::Args)]
+struct GroupArgs {
+    /// Add a lane of the reference writer with group commit for each size
+    /// (requests per transaction, e.g. `64`, or `1,8,64` for a sweep), run
+    /// by `--group-callers` callers at once, clean and probed, beside the
+    /// other lanes: what batching does to one write (its wait, its share
+    /// of each COMMIT), and with several sizes the latency against the
+    /// throughput they reach.
+    #[arg(long, value_name = "SIZES", value_delimiter = ',')]
+    group_lanes: Vec<GroupCommit>,
+    /// Callers at once of each `--group-lanes` lane (a group needs several
+    /// requests queued).
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(2..=256))]
+    group_callers: u16,
+}
+
+/// Most sizes one run compares.
+const MAX_GROUP_LANES: usize = 8;
+
+impl GroupArgs {
+    /// The group-commit lanes, each the writer with `knobs` and one size,
+    /// as peers of the reference writer; refused in one line past
+    /// [`MAX_GROUP_LANES`] sizes or with a size given twice.
+    fn specs(&self, knobs: Knobs) -> anyhow::Result<Vec<LaneSpec>> {
+        let mut sizes = self.group_lanes.clone();
+        if sizes.len() > MAX_GROUP_LANES {
+            anyhow::bail!("--group-lanes: {} sizes (at most {MAX_GROUP_LANES} in one run)", sizes.len());
+        }
+        sizes.sort_by_key(|g| g.size());
+        if sizes.windows(2).any(|w| w[0] == w[1]) {
+            anyhow::bail!("--group-lanes: a size given twice");
+        }
+        Ok(sizes
+            .into_iter()
+            .map(|group| {
+                let knobs = Knobs { group_commit: group, ..knobs };
+                LaneSpec::new(&format!("group-commit-{}", group.size()), LaneKind::Writer(knobs), Builds::Both)
+            })
+            .collect())
+    }
+
+    /// The shape the group lanes run: `shape`'s statement, by the group
+    /// lanes' callers.
+    fn shape(&self, shape: Shape) -> anyhow::Result<Shape> {
+        match shape {
+            Shape::SingleInsert | Shape::ConcurrentInsert { .. } => {
+                Ok(Shape::ConcurrentInsert { callers: usize::from(self.group_callers) })
+            }
+            other => anyhow::bail!("--group-lanes: group commit runs single inserts by several callers, not {other}"),
+        }
+    }
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
@@ -79,11 +136,21 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         harness = harness.meta(&key.to_string(), value);
     }
     let specs = LaneSpec::of(&names, knobs);
-    if let Some(hops) = LaneSpec::hops_for(&specs) {
+    let groups = args.group.specs(knobs)?;
+    let group_shape = if groups.is_empty() { None } else { Some(args.group.shape(args.shape)?) };
+    let all: Vec<LaneSpec> = specs.iter().chain(&groups).cloned().collect();
+    if let Some(hops) = LaneSpec::hops_for(&all) {
         harness = harness.hops(hops);
     }
     for spec in specs {
         harness = harness.lane(spec.lane(args.shape, db)?);
+    }
+    if let Some(shape) = group_shape {
+        for spec in groups {
+            // Another way to do the subject's job: compared with it, as a
+            // peer is.
+            harness = harness.lane(spec.lane(shape, db)?.with_role(Role::Peer));
+        }
     }
     // The harness records the run in the index, saves and compares
     // baselines, prints `--json` and sets the exit status, as it does for

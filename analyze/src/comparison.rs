@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use hopscope_probe::{Role, RunFact, RunFacts, Variant};
+use hopscope_probe::{LaneFact, Role, RunFact, RunFacts, Variant};
 
 use crate::lanes::{self, Difference, LaneBlocks};
 pub use crate::recorded::Recorded;
@@ -52,6 +52,19 @@ pub struct ComparisonRow {
     pub process_cpu_us: Option<f64>,
     /// Context switches per operation, every thread of the process.
     pub ctx_switches: Option<f64>,
+    /// Caller threads that drove the lane at once: with several, µs per
+    /// operation is wall time ÷ operations (a throughput), not what one
+    /// operation waits.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub callers: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(callers: &u32) -> bool {
+    *callers == 1
 }
 
 /// The comparison table and what it says.
@@ -76,6 +89,9 @@ pub struct LaneFigure {
     /// `lane − subject`, paired by round, when the run paired them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vs_subject: Option<Difference>,
+    /// Caller threads that drove it at once (see [`ComparisonRow::callers`]).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub callers: u32,
 }
 
 /// What a comparison says, per kind of build (`probed`) on the run's
@@ -194,18 +210,25 @@ pub fn compare(
     let probed_subject =
         peers.iter().any(|(_, v)| *v == Variant::Probed).then(|| subject_of(Variant::Probed)).flatten();
     let subjects = std::iter::once((subject_clean, Variant::Clean)).chain(probed_subject.map(|l| (l, Variant::Probed)));
+    let callers = |lane: &LaneBlocks| {
+        facts.meta.parsed::<u32>(&RunFact::Lane(lane.name.clone(), LaneFact::Callers)).unwrap_or(1).max(1)
+    };
+    // A lane run by other callers than the baseline's and the floor's is
+    // not a write of theirs plus a cost: its µs per write is another figure.
+    let alike = |lane: &LaneBlocks, other: &LaneBlocks| callers(lane) == callers(other);
     let row = |lane: &LaneBlocks, variant: Variant, versus: Option<&LaneBlocks>| {
         Some(ComparisonRow {
             lane: lane.name.clone(),
             description: facts.meta.fact(&RunFact::LaneDescription(lane.name.clone())).unwrap_or_default().to_owned(),
             us_per_op: *facts.summaries.get(&lane.name)?,
-            hop_vs_inline: lanes::difference(lane, inline),
-            beyond_floor: floor_of(variant).and_then(|f| lanes::difference(lane, f)),
+            hop_vs_inline: lanes::difference(lane, inline).filter(|_| alike(lane, inline)),
+            beyond_floor: floor_of(variant).filter(|f| alike(lane, f)).and_then(|f| lanes::difference(lane, f)),
             probed: variant == Variant::Probed,
             versus: versus.map(|v| v.name.clone()),
             vs_subject: versus.and_then(|v| lanes::difference(lane, v)),
             process_cpu_us: facts.process_cpu_us.get(&lane.name).copied(),
             ctx_switches: facts.ctx_switches.get(&lane.name).copied(),
+            callers: callers(lane),
         })
     };
     let rows: Vec<ComparisonRow> = subjects
@@ -225,6 +248,7 @@ fn findings(rows: &[ComparisonRow], shape: &str) -> Vec<ComparisonFinding> {
         lane: r.lane.clone(),
         us_per_op: r.us_per_op.median,
         vs_subject: r.vs_subject,
+        callers: r.callers,
     };
     for subject in rows.iter().filter(|r| r.versus.is_none()) {
         let (probed, shape) = (subject.probed, shape.to_owned());
@@ -299,6 +323,7 @@ mod tests {
             vs_subject: None,
             process_cpu_us: None,
             ctx_switches: None,
+            callers: 1,
         }
     }
 

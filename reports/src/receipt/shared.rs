@@ -55,22 +55,40 @@ pub(crate) fn section(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         "\nBatch sizes are read from the probed build's marks (its shared intervals and the operations linked to \
          each); a clean build runs the same code unmarked, so its sizes are not known, only alike in kind.\n"
     )?;
-    let costed: Vec<&SliceFigures> = d.slices.iter().filter(|s| s.cost_us.is_some()).collect();
-    if costed.is_empty() {
-        return Ok(());
+    let insitu = d.insitu_lane.as_deref().map(|lane| (lane, d.slices.as_slice()));
+    let peers = d.peer_slices.iter().map(|p| (p.lane.as_str(), p.slices.as_slice()));
+    for (lane, slices) in insitu.into_iter().chain(peers) {
+        let costed: Vec<&SliceFigures> = slices.iter().filter(|s| s.cost_us.is_some()).collect();
+        if !costed.is_empty() {
+            views(d, lane, &costed, out)?;
+        }
     }
-    let lane = d.insitu_lane.as_deref().unwrap_or("the sliced lane");
+    Ok(())
+}
+
+/// Whether a probed lane's slices are of a lane that batched (they are
+/// rendered here, in both views, rather than beside the hook's peers).
+pub fn shares_work(slices: &[SliceFigures]) -> bool {
+    slices.iter().any(|s| s.cost_us.is_some())
+}
+
+/// `lane`'s batched slices in both views, and the writer's costs summed.
+fn views(d: &Decomposition, lane: &str, costed: &[&SliceFigures], out: &mut String) -> std::fmt::Result {
+    writeln!(out, "### `{lane}`: what an operation waits, and what it costs\n")?;
+    if let Some(line) = latency_line(d, lane) {
+        writeln!(out, "{line}\n")?;
+    }
     writeln!(
         out,
-        "Each operation of `{lane}` waits for every shared interval it is in: the slices above are the **latency** \
-         view, what one operation waits, and its path slices add up to its whole time. What one operation **costs** \
-         is the view below: a shared interval divided among the operations it served, and of the time it waits \
-         while the writer serves the others, only the writer's step just before its own mark (or its share of the \
-         step before the batch's). Means, so they add up.\n"
+        "Each operation of `{lane}` waits for every shared interval it is in: what it waits is the **latency** \
+         view, and its path slices add up to its whole time. What one operation **costs** is the other view: a \
+         shared interval divided among the operations it served, and of the time it waits while the writer serves \
+         the others, only the writer's step just before its own mark (or its share of the step before the batch's). \
+         Costs are means, so they add up.\n"
     )?;
-    writeln!(out, "| slice | side | kind | waits (mean µs) | costs (µs per operation) |")?;
-    writeln!(out, "|---|---|---|---:|---:|")?;
-    for s in &costed {
+    writeln!(out, "| slice | side | kind | waits (median µs) | waits (mean µs) | costs (µs per operation) |")?;
+    writeln!(out, "|---|---|---|---:|---:|---:|")?;
+    for s in costed {
         let side = match s.side {
             SliceSide::Caller => "caller",
             SliceSide::Writer => "writer",
@@ -79,14 +97,37 @@ pub(crate) fn section(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         let tail = if s.on_path { "" } else { " *(off the path)*" };
         writeln!(
             out,
-            "| {}{tail} | {side} | {} | {} | {:.3} |",
+            "| {}{tail} | {side} | {} | {:.3} | {} | {:.3} |",
             s.name,
             sharing_label(s.sharing),
+            s.median_us,
             s.mean_us.map_or("—".to_owned(), |m| format!("{m:.3}")),
             s.cost_us.unwrap_or(f64::NAN)
         )?;
     }
-    writer_sum(d, lane, &costed, out)
+    writer_sum(d, lane, costed, out)
+}
+
+/// Percentiles 50 and 99 of a probed lane's per-operation latency (first
+/// mark to last), µs.
+fn latency(lane: &LaneResult) -> Option<(f64, f64)> {
+    let q = &lane.op_latency_quantiles_us;
+    Some((*q.get(50)?, *q.get(99)?))
+}
+
+/// What one operation of `lane` waited, beside the sliced subject's, when
+/// they differ: what batching does to one write.
+fn latency_line(d: &Decomposition, lane: &str) -> Option<String> {
+    let (p50, p99) = latency(d.lanes.get(lane)?)?;
+    let mut line =
+        format!("One operation of `{lane}` took {p50:.2} µs from its first mark to its last (median; p99 {p99:.2})");
+    if let Some(subject) = d.insitu_lane.as_deref().filter(|s| *s != lane)
+        && let Some((s50, s99)) = d.lanes.get(subject).and_then(latency)
+    {
+        line.push_str(&format!(", where one of `{subject}` took {s50:.2} (p99 {s99:.2})"));
+    }
+    line.push('.');
+    Some(line)
 }
 
 /// The writer's costs summed, beside the lane's wall time and the writer's

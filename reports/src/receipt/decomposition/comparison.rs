@@ -29,22 +29,43 @@ fn paired(peer: &LaneFigure, subject: &LaneFigure) -> String {
 
 /// Peers as a list: `` `lane` 12.34 µs (paired …) `` each.
 fn listed(peers: &[LaneFigure], subject: &LaneFigure) -> String {
-    let each: Vec<String> =
-        peers.iter().map(|p| format!("`{}` {:.2} µs{}", p.lane, p.us_per_op, paired(p, subject))).collect();
+    let callers = |p: &LaneFigure| {
+        if p.callers == subject.callers { String::new() } else { format!(" with {} callers at once", p.callers) }
+    };
+    let each: Vec<String> = peers
+        .iter()
+        .map(|p| format!("`{}` {:.2} µs{}{}", p.lane, p.us_per_op, callers(p), paired(p, subject)))
+        .collect();
     each.join("; ")
+}
+
+/// When two lanes ran different numbers of callers at once: what their µs
+/// per write are (empty when alike).
+fn callers_apart(peer: &LaneFigure, subject: &LaneFigure) -> String {
+    if peer.callers == subject.callers {
+        return String::new();
+    }
+    let many = |f: &LaneFigure| if f.callers == 1 { "1 caller".to_owned() } else { format!("{} callers", f.callers) };
+    format!(
+        " The two ran {} and {} at once: µs per write is wall time ÷ writes, which with several callers is a \
+         throughput, not what one write waits.",
+        many(peer),
+        many(subject)
+    )
 }
 
 fn typed(finding: &ComparisonFinding) -> String {
     match finding {
         ComparisonFinding::PeerFaster { shape, probed, subject, peer, description } => format!(
-            "`{}` is faster than `{}` on {shape} ({}): {:.2} against {:.2} µs per write{}. What it is and how it \
+            "`{}` is faster than `{}` on {shape} ({}): {:.2} against {:.2} µs per write{}.{} What it is and how it \
              waits: {description}.",
             peer.lane,
             subject.lane,
             kind(*probed),
             peer.us_per_op,
             subject.us_per_op,
-            paired(peer, subject)
+            paired(peer, subject),
+            callers_apart(peer, subject)
         ),
         ComparisonFinding::Tied { shape, probed, subject, peers } => format!(
             "On {shape} ({}) this run cannot tell `{}` ({:.2} µs per write) apart from {}: the difference's CI \
@@ -92,7 +113,7 @@ mod tests {
 
     fn figure(lane: &str, us: f64, paired: Option<(f64, [f64; 2])>) -> LaneFigure {
         let vs_subject = paired.map(|(median, ci95)| Difference { median, ci95, rounds: 20 });
-        LaneFigure { lane: lane.into(), us_per_op: us, vs_subject }
+        LaneFigure { lane: lane.into(), us_per_op: us, vs_subject, callers: 1 }
     }
 
     fn said(f: ComparisonFinding) -> String {

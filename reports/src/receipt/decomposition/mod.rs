@@ -167,9 +167,12 @@ fn render_comparison(
             Some(v) => format!("{} vs {v}", diff(&r.vs_subject)),
             None => "–".to_owned(),
         };
+        // Several callers at once make µs per operation a throughput: the
+        // row says so beside the figure.
+        let callers = if r.callers > 1 { format!(" ({} callers)", r.callers) } else { String::new() };
         writeln!(
             out,
-            "| {} | {:.3} | {:.3}–{:.3} | {} | {} | {versus} | {} | {} |",
+            "| {}{callers} | {:.3} | {:.3}–{:.3} | {} | {} | {versus} | {} | {} |",
             r.lane,
             r.us_per_op.median,
             r.us_per_op.ci95[0],

@@ -9,7 +9,11 @@ use hopscope_probe::HookCost;
 /// Each probed peer's slices, one column per peer, and a line per peer
 /// naming the slice where it is furthest behind the quickest of them.
 pub(super) fn peer_slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
-    let peers = &d.peer_slices;
+    // A lane that batched is marked by its own probe, not the hook, and
+    // has its section beside the shared work.
+    let peers: Vec<LaneSlices> =
+        d.peer_slices.iter().filter(|p| !super::super::shared::shares_work(&p.slices)).cloned().collect();
+    let peers = &peers;
     if peers.is_empty() {
         return Ok(());
     }
