@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub(crate) mod batch_writer;
+
 use std::sync::OnceLock;
 
 use hopscope_probe::{ClockInfo, clock};
