@@ -59,6 +59,8 @@ fn samples_with(rounds: u32, slower_ns: f64) -> CausalSamples {
                 wall_ns: per_op * ops as f64,
                 inserted_ns: inserted,
                 waited_ns: 0.0,
+                // Not counted: samples of a build before passes were.
+                taken_ns: 0.0,
             });
         }
     }
@@ -303,4 +305,61 @@ fn slice_medians_measured_at_another_pace_than_the_arms_ran_are_named() {
         "{said}"
     );
     assert_eq!(elsewhere(Some(5_000.0)).len(), 1, "a decomposition much faster than the arms too");
+}
+
+/// A batching writer: its COMMIT (8 µs, shared by eight operations) is one
+/// slice of every operation's path, but a 25 % faster COMMIT takes 2 µs off
+/// each transaction, 250 ns off each operation. The lane is writer-bound:
+/// 4 µs per operation, and the faster COMMIT saves those 250 ns.
+fn batched(counted: bool) -> CausalSamples {
+    let mut s = samples(40);
+    s.slices = vec![SliceBase {
+        name: "commit→committed".into(),
+        side: SliceSide::Writer,
+        median_ns: 8_000.0,
+        base_ns: 8_000.0,
+    }];
+    s.arms = vec![
+        Arm { slice: None, change_pct: 0.0, change_ns: 0.0 },
+        Arm { slice: Some(0), change_pct: 25.0, change_ns: 2_000.0 },
+        Arm { slice: Some(0), change_pct: -25.0, change_ns: 2_000.0 },
+    ];
+    let truth = [4_000.0, 3_750.0, 4_250.0];
+    let mut rng = Rng(11);
+    s.blocks.clear();
+    for round in 0..40 {
+        let host = 1.0 + 0.1 * rng.uniform();
+        for (a, ns) in truth.iter().enumerate() {
+            let ops: u32 = 800;
+            // One pass of the COMMIT's end per eight operations.
+            let taken = if a == 0 || !counted { 0.0 } else { 2_000.0 * f64::from(ops / 8) };
+            s.blocks.push(ArmBlock {
+                round,
+                arm: a,
+                ops: u64::from(ops),
+                wall_ns: ns * host * (1.0 + 0.001 * rng.normal()) * f64::from(ops),
+                inserted_ns: if a == 1 { taken } else { 0.0 },
+                waited_ns: 0.0,
+                taken_ns: taken,
+            });
+        }
+    }
+    s
+}
+
+#[test]
+fn a_shared_interval_is_judged_against_what_it_took_off_each_operation() {
+    let p = profile(&batched(true), 1).expect("profiles");
+    let commit = &p.slices[0];
+    for point in &commit.points {
+        assert!((point.taken_ns - 250.0).abs() < 1e-9, "an eighth of each change: {point:?}");
+        assert!((point.reach - 1.0).abs() < 0.1, "the writer's whole time: reach {}", point.reach);
+        assert!(point.tells_an_effect(), "{point:?}");
+    }
+    // Without the passes counted (an older build's samples), the change
+    // per pass stands for the time taken off: the reach reads an eighth.
+    let old = profile(&batched(false), 1).expect("profiles");
+    let faster = old.slices[0].points.iter().find(|p| p.virtual_speedup).expect("speedup");
+    assert!((faster.reach - 0.125).abs() < 0.02, "reach {}", faster.reach);
+    assert_eq!(faster.taken(), 2_000.0);
 }

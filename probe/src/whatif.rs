@@ -78,6 +78,13 @@ static EDGE_TO: AtomicU64 = AtomicU64::new(0);
 /// summed over threads (the rest was inherited across waits or is still
 /// owed below a lump).
 static SPUN: AtomicU64 = AtomicU64::new(0);
+/// The change applied at the slice's end since the experiment started,
+/// ticks, summed over passes, in either direction (owed for a speedup,
+/// spun for a slowdown; a hand-off's capped at what it waited): over a
+/// block's operations, what the slice really lost or gained per operation.
+/// A shared interval (a batch's COMMIT) passes its end once for all the
+/// operations it serves, so its change is taken once, not once each.
+static TAKEN: AtomicU64 = AtomicU64::new(0);
 /// Bumped by each start, so threads forget what they paid in another.
 static EPOCH: AtomicU64 = AtomicU64::new(0);
 static SLOT: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
@@ -175,6 +182,7 @@ pub fn start(experiment: &Experiment) -> Result<(), WhatIfError> {
     EDGE_TO.store(to, Ordering::Relaxed);
     OWED.store(0, Ordering::Relaxed);
     SPUN.store(0, Ordering::Relaxed);
+    TAKEN.store(0, Ordering::Relaxed);
     for slot in SLOT.iter().chain(&SLOT_AT) {
         slot.store(0, Ordering::Relaxed);
     }
@@ -195,6 +203,12 @@ pub fn stop() -> u64 {
 /// to be cut by.
 pub fn owed() -> u64 {
     OWED.load(Ordering::Acquire)
+}
+
+/// The change applied at the slice's end so far in the running (or last)
+/// experiment, ticks, summed over its passes ([`TAKEN`]).
+pub fn taken() -> u64 {
+    TAKEN.load(Ordering::Acquire)
 }
 
 /// The delay threads paid by waiting so far, ticks, overshoot included.
@@ -262,6 +276,7 @@ fn pay(op: OpId, hop: Hop) {
         if EDGE_TO.load(Ordering::Relaxed) & bit != 0 {
             delay = delay.min(hand_off(slot_at(op), now));
         }
+        TAKEN.fetch_add(delay, Ordering::AcqRel);
         if SLOWER.load(Ordering::Relaxed) {
             spin(delay);
             left = clock::now().0;

@@ -100,6 +100,13 @@ pub struct ArmBlock {
     /// threads (the rest they inherited across hand-offs or still owed).
     #[serde(default)]
     pub waited_ns: f64,
+    /// The change applied at the slice's end over the block, ns, summed
+    /// over its passes, speedup or slowdown (`hopscope_probe::whatif::taken`):
+    /// over the block's operations, what the slice lost or gained per
+    /// operation. A shared interval passes once for the operations it
+    /// serves. 0 in samples written before it was recorded.
+    #[serde(default)]
+    pub taken_ns: f64,
 }
 
 impl ArmBlock {
@@ -192,6 +199,15 @@ pub struct Point {
     /// slowdown: lost over added): 1 when all of it reaches the lane, 0
     /// when none does.
     pub reach: f64,
+    /// The time taken off (or added to) the slice per operation, ns: the
+    /// change per pass times its passes per operation, as the run counted
+    /// them (median over rounds). One pass per operation for its own
+    /// slice; a shared interval's change is taken once for every
+    /// operation it served (a COMMIT shared by eight: an eighth each). 0
+    /// in profiles written before it was counted (read them with
+    /// [`Point::taken`]).
+    #[serde(default)]
+    pub taken_ns: f64,
     /// Rounds paired.
     pub rounds: usize,
 }
@@ -208,7 +224,13 @@ impl Point {
     /// one, nor name it in a headline.
     pub fn tells_an_effect(&self) -> bool {
         let least = self.saved_ns.ci95[0].abs().min(self.saved_ns.ci95[1].abs());
-        self.throughput_pct.excludes_zero() && least <= MAX_CREDIBLE_REACH * self.change_ns
+        self.throughput_pct.excludes_zero() && least <= MAX_CREDIBLE_REACH * self.taken()
+    }
+
+    /// Time taken off the slice per operation, ns ([`Point::taken_ns`]; its
+    /// change per pass in a profile that did not count passes).
+    pub fn taken(&self) -> f64 {
+        if self.taken_ns > 0.0 { self.taken_ns } else { self.change_ns }
     }
 }
 
@@ -328,6 +350,8 @@ pub fn profile(samples: &CausalSamples, seed: u64) -> Result<CausalProfile, Caus
         let pick = |f: &dyn Fn(f64, f64) -> f64| complete.iter().map(|r| f(r[0], r[a])).collect::<Vec<f64>>();
         let seed = seed.wrapping_add(a as u64 * 3);
         let saved_ns = Estimate::of(&pick(&|reference, arm| reference - arm), seed);
+        let taken_ns = taken_per_op(samples, a);
+        let taken = if taken_ns > 0.0 { taken_ns } else { arm.change_ns };
         let point = Point {
             change_pct: arm.change_pct,
             change_ns: arm.change_ns,
@@ -336,11 +360,8 @@ pub fn profile(samples: &CausalSamples, seed: u64) -> Result<CausalProfile, Caus
             latency_us: Estimate::of(&pick(&|reference, arm| (arm - reference) * callers / 1e3), seed + 2),
             // Saved over the signed change: a slowdown's cost over what it
             // added reads as positive too, so the two sides compare.
-            reach: if arm.change_ns.abs() > 0.0 {
-                saved_ns.median / (arm.change_ns * arm.change_pct.signum())
-            } else {
-                0.0
-            },
+            reach: if taken.abs() > 0.0 { saved_ns.median / (taken * arm.change_pct.signum()) } else { 0.0 },
+            taken_ns,
             saved_ns,
             rounds: complete.len(),
         };
@@ -376,13 +397,13 @@ pub fn profile(samples: &CausalSamples, seed: u64) -> Result<CausalProfile, Caus
         // Only when the CI itself lies past the change, and the change is
         // one the lane can resolve: a 7 ns change "saving" 76 ns on a host
         // that moved is no finding.
-        let beyond = |p: &&Point| p.saved_ns.ci95[0] > 1.25 * p.change_ns && p.change_ns >= MIN_COMPARED_NS;
+        let beyond = |p: &&Point| p.saved_ns.ci95[0] > 1.25 * p.taken() && p.taken() >= MIN_COMPARED_NS;
         for p in s.points.iter().filter(|p| p.virtual_speedup).filter(beyond) {
             warnings.push(Recorded::Typed(CausalWarning::MoreThanTaken {
                 slice: s.name.clone(),
                 change_pct: p.change_pct,
                 saved_ns: p.saved_ns.median,
-                change_ns: p.change_ns,
+                change_ns: p.taken(),
             }));
         }
     }
@@ -401,6 +422,22 @@ pub fn profile(samples: &CausalSamples, seed: u64) -> Result<CausalProfile, Caus
         meta: samples.meta.clone(),
         warnings,
     })
+}
+
+/// What arm `arm` took off its slice per operation, ns: the median over
+/// its blocks of the change applied over each block's operations; 0 when
+/// the samples did not count it.
+fn taken_per_op(samples: &CausalSamples, arm: usize) -> f64 {
+    let mut per_op: Vec<f64> = samples
+        .blocks
+        .iter()
+        .filter(|b| b.arm == arm && b.ops > 0 && b.taken_ns.is_finite())
+        .map(|b| b.taken_ns / b.ops as f64)
+        .collect();
+    if per_op.is_empty() || per_op.iter().all(|t| *t == 0.0) {
+        return 0.0;
+    }
+    stats::median_of_unsorted(&mut per_op)
 }
 
 /// Refuse samples whose arms and blocks do not fit together.

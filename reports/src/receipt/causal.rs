@@ -37,7 +37,9 @@ pub fn markdown(p: &CausalProfile) -> String {
          slice of its fastest tenth: the hand-off itself, not the queueing in it. Arms took turns in an \
          order shuffled each round, and each is judged against the reference of its own round: the median \
          over rounds with a bootstrap 95 % CI. *Reach* is the time per operation saved over the time taken \
-         off the slice (for a slowdown: lost over added): 1 when the lane waits for every nanosecond of it, \
+         off the slice per operation (for a slowdown: lost over added; a shared interval, such as a batch's \
+         COMMIT, passes once for every operation it serves, so its change is counted once for all of them): 1 \
+         when the lane waits for every nanosecond of it, \
          0 when the slice runs beside what sets the pace. Speedups are predictions; the real slowdowns \
          beside them show whether the lane responds in proportion. The callers' latency follows from the \
          throughput in a closed loop (latency = callers ÷ throughput). A block runs at least 100 operations \
@@ -143,18 +145,18 @@ fn findings(p: &CausalProfile) -> String {
     });
     // What the share was of: a cross-thread slice's fastest tenth, not
     // its median.
-    let faster = |s: &SliceProfile| match s.side {
+    let faster = |s: &SliceProfile, q: &Point| match s.side {
         SliceSide::Cross if s.base_ns > 0.0 => {
             format!("a {level:.0} % faster `{}` (of its fastest tenth, {:.2} µs)", s.name, s.base_ns / 1e3)
         }
-        _ => format!("a {level:.0} % faster `{}` ({:.2} µs)", s.name, s.median_ns / 1e3),
+        _ => format!("a {level:.0} % faster `{}` ({:.2} µs{})", s.name, s.median_ns / 1e3, shared(q)),
     };
     let mut parts = Vec::new();
     if let Some((s, q)) = best {
-        parts.push(format!("{} buys {} throughput", faster(s), pct(&q.throughput_pct)));
+        parts.push(format!("{} buys {} throughput", faster(s, q), pct(&q.throughput_pct)));
     }
     if let Some((s, q)) = idle {
-        parts.push(format!("{} buys nothing measurable: {}", faster(s), pct(&q.throughput_pct)));
+        parts.push(format!("{} buys nothing measurable: {}", faster(s, q), pct(&q.throughput_pct)));
     }
     if parts.is_empty() {
         return format!(
@@ -164,13 +166,29 @@ fn findings(p: &CausalProfile) -> String {
     format!("With {callers}, {}.", parts.join("; "))
 }
 
+/// Whether `q`'s slice passed its end fewer times than its operations (a
+/// shared interval: a batch's COMMIT serves several).
+fn is_shared(q: &Point) -> bool {
+    q.taken_ns > 0.0 && q.taken_ns < 0.95 * q.change_ns
+}
+
+/// `, shared: its change taken once per interval, N ns per operation` for a
+/// shared interval (empty otherwise): what the figures are judged against.
+fn shared(q: &Point) -> String {
+    if !is_shared(q) {
+        return String::new();
+    }
+    format!(", shared by {:.1} operations on average: {:.0} ns taken off each", q.change_ns / q.taken_ns, q.taken_ns)
+}
+
 /// Whether `q` shows its change buys nothing: its CI includes zero and is
 /// narrow enough to have seen the change reach the lane whole (its half
 /// width below the throughput the whole change would buy). A CI of ±12 %
 /// around a change worth 2 % is no evidence of nothing.
 fn nothing(p: &CausalProfile, q: &Point) -> bool {
     let per_op = p.reference_ns_per_op.median;
-    let whole = if per_op > q.change_ns { q.change_ns / (per_op - q.change_ns) * 100.0 } else { f64::INFINITY };
+    let taken = q.taken();
+    let whole = if per_op > taken { taken / (per_op - taken) * 100.0 } else { f64::INFINITY };
     let half_width = (q.throughput_pct.ci95[1] - q.throughput_pct.ci95[0]) / 2.0;
     !q.throughput_pct.excludes_zero() && half_width < whole
 }
@@ -185,7 +203,7 @@ fn at(s: &SliceProfile, pct: f64) -> Option<&Point> {
 /// Changes below [`MIN_REACH_NS`] show none either: a real slowdown of a
 /// few ns costs at least a clock read or two.
 fn reach(q: &Point) -> String {
-    if q.saved_ns.excludes_zero() && q.change_ns >= MIN_REACH_NS { format!("{:.2}", q.reach) } else { "–".to_owned() }
+    if q.saved_ns.excludes_zero() && q.taken() >= MIN_REACH_NS { format!("{:.2}", q.reach) } else { "–".to_owned() }
 }
 
 /// Smallest change whose reach is shown, ns.
@@ -224,7 +242,7 @@ fn table(p: &CausalProfile) -> String {
 /// but lies past what the change could explain is marked as noise.
 fn costs(p: &CausalProfile) -> String {
     let mut out = String::from(
-        "\n## What each slice's speedup saves\n\n| slice | speedup | taken off the slice, ns | saved per operation, ns | \
+        "\n## What each slice's speedup saves\n\n| slice | speedup | taken off the slice per operation, ns | saved per operation, ns | \
          callers' latency, µs | reach | reach slower |\n|---|---:|---:|---:|---:|---:|---:|\n",
     );
     for s in &p.slices {
@@ -242,12 +260,18 @@ fn costs(p: &CausalProfile) -> String {
             } else {
                 String::new()
             };
+            // A shared interval's change is taken once for the operations
+            // it served: per operation, a share of it.
+            let taken = if is_shared(q) {
+                format!("{:.0} ({:.0} per pass)", q.taken_ns, q.change_ns)
+            } else {
+                format!("{:.0}", q.taken())
+            };
             let _ = writeln!(
                 out,
-                "| {} | {:.0} % | {:.0} | {:+.0} (CI {:+.0}…{:+.0}){noise} | {:+.3} (CI {:+.3}…{:+.3}) | {} | {} |",
+                "| {} | {:.0} % | {taken} | {:+.0} (CI {:+.0}…{:+.0}){noise} | {:+.3} (CI {:+.3}…{:+.3}) | {} | {} |",
                 super::code_span(&s.name),
                 q.change_pct,
-                q.change_ns,
                 q.saved_ns.median,
                 q.saved_ns.ci95[0],
                 q.saved_ns.ci95[1],

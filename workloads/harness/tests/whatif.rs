@@ -128,3 +128,51 @@ fn a_program_with_a_hop_of_its_own_keeps_quick() {
     assert_eq!(d.lanes["checks-probed"].blocks_us.len(), (quick.samples * quick.passes) as usize, "--quick's sizes");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A batching writer (common::batch_writer): four callers pipelining eight
+/// requests each, exactly eight per transaction.
+fn batched_lane() -> Lane {
+    use common::batch_writer::{BatchWriter, Steps};
+    let steps = Steps { build: 200, begin: 500, statement: 1_000, commit: 4_000 };
+    Lane::new(hopscope_harness::Role::Subject, "batched", move |s| {
+        Ok::<_, BoxError>(BatchWriter::spawn(s, steps, 8, 4, 8))
+    })
+    .threads(&["writer"])
+    .callers(4)
+    .probed_only()
+}
+
+#[test]
+fn a_shared_interval_is_sped_up_once_per_interval_and_a_wait_on_siblings_is_refused() {
+    let dir = std::env::temp_dir().join(format!("hopscope-whatif-batched-{}", std::process::id()));
+    let run = |args: &[&str]| {
+        // 512 operations a block: 128 per caller, whole windows of eight.
+        let mut argv = vec!["prog", "--out", dir.to_str().expect("utf-8 path"), "--ops", "512"];
+        argv.extend_from_slice(args);
+        Harness::try_from_args("whatif-batched", argv)
+            .expect("flags parse")
+            .hops(common::batch_writer::hops())
+            .quiet()
+            .progress(false)
+            .lane(batched_lane())
+            .run()
+    };
+    let slices = "commit→committed,executing→executed";
+    let outcome = run(&["--what-if", "--quick", "--rounds", "5", "--what-if-slices", slices]).expect("runs");
+    let profile = outcome.causal.expect("profile");
+    let point = |name: &str| {
+        let s = profile.slices.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("{name} profiled"));
+        s.points.iter().find(|p| p.change_pct == 25.0).cloned().expect("25 %")
+    };
+    // The COMMIT's end passes once per eight requests (to the clock's
+    // tick, which the change is rounded to): an eighth of its
+    // change is taken off each; a request's own statement passes once each.
+    let commit = point("commit→committed");
+    assert!((commit.taken_ns * 8.0 - commit.change_ns).abs() < 1e-3 * commit.change_ns, "{commit:?}");
+    let statement = point("executing→executed");
+    assert!((statement.taken_ns - statement.change_ns).abs() < 1e-3 * statement.change_ns, "{statement:?}");
+    // A wait on the batch's other requests is theirs to make faster.
+    let err = run(&["--what-if", "--quick", "--what-if-slices", "began→executing"]).expect_err("refused").to_string();
+    assert!(err.contains("a wait on the batch's other operations") && err.contains("executing→executed"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

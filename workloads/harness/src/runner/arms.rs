@@ -64,6 +64,7 @@ pub(crate) fn run(
         let result = open.block(0, id);
         let waited = whatif::spun();
         let inserted = whatif::stop();
+        let taken = whatif::taken();
         let block = match result {
             Ok(block) => block,
             Err((at, failure)) => {
@@ -81,6 +82,7 @@ pub(crate) fn run(
                 wall_ns: clock::clock().delta_as_nanos(block.start.0, block.end.0) as f64,
                 inserted_ns: clock::clock().delta_as_nanos(0, inserted) as f64,
                 waited_ns: clock::clock().delta_as_nanos(0, waited) as f64,
+                taken_ns: clock::clock().delta_as_nanos(0, taken) as f64,
             });
         }
     }

@@ -15,7 +15,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use hopscope_analyze::causal::{Arm, CAUSAL_SAMPLES_SCHEMA, CausalSamples, CausalWarning, MIN_ROUNDS, SliceBase};
-use hopscope_analyze::join::SliceSide;
+use hopscope_analyze::join::{Sharing, SliceSide};
 use hopscope_analyze::recorded::Recorded;
 use hopscope_probe::whatif::{Change, Experiment};
 use hopscope_probe::{Hop, HostInfo, RunFact, RunFacts, TraceHeader, TraceReader, Variant};
@@ -190,10 +190,13 @@ pub fn run(
         .map_err(|source| HarnessError::Trace { path: path.clone(), source })?;
     let decomposition = hopscope_analyze::decompose_file(&path)
         .map_err(|source| HarnessError::Analyze { path: path.clone(), source })?;
+    refuse_siblings(&decomposition.slices, &what_if.slices)?;
     let known: Vec<Sliced> = decomposition
         .slices
         .iter()
-        .filter(|s| s.on_path)
+        // A wait on a batch's other operations is their work, not a step
+        // of its own to make faster: their own slices are on the list.
+        .filter(|s| s.on_path && s.sharing != Sharing::Siblings)
         .filter_map(|s| {
             let base_us = if s.side == SliceSide::Cross { s.p10_us } else { s.median_us };
             Sliced::of(&header, &s.name, s.side, s.median_us * 1e3, base_us * 1e3)
@@ -295,6 +298,25 @@ fn offer(
         }));
     }
     Ok((chosen, notes))
+}
+
+/// Refuse a named slice that is a wait on a batch's other operations, in
+/// one line naming the slices that hold their work.
+fn refuse_siblings(slices: &[hopscope_analyze::slices::SliceFigures], wanted: &[String]) -> Result<(), HarnessError> {
+    for w in wanted.iter().map(|w| w.replace("->", "→")) {
+        let Some(s) = slices.iter().find(|s| s.name == w && s.sharing == Sharing::Siblings) else { continue };
+        let theirs: Vec<&str> = slices
+            .iter()
+            .filter(|o| o.on_path && o.sharing == Sharing::Own && o.side == s.side)
+            .map(|o| o.name.as_str())
+            .collect();
+        return Err(HarnessError::Flag(format!(
+            "--what-if-slices: `{w}` is a wait on the batch's other operations, not work of its own: make their own \
+             slices faster ({})",
+            theirs.join(", ")
+        )));
+    }
+    Ok(())
 }
 
 /// The reference and every change of `what_if` to every chosen slice: the
