@@ -62,3 +62,28 @@ fn group_lanes_are_refused_in_one_line_when_they_cannot_run() {
     let out = hopscope(&small_decompose_args(&dir, &["--group-lanes", "5000"]));
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn an_ab_of_group_commit_names_the_figure_it_judged() {
+    let dir = temp_dir("group-ab");
+    let spec = dir.join("gc.toml");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/group-commit-64.toml"))
+        .expect("the shipped spec")
+        .replace("ops = 800", "ops = 160")
+        .replace("samples = 20", "samples = 3")
+        .replace("pairs = 2", "pairs = 1");
+    for (probed, kind) in [(false, "wall_per_op"), (true, "latency_median")] {
+        let text = if probed { text.replace("warmup = 2", "warmup = 2\nprobed = true") } else { text.clone() };
+        std::fs::write(&spec, text).expect("spec");
+        let out_dir = dir.join(if probed { "probed" } else { "clean" });
+        let out = hopscope(&["ab", spec.to_str().expect("utf-8"), "--out", out_dir.to_str().expect("utf-8")]);
+        assert!(common::finished(&out), "{}", String::from_utf8_lossy(&out.stderr));
+        let ab: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out_dir.join("ab.json")).expect("ab.json")).expect("json");
+        assert_eq!(ab["outcome"]["figure"]["kind"], kind);
+        assert_eq!(ab["outcome"]["figure"]["callers"], 8);
+        let receipt = std::fs::read_to_string(out_dir.join("receipt.md")).expect("receipt");
+        assert!(receipt.contains("Judged on each block's") && receipt.contains("8 callers at once"), "{receipt}");
+    }
+}

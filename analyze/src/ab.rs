@@ -78,6 +78,16 @@ pub struct Rule {
     /// Largest tolerated ratio between the arms' robust spreads.
     #[serde(default = "four")]
     pub max_spread_ratio: f64,
+    /// A control's move or an arm's spread past its limit voids the
+    /// verdict only when it could explain the effect. When every pass's
+    /// effect clears the rule, with one sign, and in each pass is at least
+    /// this many times the control's move and at least the wider arm's
+    /// whole spread (the arms' blocks then barely overlap), the drift is
+    /// stated and the effect judged: a batching arm's blocks run at two
+    /// paces and spread 20 % where its partner's spread 2 %, beside a
+    /// −55 % effect in every pass.
+    #[serde(default = "three")]
+    pub drift_dwarfed_by: f64,
     /// Smallest change a slice verdict claims, ns per operation; absent:
     /// the default of [`MinEffect::default_for`] the run's clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -100,6 +110,10 @@ fn four() -> f64 {
     4.0
 }
 
+fn three() -> f64 {
+    3.0
+}
+
 impl Rule {
     /// Refuse a rule whose numbers cannot mean anything.
     pub fn check(&self) -> Result<(), RuleError> {
@@ -108,6 +122,7 @@ impl Rule {
             ("min_effect_us", self.min_effect_us, 0.0),
             ("max_control_drift_pct", self.max_control_drift_pct, 0.0),
             ("max_spread_ratio", self.max_spread_ratio, 1.0),
+            ("drift_dwarfed_by", self.drift_dwarfed_by, 1.0),
         ];
         let slice = [
             self.min_slice_effect_ns.map(|v| ("min_slice_effect_ns", v, 0.0)),
@@ -225,6 +240,31 @@ pub struct PassEffect {
     pub clear: bool,
 }
 
+/// Which figure of each block an A/B verdict judged: the arms' wall time
+/// per operation, or, when both arms were probed, each block's median
+/// latency per operation. With one caller they come near each other; with
+/// several at once, wall time per operation is a throughput and latency
+/// is what each operation waited (a batching arm can halve the one and
+/// double the other).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FigureKind {
+    /// A block's wall time ÷ its operations (clean arms).
+    WallPerOp,
+    /// A block's median per-operation latency, first mark to last (probed
+    /// arms).
+    LatencyMedian,
+}
+
+/// The figure an A/B verdict judged, and how many callers drove the arms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AbFigure {
+    /// Which figure.
+    pub kind: FigureKind,
+    /// Callers at once in each arm (arm A's; the spec gives both the same).
+    pub callers: u32,
+}
+
 /// The outcome of an A/B run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AbOutcome {
@@ -239,6 +279,10 @@ pub struct AbOutcome {
     /// processes ([`crate::generations`]); the verdict is then its.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub across: Option<crate::generations::AcrossPasses>,
+    /// The figure of each block judged (absent in outcomes written before
+    /// it was recorded, and in a verdict judged from bare passes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figure: Option<AbFigure>,
 }
 
 impl AbOutcome {
@@ -278,10 +322,19 @@ pub fn verdict(passes: &[PassBlocks], rule: &Rule) -> AbOutcome {
         }
     }
     let signed: Vec<&PassEffect> = effects.iter().filter(|e| ci_excludes_zero(&e.delta_us)).collect();
-    if signed.iter().any(|e| e.delta_us.median > 0.0) && signed.iter().any(|e| e.delta_us.median < 0.0) {
+    let flipped = signed.iter().any(|e| e.delta_us.median > 0.0) && signed.iter().any(|e| e.delta_us.median < 0.0);
+    let orders = effects.iter().map(|e| e.order.as_str()).collect::<std::collections::BTreeSet<_>>();
+    let both = !rule.both_orders || orders.len() > 1;
+    // Drift the effect dwarfs is stated beside the verdict, not in its place.
+    let dwarfed = (!flipped && both).then(|| dwarfed(&effects, &drift, rule)).flatten();
+    if flipped {
         drift.push(AbReason::SignFlipped);
     }
-    let orders = effects.iter().map(|e| e.order.as_str()).collect::<std::collections::BTreeSet<_>>();
+    notes.extend(two_modes(passes));
+    if let Some(reason) = dwarfed {
+        notes.splice(0..0, drift.drain(..));
+        notes.push(reason);
+    }
     let verdict = if !drift.is_empty() {
         Verdict::DriftSuspected
     } else if effects.is_empty() {
@@ -306,7 +359,77 @@ pub fn verdict(passes: &[PassBlocks], rule: &Rule) -> AbOutcome {
     };
     drift.extend(notes);
     let reasons = drift.into_iter().map(Recorded::Typed).collect();
-    AbOutcome { passes: effects, verdict, reasons, across: None }
+    AbOutcome { passes: effects, verdict, reasons, across: None, figure: None }
+}
+
+/// When every pass is clear with one sign and each pass's effect is at
+/// least [`Rule::drift_dwarfed_by`] times the drift `drift` found in it
+/// (the control's move, the wider arm's spread), the reason that says so.
+fn dwarfed(effects: &[PassEffect], drift: &[AbReason], rule: &Rule) -> Option<AbReason> {
+    if drift.is_empty() || effects.is_empty() || !effects.iter().all(|e| e.clear) {
+        return None;
+    }
+    let faster = effects[0].delta_us.median < 0.0;
+    if effects.iter().any(|e| (e.delta_us.median < 0.0) != faster) {
+        return None;
+    }
+    let mut largest = 0.0f64;
+    for reason in drift {
+        // The drift, percent, and how many times the effect must be it.
+        let (pass, pct, times) = match reason {
+            AbReason::ControlMoved { pass, pct, .. } => (*pass, pct.abs(), rule.drift_dwarfed_by),
+            AbReason::SpreadApart { pass, spread_a, spread_b, .. } => (*pass, spread_a.max(*spread_b) * 100.0, 1.0),
+            _ => return None,
+        };
+        let effect = effects.iter().find(|e| e.pass == pass)?;
+        if effect.delta_pct.abs() < times * pct {
+            return None;
+        }
+        largest = largest.max(pct);
+    }
+    let smallest = effects.iter().map(|e| e.delta_pct.abs()).fold(f64::INFINITY, f64::min);
+    Some(AbReason::DriftDwarfed {
+        smallest_effect_pct: smallest,
+        largest_drift_pct: largest,
+        ratio: rule.drift_dwarfed_by,
+    })
+}
+
+/// Each arm whose blocks ran at two paces over the run (a batching arm:
+/// some blocks batch, some do not), with both paces: two clusters of at
+/// least a tenth of the blocks each, an empty band of at least a tenth of
+/// the median between them.
+fn two_modes(passes: &[PassBlocks]) -> Vec<AbReason> {
+    let arms: [(&str, Vec<f64>); 2] = [
+        (ARM_A, passes.iter().flat_map(|p| p.a.values().copied()).collect()),
+        (ARM_B, passes.iter().flat_map(|p| p.b.values().copied()).collect()),
+    ];
+    arms.into_iter().filter_map(|(arm, blocks)| modes(arm, blocks)).collect()
+}
+
+/// Arm `arm`'s two paces, when its `blocks` ran at two.
+fn modes(arm: &str, mut blocks: Vec<f64>) -> Option<AbReason> {
+    blocks.retain(|v| v.is_finite());
+    blocks.sort_by(f64::total_cmp);
+    let n = blocks.len();
+    let least = n.div_ceil(10).max(2);
+    if n < 2 * least {
+        return None;
+    }
+    let median = blocks[n / 2];
+    // The widest gap between neighbours with a tenth of the blocks each side.
+    let (at, gap) = (least..=n - least).map(|i| (i, blocks[i] - blocks[i - 1])).max_by(|a, b| a.1.total_cmp(&b.1))?;
+    if median <= 0.0 || gap < 0.1 * median {
+        return None;
+    }
+    let (low, high) = blocks.split_at(at);
+    Some(AbReason::TwoModes {
+        arm: arm.to_owned(),
+        low_us: low[low.len() / 2],
+        high_us: high[high.len() / 2],
+        low_blocks: low.len(),
+        high_blocks: high.len(),
+    })
 }
 
 /// One pass's effect under `rule`; `None` without both arms.
@@ -377,6 +500,7 @@ mod tests {
             both_orders: true,
             max_control_drift_pct: 2.0,
             max_spread_ratio: 4.0,
+            drift_dwarfed_by: 3.0,
             min_slice_effect_ns: None,
             min_slice_effect_pct: None,
             confidence_pct: None,
@@ -446,10 +570,54 @@ mod tests {
         assert!(out.typed_reasons().any(|r| matches!(r, AbReason::SpreadApart { pass: 0, .. })), "{:?}", out.reasons);
     }
 
+    /// A batching arm B: half its rounds at one pace, half at another, both
+    /// far below A (a group commit under several callers).
+    fn bimodal(index: u32, b_first: bool, control: f64) -> PassBlocks {
+        let mut p = pass(index, b_first, 20.0, 9.0, control);
+        for (s, v) in p.b.iter_mut() {
+            *v = if s % 2 == 0 { 7.0 } else { 11.0 } + f64::from(*s) * 0.001;
+        }
+        p
+    }
+
+    #[test]
+    fn drift_a_large_consistent_effect_dwarfs_is_stated_and_the_effect_judged() {
+        // B's spread is ~10× A's and the control moved 2.5 % in one pass,
+        // beside a −55 % effect in every pass.
+        let passes = [bimodal(0, false, 20.5), bimodal(1, true, 20.0), bimodal(2, false, 20.0), bimodal(3, true, 20.0)];
+        let out = verdict(&passes, &rule());
+        assert_eq!(out.verdict, Verdict::Reproduced, "{:?}", out.reasons);
+        let reasons: Vec<&AbReason> = out.typed_reasons().collect();
+        assert!(reasons.iter().any(|r| matches!(r, AbReason::ControlMoved { pass: 0, .. })), "{reasons:?}");
+        assert!(reasons.iter().any(|r| matches!(r, AbReason::SpreadApart { .. })), "the spread is still said");
+        assert!(reasons.iter().any(|r| matches!(r, AbReason::DriftDwarfed { .. })), "{reasons:?}");
+        let [AbReason::TwoModes { arm, low_us, high_us, low_blocks, high_blocks }] =
+            reasons.iter().filter(|r| matches!(r, AbReason::TwoModes { .. })).copied().collect::<Vec<_>>()[..]
+        else {
+            panic!("one arm at two paces: {reasons:?}")
+        };
+        assert_eq!(arm, "b");
+        assert!((low_us - 7.0).abs() < 0.1 && (high_us - 11.0).abs() < 0.1, "{low_us} {high_us}");
+        assert_eq!((*low_blocks, *high_blocks), (40, 40));
+    }
+
+    #[test]
+    fn drift_an_effect_does_not_dwarf_still_voids_the_verdict() {
+        // A 5 % effect beside a control that moved 3 %: the drift could
+        // explain much of it.
+        let out = verdict(&[pass(0, false, 10.0, 9.5, 10.3), pass(1, true, 10.0, 9.5, 10.0)], &rule());
+        assert_eq!(out.verdict, Verdict::DriftSuspected, "{:?}", out.reasons);
+        assert!(!out.typed_reasons().any(|r| matches!(r, AbReason::DriftDwarfed { .. })));
+        // A flipped sign is never dwarfed.
+        let flipped = verdict(&[bimodal(0, false, 25.0), pass(1, true, 10.0, 30.0, 10.0)], &rule());
+        assert_eq!(flipped.verdict, Verdict::DriftSuspected);
+    }
+
     #[test]
     fn rules_with_meaningless_numbers_are_refused() {
         assert!(Rule { min_effect_pct: -1.0, ..rule() }.check().unwrap_err().to_string().contains("min_effect_pct"));
         assert!(Rule { max_spread_ratio: 0.5, ..rule() }.check().unwrap_err().to_string().contains("max_spread_ratio"));
+        assert!(Rule { drift_dwarfed_by: 0.9, ..rule() }.check().unwrap_err().to_string().contains("drift_dwarfed_by"));
         assert!(rule().check().is_ok());
     }
 }

@@ -37,6 +37,30 @@ pub enum AbReason {
     },
     /// Flipping the order flipped the sign of the effect.
     SignFlipped,
+    /// The drift found (a control's move, an arm's spread past the rule)
+    /// is too small to explain the effect: every pass's effect clears the
+    /// rule, with one sign, at least `ratio` times the drift in it.
+    DriftDwarfed {
+        /// The smallest effect over the passes, percent of A.
+        smallest_effect_pct: f64,
+        /// The largest drift beyond the rule, percent.
+        largest_drift_pct: f64,
+        /// The rule's `drift_dwarfed_by`.
+        ratio: f64,
+    },
+    /// One arm's blocks ran at two paces (its figures cluster in two).
+    TwoModes {
+        /// The arm (`a` or `b`).
+        arm: String,
+        /// The lower cluster's median figure, µs per operation.
+        low_us: f64,
+        /// The higher figure's median, µs per operation.
+        high_us: f64,
+        /// Blocks at the lower figure.
+        low_blocks: usize,
+        /// Blocks at the higher figure.
+        high_blocks: usize,
+    },
     /// No pass has both arms measured.
     NoPass,
     /// The rule asks for both orders and only one ran.

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use hopscope_probe::{Block, Trace, TraceHeader};
+use hopscope_probe::{Block, RunFacts, Trace, TraceHeader};
 
 use crate::ab::{Arms, PassBlocks};
 use crate::contention::{self, Contention, Rounds};
@@ -175,6 +175,26 @@ impl AbTrace {
             }
         }
         passes.into_values().collect()
+    }
+
+    /// The figure [`AbTrace::pass_blocks`] gives each block: the median
+    /// latency when both arms were probed, wall time per operation
+    /// otherwise; with arm A's callers.
+    pub fn figure(&self) -> Option<crate::ab::AbFigure> {
+        let arms = self.arms()?;
+        let kind = if self.arm_ops().is_some() {
+            crate::ab::FigureKind::LatencyMedian
+        } else {
+            crate::ab::FigureKind::WallPerOp
+        };
+        let name = self.header.lanes.get(usize::from(arms.a))?;
+        let callers = self
+            .header
+            .run
+            .parsed::<u32>(&hopscope_probe::RunFact::Lane(name.clone(), hopscope_probe::LaneFact::Callers))
+            .unwrap_or(1)
+            .max(1);
+        Some(crate::ab::AbFigure { kind, callers })
     }
 
     /// The joined operations of arm `a` and arm `b`, when both measured any.

@@ -80,6 +80,7 @@ pub fn judge_trace(trace: &AbTrace, rule: &Rule) -> Experiment {
     } else {
         ab::verdict(&passes, rule)
     };
+    outcome.figure = trace.figure();
     // Every block counts here: a contended A/B round is not left out, the
     // verdict needs its pairs; the record and a warning say so.
     let mut contention = trace.contention.clone();

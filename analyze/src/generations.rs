@@ -212,7 +212,7 @@ pub fn verdict(passes: &[PassBlocks], rule: &Rule, layouts: usize) -> AbOutcome 
     let (Some(delta), true) = (pass_mean(&deltas, level, rule.confidence()), effects.len() >= MIN_PASSES) else {
         reasons.push(AbReason::TooFewPasses { passes: effects.len(), min: MIN_PASSES });
         let reasons = reasons.into_iter().map(Recorded::Typed).collect();
-        return AbOutcome { passes: effects, verdict: Verdict::Inconclusive, reasons, across: None };
+        return AbOutcome { passes: effects, verdict: Verdict::Inconclusive, reasons, across: None, figure: None };
     };
     let control = pass_mean(&controls, level, rule.confidence());
     let layouts = layout_spread(&effects, layouts);
@@ -274,7 +274,7 @@ pub fn verdict(passes: &[PassBlocks], rule: &Rule, layouts: usize) -> AbOutcome 
         Verdict::Inconclusive
     };
     let reasons = reasons.into_iter().map(Recorded::Typed).collect();
-    AbOutcome { passes: effects, verdict, reasons, across: Some(across) }
+    AbOutcome { passes: effects, verdict, reasons, across: Some(across), figure: None }
 }
 
 /// Verdicts per slice across passes: per pass, the median over its rounds
@@ -335,6 +335,7 @@ mod tests {
             both_orders: true,
             max_control_drift_pct: 2.0,
             max_spread_ratio: 4.0,
+            drift_dwarfed_by: 3.0,
             min_slice_effect_ns: None,
             min_slice_effect_pct: None,
             confidence_pct: None,

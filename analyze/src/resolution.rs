@@ -50,6 +50,7 @@ pub fn detection_rule() -> Rule {
         both_orders: true,
         max_control_drift_pct: f64::MAX,
         max_spread_ratio: 4.0,
+        drift_dwarfed_by: 3.0,
         min_slice_effect_ns: None,
         min_slice_effect_pct: None,
         confidence_pct: None,

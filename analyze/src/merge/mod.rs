@@ -33,6 +33,7 @@ pub const RULE: Rule = Rule {
     both_orders: true,
     max_control_drift_pct: 5.0,
     max_spread_ratio: 4.0,
+    drift_dwarfed_by: 3.0,
     min_slice_effect_ns: None,
     min_slice_effect_pct: None,
     confidence_pct: None,

@@ -132,6 +132,7 @@ fn two_builds_run_in_lockstep_into_one_trace_judged_across_passes() {
         both_orders: true,
         max_control_drift_pct: 50.0,
         max_spread_ratio: 100.0,
+        drift_dwarfed_by: 3.0,
         min_slice_effect_ns: None,
         min_slice_effect_pct: None,
         confidence_pct: None,

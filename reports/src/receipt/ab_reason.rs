@@ -33,6 +33,16 @@ fn typed(r: &AbReason) -> String {
             )
         }
         AbReason::SignFlipped => "flipping the order flipped the sign of the effect".to_owned(),
+        AbReason::DriftDwarfed { smallest_effect_pct, largest_drift_pct, ratio } => format!(
+            "every pass's effect (the smallest {smallest_effect_pct:.1}% of A) is at least {ratio:.0}× the control's \
+             move and at least the wider arm's spread found beside it (at most {largest_drift_pct:.1}%): that drift \
+             cannot explain it, so the effect is judged and the drift stated"
+        ),
+        AbReason::TwoModes { arm, low_us, high_us, low_blocks, high_blocks } => format!(
+            "arm {} ran at two paces: {low_blocks} blocks near {low_us:.2} µs per operation, {high_blocks} near \
+             {high_us:.2} (a writer that batches some blocks and not others, or a cost that comes and goes)",
+            arm.to_uppercase()
+        ),
         AbReason::NoPass => "no pass has both arms measured".to_owned(),
         AbReason::OneOrder => "the rule asks for both orders and only one ran".to_owned(),
         AbReason::EveryPass { faster } => {

@@ -4,6 +4,7 @@
 use hopscope_probe::{ArmFact, RunFact, RunFacts};
 use std::fmt::Write as _;
 
+use hopscope_analyze::ab::{AbFigure, FigureKind};
 use hopscope_analyze::experiment::Experiment;
 use hopscope_analyze::slice_verdict::SliceVerdicts;
 
@@ -52,6 +53,26 @@ fn render_slices(v: &SliceVerdicts, out: &mut String) -> std::fmt::Result {
     )
 }
 
+/// What an A/B verdict judged, in words: which figure of each block, and
+/// what it stands for with the arms' callers.
+pub fn figure_line(figure: &AbFigure) -> String {
+    let callers = figure.callers;
+    match (figure.kind, callers) {
+        (FigureKind::WallPerOp, 1) => "each block's wall time per operation (clean arms)".to_owned(),
+        (FigureKind::WallPerOp, n) => format!(
+            "each block's wall time per operation, {n} callers at once (clean arms): a throughput, not what one \
+             operation waits"
+        ),
+        (FigureKind::LatencyMedian, 1) => {
+            "each block's median latency per operation, first mark to last (probed arms)".to_owned()
+        }
+        (FigureKind::LatencyMedian, n) => format!(
+            "each block's median latency per operation, first mark to last, {n} callers at once (probed arms): \
+             what one operation waits, not the lane's throughput (clean arms judge wall time per operation)"
+        ),
+    }
+}
+
 /// Render `e` as Markdown: title, verdict and warnings, then the body.
 pub fn markdown(e: &Experiment) -> String {
     let mut out = String::new();
@@ -73,6 +94,9 @@ pub fn body_markdown(e: &Experiment) -> String {
 fn render_head(e: &Experiment, out: &mut String) -> std::fmt::Result {
     writeln!(out, "# hopscope A/B: {}\n", e.name)?;
     writeln!(out, "**Verdict: {}**\n", e.outcome.verdict)?;
+    if let Some(figure) = &e.outcome.figure {
+        writeln!(out, "Judged on {}.\n", figure_line(figure))?;
+    }
     for w in &e.warnings {
         writeln!(out, "- ⚠ {}", super::warning(w))?;
     }

@@ -44,6 +44,9 @@ impl Lane {
 pub fn summary(e: &Experiment) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}: {}", e.name, e.outcome.verdict);
+    if let Some(figure) = &e.outcome.figure {
+        let _ = writeln!(out, "  judged on {}", hopscope_reports::receipt::experiment::figure_line(figure));
+    }
     if let Some(a) = &e.outcome.across {
         let _ = writeln!(
             out,
