@@ -44,7 +44,10 @@ impl HopLayer {
         };
         self.events.note(if root { Event::CreateRoot } else { Event::Create });
         match self.live.insert(id.into_u64(), index, self.op_of(attrs)) {
-            Some(slot) => self.set_binding(slot, index, root),
+            Some(slot) => {
+                self.set_binding(slot, index, root);
+                self.link_new(slot, attrs);
+            }
             None => {
                 self.counts.unbound.fetch_add(1, Ordering::Relaxed);
             }
@@ -61,11 +64,33 @@ impl HopLayer {
         }
     }
 
-    /// The operation id among a new span's fields, if given.
+    /// The operation id among a new span's fields, if given; a shared
+    /// interval given none gets one of its own.
     pub(super) fn op_of(&self, attrs: &Attributes<'_>) -> Option<u64> {
         let mut visitor = OpVisitor { field: self.op_field, op: None };
         attrs.record(&mut visitor);
-        visitor.op
+        visitor.op.or_else(|| self.is_shared(attrs.metadata()).then(|| self.shared_id()))
+    }
+
+    /// A fresh id for a shared interval that carries none.
+    fn shared_id(&self) -> u64 {
+        super::SHARED_ID_BIT | self.counts.shared_ids.fetch_add(1, Ordering::Relaxed).wrapping_add(1)
+    }
+
+    /// Whether spans of this callsite are watched as shared intervals.
+    fn is_shared(&self, metadata: &Metadata<'_>) -> bool {
+        self.watch_index(metadata).and_then(|i| self.watches.get(i as usize)).is_some_and(|w| w.shared)
+    }
+
+    /// Links a new shared span names among its fields (`serves = op`).
+    pub(super) fn link_new(&self, slot: &live::Slot, attrs: &Attributes<'_>) {
+        if self.is_shared(attrs.metadata()) {
+            let mut visitor = OpVisitor { field: self.serves_field, op: None };
+            attrs.record(&mut visitor);
+            if let Some(member) = visitor.op {
+                self.link(slot, member);
+            }
+        }
     }
 
     pub(super) fn record(&self, id: &Id, values: &Record<'_>) {
@@ -74,13 +99,42 @@ impl HopLayer {
         }
     }
 
-    /// A recorded operation id into the span's slot.
+    /// A recorded operation id into the span's slot, or, into a shared
+    /// interval's `serves` field, a link to the operation it serves.
     pub(super) fn record_into(&self, slot: &live::Slot, values: &Record<'_>) {
         let mut visitor = OpVisitor { field: self.op_field, op: None };
         values.record(&mut visitor);
         if let Some(op) = visitor.op {
             slot.set_op(op);
         }
+        let mut serves = OpVisitor { field: self.serves_field, op: None };
+        values.record(&mut serves);
+        if let Some(member) = serves.op {
+            self.link(slot, member);
+        }
+    }
+
+    /// Link the shared interval of `slot` to the operation `member` it
+    /// serves: a link mark on this thread's ring (counted as unlinked when
+    /// the span is no shared interval or has no id).
+    pub(super) fn link(&self, slot: &live::Slot, member: u64) {
+        let shared = self.watches.get(slot.watch.load(Ordering::Relaxed) as usize).is_some_and(|w| w.shared);
+        match slot.op().filter(|_| shared) {
+            Some(interval) => self.collector.push(Mark::serves(OpId(interval), OpId(member))),
+            None => {
+                self.counts.unlinked.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// `span` follows from `follows`: when `span` is a shared interval and
+    /// `follows` a watched span with an op id, `span` serves that operation.
+    pub(super) fn follows<'a>(&self, span: u64, follows: u64, find: impl Fn(u64) -> Option<&'a live::Slot>) {
+        let (Some(slot), Some(member)) = (find(span), find(follows).and_then(live::Slot::op)) else {
+            self.counts.unlinked.fetch_add(1, Ordering::Relaxed);
+            return;
+        };
+        self.link(slot, member);
     }
 
     #[inline]
@@ -239,6 +293,10 @@ impl<S: Subscriber> Layer<S> for HopLayer {
 
     fn on_record(&self, id: &Id, values: &Record<'_>, _ctx: Context<'_, S>) {
         self.record(id, values);
+    }
+
+    fn on_follows_from(&self, span: &Id, follows: &Id, _ctx: Context<'_, S>) {
+        self.follows(span.into_u64(), follows.into_u64(), |id| self.live.find(id));
     }
 
     fn on_enter(&self, id: &Id, _ctx: Context<'_, S>) {

@@ -86,7 +86,19 @@ struct Watch {
     span: String,
     on_enter: Option<Hop>,
     on_exit: Option<Hop>,
+    /// A shared interval ([`HopLayer::shared`]): it serves the operations
+    /// linked to it, and gets an id of its own when given none.
+    shared: bool,
 }
+
+/// The field a shared interval's span records each operation it serves
+/// in, unless the layer names another ([`HopLayer::serves_field`]).
+pub const SERVES_FIELD: &str = "serves";
+
+/// The ids given to shared intervals that carry none of their own: the top
+/// bit set, so they stay apart from a program's operation ids (hopscope's
+/// own count up from 0, or from a thread's tag below 2^63).
+const SHARED_ID_BIT: u64 = 1 << 63;
 
 /// Counts shared by a layer's clones (its spans' closes are tallied per
 /// thread by its [`Collector`]).
@@ -94,6 +106,11 @@ struct Watch {
 struct Counts {
     /// Spans created while every probed slot of the live table was taken.
     unbound: AtomicU64,
+    /// The last id given to a shared interval that carried none.
+    shared_ids: AtomicU64,
+    /// Links that could not be made: an operation named to a shared span
+    /// that was not watched or bound, or from a span with no op id.
+    unlinked: AtomicU64,
 }
 
 /// How one watched span behaved, for a report: whether a future's span was
@@ -117,6 +134,7 @@ pub struct HopLayer {
     watches: Vec<Watch>,
     hops: HopTable,
     op_field: &'static str,
+    serves_field: &'static str,
     edges: Edges,
     collector: Collector,
     live: Arc<LiveSpans>,
@@ -147,6 +165,7 @@ impl HopLayer {
             watches: Vec::new(),
             hops: HopTable::standard(),
             op_field: "op",
+            serves_field: SERVES_FIELD,
             edges: Edges::default(),
             collector: Collector::new(DEFAULT_RING_MARKS),
             live,
@@ -184,6 +203,40 @@ impl HopLayer {
     /// it holds the writer's whole turn, unsplit).
     pub fn wait(self, span: &str) -> HopLayer {
         self.named(span, Side::Caller, Some(Owner::Wait))
+    }
+
+    /// Watch spans called `span` on the writer's side as *shared
+    /// intervals*: one span that serves several operations (a batch's
+    /// transaction, its COMMIT, a drain), marked once, with hops
+    /// `<span>.enter` and `<span>.exit`. Its id is its `op` field if it has
+    /// one, else one of its own. Each operation it serves is linked to it
+    /// either by recording the operation's id in its `serves` field (declare
+    /// it empty at creation, `serves = tracing::field::Empty`, then
+    /// `span.record("serves", op)` once per operation) or with
+    /// `span.follows_from(&request_span)` for each request's span that
+    /// carries the op id. In the analysis each linked operation waits for
+    /// all of it, and its cost is divided among them. Declare what its
+    /// inside is with [`HopLayer::owned_by`] (a COMMIT: SQLite's).
+    pub fn shared(self, span: &str) -> HopLayer {
+        let mut layer = self.named(span, Side::Writer, None);
+        if let Some(watch) = layer.watches.iter_mut().find(|w| w.span == span) {
+            watch.shared = true;
+        }
+        layer
+    }
+
+    /// Take the operations a shared span serves from the field `field`
+    /// instead of [`SERVES_FIELD`].
+    pub fn serves_field(mut self, field: &'static str) -> HopLayer {
+        self.serves_field = field;
+        self
+    }
+
+    /// Links a shared span could not make so far: an operation recorded
+    /// into a span that is not a watched shared one, or a `follows_from`
+    /// whose other span carried no op id.
+    pub fn unlinked(&self) -> u64 {
+        self.counts.unlinked.load(Ordering::Relaxed)
     }
 
     /// Declare what the inside of the watched span `span` is: the
@@ -248,7 +301,7 @@ impl HopLayer {
             }
         }
         self.watches.retain(|w| w.span != span);
-        self.watches.push(Watch { span: span.to_owned(), on_enter, on_exit });
+        self.watches.push(Watch { span: span.to_owned(), on_enter, on_exit, shared: false });
         // Answers cached for the old watches no longer hold.
         self.callsites = Arc::default();
         self

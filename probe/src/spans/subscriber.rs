@@ -76,6 +76,7 @@ impl Subscriber for HopSubscriber {
         let claimed = self.layer.watch_index(attrs.metadata()).and_then(|watch| {
             let (id, slot) = self.layer.live.claim(watch, self.layer.op_of(attrs))?;
             self.layer.set_binding(slot, watch, root);
+            self.layer.link_new(slot, attrs);
             Some(id)
         });
         match claimed {
@@ -100,7 +101,9 @@ impl Subscriber for HopSubscriber {
         }
     }
 
-    fn record_follows_from(&self, _span: &Id, _follows: &Id) {}
+    fn record_follows_from(&self, span: &Id, follows: &Id) {
+        self.layer.follows(span.into_u64(), follows.into_u64(), |id| self.layer.live.claimed(id));
+    }
 
     fn event(&self, _event: &Event<'_>) {}
 

@@ -361,3 +361,66 @@ fn both_paths_record_the_span_events_inside_each_slice() {
         assert_eq!(get("received", "write.exit"), plain(E { closes: 1, ..E::default() }));
     }
 }
+
+/// One batch under `dispatch`: three requests' spans, then a shared
+/// `commit` span that serves them, linked by `serves` or `follows_from`.
+fn batch(dispatch: &tracing::Dispatch, by_follows: bool) {
+    tracing::dispatcher::with_default(dispatch, || {
+        let requests: Vec<tracing::Span> = (1..=3u64).map(|op| tracing::info_span!("execute", op)).collect();
+        for request in &requests {
+            request.in_scope(|| {});
+        }
+        let commit = tracing::info_span!("commit", serves = tracing::field::Empty);
+        for (op, request) in (1..=3u64).zip(&requests) {
+            if by_follows {
+                commit.follows_from(request);
+            } else {
+                commit.record("serves", op);
+            }
+        }
+        commit.in_scope(|| {});
+    });
+}
+
+/// The links in `drained`, `(member, shared interval)`, and the ops the
+/// `commit` span's two marks carry.
+fn links_and_commit(layer: &HopLayer, drained: &Drained) -> (Vec<(u64, u64)>, Vec<u64>) {
+    let marks: Vec<&Mark> = drained.threads.iter().flat_map(|t| &t.marks).collect();
+    let links = marks.iter().filter_map(|m| m.link().map(|shared| (m.op.0, shared.0))).collect();
+    let (enter, exit) = (layer.hops().find("commit.enter"), layer.hops().find("commit.exit"));
+    let commit = marks.iter().filter(|m| Some(m.hop) == enter || Some(m.hop) == exit).map(|m| m.op.0).collect();
+    (links, commit)
+}
+
+#[test]
+fn a_shared_span_marks_once_under_its_own_id_and_links_each_operation_it_serves() {
+    for by_follows in [false, true] {
+        for profiling in [false, true] {
+            let layer = HopLayer::new().database("execute").shared("commit").owned_by("commit", Owner::Sqlite);
+            assert_eq!(layer.problem(), None);
+            let dispatch = if profiling {
+                tracing::Dispatch::new(layer.clone().subscriber())
+            } else {
+                tracing::Dispatch::new(tracing_subscriber::registry().with(layer.clone()))
+            };
+            batch(&dispatch, by_follows);
+            let (links, commit) = links_and_commit(&layer, &layer.collector().drain());
+            let shared = commit.first().copied().expect("the commit span marked");
+            assert_eq!(commit, [shared, shared], "enter and exit, once, under one id");
+            assert!(shared & SHARED_ID_BIT != 0, "an id of its own, apart from the ops': {shared:#x}");
+            assert_eq!(
+                links,
+                [(1, shared), (2, shared), (3, shared)],
+                "follows_from {by_follows}, profiling {profiling}"
+            );
+            assert_eq!(layer.unlinked(), 0);
+        }
+    }
+    // An operation recorded into a span that is no shared interval links
+    // nothing, and is counted.
+    let layer = HopLayer::new().writer("commit");
+    let dispatch = tracing::Dispatch::new(tracing_subscriber::registry().with(layer.clone()));
+    batch(&dispatch, false);
+    assert_eq!(links_and_commit(&layer, &layer.collector().drain()).0, []);
+    assert_eq!(layer.unlinked(), 3);
+}

@@ -172,6 +172,7 @@ impl<S: Send + 'static> From<ClosureLane<S>> for Lane {
             }) as Box<dyn Workload>)
         });
         lane.builds = vec![Build::new(opener, None)];
+        lane.one_state = true;
         lane
     }
 }

@@ -65,6 +65,9 @@ pub struct Lane {
     pub(crate) hooks_statements: bool,
     /// Mistakes in the declaration, reported when the run is checked.
     pub(crate) problems: Vec<String>,
+    /// Made from closures over one state (`Lane::subject` and kin): its
+    /// callers would take turns with that state, a block at a time.
+    pub(crate) one_state: bool,
 }
 
 impl fmt::Debug for Lane {
@@ -152,6 +155,7 @@ impl Lane {
             peers_baseline: false,
             hooks_statements: false,
             problems: Vec::new(),
+            one_state: false,
         }
     }
 
@@ -196,6 +200,16 @@ impl Lane {
     /// [`Workload`] shared between threads can use more than one.
     pub fn callers(mut self, callers: usize) -> Lane {
         self.callers = callers;
+        if self.one_state && callers > 1 {
+            // Each caller would hold the one state for its whole share of a
+            // block: the callers would run one after another, and a writer
+            // that waits for several requests would wait forever.
+            self.problems.push(format!(
+                "{callers} callers on a lane made of closures over one state: they would take turns with it, \
+                 one caller's whole block at a time; implement `Workload` (its `run` is given each caller) for \
+                 callers that run at once"
+            ));
+        }
         self
     }
 

@@ -184,6 +184,7 @@ fn bad_declarations_are_refused_in_one_line_naming_the_lane() {
         (Lane::from(faulty(|_| Ok(()))).renamed("has space"), "lane name `has space`"),
         (Lane::from(faulty(|_| Ok(()))).threads(&["caller"]), "reserved"),
         (Lane::from(faulty(|_| Ok(()))).callers(0), "0 callers"),
+        (Lane::from(faulty(|_| Ok(()))).callers(4), "4 callers on a lane made of closures over one state"),
         (Lane::from(faulty(|_| Ok(()))).renamed("good"), "`good` is used twice"),
     ] {
         let err = run("declarations", lane).expect_err("refused").to_string();
