@@ -52,7 +52,7 @@ use rusqlite::{Connection, ffi};
 
 use crate::clock;
 use crate::collector::Collector;
-use crate::hop::{Hop, Mark, OpId};
+use crate::hop::{Hop, HopTable, Mark, OpId, Owner, Side};
 
 /// Marks the start and end of each statement on the connections it is
 /// attached to.
@@ -72,7 +72,65 @@ struct Hook {
     /// Operations announced for statements started on threads with none
     /// set, oldest first; `None` unless made [`SqliteProbe::in_order`].
     announced: Option<Mutex<VecDeque<u64>>>,
+    /// Explicit transactions marked as shared intervals
+    /// ([`SqliteProbe::transactions`]).
+    transactions: std::sync::OnceLock<TransactionHops>,
 }
+
+/// The hops of an explicit transaction a probe marks as one shared
+/// interval ([`SqliteProbe::transactions`]): its `BEGIN`'s two ends and its
+/// `COMMIT`'s (or `END`'s, or `ROLLBACK`'s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TransactionHops {
+    /// `BEGIN` starts.
+    pub begin: Hop,
+    /// `BEGIN` returned.
+    pub began: Hop,
+    /// `COMMIT` starts.
+    pub commit: Hop,
+    /// `COMMIT` returned.
+    pub committed: Hop,
+}
+
+impl TransactionHops {
+    /// Declare the four hops in `table` (`begin`, `began`, `commit`,
+    /// `committed`, on the writer's side, the slices ending at `began` and
+    /// `committed` SQLite's), reusing any already declared by those names.
+    pub fn declare(table: &mut HopTable) -> TransactionHops {
+        let mut hop = |name: &str, owner: Option<Owner>| {
+            let hop = table.add(name, Side::Writer);
+            if let Some(owner) = owner {
+                // Declarable: cannot fail.
+                let _ = table.set_owner(hop, owner);
+            }
+            hop
+        };
+        TransactionHops {
+            begin: hop("begin", None),
+            began: hop("began", Some(Owner::Sqlite)),
+            commit: hop("commit", None),
+            committed: hop("committed", Some(Owner::Sqlite)),
+        }
+    }
+}
+
+/// What a statement is, for a probe that marks transactions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Statement {
+    /// One that serves an operation.
+    Op,
+    /// An explicit transaction's `BEGIN`.
+    Begin,
+    /// Its `COMMIT`, `END` or `ROLLBACK` (not `ROLLBACK TO`).
+    Commit,
+}
+
+/// The ids given to transactions: the top bit set, apart from a program's
+/// operation ids.
+const TRANSACTION_ID_BIT: u64 = 1 << 63;
+
+/// Transactions given an id so far, over every probe.
+static TRANSACTIONS: AtomicU64 = AtomicU64::new(0);
 
 #[derive(Debug, Default)]
 struct Counts {
@@ -185,6 +243,14 @@ thread_local! {
     /// The current operation was taken from the announced ones for the
     /// statement running now, and goes with its end.
     static TAKEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The explicit transaction this thread's connection has open, marked
+    /// as a shared interval (`NO_OP`: none).
+    static TRANSACTION: std::cell::Cell<u64> = const { std::cell::Cell::new(NO_OP) };
+    /// The operation last linked to the open transaction (its next
+    /// statements need no second link).
+    static LINKED: std::cell::Cell<u64> = const { std::cell::Cell::new(NO_OP) };
+    /// What the statement running on this thread is.
+    static RUNNING: std::cell::Cell<Statement> = const { std::cell::Cell::new(Statement::Op) };
 }
 
 /// Run `f` with `op` as the operation the statements it runs on this
@@ -221,7 +287,10 @@ impl SqliteProbe {
     /// A probe marking each statement's start as `start` and its end as
     /// `end`, into `collector`.
     pub fn new(collector: Collector, start: Hop, end: Hop) -> SqliteProbe {
-        SqliteProbe { hook: Arc::new(Hook { collector, start, end, counts: Counts::default(), announced: None }) }
+        let transactions = std::sync::OnceLock::new();
+        SqliteProbe {
+            hook: Arc::new(Hook { collector, start, end, counts: Counts::default(), announced: None, transactions }),
+        }
     }
 
     /// [`SqliteProbe::new`], and a statement started on a thread with no
@@ -229,7 +298,25 @@ impl SqliteProbe {
     /// ([`SqliteProbe::announce`]) until it ends.
     pub fn in_order(collector: Collector, start: Hop, end: Hop) -> SqliteProbe {
         let announced = Some(Mutex::new(VecDeque::new()));
-        SqliteProbe { hook: Arc::new(Hook { collector, start, end, counts: Counts::default(), announced }) }
+        let transactions = std::sync::OnceLock::new();
+        SqliteProbe {
+            hook: Arc::new(Hook { collector, start, end, counts: Counts::default(), announced, transactions }),
+        }
+    }
+
+    /// Mark each explicit transaction (`BEGIN` … `COMMIT`) as one shared
+    /// interval serving the operations of the statements inside it: its
+    /// `BEGIN` and `COMMIT` (or `END`, or `ROLLBACK`) are marked with
+    /// `hops` under an id of the transaction's own, take no operation (an
+    /// in-order probe gives the announced operations to the statements
+    /// between them), and each operation served inside is linked to it. A
+    /// writer that batches requests into one transaction is then sliced as
+    /// a batch: each operation waits for the whole COMMIT, and pays its
+    /// share. Savepoints are not transactions here. Set once; later calls
+    /// change nothing.
+    pub fn transactions(self, hops: TransactionHops) -> SqliteProbe {
+        let _ = self.hook.transactions.set(hops);
+        self
     }
 
     /// The next statement started on a thread with no operation set serves
@@ -382,8 +469,45 @@ impl SqliteProbe {
 }
 
 impl Hook {
+    /// A statement with SQL text `sql` started: a transaction's edge when
+    /// the probe marks transactions, else an operation's statement.
+    #[inline]
+    fn started_sql(&self, ticks: clock::Ticks, sql: *const std::ffi::c_char) {
+        if let Some(hops) = self.transactions.get() {
+            // SAFETY: `sql` is the statement's own NUL-terminated SQL,
+            // valid for the callback.
+            let kind = unsafe { statement_kind(sql) };
+            if self.transaction_edge(kind, hops, ticks) {
+                return;
+            }
+        }
+        self.started(ticks);
+    }
+
+    /// Mark a transaction's `BEGIN` or `COMMIT` start; whether `kind` was
+    /// one (a COMMIT with no transaction open is an operation's statement).
+    fn transaction_edge(&self, kind: Statement, hops: &TransactionHops, ticks: clock::Ticks) -> bool {
+        let open = TRANSACTION.try_with(std::cell::Cell::get).unwrap_or(NO_OP);
+        let id = match kind {
+            Statement::Op => return false,
+            Statement::Commit if open == NO_OP => return false,
+            Statement::Commit => open,
+            Statement::Begin => {
+                let id = TRANSACTION_ID_BIT | TRANSACTIONS.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+                let _ = TRANSACTION.try_with(|t| t.set(id));
+                let _ = LINKED.try_with(|l| l.set(NO_OP));
+                id
+            }
+        };
+        let _ = RUNNING.try_with(|r| r.set(kind));
+        let hop = if kind == Statement::Begin { hops.begin } else { hops.commit };
+        self.mark(id, hop, &self.counts.starts, ticks);
+        true
+    }
+
     /// A statement started: marked with its thread's operation, or the
-    /// oldest announced one when the thread has none.
+    /// oldest announced one when the thread has none; inside a transaction
+    /// the probe marks, the operation is linked to it.
     #[inline]
     fn started(&self, ticks: clock::Ticks) {
         let mut op = CURRENT_OP.try_with(std::cell::Cell::get).unwrap_or(NO_OP);
@@ -396,12 +520,33 @@ impl Hook {
             op = next;
         }
         self.mark(op, self.start, &self.counts.starts, ticks);
+        let open = TRANSACTION.try_with(std::cell::Cell::get).unwrap_or(NO_OP);
+        if open != NO_OP && op != NO_OP && LINKED.try_with(|l| l.replace(op)).is_ok_and(|last| last != op) {
+            self.collector.push(Mark::serves(OpId(open), OpId(op)));
+        }
     }
 
-    /// A statement ended: marked with its thread's operation, which goes
-    /// with it if it was an announced one.
+    /// A statement ended: a transaction's edge, or an operation's
+    /// statement.
     #[inline]
     fn ended(&self, ticks: clock::Ticks) {
+        match (RUNNING.try_with(|r| r.replace(Statement::Op)).unwrap_or(Statement::Op), self.transactions.get()) {
+            (Statement::Begin, Some(hops)) => {
+                let open = TRANSACTION.try_with(std::cell::Cell::get).unwrap_or(NO_OP);
+                self.mark(open, hops.began, &self.counts.ends, ticks);
+            }
+            (Statement::Commit, Some(hops)) => {
+                let open = TRANSACTION.try_with(|t| t.replace(NO_OP)).unwrap_or(NO_OP);
+                self.mark(open, hops.committed, &self.counts.ends, ticks);
+            }
+            _ => self.ended_op(ticks),
+        }
+    }
+
+    /// An operation's statement ended: marked with its thread's operation,
+    /// which goes with it if it was an announced one.
+    #[inline]
+    fn ended_op(&self, ticks: clock::Ticks) {
         let op = CURRENT_OP.try_with(std::cell::Cell::get).unwrap_or(NO_OP);
         self.mark(op, self.end, &self.counts.ends, ticks);
         if TAKEN.try_with(|taken| taken.replace(false)).unwrap_or(false) {
@@ -444,7 +589,7 @@ unsafe extern "C" fn on_trace(event: c_uint, context: *mut c_void, p: *mut c_voi
             // SAFETY: `p` is the statement SQLite is running.
             let own = unsafe { ffi::sqlite3_sql(p as *mut ffi::sqlite3_stmt) };
             if std::ptr::eq(own.cast::<c_void>(), x) {
-                hook.started(ticks);
+                hook.started_sql(ticks, own);
             } else {
                 hook.counts.subprograms.fetch_add(1, Ordering::Relaxed);
             }
@@ -471,6 +616,40 @@ unsafe extern "C" fn on_trace(event: c_uint, context: *mut c_void, p: *mut c_voi
         _ => {}
     }
     0
+}
+
+/// What the statement whose SQL is `sql` is: a transaction's `BEGIN`, its
+/// end (`COMMIT`, `END`, `ROLLBACK` but not `ROLLBACK TO`), or neither.
+/// Reads at most the first 96 bytes.
+///
+/// # Safety
+///
+/// `sql` is null or a NUL-terminated string.
+unsafe fn statement_kind(sql: *const std::ffi::c_char) -> Statement {
+    if sql.is_null() {
+        return Statement::Op;
+    }
+    let mut text = [0u8; 96];
+    let mut len = 0;
+    while len < text.len() {
+        // SAFETY: the string is NUL-terminated and read no further than
+        // its NUL.
+        let byte = unsafe { *sql.add(len) } as u8;
+        if byte == 0 {
+            break;
+        }
+        text[len] = byte.to_ascii_uppercase();
+        len += 1;
+    }
+    // No allocation: the hook runs this on every statement.
+    let mut words = text[..len].split(|b| b.is_ascii_whitespace() || *b == b';').filter(|w| !w.is_empty());
+    match (words.next(), words.next(), words.next()) {
+        (Some(b"BEGIN"), ..) => Statement::Begin,
+        (Some(b"COMMIT" | b"END"), ..) => Statement::Commit,
+        (Some(b"ROLLBACK"), Some(b"TO"), _) | (Some(b"ROLLBACK"), Some(b"TRANSACTION"), Some(b"TO")) => Statement::Op,
+        (Some(b"ROLLBACK"), ..) => Statement::Commit,
+        _ => Statement::Op,
+    }
 }
 
 pub mod cost;

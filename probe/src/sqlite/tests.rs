@@ -347,3 +347,57 @@ fn an_in_order_probe_keeps_at_most_its_cap_of_announced_operations() {
     conn.execute("INSERT INTO t VALUES (1, 'a')", []).expect("insert");
     assert_eq!(drained(&probe).first(), Some(&(10, START)), "the oldest kept goes first");
 }
+
+#[test]
+fn a_transaction_is_one_shared_interval_linked_to_each_operation_inside_it() {
+    let mut declared = crate::HopTable::standard();
+    let hops = TransactionHops::declare(&mut declared);
+    let probe = SqliteProbe::in_order(Collector::new(1 << 12), START, END).transactions(hops);
+    let conn = table();
+    probe.attach(&conn).expect("attach");
+    // A batching writer the probe cannot edit: one BEGIN, a statement per
+    // announced operation, one COMMIT.
+    for op in [11, 12, 13] {
+        probe.announce(OpId(op));
+    }
+    conn.execute_batch("BEGIN IMMEDIATE").expect("begin");
+    for k in 1..=3 {
+        conn.execute("INSERT INTO t VALUES (?1, 'x')", [k]).expect("insert");
+    }
+    conn.execute_batch("COMMIT").expect("commit");
+    // A statement outside any transaction serves its operation alone.
+    probe.announce(OpId(14));
+    conn.execute("INSERT INTO t VALUES (4, 'y')", []).expect("insert");
+    let marks: Vec<Mark> = probe.collector().drain().threads.iter().flat_map(|t| t.marks.clone()).collect();
+    let transaction = marks.iter().find(|m| m.hop == hops.begin).expect("BEGIN marked").op;
+    assert!(transaction.0 & TRANSACTION_ID_BIT != 0, "an id of its own: {:#x}", transaction.0);
+    let shared: Vec<Hop> = marks.iter().filter(|m| m.op == transaction && !m.is_link()).map(|m| m.hop).collect();
+    assert_eq!(shared, [hops.begin, hops.began, hops.commit, hops.committed]);
+    let links: Vec<(u64, u64)> = marks.iter().filter_map(|m| m.link().map(|t| (m.op.0, t.0))).collect();
+    assert_eq!(links, [(11, transaction.0), (12, transaction.0), (13, transaction.0)]);
+    let ops: Vec<(u64, Hop)> =
+        marks.iter().filter(|m| m.op != transaction && !m.is_link()).map(|m| (m.op.0, m.hop)).collect();
+    assert_eq!(ops, [(11, START), (11, END), (12, START), (12, END), (13, START), (13, END), (14, START), (14, END)]);
+    // Every announced operation went to a statement: the block pairs.
+    assert_eq!(probe.unmatched(StatementCounts::default()), Ok(()));
+}
+
+#[test]
+fn transaction_statements_are_told_by_their_first_words() {
+    let kind = |sql: &str| {
+        let text = std::ffi::CString::new(sql).expect("no NUL");
+        // SAFETY: a NUL-terminated string.
+        unsafe { statement_kind(text.as_ptr()) }
+    };
+    for sql in ["BEGIN", "  begin immediate;", "BEGIN TRANSACTION"] {
+        assert_eq!(kind(sql), Statement::Begin, "{sql}");
+    }
+    for sql in ["COMMIT", "end transaction", "ROLLBACK", "rollback transaction"] {
+        assert_eq!(kind(sql), Statement::Commit, "{sql}");
+    }
+    for sql in ["ROLLBACK TO sp", "rollback transaction to sp", "INSERT INTO t VALUES (1)", "", "BEGINNING"] {
+        assert_eq!(kind(sql), Statement::Op, "{sql}");
+    }
+    // SAFETY: null is allowed.
+    assert_eq!(unsafe { statement_kind(std::ptr::null()) }, Statement::Op);
+}
