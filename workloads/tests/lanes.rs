@@ -204,3 +204,24 @@ fn a_group_commit_writer_links_every_request_to_one_transaction_and_joins_whole(
         assert!(commits >= links.div_ceil(8));
     }
 }
+
+#[test]
+fn a_group_commit_writer_marked_by_sqlite_s_hook_joins_each_request_to_its_transaction() {
+    let knobs = Knobs { group_commit: GroupCommit::of(8).expect("size"), ..Knobs::default() };
+    let specs = LaneSpec::standard(&["writer-hook-probed"], knobs).expect("lanes");
+    let shape = Shape::ConcurrentInsert { callers: 4 };
+    let lanes: Vec<Lane> = specs.iter().map(|s| s.lane(shape, DbConfig::default()).expect("lane")).collect();
+    let dir = std::env::temp_dir().join(format!("hopscope-lanes-{}-group-hook", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let plan = Plan { hops: LaneSpec::hops_for(&specs).expect("group hops"), ..small() };
+    let summary = runner::run(&plan, &lanes, &dir, BTreeMap::new(), false).expect("run");
+    let trace = Trace::read(&summary.trace).expect("trace");
+    let ops = &hopscope_analyze::join::join(&trace)[0];
+    let measured: u64 = trace.blocks.iter().map(|b| b.op_count).sum();
+    assert_eq!((ops.complete, ops.incomplete), (measured, 0), "every request joins its transaction");
+    assert_eq!(ops.batches.served, measured);
+    let names: Vec<&str> = ops.slices.iter().map(|s| s.name.as_str()).collect();
+    for slice in ["begin→began", "woke→executed", "commit→committed"] {
+        assert!(names.contains(&slice), "{slice} in {names:?}");
+    }
+}

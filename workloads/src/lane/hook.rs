@@ -15,7 +15,7 @@ use std::sync::Mutex;
 
 use hopscope_harness::{BlockInfo, HandIn, HookedStatements, Ops};
 use hopscope_probe::collector::{Collector, DEFAULT_RING_MARKS};
-use hopscope_probe::sqlite::{self, SqliteProbe, Unpaired};
+use hopscope_probe::sqlite::{self, SqliteProbe, TransactionHops, Unpaired};
 use hopscope_probe::{Hop, OpId, Probe, local};
 
 use super::WRITER_ROLE;
@@ -40,7 +40,9 @@ impl Probe for PeerMarks {
     fn mark(&self, op: OpId, hop: Hop) {
         match hop {
             Hop::ENTER | Hop::DONE => local::record(op, hop),
-            Hop::WOKE => sqlite::set_op(Some(op)),
+            // A group's requests are taken (`woke`) before any of their
+            // statements runs: each statement's own mark names its request.
+            Hop::WOKE | crate::GroupHops::EXECUTING => sqlite::set_op(Some(op)),
             Hop::REPLIED => sqlite::set_op(None),
             _ => {}
         }
@@ -69,7 +71,18 @@ pub(super) struct HookedWriter {
 impl HookedWriter {
     pub(super) fn open(path: &Path, config: DbConfig, shape: Shape, knobs: Knobs) -> Result<HookedWriter, RunError> {
         let fail = |source| RunError::Database { path: path.to_path_buf(), source };
-        let probe = SqliteProbe::new(Collector::new(DEFAULT_RING_MARKS), Hop::WOKE, Hop::EXECUTED);
+        let mut probe = SqliteProbe::new(Collector::new(DEFAULT_RING_MARKS), Hop::WOKE, Hop::EXECUTED);
+        if knobs.group_commit.is_on() {
+            // A group's transaction: one shared interval, its BEGIN and
+            // COMMIT marked by the hook at the group hops' ids.
+            use crate::GroupHops;
+            probe = probe.transactions(TransactionHops {
+                begin: GroupHops::BEGIN,
+                began: GroupHops::BEGAN,
+                commit: GroupHops::COMMIT,
+                committed: GroupHops::COMMITTED,
+            });
+        }
         let conn = db::open(path, config).map_err(fail)?;
         db::create_schema(&conn).map_err(fail)?;
         // Attached before the writer thread takes the connection: the

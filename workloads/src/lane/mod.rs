@@ -190,13 +190,6 @@ impl LaneSpec {
         {
             return Err(RunError::Plan(format!("lane `{}`: runs single statements, not {shape}", self.name)));
         }
-        if matches!(self.kind, LaneKind::WriterHook(k) if k.group_commit.is_on()) {
-            return Err(RunError::Plan(format!(
-                "lane `{}`: SQLite's hook names one operation per statement; a writer that groups commits is \
-                 marked by its own probe (lane `writer`)",
-                self.name
-            )));
-        }
         if self.groups_commits() && !shape.single_statement() {
             return Err(RunError::Plan(format!(
                 "lane `{}`: group commit shares transactions between single statements, not {shape}",
