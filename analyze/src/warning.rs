@@ -9,6 +9,11 @@ use crate::attribution::{Declared, SqliteFix};
 use crate::decomposition::Partial;
 use crate::recorded::Recorded;
 
+/// Operations per caller below which a block of several callers is warned
+/// of ([`Warning::FewOpsPerCaller`]); the harness sizes blocks to give each
+/// caller at least this many unless told a size.
+pub const LEAST_OPS_PER_CALLER: u64 = 100;
+
 /// One warning of a decomposition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "warning", rename_all = "snake_case")]
@@ -81,6 +86,18 @@ pub enum Warning {
         lane: String,
         /// Its callers.
         callers: u32,
+    },
+    /// A lane of several callers ran blocks that gave each caller fewer
+    /// than [`LEAST_OPS_PER_CALLER`] operations: a block's start (callers
+    /// filling the writer's queue) and end (draining it) weigh on its
+    /// figure.
+    FewOpsPerCaller {
+        /// The lane.
+        lane: String,
+        /// Its callers.
+        callers: u32,
+        /// Operations per caller in its blocks.
+        per_caller: f64,
     },
     /// The two instruments disagree about the library's cost.
     InstrumentsDisagree {

@@ -133,6 +133,9 @@ pub enum LaneFact {
     Probed,
     /// How many caller threads drove it at once (`callers`).
     Callers,
+    /// Operations in each of its blocks (`ops_per_block`): the run's, or
+    /// more for a lane of several callers, each given its share.
+    OpsPerBlock,
 }
 
 /// A fact recorded per arm of a lockstep run.
@@ -168,7 +171,8 @@ impl ArmFact {
 
 impl LaneFact {
     /// Every lane fact.
-    pub const ALL: [LaneFact; 4] = [LaneFact::Role, LaneFact::Placement, LaneFact::Probed, LaneFact::Callers];
+    pub const ALL: [LaneFact; 5] =
+        [LaneFact::Role, LaneFact::Placement, LaneFact::Probed, LaneFact::Callers, LaneFact::OpsPerBlock];
 
     fn name(self) -> &'static str {
         match self {
@@ -176,6 +180,7 @@ impl LaneFact {
             LaneFact::Placement => "placement",
             LaneFact::Probed => "probed",
             LaneFact::Callers => "callers",
+            LaneFact::OpsPerBlock => "ops_per_block",
         }
     }
 }

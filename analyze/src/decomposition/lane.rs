@@ -106,9 +106,29 @@ pub(super) fn per_lane(
         if let Some(warning) = placement_missed(header, &lane.name, &result) {
             warnings.push(warning);
         }
+        if let Some(warning) = few_per_caller(header, lane) {
+            warnings.push(warning);
+        }
         out.results.insert(lane.name.clone(), result);
     }
     out
+}
+
+/// A warning when a lane of several callers gave each fewer than
+/// [`crate::warning::LEAST_OPS_PER_CALLER`] operations a block (its blocks'
+/// operations on average, over its callers).
+fn few_per_caller(header: &TraceHeader, lane: &LaneBlocks) -> Option<Warning> {
+    let callers = crate::contention::lane_callers(header, &lane.name);
+    let blocks = lane.us_per_op.len();
+    if callers < 2 || blocks == 0 {
+        return None;
+    }
+    let per_caller = lane.ops as f64 / blocks as f64 / f64::from(callers);
+    (per_caller < crate::warning::LEAST_OPS_PER_CALLER as f64).then(|| Warning::FewOpsPerCaller {
+        lane: lane.name.clone(),
+        callers,
+        per_caller,
+    })
 }
 
 /// A warning when a probed lane's marks show its threads ran elsewhere than

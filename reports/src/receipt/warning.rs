@@ -141,6 +141,13 @@ fn typed(w: &Warning) -> String {
              not add up, so this receipt gives no time between marks, cross-check or indirect cost for it, and its \
              slices' shares are of their own sum (one caller gives those)"
         ),
+        Warning::FewOpsPerCaller { lane, callers, per_caller } => format!(
+            "lane `{lane}` ran {callers} callers at once in blocks of {per_caller:.1} operations each: a block's \
+             start, when the callers fill the writer's queue, and its end, when they drain it, weigh on its figure \
+             (a batching writer ran 19.3 µs per write at 2.5 each, 12.7 at 200); give each caller at least {} \
+             (`--ops`, or leave it out and the harness sizes blocks so)",
+            hopscope_analyze::warning::LEAST_OPS_PER_CALLER
+        ),
         Warning::InstrumentsDisagree { tolerance_us } => {
             format!("the two instruments disagree about the library's cost by more than the fixed {tolerance_us:.1} µs")
         }

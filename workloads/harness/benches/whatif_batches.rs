@@ -50,6 +50,7 @@ fn plan(samples: u32, placement: Placement) -> Plan {
         warmup_blocks: 3,
         placement,
         hops: batch_writer::hops(),
+        ops_per_caller: None,
         ..Plan::careful()
     }
 }

@@ -149,6 +149,11 @@ impl RunArgs {
     pub fn apply(&self, base: Plan) -> Result<Plan, FlagError> {
         let mut plan = base;
         plan.ops_per_block = self.ops.unwrap_or(plan.ops_per_block);
+        if self.ops.is_some() {
+            // The size asked for, whatever the callers: a block that gives
+            // each fewer than the default is warned of, not resized.
+            plan.ops_per_caller = None;
+        }
         plan.samples = self.samples.unwrap_or(plan.samples);
         plan.passes = self.passes.unwrap_or(plan.passes);
         plan.warmup_blocks = self.warmup.unwrap_or(plan.warmup_blocks);

@@ -156,6 +156,8 @@ impl ExperimentSpec {
             warmup_blocks: file.run.warmup,
             order: Order::FlipEachPass,
             placement,
+            // Pre-registered: the spec's size, whatever the callers.
+            ops_per_caller: None,
             ..Plan::careful()
         };
         plan.check().map_err(|e| fail(format!("run: {e}")))?;

@@ -44,6 +44,8 @@ fn decompose(batch: usize) -> (Decomposition, Vec<LaneOps>) {
         warmup_blocks: 1,
         hops: hops(),
         placement: Placement::DifferentCores,
+        // Whole windows of eight per caller: the size as given.
+        ops_per_caller: None,
         ..Plan::quick()
     };
     let outcome = Harness::new("known-batches").plan(plan).out(&dir).quiet().lane(lane).run().expect("run");

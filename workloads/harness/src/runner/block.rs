@@ -72,6 +72,9 @@ pub(crate) struct Blocks<'a> {
     pub(crate) callers: &'a mut Callers,
     pub(crate) keys: &'a ReadingKeys,
     pub(crate) ops_per_block: u64,
+    /// [`crate::Plan::ops_per_caller`]: a lane of several callers runs
+    /// larger blocks.
+    pub(crate) ops_per_caller: Option<u64>,
     pub(crate) deadline: Duration,
     pub(crate) gap: Gap,
     /// Trace thread index of each caller (caller 0 is the `caller` role).
@@ -114,8 +117,9 @@ impl Blocks<'_> {
     /// Run block `id` of `lane`; the block's lane, pass and sample are left
     /// for the caller to set.
     pub(crate) fn run(&mut self, lane: &mut OpenLane, id: BlockId) -> Result<Block, (At, Failure)> {
-        let info = BlockInfo { id, first_op: self.next_op, ops: self.ops_per_block, callers: lane.callers };
-        self.next_op = self.next_op.wrapping_add(self.ops_per_block);
+        let ops = crate::plan::block_ops(self.ops_per_block, self.ops_per_caller, lane.callers);
+        let info = BlockInfo { id, first_op: self.next_op, ops, callers: lane.callers };
+        self.next_op = self.next_op.wrapping_add(ops);
         let session = Session::new();
         let hand_in = |session: Session| (!lane.roles.is_empty()).then(|| HandIn::new(session, lane.roles.clone()));
         let around = Around {

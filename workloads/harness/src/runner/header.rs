@@ -86,6 +86,9 @@ pub(super) fn header(
             };
             header.run.record(RunFact::Lane(name.clone(), LaneFact::Probed), probed);
             header.run.record(RunFact::Lane(name.clone(), LaneFact::Callers), lane.callers.to_string());
+            header
+                .run
+                .record(RunFact::Lane(name.clone(), LaneFact::OpsPerBlock), plan.ops_for(lane.callers).to_string());
         }
     }
     header

@@ -38,6 +38,8 @@ pub(crate) struct OpenRun {
     keys: ReadingKeys,
     caller_threads: Vec<u16>,
     ops_per_block: u64,
+    /// [`Plan::ops_per_caller`].
+    ops_per_caller: Option<u64>,
     deadline: std::time::Duration,
     gap: Gap,
     settle: std::time::Duration,
@@ -103,8 +105,8 @@ impl OpenRun {
         let placed = Placed::here(plan.placement);
         // Before any lane starts a thread: threads open counters on first use.
         cpu::record_perf_counters(plan.perf_counters);
-        let capacity = plan.marks_per_block();
         let max_callers = lanes.iter().map(|l| l.callers).max().unwrap_or(1);
+        let capacity = plan.marks_per_block(max_callers);
         let callers = Callers::spawn(max_callers, capacity).map_err(|source| RunError::Io {
             what: "cannot start the caller threads in",
             path: dir.to_owned(),
@@ -174,6 +176,7 @@ impl OpenRun {
             keys,
             caller_threads,
             ops_per_block: plan.ops_per_block,
+            ops_per_caller: plan.ops_per_caller,
             deadline: plan.block_deadline,
             gap: Gap::ns(plan.caller_gap_ns),
             settle: plan.settle,
@@ -205,6 +208,7 @@ impl OpenRun {
             callers: &mut self.callers,
             keys: &self.keys,
             ops_per_block: self.ops_per_block,
+            ops_per_caller: self.ops_per_caller,
             deadline: self.deadline,
             gap: self.gap,
             caller_threads: &self.caller_threads,
@@ -365,7 +369,7 @@ fn open_lanes(
                 sqlite: None,
                 placement,
                 thread: ThreadInit {
-                    capacity: plan.marks_per_block(),
+                    capacity: plan.marks_per_block(lane.callers),
                     placement,
                     #[cfg(feature = "tracing")]
                     dispatch,

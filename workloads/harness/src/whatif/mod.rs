@@ -45,7 +45,7 @@ pub const MAX_ROUNDS: u32 = 100_000;
 /// when they drain it; with four callers and the careful 20 operations a
 /// block (5 each), a 25 % faster statement read +10 % (CI +5…+18) where
 /// blocks of 100 read +27 % (CI +25…+29).
-pub const OPS_PER_CALLER: u64 = 100;
+pub const OPS_PER_CALLER: u64 = crate::plan::MIN_OPS_PER_CALLER;
 
 /// What a what-if run tries.
 #[derive(Debug, Clone, PartialEq)]
