@@ -317,3 +317,34 @@ fn a_quick_runs_timeline_binds_every_flow_in_both_formats() {
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("no lane \"nope\"") && err.contains("writer-probed"), "{err}");
 }
+
+#[test]
+fn a_group_commit_runs_timeline_binds_an_arrow_from_every_request_into_its_transaction() {
+    let dir = temp_dir("group-commit");
+    let out = hopscope(&[
+        "run",
+        "--quick",
+        "--samples",
+        "2",
+        "--passes",
+        "1",
+        "--shape",
+        "concurrent-insert:4",
+        "--group-commit",
+        "8",
+        "--lanes",
+        "writer-probed",
+        "--out",
+        dir.to_str().expect("utf-8"),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let trace = Trace::read(&dir.join("trace.hop")).expect("trace");
+    let arrows = importer::arrows(&trace, &Cut::default()).expect("arrows");
+    let into = arrows.iter().filter(|a| a.to_op != a.op).count();
+    let requests: u64 = trace.blocks.iter().map(|b| b.op_count).sum();
+    assert_eq!(into as u64, requests, "one arrow from each request into its transaction");
+    for (format, imported) in both(&trace, &Cut::default()) {
+        let wrong = importer::misbound(&imported, &arrows);
+        assert!(wrong.is_empty(), "{format}: {} problems, first: {:#?}", wrong.len(), &wrong[..wrong.len().min(5)]);
+    }
+}

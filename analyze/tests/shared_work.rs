@@ -12,7 +12,9 @@ use hopscope_analyze::join::{self, LaneOps, Sharing};
 use hopscope_probe::{Block, Mark, OpId, Trace};
 
 fn trace(blocks: Vec<Block>) -> Trace {
-    let header = batched::with_hops(common::header(&["batched-probed"], &["caller", "writer"]));
+    let threads = batched::threads();
+    let threads: Vec<&str> = threads.iter().map(String::as_str).collect();
+    let header = batched::with_hops(common::header(&["batched-probed"], &threads));
     Trace { header, blocks }
 }
 
@@ -130,4 +132,31 @@ fn a_trace_without_links_joins_as_before_with_cost_equal_to_latency() {
     let block = &lane.blocks[0];
     assert_eq!(block.slice_cost_mean_ns, block.slice_mean_ns);
     assert_eq!(block.slice_mean_ns[slice(&lane, "commit→committed")], Some(steps.commit as f64));
+}
+
+#[test]
+fn a_timeline_draws_each_batch_once_with_an_arrow_from_every_request_it_serves() {
+    use hopscope_analyze::timeline::{self, Cut, SliceKind};
+    let steps = Steps::KNOWN;
+    let t = trace(vec![batched::block(0, 0, &steps, 8, 2, 1_000)]);
+    let blocks = timeline::blocks(&t, Cut::default());
+    let block = &blocks[0];
+    assert_eq!(block.overlapping, 0, "every slice nests on its track");
+    let begin = t.header.hops.find("begin").expect("hop");
+    let commit = t.header.hops.find("commit").expect("hop");
+    let commits: Vec<_> = block.slices.iter().filter(|s| s.name == "commit→committed").collect();
+    assert_eq!(commits.len(), 2, "one COMMIT slice per batch, not one per request");
+    assert!(commits.iter().all(|s| s.end_ns - s.start_ns == steps.commit as i64));
+    // Into each batch's BEGIN: an arrow from each of its eight requests.
+    let begin_name = t.header.hops.get(begin).map(|d| d.name.clone()).expect("name");
+    let arrivals = block
+        .slices
+        .iter()
+        .filter(|s| s.kind == SliceKind::Anchor && s.name == begin_name && s.flow.is_some_and(|f| f.incoming))
+        .count();
+    assert_eq!(arrivals, 16);
+    // Times are times: nothing past the block (a link's id is no tick).
+    let end = block.slices.iter().map(|s| s.end_ns).max().expect("slices");
+    assert!(end < 10_000_000, "{end} ns");
+    let _ = commit;
 }

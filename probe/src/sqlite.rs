@@ -125,9 +125,9 @@ enum Statement {
     Commit,
 }
 
-/// The ids given to transactions: the top bit set, apart from a program's
-/// operation ids.
-const TRANSACTION_ID_BIT: u64 = 1 << 63;
+/// The ids given to transactions: bit 62 set, apart from a program's
+/// operation ids, within a signed 64-bit column.
+const TRANSACTION_ID_BIT: u64 = 1 << 62;
 
 /// Transactions given an id so far, over every probe.
 static TRANSACTIONS: AtomicU64 = AtomicU64::new(0);

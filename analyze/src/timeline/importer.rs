@@ -297,11 +297,16 @@ pub struct Arrow {
     pub to: Thread,
     /// Time of the second mark.
     pub to_ns: i64,
+    /// The operation the second mark is of: the same, or the shared
+    /// interval that serves it (an arrow into a batch's BEGIN).
+    pub to_op: u64,
 }
 
 /// Every arrow a timeline of `trace` under `cut` must show, read from the
 /// marks themselves: each of a lane's path slices (and tails) whose marks
-/// are on two threads.
+/// are on two threads, and for an operation a shared interval serves, one
+/// from its last mark before the interval, on the interval's thread, to the
+/// interval's first mark.
 pub fn arrows(trace: &hopscope_probe::Trace, cut: &super::Cut) -> std::io::Result<Vec<Arrow>> {
     let ids = super::Ids::new(&trace.header)?;
     let (scan, origin) = super::first_pass(trace);
@@ -317,15 +322,25 @@ pub fn arrows(trace: &hopscope_probe::Trace, cut: &super::Cut) -> std::io::Resul
         let hops = scan.lane_hops(lane);
         let pairs: Vec<_> = hops.path.windows(2).map(|w| (w[0], w[1])).chain(hops.tails.iter().copied()).collect();
         let mut ops: BTreeMap<u64, BTreeMap<hopscope_probe::Hop, (u16, u64)>> = BTreeMap::new();
+        let mut own: BTreeMap<u64, Vec<(u16, u64)>> = BTreeMap::new();
+        let mut links: BTreeMap<u64, u64> = BTreeMap::new();
         for stream in &block.streams {
             for mark in &stream.marks {
+                if let Some(interval) = mark.link() {
+                    links.entry(mark.op.0).or_insert(interval.0);
+                    continue;
+                }
+                own.entry(mark.op.0).or_default().push((stream.thread, mark.ticks.0));
                 let at = ops.entry(mark.op.0).or_default().entry(mark.hop).or_insert((stream.thread, mark.ticks.0));
                 if mark.ticks.0 < at.1 {
                     *at = (stream.thread, mark.ticks.0);
                 }
             }
         }
-        for (op, at) in ops {
+        let thread = |t: u16| (i64::from(ids.process(lane)), i64::from(ids.thread(lane, t)));
+        // A shared interval is no operation of the cut.
+        let intervals: std::collections::BTreeSet<u64> = links.values().copied().collect();
+        for (op, at) in ops.iter().filter(|(op, _)| !intervals.contains(op)) {
             if cut.ops_per_lane.is_some_and(|n| kept[usize::from(lane)] >= n) {
                 break;
             }
@@ -333,8 +348,17 @@ pub fn arrows(trace: &hopscope_probe::Trace, cut: &super::Cut) -> std::io::Resul
             for (a, b) in &pairs {
                 let (Some(&(ta, a_ticks)), Some(&(tb, b_ticks))) = (at.get(a), at.get(b)) else { continue };
                 if ta != tb {
-                    let thread = |t: u16| (i64::from(ids.process(lane)), i64::from(ids.thread(lane, t)));
-                    out.push(Arrow { op, from: thread(ta), from_ns: ns(a_ticks), to: thread(tb), to_ns: ns(b_ticks) });
+                    let (from, to) = (thread(ta), thread(tb));
+                    out.push(Arrow { op: *op, from, from_ns: ns(a_ticks), to, to_ns: ns(b_ticks), to_op: *op });
+                }
+            }
+            // Into the shared interval that serves it.
+            let first = links.get(op).and_then(|i| Some((*i, own.get(i)?.iter().min_by_key(|(_, t)| *t)?)));
+            if let Some((interval, &(t, first))) = first {
+                let before = own[op].iter().filter(|(th, ticks)| *th == t && *ticks <= first).map(|(_, ticks)| *ticks);
+                if let Some(from) = before.max() {
+                    let at = thread(t);
+                    out.push(Arrow { op: *op, from: at, from_ns: ns(from), to: at, to_ns: ns(first), to_op: interval });
                 }
             }
         }
@@ -351,17 +375,17 @@ pub fn misbound(imported: &Imported, expected: &[Arrow]) -> Vec<String> {
     let mut seen: Vec<Arrow> = Vec::new();
     for &(from, to) in &imported.flows {
         let (a, b) = (&imported.slices[from], &imported.slices[to]);
-        if a.op != b.op || a.op.is_none() {
+        let (Some(op), Some(to_op)) = (a.op, b.op) else {
+            lines.push(format!("a flow joins {} of op {:?} to {} of op {:?}", a.name, a.op, b.name, b.op));
+            continue;
+        };
+        // Into another operation only where a shared interval serves it:
+        // the expected arrows say which.
+        if op != to_op && !expected.iter().any(|e| e.op == op && e.to_op == to_op) {
             lines.push(format!("a flow joins {} of op {:?} to {} of op {:?}", a.name, a.op, b.name, b.op));
             continue;
         }
-        seen.push(Arrow {
-            op: a.op.unwrap_or_default(),
-            from: a.thread,
-            from_ns: a.ts + a.dur,
-            to: b.thread,
-            to_ns: b.ts,
-        });
+        seen.push(Arrow { op, from: a.thread, from_ns: a.ts + a.dur, to: b.thread, to_ns: b.ts, to_op });
     }
     seen.sort();
     let (mut i, mut j) = (0, 0);

@@ -190,12 +190,7 @@ impl Timeline {
             return None;
         }
         let lane = usize::from(block.lane);
-        let mut ops: BTreeMap<u64, Vec<(u16, Mark)>> = BTreeMap::new();
-        for stream in &block.streams {
-            for mark in &stream.marks {
-                ops.entry(mark.op.0).or_default().push((stream.thread, *mark));
-            }
-        }
+        let (mut ops, shared) = by_operation(block);
         let budget = self.cut.ops_per_lane.map_or(u64::MAX, |n| n.saturating_sub(self.kept[lane]));
         if budget == 0 {
             return None;
@@ -207,9 +202,25 @@ impl Timeline {
             // the same stretch of the run as the probed lanes'.
             self.kept[lane] += block.op_count.min(budget);
         }
+        // Shared intervals are no operations: each is drawn once, with the
+        // operations it serves that the cut keeps.
+        let intervals: BTreeMap<u64, Vec<(u16, Mark)>> =
+            shared.keys().filter_map(|id| ops.remove(id).map(|marks| (*id, marks))).collect();
+        let mut served: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
         for (op, marks) in ops.into_iter().take(usize::try_from(budget).unwrap_or(usize::MAX)) {
             self.kept[lane] += 1;
-            self.operation(block.lane, op, marks, &mut slices);
+            let by = shared.iter().find(|(_, members)| members.contains(&op)).map(|(id, _)| *id);
+            let threads: Vec<u16> = by.and_then(|id| intervals.get(&id)).map_or_else(Vec::new, |m| threads_of(m));
+            if let Some(id) = by {
+                served.entry(id).or_default().push(op);
+            }
+            self.operation(block.lane, op, marks.clone(), &threads, &mut slices);
+            if let Some(interval) = by.and_then(|id| intervals.get(&id)) {
+                self.serves(block.lane, (op, &marks), interval, &mut slices);
+            }
+        }
+        for (id, marks) in intervals.into_iter().filter(|(id, _)| served.contains_key(id)) {
+            self.operation(block.lane, id, marks, &[], &mut slices);
         }
         let overlapping = nest(&mut slices);
         let readings = block
@@ -227,8 +238,35 @@ impl Timeline {
         })
     }
 
-    /// One operation's slices, flows and anchors, appended to `out`.
-    fn operation(&mut self, lane: u16, op: u64, marks: Vec<(u16, Mark)>, out: &mut Vec<TimelineSlice>) {
+    /// Flow arrows from operation `op` (its `marks`) into the shared
+    /// interval that serves it (`interval`'s marks): from the operation's
+    /// last mark before the interval starts, on the interval's thread, to an
+    /// anchor of its own at the interval's first mark, so each operation's
+    /// arrow reaches the interval (many into one).
+    fn serves(
+        &mut self,
+        lane: u16,
+        (op, marks): (u64, &[(u16, Mark)]),
+        interval: &[(u16, Mark)],
+        out: &mut Vec<TimelineSlice>,
+    ) {
+        let Some(&(thread, first)) = interval.iter().min_by_key(|(_, m)| m.ticks) else { return };
+        let before = marks.iter().filter(|(t, m)| *t == thread && m.ticks <= first.ticks).max_by_key(|(_, m)| m.ticks);
+        let Some(&(_, from)) = before else { return };
+        let id = self.next_flow;
+        self.next_flow += 1;
+        let mut anchors = FxHashMap::default();
+        let source = self.anchor(out, &mut anchors, (lane, thread, op), from.hop, from.ticks.0);
+        out[source].flow = Some(FlowEnd { id, incoming: false, outgoing: true });
+        let target = self.anchor(out, &mut anchors, (lane, thread, first.op.0), first.hop, first.ticks.0);
+        out[target].flow = Some(FlowEnd { id, incoming: true, outgoing: false });
+    }
+
+    /// One operation's slices, flows and anchors, appended to `out`. On
+    /// the threads in `shared` (those of a shared interval that serves it)
+    /// only its own steps are drawn: its gaps there hold the other
+    /// operations' work, drawn as theirs.
+    fn operation(&mut self, lane: u16, op: u64, marks: Vec<(u16, Mark)>, shared: &[u16], out: &mut Vec<TimelineSlice>) {
         let mut threads: BTreeMap<u16, Vec<Mark>> = BTreeMap::new();
         for (thread, mark) in marks {
             threads.entry(thread).or_default().push(mark);
@@ -250,6 +288,9 @@ impl Timeline {
             for pair in marks.windows(2) {
                 let (from, to) = (pair[0], pair[1]);
                 let step = self.lanes[usize::from(lane)].steps.contains(&(from.hop, to.hop));
+                if !step && shared.contains(&thread) {
+                    continue;
+                }
                 ends.entry((thread, to.hop)).or_insert(out.len());
                 starts.entry((thread, from.hop)).or_insert(out.len());
                 out.push(TimelineSlice {
@@ -322,6 +363,33 @@ impl Timeline {
         });
         out.len() - 1
     }
+}
+
+/// `block`'s marks by operation, and the shared intervals its links name,
+/// each with the operations it serves.
+type ByOperation = (BTreeMap<u64, Vec<(u16, Mark)>>, BTreeMap<u64, Vec<u64>>);
+
+/// Split `block`'s marks by operation, links apart ([`ByOperation`]).
+fn by_operation(block: &Block) -> ByOperation {
+    let mut ops: BTreeMap<u64, Vec<(u16, Mark)>> = BTreeMap::new();
+    let mut shared: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    for stream in &block.streams {
+        for mark in &stream.marks {
+            match mark.link() {
+                Some(interval) => shared.entry(interval.0).or_default().push(mark.op.0),
+                None => ops.entry(mark.op.0).or_default().push((stream.thread, *mark)),
+            }
+        }
+    }
+    (ops, shared)
+}
+
+/// The threads `marks` were made on.
+fn threads_of(marks: &[(u16, Mark)]) -> Vec<u16> {
+    let mut threads: Vec<u16> = marks.iter().map(|(t, _)| *t).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    threads
 }
 
 /// Order `slices` as a viewer reads them (by start, longer first) and make
@@ -408,7 +476,8 @@ impl Ids {
 /// The tick a timeline counts from: the earliest block start or mark of
 /// `block` (fold it over every block).
 pub fn origin_of(block: &Block) -> u64 {
-    let marks = block.streams.iter().flat_map(|s| &s.marks).map(|m| m.ticks.0);
+    // A link's ticks field holds an interval's id, not a time.
+    let marks = block.streams.iter().flat_map(|s| &s.marks).filter(|m| !m.is_link()).map(|m| m.ticks.0);
     marks.fold(block.start.0, u64::min)
 }
 

@@ -82,11 +82,27 @@ pub(crate) fn with_hops(header: TraceHeader) -> TraceHeader {
     TraceHeader { hops: hops(), ..header }
 }
 
-/// One batch's marks, on the caller thread (0) and the writer thread (1).
+/// Caller threads of a block: request `i` of a batch is made on caller
+/// thread `i` (trace thread 0 for the first, then [`FIRST_EXTRA`] on).
+pub(crate) const CALLERS: usize = 64;
+/// The trace thread index of the second caller (the writer is 1).
+const FIRST_EXTRA: u16 = 2;
+
+/// The thread roles a batched trace declares: `caller`, `writer`, then
+/// one per further caller.
+pub(crate) fn threads() -> Vec<String> {
+    let mut threads = vec!["caller".to_owned(), "writer".to_owned()];
+    threads.extend((1..CALLERS).map(|i| format!("caller-{i}")));
+    threads
+}
+
+/// One batch's marks, on each request's caller thread and the writer
+/// thread.
 struct Batch<'a> {
     steps: &'a Steps,
     table: HopTable,
-    caller: Vec<Mark>,
+    /// Per caller, its marks.
+    callers: Vec<Vec<Mark>>,
     writer: Vec<Mark>,
 }
 
@@ -123,14 +139,15 @@ impl Batch<'_> {
         self.writer.push(Mark::new(batch, self.hop("commit"), Ticks(t)));
         t += s.commit;
         self.writer.push(Mark::new(batch, self.hop("committed"), Ticks(t)));
-        for (op, sent) in ops.iter().zip(sent) {
+        for (i, (op, sent)) in ops.iter().zip(sent).enumerate() {
             t += s.reply;
             self.writer.push(Mark::new(*op, Hop::REPLIED, Ticks(t)));
             let received = t + s.back;
-            self.caller.push(Mark::new(*op, Hop::ENTER, Ticks(sent - s.build)));
-            self.caller.push(Mark::new(*op, Hop::SENT, Ticks(*sent)));
-            self.caller.push(Mark::new(*op, Hop::RECEIVED, Ticks(received)));
-            self.caller.push(Mark::new(*op, Hop::DONE, Ticks(received + s.finish)));
+            let caller = &mut self.callers[i % CALLERS];
+            caller.push(Mark::new(*op, Hop::ENTER, Ticks(sent - s.build)));
+            caller.push(Mark::new(*op, Hop::SENT, Ticks(*sent)));
+            caller.push(Mark::new(*op, Hop::RECEIVED, Ticks(received)));
+            caller.push(Mark::new(*op, Hop::DONE, Ticks(received + s.finish)));
         }
         t += s.settle;
         self.writer.push(Mark::new(batch, Hop::IDLE, Ticks(t)));
@@ -141,7 +158,7 @@ impl Batch<'_> {
 /// A block of `batches` batches of `size` requests each, every request
 /// sent at least `queued` ns before its batch's writer starts.
 pub(crate) fn block(lane: u16, sample: u32, steps: &Steps, size: usize, batches: usize, queued: u64) -> Block {
-    let mut marks = Batch { steps, table: hops(), caller: Vec::new(), writer: Vec::new() };
+    let mut marks = Batch { steps, table: hops(), callers: vec![Vec::new(); CALLERS], writer: Vec::new() };
     let first = (u64::from(sample) + 1) << 32;
     let mut t = 1_000_000;
     let start = t;
@@ -153,7 +170,13 @@ pub(crate) fn block(lane: u16, sample: u32, steps: &Steps, size: usize, batches:
         let batch = OpId((1 << 62) | first | b as u64);
         t = marks.run(batch, &ops, &sent, t) + 10_000;
     }
-    marks.caller.sort_by_key(|m| m.ticks);
+    let mut streams = vec![Stream { thread: 1, dropped: 0, marks: marks.writer }];
+    for (i, mut caller) in marks.callers.into_iter().enumerate().filter(|(_, c)| !c.is_empty()) {
+        caller.sort_by_key(|m| m.ticks);
+        let thread = if i == 0 { 0 } else { FIRST_EXTRA + i as u16 - 1 };
+        streams.push(Stream { thread, dropped: 0, marks: caller });
+    }
+    streams.sort_by_key(|s| s.thread);
     Block {
         lane,
         pass: 0,
@@ -161,10 +184,7 @@ pub(crate) fn block(lane: u16, sample: u32, steps: &Steps, size: usize, batches:
         op_count: (size * batches) as u64,
         start: Ticks(start - queued - size as u64 - steps.build),
         end: Ticks(t),
-        streams: vec![
-            Stream { thread: 0, dropped: 0, marks: marks.caller },
-            Stream { thread: 1, dropped: 0, marks: marks.writer },
-        ],
+        streams,
         readings: Vec::new(),
     }
 }

@@ -95,10 +95,11 @@ struct Watch {
 /// in, unless the layer names another ([`HopLayer::serves_field`]).
 pub const SERVES_FIELD: &str = "serves";
 
-/// The ids given to shared intervals that carry none of their own: the top
-/// bit set, so they stay apart from a program's operation ids (hopscope's
-/// own count up from 0, or from a thread's tag below 2^63).
-const SHARED_ID_BIT: u64 = 1 << 63;
+/// The ids given to shared intervals that carry none of their own: bit 62
+/// set, so they stay apart from a program's operation ids (hopscope's own
+/// count up from 0, or from a thread's tag far below 2^62) and still fit a
+/// signed 64-bit column (`export --format parquet`).
+const SHARED_ID_BIT: u64 = 1 << 62;
 
 /// Counts shared by a layer's clones (its spans' closes are tallied per
 /// thread by its [`Collector`]).

@@ -4,6 +4,9 @@
 //! `t_ns` is nanoseconds from the start of the trace's first block (the
 //! clock's raw ticks scaled by the run's own calibration), so marks of one
 //! run subtract into slice durations and runs never share a time axis.
+//! Links are not rows: `serves` names the shared interval (a batch's
+//! transaction, whose own marks are rows under its id) that serves a row's
+//! operation.
 
 use hopscope_probe::{Mark, TraceReader};
 
@@ -31,9 +34,12 @@ pub(super) fn stream(run: &RunSource<'_>, file: &mut TableFile<MarkRow>) -> Resu
         };
         let origin = *origin.get_or_insert(block.start.0);
         let lane = name(&header.lanes, block.lane);
+        // Links are no marks: each row names the interval serving its op.
+        let served: std::collections::HashMap<u64, u64> =
+            block.streams.iter().flat_map(|s| &s.marks).filter_map(|m| Some((m.op.0, m.link()?.0))).collect();
         for stream in &block.streams {
             let thread = name(&header.threads, stream.thread);
-            for mark in &stream.marks {
+            for mark in stream.marks.iter().filter(|m| !m.is_link()) {
                 let hop = header.hops.get(mark.hop).map_or_else(|| format!("#{}", mark.hop.0), |h| h.name.clone());
                 // Ticks before the origin (a mark taken before its block's
                 // start is recorded) give negative times, not a wrap.
@@ -48,6 +54,7 @@ pub(super) fn stream(run: &RunSource<'_>, file: &mut TableFile<MarkRow>) -> Resu
                     hop,
                     cpu: (mark.cpu != Mark::UNKNOWN_CPU).then_some(i64::from(mark.cpu)),
                     t_ns: (ticks as f64 * ns_per_tick).round() as i64,
+                    serves: served.get(&mark.op.0).map(|id| int("shared interval id", *id)).transpose()?,
                 });
             }
         }

@@ -115,4 +115,7 @@ pub(crate) struct MarkRow {
     pub(crate) hop: String,
     pub(crate) cpu: Option<i64>,
     pub(crate) t_ns: i64,
+    /// The shared interval (a batch's transaction) that serves this row's
+    /// operation, by its id, when the block links one.
+    pub(crate) serves: Option<i64>,
 }
