@@ -194,8 +194,11 @@ fn tables_round_trip_to_each_runs_result_and_trace() {
         let origin = trace.blocks.first().expect("blocks").start.0;
         let mut expected = Vec::new();
         for block in &trace.blocks {
+            // Links are no rows: each row names the interval serving its op.
+            let served: std::collections::HashMap<u64, u64> =
+                block.streams.iter().flat_map(|s| &s.marks).filter_map(|m| Some((m.op.0, m.link()?.0))).collect();
             for stream in &block.streams {
-                for mark in &stream.marks {
+                for mark in stream.marks.iter().filter(|m| !m.is_link()) {
                     let ns = ((i128::from(mark.ticks.0) - i128::from(origin)) as f64 * trace.header.clock.ns_per_tick)
                         .round();
                     expected.push(json!({
@@ -206,6 +209,7 @@ fn tables_round_trip_to_each_runs_result_and_trace() {
                         "hop": trace.header.hops.get(mark.hop).expect("hop").name,
                         "cpu": (mark.cpu != Mark::UNKNOWN_CPU).then_some(mark.cpu),
                         "t_ns": ns as i64,
+                        "serves": served.get(&mark.op.0),
                     }));
                 }
             }
