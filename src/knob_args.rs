@@ -27,7 +27,7 @@ pub(crate) struct KnobArgs {
     /// Harvest the tables each statement changed.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     harvest: bool,
-    /// Group commit: run up to N queued requests in one transaction (off or 1: each its own).
+    /// Group commit: run up to N queued requests in one transaction (off: each its own autocommit; 1: each in a transaction of its own).
     #[arg(long, value_name = "N", default_value = "off")]
     group_commit: GroupCommit,
     /// Reply slot: allocate (per call) or reuse (per thread).

@@ -87,3 +87,22 @@ fn an_ab_of_group_commit_names_the_figure_it_judged() {
         assert!(receipt.contains("Judged on each block's") && receipt.contains("8 callers at once"), "{receipt}");
     }
 }
+
+#[test]
+fn several_group_lanes_are_a_sweep_with_its_chart_and_its_knee() {
+    let dir = temp_dir("group-sweep");
+    let stdout = ok(&hopscope(&small_decompose_args(&dir, &["--group-lanes", "4,1", "--group-callers", "4"])));
+    let r = result(&dir);
+    let points = r["batch_sweep"]["points"].as_array().expect("a sweep");
+    let lanes: Vec<&str> = points.iter().filter_map(|p| p["lane"].as_str()).collect();
+    assert_eq!(lanes, ["group-commit-1-probed", "group-commit-4-probed"], "sizes ascending");
+    assert_eq!(points[0]["throughput_lane"], "group-commit-1", "throughput from the clean build");
+    assert_eq!(points[0]["batch_mean"], 1.0, "a transaction of one at size 1");
+    for p in points {
+        assert!(p["ops_per_s"].as_f64().expect("throughput") > 0.0 && p["latency_p50_us"].is_number(), "{p}");
+    }
+    assert!(dir.join("batching.png").is_file(), "the chart is drawn");
+    let receipt = std::fs::read_to_string(dir.join("receipt.md")).expect("receipt");
+    assert!(receipt.contains("### Batch size against latency and throughput"), "{receipt}");
+    assert!(stdout.contains("batch sweep"), "{stdout}");
+}

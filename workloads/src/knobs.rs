@@ -132,39 +132,34 @@ pub enum ResultSlot {
 }
 
 /// How many queued requests the writer runs in one transaction: group
-/// commit. Off (1), each request is its own autocommit statement; at N the
+/// commit. Off, each request is its own autocommit statement; at N the
 /// writer takes the first request, drains up to N − 1 more already queued,
 /// runs them between one `BEGIN IMMEDIATE` and one `COMMIT`, and replies to
-/// each. A statement that fails answers its own caller with the error and
+/// each (at 1, each request in a transaction of its own: a sweep's first
+/// step). A statement that fails answers its own caller with the error and
 /// the others still commit; a failed COMMIT answers every one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct GroupCommit(u16);
 
 impl GroupCommit {
-    /// No group commit: one request per transaction.
-    pub const OFF: GroupCommit = GroupCommit(1);
+    /// No group commit: each request its own autocommit statement.
+    pub const OFF: GroupCommit = GroupCommit(0);
     /// Largest group.
     pub const MAX: u16 = 4096;
 
-    /// The most requests one transaction runs.
+    /// The most requests one transaction runs (1 when off).
     pub fn size(self) -> usize {
-        usize::from(self.0)
+        usize::from(self.0.max(1))
     }
 
-    /// Whether requests share transactions.
+    /// Whether requests run in transactions the writer opens.
     pub fn is_on(self) -> bool {
-        self.0 > 1
+        self.0 >= 1
     }
 
-    /// Groups of up to `size` requests (1 is off), if within [`Self::MAX`].
+    /// Groups of up to `size` requests (0 is off), if within [`Self::MAX`].
     pub fn of(size: u16) -> Option<GroupCommit> {
-        (1..=Self::MAX).contains(&size).then_some(GroupCommit(size))
-    }
-}
-
-impl Default for GroupCommit {
-    fn default() -> Self {
-        GroupCommit::OFF
+        (size <= Self::MAX).then_some(GroupCommit(size))
     }
 }
 
@@ -176,7 +171,8 @@ impl fmt::Display for GroupCommit {
 
 impl FromStr for GroupCommit {
     type Err = ParseError;
-    /// `off` or the most requests per transaction, 1 to [`GroupCommit::MAX`].
+    /// `off` (or 0) or the most requests per transaction, 1 to
+    /// [`GroupCommit::MAX`].
     fn from_str(s: &str) -> Result<Self, ParseError> {
         if s == "off" {
             return Ok(GroupCommit::OFF);

@@ -303,6 +303,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
     }
     let drops = drops(header, scanned.dropped, joined, &mut warnings);
     let comparison = comparison(header, blocks, &roles, &per_lane, floor_stands);
+    let batch_sweep = crate::batches::sweep(&per_lane.results, &header.lanes, |name| clean_twin(header, &roles, name));
 
     Decomposition {
         schema: SCHEMA.to_owned(),
@@ -336,9 +337,20 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         carryover,
         drops,
         slow_rounds,
+        batch_sweep,
         partial: None,
         warnings: warnings.into_iter().map(Recorded::Typed).collect(),
     }
+}
+
+/// The clean build of the lane called `name`: the lane declared with the
+/// same code in the other build.
+fn clean_twin(header: &TraceHeader, roles: &Roles, name: &str) -> Option<String> {
+    let lane = header.lane(name)?;
+    let code = &roles.info(usize::from(lane))?.code;
+    (0..header.lanes.len())
+        .find(|&i| roles.info(i).is_some_and(|l| &l.code == code) && roles.variant(i) == Some(Variant::Clean))
+        .and_then(|i| header.lanes.get(i).cloned())
 }
 
 /// The lanes in reading order (see [`Decomposition::lane_order`]): by role

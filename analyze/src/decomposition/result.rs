@@ -100,6 +100,10 @@ pub struct Decomposition {
     pub carryover: Option<crate::carryover::Carryover>,
     /// Marks dropped and operations excluded.
     pub drops: Drops,
+    /// Batch sizes against latency and throughput, when two or more lanes
+    /// batched (`decompose --group-lanes 1,8,64`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_sweep: Option<crate::batches::BatchSweep>,
     /// Rounds in which every lane ran slow at once (a shared cost such as a
     /// WAL checkpoint, which the run cannot tell apart), when there are any.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -2,6 +2,7 @@
 //! any plotters backend; this module renders them to PNG files and SVG text.
 
 pub(crate) mod ab;
+mod batching;
 pub(crate) mod causal;
 mod cpu;
 mod differences;
@@ -51,11 +52,13 @@ pub enum ChartKind {
     Stability,
     /// Each probed peer's slices minus the reference writer's, paired.
     Peers,
+    /// Batching lanes: one write's latency against the throughput reached.
+    Batching,
 }
 
 impl ChartKind {
     /// Every chart, in report order.
-    pub const ALL: [ChartKind; 7] = [
+    pub const ALL: [ChartKind; 8] = [
         ChartKind::Waterfall,
         ChartKind::Differences,
         ChartKind::Lanes,
@@ -63,6 +66,7 @@ impl ChartKind {
         ChartKind::CpuVsWall,
         ChartKind::Stability,
         ChartKind::Peers,
+        ChartKind::Batching,
     ];
 
     /// File name without extension.
@@ -75,6 +79,7 @@ impl ChartKind {
             ChartKind::CpuVsWall => "cpu-vs-wall",
             ChartKind::Stability => "stability",
             ChartKind::Peers => "peers",
+            ChartKind::Batching => "batching",
         }
     }
 
@@ -88,6 +93,7 @@ impl ChartKind {
             ChartKind::CpuVsWall => "CPU against wall time per write",
             ChartKind::Stability => "Block figures in run order, by pass",
             ChartKind::Peers => "Where each peer loses: its slices minus the reference writer's",
+            ChartKind::Batching => "Batch size: one write's latency against the throughput reached",
         }
     }
 
@@ -110,6 +116,7 @@ impl ChartKind {
                         .is_some_and(|roles| roles.contains_key(&ThreadRole::Process.to_string()))
             }),
             ChartKind::Peers => !peers::has_pairs(d),
+            ChartKind::Batching => d.batch_sweep.is_none(),
         };
         empty.then_some(match self {
             ChartKind::Waterfall => "No probed lane in this run: no slices to draw.",
@@ -118,6 +125,7 @@ impl ChartKind {
             ChartKind::Distributions | ChartKind::Stability => "No lane ran any block.",
             ChartKind::CpuVsWall => "The run recorded no CPU readings.",
             ChartKind::Peers => "No probed peer was paired with a reference in this run.",
+            ChartKind::Batching => "Fewer than two lanes batched in this run: no sweep to draw.",
         })
     }
 
@@ -127,6 +135,7 @@ impl ChartKind {
     pub fn applies_to(self, d: &Decomposition) -> bool {
         match self {
             ChartKind::Peers => d.comparison.is_some() || !d.peer_slices.is_empty(),
+            ChartKind::Batching => d.batch_sweep.is_some(),
             _ => true,
         }
     }
@@ -159,6 +168,7 @@ impl ChartKind {
             ChartKind::CpuVsWall => cpu::cpu_vs_wall_chart(area, d),
             ChartKind::Stability => stability::stability_chart(area, d),
             ChartKind::Peers => peers::peers_chart(area, d),
+            ChartKind::Batching => batching::batching_chart(area, d),
         }?;
         area.present()?;
         Ok(())

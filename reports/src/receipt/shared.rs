@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use hopscope_analyze::batches::BatchFigures;
+use hopscope_analyze::batches::{BatchFigures, BatchSweep, SweepPoint};
 use hopscope_analyze::join::{Sharing, SliceSide};
 use hopscope_analyze::slices::SliceFigures;
 use hopscope_analyze::{Decomposition, LaneResult};
@@ -55,6 +55,9 @@ pub(crate) fn section(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         "\nBatch sizes are read from the probed build's marks (its shared intervals and the operations linked to \
          each); a clean build runs the same code unmarked, so its sizes are not known, only alike in kind.\n"
     )?;
+    if let Some(sweep) = &d.batch_sweep {
+        sweep_section(sweep, out)?;
+    }
     let insitu = d.insitu_lane.as_deref().map(|lane| (lane, d.slices.as_slice()));
     let peers = d.peer_slices.iter().map(|p| (p.lane.as_str(), p.slices.as_slice()));
     for (lane, slices) in insitu.into_iter().chain(peers) {
@@ -64,6 +67,70 @@ pub(crate) fn section(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         }
     }
     Ok(())
+}
+
+/// The batch sweep in words: which setting is the knee, or that larger
+/// batches still bought throughput at the largest tried.
+pub fn knee_line(sweep: &BatchSweep) -> String {
+    let name = |p: &SweepPoint| p.lane.trim_end_matches("-probed").to_owned();
+    match sweep.knee.and_then(|k| Some((k, sweep.points.get(k)?))) {
+        Some((k, knee)) => {
+            let next = sweep.points.get(k + 1).map_or(String::new(), |n| {
+                format!(
+                    "; the next, `{}`, bought {:+.1}% throughput for {:+.1}% median latency",
+                    name(n),
+                    (n.ops_per_s / knee.ops_per_s - 1.0) * 100.0,
+                    (n.latency_p50_us / knee.latency_p50_us - 1.0) * 100.0
+                )
+            });
+            format!(
+                "The knee is `{}` ({:.1} a batch): {:.0} writes per second, each waiting {:.1} µs (median){next}, \
+                 less than the {:.0}% a step must buy",
+                name(knee),
+                knee.batch_mean,
+                knee.ops_per_s,
+                knee.latency_p50_us,
+                sweep.knee_gain_pct
+            )
+        }
+        None => {
+            let last = sweep.points.last().map(name).unwrap_or_default();
+            format!(
+                "No knee: every step to larger batches bought at least {:.0}% more throughput, up to `{last}`; larger \
+                 batches may buy more still",
+                sweep.knee_gain_pct
+            )
+        }
+    }
+}
+
+/// The batch sweep: a row per setting, and the knee.
+fn sweep_section(sweep: &BatchSweep, out: &mut String) -> std::fmt::Result {
+    writeln!(
+        out,
+        "### Batch size against latency and throughput
+"
+    )?;
+    writeln!(
+        out,
+        "| lane | operations a batch | µs per operation (wall) | operations per second | latency median µs | \
+         latency p99 µs |"
+    )?;
+    writeln!(out, "|---|---:|---:|---:|---:|---:|")?;
+    for p in &sweep.points {
+        writeln!(
+            out,
+            "| `{}` | {:.1} | {:.3} (`{}`) | {:.0} | {:.2} | {:.2} |",
+            p.lane, p.batch_mean, p.us_per_op, p.throughput_lane, p.ops_per_s, p.latency_p50_us, p.latency_p99_us
+        )?;
+    }
+    writeln!(
+        out,
+        "
+Throughput is each setting's clean build (wall time ÷ operations, its callers at once), latency its \
+         probed build's marks. {}.\n",
+        knee_line(sweep)
+    )
 }
 
 /// Whether a probed lane's slices are of a lane that batched (they are

@@ -85,6 +85,9 @@ fn write(d: &Decomposition, out: &mut String) -> std::fmt::Result {
             writeln!(out, "batches              {}", receipt::shared::batch_line(name, b).replace('`', ""))?;
         }
     }
+    if let Some(sweep) = &d.batch_sweep {
+        writeln!(out, "batch sweep          {}", receipt::shared::knee_line(sweep).replace('`', ""))?;
+    }
     if let Some(c) = &d.crosscheck {
         let (what, figure) = match &c.accounting {
             Some(a) => ("accounting", a.net_us),

@@ -25,7 +25,7 @@ struct Arm {
     caller_wait: Option<String>,
     coalesce: Option<bool>,
     harvest: Option<bool>,
-    /// Requests per transaction (1: off), e.g. 64.
+    /// Requests per transaction (0: off, each its own autocommit), e.g. 64.
     group_commit: Option<u16>,
     result_slot: Option<String>,
     /// `HOP:NS`, e.g. `executed:500`.
@@ -145,7 +145,7 @@ impl Arm {
             harvest: self.harvest.unwrap_or(defaults.harvest),
             group_commit: match self.group_commit {
                 Some(size) => GroupCommit::of(size)
-                    .ok_or_else(|| format!("group_commit: {size}: 1 (off) to {} requests", GroupCommit::MAX))?,
+                    .ok_or_else(|| format!("group_commit: {size}: 0 (off) or 1 to {} requests", GroupCommit::MAX))?,
                 None => defaults.group_commit,
             },
             result_slot: field::<ResultSlot>("result_slot", &self.result_slot)?.unwrap_or(defaults.result_slot),
