@@ -87,6 +87,18 @@ pub enum Warning {
         /// Its callers.
         callers: u32,
     },
+    /// The subject and the baseline ran different numbers of callers at
+    /// once: no lane arithmetic is taken between them.
+    CallersApart {
+        /// The subject's lane.
+        subject: String,
+        /// Its callers.
+        subject_callers: u32,
+        /// The baseline's lane.
+        baseline: String,
+        /// Its callers.
+        baseline_callers: u32,
+    },
     /// A lane of several callers ran blocks that gave each caller fewer
     /// than [`LEAST_OPS_PER_CALLER`] operations: a block's start (callers
     /// filling the writer's queue) and end (draining it) weigh on its

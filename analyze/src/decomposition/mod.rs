@@ -225,6 +225,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         });
     }
     let mut derived = match (subject, baseline) {
+        (Some(subject), Some(baseline)) if callers_apart(header, subject, baseline, &mut warnings) => None,
         (Some(subject), Some(baseline)) => derived::derive(References { subject, baseline, floor, handoff }),
         _ => {
             if has_reference {
@@ -341,6 +342,29 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         partial: None,
         warnings: warnings.into_iter().map(Recorded::Typed).collect(),
     }
+}
+
+/// Whether the subject and the baseline ran different numbers of callers
+/// at once (then warned of): wall time per operation is a throughput for
+/// the one and close to a latency for the other, and their difference is
+/// no hop.
+fn callers_apart(
+    header: &TraceHeader,
+    subject: &LaneBlocks,
+    baseline: &LaneBlocks,
+    warnings: &mut Vec<Warning>,
+) -> bool {
+    let callers = |lane: &LaneBlocks| crate::contention::lane_callers(header, &lane.name);
+    let (s, b) = (callers(subject), callers(baseline));
+    if s != b {
+        warnings.push(Warning::CallersApart {
+            subject: subject.name.clone(),
+            subject_callers: s,
+            baseline: baseline.name.clone(),
+            baseline_callers: b,
+        });
+    }
+    s != b
 }
 
 /// The clean build of the lane called `name`: the lane declared with the

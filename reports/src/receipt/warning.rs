@@ -141,6 +141,11 @@ fn typed(w: &Warning) -> String {
              not add up, so this receipt gives no time between marks, cross-check or indirect cost for it, and its \
              slices' shares are of their own sum (one caller gives those)"
         ),
+        Warning::CallersApart { subject, subject_callers, baseline, baseline_callers } => format!(
+            "`{subject}` ran {subject_callers} caller(s) at once and the baseline `{baseline}` {baseline_callers}: \
+             wall time per operation is a throughput with several callers and near a latency with one, so no hop, \
+             boundary or library is taken between them (give both lanes the same callers)"
+        ),
         Warning::FewOpsPerCaller { lane, callers, per_caller } => format!(
             "lane `{lane}` ran {callers} callers at once in blocks of {per_caller:.1} operations each: a block's \
              start, when the callers fill the writer's queue, and its end, when they drain it, weigh on its figure \

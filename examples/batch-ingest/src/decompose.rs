@@ -1,0 +1,140 @@
+//! The harness lane of the ingest writer, one road at a time: the writer
+//! under [`PRODUCERS`] producers, clean and probed through the road chosen.
+
+use hopscope_harness::{BoxError, HandIn, Lane, Ops, Role, Setup, Workload};
+use hopscope_probe::collector::{Collector, DEFAULT_RING_MARKS};
+use hopscope_probe::sqlite::{SqliteProbe, TransactionHops};
+use hopscope_probe::{Hop, HopLayer, HopTable, Owner, Side};
+
+use crate::{Ingest, Road};
+
+/// Events one transaction runs at most.
+pub const MAX_BATCH: usize = 64;
+
+/// Producers at once.
+pub const PRODUCERS: usize = 8;
+
+/// The hops direct marks use beyond the standard ones, at their ids in
+/// [`hops`].
+#[derive(Debug, Clone, Copy)]
+pub struct BatchHops {
+    /// BEGIN starts (once per batch).
+    pub begin: Hop,
+    /// BEGIN returned.
+    pub began: Hop,
+    /// An event's own statement starts.
+    pub executing: Hop,
+    /// COMMIT starts (once per batch).
+    pub commit: Hop,
+    /// COMMIT returned.
+    pub committed: Hop,
+}
+
+/// [`BatchHops`] at the ids [`hops`] gives them, after the standard twelve.
+pub const HOPS: BatchHops =
+    BatchHops { begin: Hop(12), began: Hop(13), executing: Hop(14), commit: Hop(15), committed: Hop(16) };
+
+/// The direct marks' hop table: the standard hops, then the batch's, the
+/// slices ending at `began`, `executed` and `committed` SQLite's.
+pub fn hops() -> HopTable {
+    let mut table = HopTable::standard();
+    for (name, owner) in [
+        ("begin", None),
+        ("began", Some(Owner::Sqlite)),
+        ("executing", None),
+        ("commit", None),
+        ("committed", Some(Owner::Sqlite)),
+    ] {
+        let hop = table.add(name, Side::Writer);
+        if let Some(owner) = owner {
+            // Declarable: cannot fail.
+            let _ = table.set_owner(hop, owner);
+        }
+    }
+    table
+}
+
+// readme-excerpt: layer
+/// The spans road's layer: each producer's `insert`, each event's
+/// `statement` (SQLite's), and the batch's `commit`, shared.
+pub fn layer() -> HopLayer {
+    HopLayer::new().caller("insert").database("statement").shared("commit").owned_by("commit", Owner::Sqlite)
+}
+// readme-excerpt: end
+
+// readme-excerpt: probe
+/// The hook road's probe: each statement marked `woke`…`executed` under
+/// the operation its thread names, each transaction one shared interval
+/// with hops of its own, declared in `table`.
+pub fn probe(table: &mut HopTable) -> SqliteProbe {
+    let transactions = TransactionHops::declare(table);
+    SqliteProbe::new(Collector::new(DEFAULT_RING_MARKS), Hop::WOKE, Hop::EXECUTED).transactions(transactions)
+}
+// readme-excerpt: end
+
+/// The writer as a lane: its producers are the harness's callers.
+struct Writer(Ingest);
+
+impl Workload for Writer {
+    fn run(&self, _caller: usize, ops: Ops) -> Result<u64, BoxError> {
+        let mut done = 0;
+        for op in ops {
+            self.0.insert(op.index(), "an event")?;
+            done += 1;
+        }
+        Ok(done)
+    }
+
+    fn hand_in(&self, hand_in: &HandIn) -> Result<(), BoxError> {
+        let hand_in = hand_in.clone();
+        Ok(self.0.on_writer(Box::new(move || hand_in.collect("writer")))?)
+    }
+}
+
+/// Open the writer marked by `road` in `setup`'s directory.
+fn open(setup: &Setup, road: Road) -> Result<Writer, BoxError> {
+    let init = setup.thread_init();
+    let probe = setup.sqlite_probe().cloned();
+    let attach = move |conn: &rusqlite::Connection| {
+        init.enter();
+        if let Some(probe) = probe {
+            let _ = probe.attach(conn);
+        }
+    };
+    Ok(Writer(Ingest::open(&setup.path("ingest.db"), MAX_BATCH, road, attach)?))
+}
+
+/// The lane of one road, and the hop table its run declares.
+pub fn lanes(road: Road) -> (Vec<Lane>, Option<HopTable>) {
+    let lane = |road| Lane::new(Role::Subject, "ingest", move |s: &Setup| open(s, road));
+    let writer = match road {
+        Road::Spans => lane(Road::Spans).probed_by_spans(layer()),
+        Road::Hook => {
+            let mut table = HopTable::standard();
+            let probe = probe(&mut table);
+            return (
+                vec![lane(Road::Hook).threads(&["writer"]).callers(PRODUCERS).probed_by_sqlite(probe)],
+                Some(table),
+            );
+        }
+        _ => lane(Road::Plain).probed(lane(Road::Marks)),
+    };
+    let table = (road != Road::Spans).then(hops);
+    (vec![writer.threads(&["writer"]).callers(PRODUCERS)], table)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_direct_marks_hops_are_declared_at_their_ids() {
+        let table = hops();
+        let named = |hop: Hop| table.get(hop).map(|d| d.name.as_str());
+        assert_eq!(named(HOPS.begin), Some("begin"));
+        assert_eq!(named(HOPS.began), Some("began"));
+        assert_eq!(named(HOPS.executing), Some("executing"));
+        assert_eq!(named(HOPS.commit), Some("commit"));
+        assert_eq!(named(HOPS.committed), Some("committed"));
+    }
+}
