@@ -11,6 +11,14 @@ fn fixture() -> Decomposition {
     Decomposition::from_json(include_str!("fixtures/result.json")).expect("fixture parses")
 }
 
+/// The fixture with a batch sweep (`decompose --group-lanes 1,4,16,64` on
+/// this project's VM), so every chart has something to draw.
+fn fixture_with_sweep() -> Decomposition {
+    let mut d = fixture();
+    d.batch_sweep = Some(serde_json::from_str(include_str!("fixtures/batch_sweep.json")).expect("sweep parses"));
+    d
+}
+
 fn temp_dir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("hopscope-reports-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -28,7 +36,7 @@ fn png_size(bytes: &[u8]) -> (u32, u32) {
 #[test]
 fn every_chart_is_a_png_of_the_documented_size_and_the_page_holds_them() {
     let dir = temp_dir("full");
-    let rendered = render(&fixture(), &dir, ChartOptions::default()).expect("renders");
+    let rendered = render(&fixture_with_sweep(), &dir, ChartOptions::default()).expect("renders");
     assert_eq!(rendered.pngs.len(), ChartKind::ALL.len());
     for png in &rendered.pngs {
         let bytes = std::fs::read(png).expect("png written");
