@@ -135,24 +135,9 @@ fn typed(w: &Warning) -> String {
         Warning::NoProbedFloor => {
             "no probed floor lane: the in-situ library figure includes the channel sends any writer pays".to_owned()
         }
-        Warning::SeveralCallers { lane, callers } => format!(
-            "lane `{lane}` ran {callers} callers at once: its slices time each write from its first mark to its last, \
-             the wait behind the other callers included, while its µs per write is wall time ÷ writes; the two need \
-             not add up, so this receipt gives no time between marks, cross-check or indirect cost for it, and its \
-             slices' shares are of their own sum (one caller gives those)"
-        ),
-        Warning::CallersApart { subject, subject_callers, baseline, baseline_callers } => format!(
-            "`{subject}` ran {subject_callers} caller(s) at once and the baseline `{baseline}` {baseline_callers}: \
-             wall time per operation is a throughput with several callers and near a latency with one, so no hop, \
-             boundary or library is taken between them (give both lanes the same callers)"
-        ),
-        Warning::FewOpsPerCaller { lane, callers, per_caller } => format!(
-            "lane `{lane}` ran {callers} callers at once in blocks of {per_caller:.1} operations each: a block's \
-             start, when the callers fill the writer's queue, and its end, when they drain it, weigh on its figure \
-             (a batching writer ran 19.3 µs per write at 2.5 each, 12.7 at 200); give each caller at least {} \
-             (`--ops`, or leave it out and the harness sizes blocks so)",
-            hopscope_analyze::warning::LEAST_OPS_PER_CALLER
-        ),
+        Warning::SeveralCallers { .. } | Warning::CallersApart { .. } | Warning::FewOpsPerCaller { .. } => {
+            callers(w).unwrap_or_default()
+        }
         Warning::InstrumentsDisagree { tolerance_us } => {
             format!("the two instruments disagree about the library's cost by more than the fixed {tolerance_us:.1} µs")
         }
@@ -166,29 +151,7 @@ fn typed(w: &Warning) -> String {
             "`{lane}`'s slices add up to a hop of {slices_hop_us:+.3} µs, its clean lanes' is {lanes_hop_us:+.3} µs: \
              more than {tolerance_us:.1} µs apart, so part of its operation lies outside its marks"
         ),
-        Warning::SliceLikeBaseline { slice, slice_us, slice_ci95: s, baseline, baseline_us, baseline_ci95: b, fix } => {
-            format!(
-                "slice `{slice}` ({slice_us:.3} µs, 95% CI {:.3}…{:.3}) is as long as the baseline `{baseline}`'s \
-                 whole operation or longer ({baseline_us:.3} µs, 95% CI {:.3}…{:.3}), yet is counted as the writer's \
-                 own work: if it is the database call, declare it so ({})",
-                s[0],
-                s[1],
-                b[0],
-                b[1],
-                declaration::sqlite_fix(fix)
-            )
-        }
-        Warning::WrongSide { declared, threads: by, caller_side, legacy_fix } => {
-            let (declared, fix) = match declared {
-                Recorded::Typed(d) => (declaration::declared(d), declaration::side_fix(d)),
-                Recorded::Sentence(phrase) => (phrase.clone(), legacy_fix.clone().unwrap_or_default()),
-            };
-            format!(
-                "{declared} but its marks come from thread {} ({}): its slices are attributed to the wrong side; {fix}",
-                threads(by),
-                if *caller_side { "not a thread that starts an operation" } else { "the caller's own thread" }
-            )
-        }
+        Warning::SliceLikeBaseline { .. } | Warning::WrongSide { .. } => declared(w).unwrap_or_default(),
         Warning::NoObserverEffect => {
             "no clean and probed build of the subject: the observer effect is not measured".to_owned()
         }
@@ -221,6 +184,63 @@ fn typed(w: &Warning) -> String {
             format!("counters unsupported on this host: {}", counters.join(", "))
         }
     }
+}
+
+/// A warning about a lane of several callers at once, in words; `None` for
+/// any other warning.
+fn callers(w: &Warning) -> Option<String> {
+    Some(match w {
+        Warning::SeveralCallers { lane, callers } => format!(
+            "lane `{lane}` ran {callers} callers at once: its slices time each write from its first mark to its last, \
+             the wait behind the other callers included, while its µs per write is wall time ÷ writes; the two need \
+             not add up, so this receipt gives no time between marks, cross-check or indirect cost for it, and its \
+             slices' shares are of their own sum (one caller gives those)"
+        ),
+        Warning::CallersApart { subject, subject_callers, baseline, baseline_callers } => format!(
+            "`{subject}` ran {subject_callers} caller(s) at once and the baseline `{baseline}` {baseline_callers}: \
+             wall time per operation is a throughput with several callers and near a latency with one, so no hop, \
+             boundary or library is taken between them (give both lanes the same callers)"
+        ),
+        Warning::FewOpsPerCaller { lane, callers, per_caller } => format!(
+            "lane `{lane}` ran {callers} callers at once in blocks of {per_caller:.1} operations each: a block's \
+             start, when the callers fill the writer's queue, and its end, when they drain it, weigh on its figure \
+             (a batching writer ran 19.3 µs per write at 2.5 each, 12.7 at 200); give each caller at least {} \
+             (`--ops`, or leave it out and the harness sizes blocks so)",
+            hopscope_analyze::warning::LEAST_OPS_PER_CALLER
+        ),
+        _ => return None,
+    })
+}
+
+/// A warning that a declaration does not fit the marks, in words; `None`
+/// for any other warning.
+fn declared(w: &Warning) -> Option<String> {
+    Some(match w {
+        Warning::SliceLikeBaseline { slice, slice_us, slice_ci95: s, baseline, baseline_us, baseline_ci95: b, fix } => {
+            format!(
+                "slice `{slice}` ({slice_us:.3} µs, 95% CI {:.3}…{:.3}) is as long as the baseline `{baseline}`'s \
+                 whole operation or longer ({baseline_us:.3} µs, 95% CI {:.3}…{:.3}), yet is counted as the writer's \
+                 own work: if it is the database call, declare it so ({})",
+                s[0],
+                s[1],
+                b[0],
+                b[1],
+                declaration::sqlite_fix(fix)
+            )
+        }
+        Warning::WrongSide { declared, threads: by, caller_side, legacy_fix } => {
+            let (declared, fix) = match declared {
+                Recorded::Typed(d) => (declaration::declared(d), declaration::side_fix(d)),
+                Recorded::Sentence(phrase) => (phrase.clone(), legacy_fix.clone().unwrap_or_default()),
+            };
+            format!(
+                "{declared} but its marks come from thread {} ({}): its slices are attributed to the wrong side; {fix}",
+                threads(by),
+                if *caller_side { "not a thread that starts an operation" } else { "the caller's own thread" }
+            )
+        }
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
