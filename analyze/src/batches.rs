@@ -20,6 +20,11 @@ pub struct BatchFigures {
     /// Operations they served (an operation served by two intervals
     /// counts in each).
     pub served: u64,
+    /// Operations served, each counted once: fewer than [`Self::served`]
+    /// when a batch marked more than one shared interval (its BEGIN and
+    /// its COMMIT apart).
+    #[serde(default)]
+    pub operations: u64,
     /// Operations per interval, over the lane.
     pub mean: f64,
     /// Size of the median interval.
@@ -49,6 +54,7 @@ pub fn batch_figures(ops: &LaneOps) -> Option<BatchFigures> {
     Some(BatchFigures {
         intervals: ops.batches.intervals,
         served: ops.batches.served,
+        operations: ops.batches.operations,
         mean,
         median: sizes.quantile(0.5)?,
         p10: sizes.quantile(0.1)?,
@@ -75,8 +81,10 @@ pub struct SweepPoint {
     pub throughput_lane: String,
     /// Operations per shared interval, mean.
     pub batch_mean: f64,
-    /// Wall time per operation, µs (median of blocks): with several
-    /// callers at once, the inverse of the throughput.
+    /// Wall time per operation, µs: the mean over the throughput lane's
+    /// blocks (its whole time over its operations, a block with a WAL
+    /// checkpoint counted as it ran). With several callers at once, the
+    /// inverse of the throughput.
     pub us_per_op: f64,
     /// Operations per second (10⁶ ÷ `us_per_op`).
     pub ops_per_s: f64,
@@ -84,6 +92,19 @@ pub struct SweepPoint {
     pub latency_p50_us: f64,
     /// And its 99th percentile, µs.
     pub latency_p99_us: f64,
+    /// Callers at once: no batch can serve more (absent in results
+    /// written before it was recorded).
+    #[serde(default)]
+    pub callers: u32,
+}
+
+impl SweepPoint {
+    /// Whether its batches were as large as its callers allow (90 % of
+    /// them or more on average): a larger cap cannot make them larger,
+    /// only more callers at once can.
+    pub fn capped_by_callers(&self) -> bool {
+        self.callers > 1 && self.batch_mean >= 0.9 * f64::from(self.callers)
+    }
 }
 
 /// Batch sizes against latency and throughput: the settings of a run's
@@ -103,25 +124,26 @@ pub struct BatchSweep {
     pub knee_gain_pct: f64,
 }
 
-/// The batch sweep of a run: every probed lane that batched, in `order`
-/// (the run's declaration: `--group-lanes` sizes ascending), with the
+/// The batch sweep of a run: every probed lane of `header` that batched,
+/// smaller batches first (the run's declaration breaking ties), with the
 /// throughput of its clean build (`clean_of`), when there are two or more.
 pub fn sweep(
     lanes: &std::collections::BTreeMap<String, crate::LaneResult>,
-    order: &[String],
+    header: &hopscope_probe::TraceHeader,
     clean_of: impl Fn(&str) -> Option<String>,
 ) -> Option<BatchSweep> {
-    let points: Vec<SweepPoint> = order
+    let mut points: Vec<SweepPoint> = header
+        .lanes
         .iter()
-        .filter_map(|name| Some((name, lanes.get(name)?)))
-        .filter_map(|(name, lane)| {
+        .filter_map(|name| {
+            let lane = lanes.get(name)?;
             let batch_mean = lane.batches.as_ref()?.mean;
             let q = &lane.op_latency_quantiles_us;
             let (latency_p50_us, latency_p99_us) = (*q.get(50)?, *q.get(99)?);
-            let throughput_lane = clean_of(name).filter(|c| lanes.get(c).is_some_and(|l| l.us_per_op.is_some()));
+            let throughput_lane = clean_of(name).filter(|c| lanes.get(c).is_some_and(|l| !l.blocks_us.is_empty()));
             let throughput_lane = throughput_lane.unwrap_or_else(|| name.clone());
-            let us_per_op = lanes.get(&throughput_lane)?.us_per_op.as_ref()?.median;
-            (us_per_op > 0.0).then(|| SweepPoint {
+            let us_per_op = mean_us_per_op(lanes.get(&throughput_lane)?)?;
+            Some(SweepPoint {
                 lane: name.clone(),
                 throughput_lane,
                 batch_mean,
@@ -129,14 +151,24 @@ pub fn sweep(
                 ops_per_s: 1e6 / us_per_op,
                 latency_p50_us,
                 latency_p99_us,
+                callers: crate::contention::lane_callers(header, name),
             })
         })
         .collect();
     if points.len() < 2 {
         return None;
     }
+    points.sort_by(|a, b| a.batch_mean.total_cmp(&b.batch_mean));
     let knee = knee(&points);
     Some(BatchSweep { points, knee, knee_gain_pct: KNEE_GAIN_PCT })
+}
+
+/// A lane's wall time per operation over its whole run, µs: the mean of
+/// its blocks' (each block runs the same number of operations).
+fn mean_us_per_op(lane: &crate::LaneResult) -> Option<f64> {
+    let n = lane.blocks_us.len();
+    let mean = lane.blocks_us.iter().map(|b| b.us_per_op).sum::<f64>() / n as f64;
+    (n > 0 && mean > 0.0 && mean.is_finite()).then_some(mean)
 }
 
 /// The knee of `points` ([`BatchSweep::knee`]): the first setting whose
@@ -158,6 +190,7 @@ mod tests {
             ops_per_s,
             latency_p50_us: 1.0,
             latency_p99_us: 2.0,
+            callers: 8,
         }
     }
 

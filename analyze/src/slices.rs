@@ -5,7 +5,7 @@ use hopscope_probe::{Edge, Hop, SliceKind, SpanEvents, SpanMachinery, TraceHeade
 use serde::{Deserialize, Serialize};
 
 use crate::accounting::Accounting;
-use crate::join::{LaneOps, Sharing, SliceSide};
+use crate::join::{LaneOps, Sharing, SliceDef, SliceSide};
 use crate::lanes::SpanSequences;
 use crate::stats::Samples;
 
@@ -84,8 +84,9 @@ pub struct SliceFigures {
     /// The cost view, µs per operation, when the lane's operations shared
     /// intervals: a shared interval divided among the operations it
     /// served, and of the writer serving the others only each one's own
-    /// step (median over blocks of each block's mean; means add up to the
-    /// writer's time per operation).
+    /// step: the mean over the lane's operations, so the writer's slices'
+    /// costs add up to its time per operation. `None` for a slice across
+    /// threads: a wait, no thread's work.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_us: Option<f64>,
 }
@@ -130,8 +131,8 @@ pub fn slice_figures(ops: &LaneOps, seed: u64) -> Vec<SliceFigures> {
                 p99_us: pooled_us(0.99),
                 outliers: pooled.tukey_outliers().unwrap_or(0),
                 share: 0.0,
-                owner: owner(def),
-                library: owner(def) == Owner::Library,
+                owner: batch_owner(ops, def),
+                library: batch_owner(ops, def) == Owner::Library,
                 machinery_us: None,
                 span_kind: None,
                 span_events: None,
@@ -140,7 +141,7 @@ pub fn slice_figures(ops: &LaneOps, seed: u64) -> Vec<SliceFigures> {
                 on_path: def.on_path,
                 within_two_grains: false,
                 sharing: def.sharing,
-                cost_us: cost_us(ops, s),
+                cost_us: cost_us(ops, def, s),
             })
         })
         .collect();
@@ -154,18 +155,21 @@ pub fn slice_figures(ops: &LaneOps, seed: u64) -> Vec<SliceFigures> {
 }
 
 /// Slice `s`'s cost view, µs per operation, when `ops` shared intervals:
-/// the median over blocks of each block's mean cost.
-fn cost_us(ops: &LaneOps, s: usize) -> Option<f64> {
-    if !ops.shares_work() {
+/// the mean over every operation of the lane (each block's mean weighted
+/// by its operations), so a cost that lands in some blocks only (a WAL
+/// checkpoint in one COMMIT of many) counts as it does in the writer's
+/// time; a median over blocks would drop it. A slice across threads is a
+/// wait (the queue, a wake), no work of either thread: it has no cost.
+fn cost_us(ops: &LaneOps, def: &SliceDef, s: usize) -> Option<f64> {
+    if !ops.shares_work() || def.side == SliceSide::Cross {
         return None;
     }
-    let mut means: Vec<f64> = ops
+    let (sum, count) = ops
         .blocks
         .iter()
-        .filter_map(|b| b.slice_cost_mean_ns.get(s).copied().flatten())
-        .map(|ns| ns / NS_PER_US)
-        .collect();
-    (!means.is_empty()).then(|| crate::stats::median_of_unsorted(&mut means))
+        .filter_map(|b| Some((b.slice_cost_mean_ns.get(s).copied().flatten()?, b.complete as f64)))
+        .fold((0.0, 0.0), |(sum, count), (mean, n)| (sum + mean * n, count + n));
+    (count > 0.0).then(|| sum / count / NS_PER_US)
 }
 
 /// Make every slice's share its mean's share of `whole_us`, the
@@ -290,6 +294,15 @@ fn kind_in_order(header: &TraceHeader, order: &[Hop], from: Hop, to: Hop) -> Opt
         SliceKind::Inside | SliceKind::Between => true,
     };
     nested.then_some(kind)
+}
+
+/// The owner of a slice of `ops` as figures show it: a slice in which an
+/// operation waits while the writer serves its batch's others
+/// ([`Sharing::Siblings`]) is a wait when a batch served more than one
+/// (its time is mostly the others' statements and replies, whatever the
+/// hop that ends it declares); else [`owner`].
+fn batch_owner(ops: &LaneOps, def: &crate::join::SliceDef) -> Owner {
+    if def.sharing == Sharing::Siblings && ops.batches.largest > 1 { Owner::Wait } else { owner(def) }
 }
 
 /// The owner of a slice: the boundary's when it crosses threads, else what

@@ -36,6 +36,7 @@ fn each_request_of_a_batch_waits_for_the_whole_commit_and_pays_its_share() {
         assert_eq!((lane.complete, lane.incomplete), (5 * size as u64, 0), "batch of {size}");
         assert_eq!(lane.batch_sizes.counts, [(size as u64, 5)], "batch sizes exact");
         assert_eq!(lane.batches.mean(), Some(size as f64));
+        assert_eq!(lane.batches.operations, 5 * size as u64, "each request counted once");
         let block = &lane.blocks[0];
         let mean = |name: &str| block.slice_mean_ns[slice(&lane, name)].expect("mean");
         let cost = |name: &str| block.slice_cost_mean_ns[slice(&lane, name)].expect("cost");
@@ -108,6 +109,63 @@ fn a_request_whose_batch_was_not_marked_is_incomplete_and_nothing_else_moves() {
     let lane = joined(vec![block]);
     assert_eq!((lane.complete, lane.incomplete), (16, 8));
     assert_eq!(lane.batch_sizes.counts, [(8, 2)]);
+}
+
+#[test]
+fn a_batch_that_marks_begin_and_commit_apart_counts_each_request_once() {
+    let steps = Steps::KNOWN;
+    let mut block = batched::block(0, 0, &steps, 8, 3, 1_000);
+    // BEGIN's two marks under an id of their own, linked to the same
+    // requests: two shared intervals per batch (a `begin` span and a
+    // `commit` span, each recording the requests it serves).
+    let hops = batched::hops();
+    let begin_hops = [hops.find("begin").expect("begin"), hops.find("began").expect("began")];
+    let apart = |id: OpId| OpId(id.0 | 1 << 40);
+    let writer = &mut block.streams[1].marks;
+    let links: Vec<Mark> =
+        writer.iter().filter_map(|m| m.link().map(|shared| Mark::serves(apart(shared), m.op))).collect();
+    for mark in writer.iter_mut().filter(|m| begin_hops.contains(&m.hop)) {
+        mark.op = apart(mark.op);
+    }
+    writer.extend(links);
+    let lane = joined(vec![block]);
+    assert_eq!((lane.complete, lane.incomplete), (24, 0));
+    assert_eq!(lane.batches.intervals, 6, "three batches, two intervals each");
+    assert_eq!(lane.batches.served, 48, "each interval served its batch's eight");
+    assert_eq!(lane.batches.operations, 24, "yet 24 requests were served");
+    assert_eq!(lane.batches.mean(), Some(8.0));
+    let cost = |name: &str| lane.blocks[0].slice_cost_mean_ns[slice(&lane, name)].expect("cost");
+    assert_eq!(cost("begin→began"), steps.begin as f64 / 8.0);
+    assert_eq!(cost("commit→committed"), steps.commit as f64 / 8.0);
+}
+
+#[test]
+fn a_lane_s_cost_view_is_its_mean_over_operations_a_slow_commit_in_one_block_included() {
+    use hopscope_analyze::slices::{Owner, slice_figures};
+    let steps = Steps::KNOWN;
+    // Three blocks of batches of 8, the last with a COMMIT ten times as
+    // long (a WAL checkpoint in it): a median over blocks would drop it.
+    let slow = Steps { commit: steps.commit * 10, ..steps };
+    let blocks = vec![
+        batched::block(0, 0, &steps, 8, 4, 1_000),
+        batched::block(0, 1, &steps, 8, 4, 1_000),
+        batched::block(0, 2, &slow, 8, 4, 1_000),
+    ];
+    let lane = joined(blocks);
+    let figures = slice_figures(&lane, 7);
+    let figure = |name: &str| figures.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no {name}"));
+    let commit = figure("commit→committed").cost_us.expect("a cost");
+    let expected = (2.0 * steps.commit as f64 + slow.commit as f64) / 3.0 / 8.0 / 1_000.0;
+    assert!((commit - expected).abs() < 1e-9, "{commit} vs {expected}");
+    // A wait across threads is no thread's work: no cost.
+    assert_eq!(figure("sent→woke").cost_us, None);
+    assert_eq!(figure("idle→received").cost_us, None);
+    // The statements of the batch's others, waited through: a wait, not
+    // the writer's own code; the shared COMMIT stays SQLite's.
+    assert_eq!(figure("began→executing").owner, Owner::Wait);
+    assert!(!figure("began→executing").library);
+    assert_eq!(figure("commit→committed").owner, Owner::Sqlite);
+    assert_eq!(figure("executing→executed").cost_us.map(|c| (c * 1e3).round()), Some(steps.statement as f64));
 }
 
 #[test]

@@ -304,7 +304,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
     }
     let drops = drops(header, scanned.dropped, joined, &mut warnings);
     let comparison = comparison(header, blocks, &roles, &per_lane, floor_stands);
-    let batch_sweep = crate::batches::sweep(&per_lane.results, &header.lanes, |name| clean_twin(header, &roles, name));
+    let batch_sweep = crate::batches::sweep(&per_lane.results, header, |name| clean_twin(header, &roles, name));
 
     Decomposition {
         schema: SCHEMA.to_owned(),

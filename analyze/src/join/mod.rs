@@ -161,6 +161,10 @@ pub struct Batches {
     pub served: u64,
     /// The most operations one interval served.
     pub largest: u64,
+    /// Operations served by at least one interval, each counted once (an
+    /// operation whose batch marked a BEGIN and a COMMIT apart is in two).
+    #[serde(default)]
+    pub operations: u64,
 }
 
 impl Batches {
@@ -174,6 +178,7 @@ impl Batches {
         self.intervals = self.intervals.saturating_add(other.intervals);
         self.served = self.served.saturating_add(other.served);
         self.largest = self.largest.max(other.largest);
+        self.operations = self.operations.saturating_add(other.operations);
     }
 }
 
@@ -413,6 +418,14 @@ fn count_batches(table: &Table, sizes: &mut BatchSizes) -> Batches {
             batches.served = batches.served.saturating_add(served);
             batches.largest = batches.largest.max(served);
             sizes.add(served);
+        }
+    }
+    // Links are sorted by member: each run of one member is one operation.
+    let mut last = None;
+    for &(member, _) in table.links() {
+        if last != Some(member) {
+            batches.operations += 1;
+            last = Some(member);
         }
     }
     batches

@@ -40,6 +40,7 @@ fn every_road_joins_each_event_to_its_commit_and_divides_its_cost() {
         let ops = r["lanes"][&lane]["ops"].as_u64().expect("ops");
         let batches = &r["lanes"][&lane]["batches"];
         assert_eq!(batches["served"].as_u64(), Some(ops), "{name}: each event served once");
+        assert_eq!(batches["operations"].as_u64(), Some(ops), "{name}: and counted once");
         let largest = batches["largest"].as_u64().expect("largest");
         assert!((1..=PRODUCERS as u64).contains(&largest), "{name}: {batches}");
         let slices = r["slices"].as_array().expect("slices");

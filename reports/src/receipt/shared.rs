@@ -18,10 +18,18 @@ pub fn batch_line(lane: &str, b: &BatchFigures) -> String {
     } else {
         format!("; a block's mean ran {low:.1}–{high:.1} (median {median:.1})")
     };
+    // A batch that marked two intervals (its BEGIN and its COMMIT) serves
+    // each operation twice: say so rather than count operations twice.
+    let operations = if b.operations > 0 { b.operations } else { b.served };
+    let each = if b.served > operations && operations > 0 {
+        format!(", each operation in {:.1} of them", b.served as f64 / operations as f64)
+    } else {
+        String::new()
+    };
     format!(
-        "`{lane}` served {} operations in {} shared intervals: {:.1} per interval (median {}, p10–p90 {}–{}, largest \
-         {}){blocks}",
-        b.served, b.intervals, b.mean, b.median, b.p10, b.p90, b.largest
+        "`{lane}` served {operations} operations in {} shared intervals{each}: {:.1} operations per interval (median \
+         {}, p10–p90 {}–{}, largest {}){blocks}",
+        b.intervals, b.mean, b.median, b.p10, b.p90, b.largest
     )
 }
 
@@ -61,44 +69,63 @@ pub(crate) fn section(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     let insitu = d.insitu_lane.as_deref().map(|lane| (lane, d.slices.as_slice()));
     let peers = d.peer_slices.iter().map(|p| (p.lane.as_str(), p.slices.as_slice()));
     for (lane, slices) in insitu.into_iter().chain(peers) {
-        let costed: Vec<&SliceFigures> = slices.iter().filter(|s| s.cost_us.is_some()).collect();
-        if !costed.is_empty() {
-            views(d, lane, &costed, out)?;
+        if shares_work(slices) {
+            views(d, lane, slices, out)?;
         }
     }
     Ok(())
 }
 
 /// The batch sweep in words: which setting is the knee, or that larger
-/// batches still bought throughput at the largest tried.
+/// batches still bought throughput at the largest tried, and when the
+/// callers, not the setting, capped the batches.
 pub fn knee_line(sweep: &BatchSweep) -> String {
     let name = |p: &SweepPoint| p.lane.trim_end_matches("-probed").to_owned();
+    let capped = |p: &SweepPoint| {
+        if p.capped_by_callers() {
+            format!(
+                "; `{}`'s batches ({:.1} a batch) were as large as its {} callers at once allow: a larger setting \
+                 cannot make them larger, more callers might",
+                name(p),
+                p.batch_mean,
+                p.callers
+            )
+        } else {
+            String::new()
+        }
+    };
     match sweep.knee.and_then(|k| Some((k, sweep.points.get(k)?))) {
         Some((k, knee)) => {
             let next = sweep.points.get(k + 1).map_or(String::new(), |n| {
                 format!(
-                    "; the next, `{}`, bought {:+.1}% throughput for {:+.1}% median latency",
+                    "; the next, `{}` ({:.1} a batch), bought {:+.1}% throughput for {:+.1}% median latency",
                     name(n),
+                    n.batch_mean,
                     (n.ops_per_s / knee.ops_per_s - 1.0) * 100.0,
                     (n.latency_p50_us / knee.latency_p50_us - 1.0) * 100.0
                 )
             });
             format!(
                 "The knee is `{}` ({:.1} a batch): {:.0} writes per second, each waiting {:.1} µs (median){next}, \
-                 less than the {:.0}% a step must buy",
+                 less than the {:.0}% a step must buy{}",
                 name(knee),
                 knee.batch_mean,
                 knee.ops_per_s,
                 knee.latency_p50_us,
-                sweep.knee_gain_pct
+                sweep.knee_gain_pct,
+                capped(knee)
             )
         }
         None => {
-            let last = sweep.points.last().map(name).unwrap_or_default();
+            let last = sweep.points.last();
             format!(
-                "No knee: every step to larger batches bought at least {:.0}% more throughput, up to `{last}`; larger \
-                 batches may buy more still",
-                sweep.knee_gain_pct
+                "No knee: every step to larger batches bought at least {:.0}% more throughput, up to `{}`{}",
+                sweep.knee_gain_pct,
+                last.map(name).unwrap_or_default(),
+                match last.map(capped) {
+                    Some(line) if !line.is_empty() => line,
+                    _ => "; larger batches may buy more still".to_owned(),
+                }
             )
         }
     }
@@ -106,11 +133,7 @@ pub fn knee_line(sweep: &BatchSweep) -> String {
 
 /// The batch sweep: a row per setting, and the knee.
 fn sweep_section(sweep: &BatchSweep, out: &mut String) -> std::fmt::Result {
-    writeln!(
-        out,
-        "### Batch size against latency and throughput
-"
-    )?;
+    writeln!(out, "### Batch size against latency and throughput\n")?;
     writeln!(
         out,
         "| lane | operations a batch | µs per operation (wall) | operations per second | latency median µs | \
@@ -126,9 +149,8 @@ fn sweep_section(sweep: &BatchSweep, out: &mut String) -> std::fmt::Result {
     }
     writeln!(
         out,
-        "
-Throughput is each setting's clean build (wall time ÷ operations, its callers at once), latency its \
-         probed build's marks. {}.\n",
+        "\nSettings in order of their batches, smallest first. Throughput is each setting's clean build (its \
+         whole wall time ÷ its operations, its callers at once), latency its probed build's marks. {}.\n",
         knee_line(sweep)
     )
 }
@@ -140,7 +162,7 @@ pub fn shares_work(slices: &[SliceFigures]) -> bool {
 }
 
 /// `lane`'s batched slices in both views, and the writer's costs summed.
-fn views(d: &Decomposition, lane: &str, costed: &[&SliceFigures], out: &mut String) -> std::fmt::Result {
+fn views(d: &Decomposition, lane: &str, slices: &[SliceFigures], out: &mut String) -> std::fmt::Result {
     writeln!(out, "### `{lane}`: what an operation waits, and what it costs\n")?;
     if let Some(line) = latency_line(d, lane) {
         writeln!(out, "{line}\n")?;
@@ -151,11 +173,12 @@ fn views(d: &Decomposition, lane: &str, costed: &[&SliceFigures], out: &mut Stri
          view, and its path slices add up to its whole time. What one operation **costs** is the other view: a \
          shared interval divided among the operations it served, and of the time it waits while the writer serves \
          the others, only the writer's step just before its own mark (or its share of the step before the batch's). \
-         Costs are means, so they add up.\n"
+         A slice across threads (the queue, a wake) is a wait and no thread's work: it has no cost. Costs are means \
+         over every operation, so they add up.\n"
     )?;
     writeln!(out, "| slice | side | kind | waits (median µs) | waits (mean µs) | costs (µs per operation) |")?;
     writeln!(out, "|---|---|---|---:|---:|---:|")?;
-    for s in costed {
+    for s in slices {
         let side = match s.side {
             SliceSide::Caller => "caller",
             SliceSide::Writer => "writer",
@@ -164,15 +187,15 @@ fn views(d: &Decomposition, lane: &str, costed: &[&SliceFigures], out: &mut Stri
         let tail = if s.on_path { "" } else { " *(off the path)*" };
         writeln!(
             out,
-            "| {}{tail} | {side} | {} | {:.3} | {} | {:.3} |",
+            "| {}{tail} | {side} | {} | {:.3} | {} | {} |",
             s.name,
             sharing_label(s.sharing),
             s.median_us,
             s.mean_us.map_or("—".to_owned(), |m| format!("{m:.3}")),
-            s.cost_us.unwrap_or(f64::NAN)
+            s.cost_us.map_or("— (a wait)".to_owned(), |c| format!("{c:.3}"))
         )?;
     }
-    writer_sum(d, lane, costed, out)
+    writer_sum(d, lane, slices, out)
 }
 
 /// Percentiles 50 and 99 of a probed lane's per-operation latency (first
@@ -199,9 +222,9 @@ fn latency_line(d: &Decomposition, lane: &str) -> Option<String> {
 
 /// The writer's costs summed, beside the lane's wall time and the writer's
 /// CPU per operation: what a throughput reasons with.
-fn writer_sum(d: &Decomposition, lane: &str, costed: &[&SliceFigures], out: &mut String) -> std::fmt::Result {
-    let writer: f64 = costed.iter().filter(|s| s.side == SliceSide::Writer).filter_map(|s| s.cost_us).sum();
-    let waits: f64 = costed.iter().filter(|s| s.side == SliceSide::Writer && s.on_path).filter_map(|s| s.mean_us).sum();
+fn writer_sum(d: &Decomposition, lane: &str, slices: &[SliceFigures], out: &mut String) -> std::fmt::Result {
+    let writer: f64 = slices.iter().filter(|s| s.side == SliceSide::Writer).filter_map(|s| s.cost_us).sum();
+    let waits: f64 = slices.iter().filter(|s| s.side == SliceSide::Writer && s.on_path).filter_map(|s| s.mean_us).sum();
     let wall = d.lanes.get(lane).and_then(|l| l.us_per_op.as_ref()).map(|s| s.median);
     let cpu = d.cpu_us_per_op.get(lane).and_then(|roles| roles.get("writer")).copied();
     write!(
@@ -220,4 +243,58 @@ fn writer_sum(d: &Decomposition, lane: &str, costed: &[&SliceFigures], out: &mut
         ". A cost is what a faster step saves the lane's throughput when the writer is its bottleneck; a wait is \
          what it saves each operation's latency.\n"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(lane: &str, batch_mean: f64, ops_per_s: f64, callers: u32) -> SweepPoint {
+        SweepPoint {
+            lane: lane.to_owned(),
+            throughput_lane: lane.to_owned(),
+            batch_mean,
+            us_per_op: 1e6 / ops_per_s,
+            ops_per_s,
+            latency_p50_us: 50.0,
+            latency_p99_us: 150.0,
+            callers,
+        }
+    }
+
+    #[test]
+    fn a_sweep_whose_batches_reached_the_callers_says_the_callers_capped_them() {
+        let capped = BatchSweep {
+            points: vec![point("b1", 1.0, 40_000.0, 6), point("b32", 5.9, 95_000.0, 6)],
+            knee: None,
+            knee_gain_pct: 5.0,
+        };
+        let line = knee_line(&capped);
+        assert!(line.contains("as large as its 6 callers at once allow"), "{line}");
+        assert!(!line.contains("may buy more still"), "{line}");
+        let open = BatchSweep {
+            points: vec![point("b1", 1.0, 40_000.0, 64), point("b32", 20.0, 95_000.0, 64)],
+            knee: None,
+            knee_gain_pct: 5.0,
+        };
+        assert!(knee_line(&open).contains("may buy more still"));
+    }
+
+    #[test]
+    fn a_batch_line_counts_an_operation_in_two_intervals_once() {
+        let b = BatchFigures {
+            intervals: 6,
+            served: 48,
+            operations: 24,
+            mean: 8.0,
+            median: 8,
+            p10: 8,
+            p90: 8,
+            largest: 8,
+            block_mean: [8.0; 3],
+            sizes: vec![(8, 6)],
+        };
+        let line = batch_line("w", &b);
+        assert!(line.starts_with("`w` served 24 operations in 6 shared intervals, each operation in 2.0"), "{line}");
+    }
 }
