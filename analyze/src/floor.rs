@@ -76,6 +76,11 @@ pub enum FloorRefusal {
         subject: String,
         /// `subject − floor`, paired by round, µs.
         library: Difference,
+        /// Operations per shared interval of the subject's marks, when it
+        /// batched (more than one) and the floor did not: a batching
+        /// subject's floor batches the same way.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        subject_batches: Option<f64>,
     },
     /// The floor costs less than the baseline beyond the CI and the bar.
     FasterThanBaseline {
@@ -117,7 +122,9 @@ pub fn refusal(facts: &FloorFacts<'_>) -> Option<FloorRefusal> {
     let (floor, subject) = (facts.floor.to_owned(), facts.subject.to_owned());
     let bar = SLOWER_BY.0.max(SLOWER_BY.1 * facts.subject_us);
     if let Some(library) = facts.library.filter(|l| l.ci95[1] < 0.0 && l.median < -bar) {
-        return Some(FloorRefusal::SlowerThanSubject { floor, subject, library: *library });
+        let batches = |ops: Option<&LaneOps>| ops.and_then(|o| o.batches.mean()).filter(|m| *m > 1.0);
+        let subject_batches = batches(facts.subject_marks).filter(|_| batches(facts.floor_marks).is_none());
+        return Some(FloorRefusal::SlowerThanSubject { floor, subject, library: *library, subject_batches });
     }
     if let Some((baseline, boundary)) = facts.boundary.filter(|(_, b)| b.ci95[1] < 0.0 && b.median < -bar) {
         return Some(FloorRefusal::FasterThanBaseline { floor, baseline: baseline.to_owned(), boundary: *boundary });
@@ -239,7 +246,12 @@ mod tests {
         let why = check(&hops, Some(&hops), Some(slower)).expect("refused");
         assert_eq!(
             why,
-            FloorRefusal::SlowerThanSubject { floor: "floor".into(), subject: "subject".into(), library: slower }
+            FloorRefusal::SlowerThanSubject {
+                floor: "floor".into(),
+                subject: "subject".into(),
+                library: slower,
+                subject_batches: None
+            }
         );
         let tie = Difference { median: -0.06, ci95: [-0.25, 0.13], rounds: 100 };
         assert_eq!(check(&hops, Some(&hops), Some(tie)), None);

@@ -64,8 +64,13 @@ where
     let between = d.coverage.as_ref().map(between_marks);
     let (mut bars, end) = bars(d, between.as_ref());
     let names = lane_names(d);
+    // With several callers at once a lane's wall time per write is a
+    // throughput and the slices one write's latency: no line of one on
+    // the scale of the other.
+    let several = several_callers(d);
     let references: Vec<(&str, f64, RGBColor)> = [Role::Baseline, Role::Floor, Role::Subject]
         .into_iter()
+        .filter(|_| several.is_none())
         .filter_map(|role| {
             let lane = d.derived.as_ref()?.lane(role)?;
             let median = d.lanes.get(lane)?.us_per_op?.median;
@@ -130,7 +135,19 @@ where
 
     let (zoom, key) = right.split_vertically((f64::from(h) * 0.62) as i32);
     zoomed_panel(&zoom, d, &bars, w)?;
-    legend_panel(&key, d, &references, w)
+    legend_panel(&key, d, &references, several, w)
+}
+
+/// The callers of the sliced lane, when it ran more than one at once.
+fn several_callers(d: &Decomposition) -> Option<u32> {
+    d.warnings.iter().filter_map(|w| w.typed()).find_map(|w| match w {
+        hopscope_analyze::warning::Warning::SeveralCallers { lane, callers }
+            if d.insitu_lane.as_ref() == Some(lane) =>
+        {
+            Some(*callers)
+        }
+        _ => None,
+    })
 }
 
 /// The slices too small to see at full scale, each from zero on a scale of
@@ -230,6 +247,7 @@ fn legend_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     d: &Decomposition,
     references: &[(&str, f64, RGBColor)],
+    several: Option<u32>,
     w: u32,
 ) -> DrawResult
 where
@@ -255,6 +273,15 @@ where
         }
         area.draw(&Text::new(format!("lane {lane}: {median:.2} µs/write"), (x + size * 3 / 2, y), text.clone()))?;
         y += step;
+    }
+    if let Some(callers) = several {
+        // Two lines: the panel is narrow.
+        let lines =
+            [format!("{callers} callers at once: one write's latency;"), "lanes' wall ÷ writes not drawn".into()];
+        for line in lines {
+            area.draw(&Text::new(line, (x, y), text.clone()))?;
+            y += step;
+        }
     }
     Ok(())
 }

@@ -202,8 +202,15 @@ fn at(s: &SliceProfile, pct: f64) -> Option<&Point> {
 /// (a ratio of noise to a change of a few ns says nothing).
 /// Changes below [`MIN_REACH_NS`] show none either: a real slowdown of a
 /// few ns costs at least a clock read or two.
+/// With its CI (the saving's over the time taken off), so a reach past 1
+/// reads as what it is: a lane that responded more than in proportion
+/// when the CI lies past 1, noise when it spans it.
 fn reach(q: &Point) -> String {
-    if q.saved_ns.excludes_zero() && q.taken() >= MIN_REACH_NS { format!("{:.2}", q.reach) } else { "–".to_owned() }
+    if !(q.saved_ns.excludes_zero() && q.taken() >= MIN_REACH_NS) {
+        return "–".to_owned();
+    }
+    let [low, high] = q.saved_ns.ci95.map(|ns| ns / q.taken());
+    format!("{:.2} ({low:.2}…{high:.2})", q.reach)
 }
 
 /// Smallest change whose reach is shown, ns.

@@ -61,13 +61,22 @@ fn partial_cause(cause: &Recorded<PartialCause>) -> String {
 /// Why a floor cannot stand for the boundary, and what makes it one.
 pub fn floor_refusal(r: &FloorRefusal) -> String {
     match r {
-        FloorRefusal::SlowerThanSubject { floor, subject, library: l } => format!(
-            "the floor `{floor}` is slower than the subject `{subject}` ({subject} − {floor} {:+.3} µs per op, 95% \
-             CI {:+.3}…{:+.3}): a floor is the subject's path without its own machinery and cannot cost more, so \
-             there is no library figure and no cross-check. Give the floor the subject's statement, thread and wait, \
-             and nothing else",
-            l.median, l.ci95[0], l.ci95[1]
-        ),
+        FloorRefusal::SlowerThanSubject { floor, subject, library: l, subject_batches } => {
+            let fix = match subject_batches {
+                Some(m) => format!(
+                    "The subject batches ({m:.1} operations a shared interval) and the floor does not: give the floor \
+                     the subject's batching (one transaction for what one drain holds) over a bare channel and reply, \
+                     and nothing else"
+                ),
+                None => "Give the floor the subject's statement, thread and wait, and nothing else".to_owned(),
+            };
+            format!(
+                "the floor `{floor}` is slower than the subject `{subject}` ({subject} − {floor} {:+.3} µs per op, \
+                 95% CI {:+.3}…{:+.3}): a floor is the subject's path without its own machinery and cannot cost \
+                 more, so there is no library figure and no cross-check. {fix}",
+                l.median, l.ci95[0], l.ci95[1]
+            )
+        }
         FloorRefusal::FasterThanBaseline { floor, baseline, boundary: b } => format!(
             "the floor `{floor}` is faster than the baseline `{baseline}` ({floor} − {baseline} {:+.3} µs per op, \
              95% CI {:+.3}…{:+.3}): a floor runs the baseline's statement across a thread boundary and cannot cost \
