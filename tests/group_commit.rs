@@ -83,6 +83,10 @@ fn an_ab_of_group_commit_names_the_figure_it_judged() {
             serde_json::from_str(&std::fs::read_to_string(out_dir.join("ab.json")).expect("ab.json")).expect("json");
         assert_eq!(ab["outcome"]["figure"]["kind"], kind);
         assert_eq!(ab["outcome"]["figure"]["callers"], 8);
+        // 160 a block is 20 for each of eight callers: the spec's size
+        // stands, and is warned of.
+        let few = |w: &serde_json::Value| w["warning"] == "few_ops_per_caller" && w["callers"] == 8;
+        assert!(ab["warnings"].as_array().expect("warnings").iter().any(few), "{}", ab["warnings"]);
         let receipt = std::fs::read_to_string(out_dir.join("receipt.md")).expect("receipt");
         assert!(receipt.contains("Judged on each block's") && receipt.contains("8 callers at once"), "{receipt}");
     }

@@ -118,6 +118,11 @@ pub fn judge_trace(trace: &AbTrace, rule: &Rule) -> Experiment {
     if trace.marks_dropped > 0 {
         warnings.push(Recorded::Typed(Warning::MarksLost { count: trace.marks_dropped }));
     }
+    // A spec's block size stands (it was registered), but a block that
+    // gives each of several callers few operations weighs its queue's
+    // filling and draining in: said, as a decomposition says it.
+    let few = trace.lanes.iter().filter_map(|lane| crate::decomposition::lane::few_per_caller(&trace.header, lane));
+    warnings.extend(few.map(Recorded::Typed));
     Experiment {
         schema: AB_SCHEMA.to_owned(),
         name: get(RunFact::SpecName),

@@ -4,7 +4,7 @@
 
 mod derived;
 mod insitu;
-mod lane;
+pub(crate) mod lane;
 mod partial;
 mod peers;
 mod result;

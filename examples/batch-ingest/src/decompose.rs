@@ -30,6 +30,7 @@ pub struct BatchHops {
     pub committed: Hop,
 }
 
+// readme-excerpt: hops
 /// [`BatchHops`] at the ids [`hops`] gives them, after the standard twelve.
 pub const HOPS: BatchHops =
     BatchHops { begin: Hop(12), began: Hop(13), executing: Hop(14), commit: Hop(15), committed: Hop(16) };
@@ -53,12 +54,16 @@ pub fn hops() -> HopTable {
     }
     table
 }
+// readme-excerpt: end
 
 // readme-excerpt: layer
 /// The spans road's layer: each producer's `insert`, each event's
-/// `statement` (SQLite's), and the batch's `commit`, shared.
+/// `statement` (SQLite's), and the batch's `begin` and `commit`, shared
+/// and SQLite's too.
 pub fn layer() -> HopLayer {
-    HopLayer::new().caller("insert").database("statement").shared("commit").owned_by("commit", Owner::Sqlite)
+    let layer = HopLayer::new().caller("insert").database("statement");
+    let layer = layer.shared("begin").owned_by("begin", Owner::Sqlite);
+    layer.shared("commit").owned_by("commit", Owner::Sqlite)
 }
 // readme-excerpt: end
 
@@ -72,6 +77,7 @@ pub fn probe(table: &mut HopTable) -> SqliteProbe {
 }
 // readme-excerpt: end
 
+// readme-excerpt: workload
 /// The writer as a lane: its producers are the harness's callers.
 struct Writer(Ingest);
 
@@ -90,6 +96,7 @@ impl Workload for Writer {
         Ok(self.0.on_writer(Box::new(move || hand_in.collect("writer")))?)
     }
 }
+// readme-excerpt: end
 
 /// Open the writer marked by `road` in `setup`'s directory.
 fn open(setup: &Setup, road: Road) -> Result<Writer, BoxError> {

@@ -81,16 +81,19 @@ mod marked {
     // readme-excerpt: end
 
     // readme-excerpt: spans
-    /// Spans: each event's statement in a `statement` span, and one
-    /// `commit` span (`HopLayer::shared`) recording every event it serves.
+    /// Spans: the batch's `begin` and `commit` spans (`HopLayer::shared`),
+    /// each recording every event it serves, and each event's statement in
+    /// a `statement` span.
     fn spans(conn: &Connection, batch: &[Request]) -> Outcomes {
-        conn.execute_batch("BEGIN IMMEDIATE")?;
-        let statement = |r: &Request| tracing::info_span!("statement", op = r.op).in_scope(|| insert(conn, r));
-        let ids = batch.iter().map(statement).collect();
+        let begin = tracing::info_span!("begin", serves = tracing::field::Empty);
         let commit = tracing::info_span!("commit", serves = tracing::field::Empty);
         for r in batch {
+            begin.record("serves", r.op);
             commit.record("serves", r.op);
         }
+        begin.in_scope(|| conn.execute_batch("BEGIN IMMEDIATE"))?;
+        let statement = |r: &Request| tracing::info_span!("statement", op = r.op).in_scope(|| insert(conn, r));
+        let ids = batch.iter().map(statement).collect();
         commit.in_scope(|| conn.execute_batch("COMMIT"))?;
         Ok(ids)
     }

@@ -155,6 +155,8 @@ impl RunArgs {
             plan.ops_per_caller = None;
         }
         plan.samples = self.samples.unwrap_or(plan.samples);
+        // A number asked for stands, however the blocks grow.
+        plan.fixed_samples |= self.samples.is_some();
         plan.passes = self.passes.unwrap_or(plan.passes);
         plan.warmup_blocks = self.warmup.unwrap_or(plan.warmup_blocks);
         plan.placement = self.placement.unwrap_or(plan.placement);

@@ -32,7 +32,7 @@ use crate::runner::{self, RunSummary};
 use crate::spec::{ExperimentSpec, SpecError};
 use crate::{ab, rundir, summary};
 
-/// A program's lanes and how to run them: see the [module docs](self).
+/// A program's lanes and how to run them: see the [crate docs](crate).
 #[derive(Debug)]
 pub struct Harness {
     name: String,
@@ -93,7 +93,9 @@ impl Harness {
         Ok(Harness::with_args(name, Cli::try_parse_from(args)?.run))
     }
 
-    /// Declare a lane; lanes alternate in declaration order, rotated.
+    /// Declare a lane. Lanes take turns block by block in the plan's order
+    /// ([`crate::Order`]: balanced by default, so each lane follows every
+    /// other equally often); the declaration order names them in reports.
     pub fn lane(mut self, lane: impl Into<Lane>) -> Harness {
         self.lanes.push(lane.into());
         self

@@ -45,7 +45,7 @@ pub(crate) struct Build {
     pub(crate) spans: Option<crate::spans::SpanBuild>,
 }
 
-/// A lane to run: see the [module docs](self).
+/// A lane to run: see the [crate docs](crate).
 #[derive(Clone)]
 pub struct Lane {
     pub(crate) name: String,

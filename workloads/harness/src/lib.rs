@@ -111,7 +111,7 @@ pub use lane::{Lane, MAX_CALLERS, MAX_NAME_BYTES};
 pub use placement::{Pin, Placement};
 pub use plan::{
     DEFAULT_BLOCK_DEADLINE, DEFAULT_MARKS_PER_OP, DEFAULT_SETTLE, MAX_BLOCKS_PER_LANE, MAX_BUFFER_MARKS,
-    MAX_OPS_PER_BLOCK, MAX_SETTLE, MIN_OPS_PER_CALLER, Order, Plan, shuffled,
+    MAX_OPS_PER_BLOCK, MAX_SETTLE, MIN_OPS_PER_CALLER, MIN_SCALED_SAMPLES, Order, Plan, shuffled,
 };
 pub use runner::RunSummary;
 #[cfg(feature = "tracing")]

@@ -53,7 +53,19 @@ pub struct Plan {
     /// a spec's pre-registered size), and the receipt warns of a block that
     /// gave a caller fewer.
     pub ops_per_caller: Option<u64>,
+    /// Whether `samples` stands whatever the lanes' blocks grow to (a number
+    /// asked for: `--samples`). Otherwise, when blocks grow to give several
+    /// callers their share ([`Plan::ops_per_caller`]), each pass takes that
+    /// many times fewer samples, at least [`MIN_SCALED_SAMPLES`]: the
+    /// careful plan's 500 samples of 20 operations, run as 500 of 600 for
+    /// six callers, had taken three minutes and an 860 MB trace where one
+    /// caller's takes ten seconds ([`Plan::scaled_for`]).
+    pub fixed_samples: bool,
 }
+
+/// The fewest samples a pass keeps when its blocks grew for several callers
+/// ([`Plan::fixed_samples`]): with four passes, 100 rounds.
+pub const MIN_SCALED_SAMPLES: u32 = 25;
 
 /// Operations per caller a block of several callers runs at least, by
 /// default ([`Plan::ops_per_caller`]).
@@ -121,7 +133,24 @@ impl Plan {
             marks_per_op: DEFAULT_MARKS_PER_OP,
             hops: HopTable::standard(),
             ops_per_caller: Some(MIN_OPS_PER_CALLER),
+            fixed_samples: false,
         }
+    }
+
+    /// The plan for lanes of `callers` callers at most: its samples divided
+    /// by how much their blocks grew beyond `ops_per_block`
+    /// ([`Plan::ops_for`]), never below [`MIN_SCALED_SAMPLES`] nor above
+    /// the plan's own, unless `fixed_samples`. A lane then runs about the
+    /// operations the plan meant, in fewer, longer blocks.
+    pub fn scaled_for(&self, callers: usize) -> Plan {
+        let grown = self.ops_for(callers);
+        if self.fixed_samples || grown <= self.ops_per_block || self.ops_per_block == 0 {
+            return self.clone();
+        }
+        let scaled = u64::from(self.samples).saturating_mul(self.ops_per_block).div_ceil(grown);
+        let floor = self.samples.min(MIN_SCALED_SAMPLES);
+        let samples = u32::try_from(scaled).unwrap_or(self.samples).clamp(floor, self.samples);
+        Plan { samples, ..self.clone() }
     }
 
     /// Operations in each block of a lane of `callers` callers: at least
@@ -383,6 +412,22 @@ mod tests {
         assert!(Plan { settle: Duration::ZERO, ..Plan::quick() }.check().is_ok());
         let huge = Plan { ops_per_block: MAX_OPS_PER_BLOCK, marks_per_op: 1 << 16, ..Plan::quick() };
         assert_eq!(huge.marks_per_block(1), MAX_BUFFER_MARKS, "a thread's buffer is capped");
+    }
+
+    #[test]
+    fn blocks_grown_for_several_callers_take_fewer_samples_unless_told_how_many() {
+        let careful = Plan::careful();
+        assert_eq!(careful.scaled_for(1), careful, "one caller: as planned");
+        // Six callers: blocks of 600, not 20, so a thirtieth of the samples,
+        // kept at 25 a pass.
+        assert_eq!(careful.scaled_for(6).samples, MIN_SCALED_SAMPLES);
+        assert_eq!(careful.scaled_for(2).samples, 50, "blocks of 200: a tenth");
+        let quick = Plan::quick();
+        assert_eq!(quick.scaled_for(8).samples, 20, "never below the floor, nor the plan's own");
+        let told = Plan { fixed_samples: true, ..careful.clone() };
+        assert_eq!(told.scaled_for(6).samples, 500);
+        let exact = Plan { ops_per_caller: None, ..careful.clone() };
+        assert_eq!(exact.scaled_for(6).samples, 500, "blocks that do not grow keep their samples");
     }
 
     #[test]

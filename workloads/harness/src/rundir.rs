@@ -83,7 +83,7 @@ pub fn create_unlinked(out: Option<&Path>, kind: &str) -> Result<PathBuf, RunErr
 /// Point the output root's link `link` at the run directory `dir`: by its
 /// name when it sits in the output root, else (an `--out` elsewhere) by its
 /// full path, as the index's `latest` follows the newest run wherever it
-/// went. Best effort, as [`relink`].
+/// went. Best effort, as relinking `latest` is.
 pub fn link_to(dir: &Path, link: &str) {
     let runs = runs_dir();
     let inside = dir.parent().is_some_and(|parent| parent == runs);

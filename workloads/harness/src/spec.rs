@@ -158,6 +158,7 @@ impl ExperimentSpec {
             placement,
             // Pre-registered: the spec's size, whatever the callers.
             ops_per_caller: None,
+            fixed_samples: true,
             ..Plan::careful()
         };
         plan.check().map_err(|e| fail(format!("run: {e}")))?;

@@ -45,7 +45,7 @@ const HEADER_ROOM: usize = 0;
 pub const MAX_TRACE_LANES: usize = 256;
 
 /// The directory under a run's directory that holds each lane's own
-/// directory ([`Setup::dir`]), removed when the run ends.
+/// directory ([`Setup::dir`](crate::Setup::dir)), removed when the run ends.
 pub const LANES_DIR: &str = "lanes";
 
 /// Most distinct thread roles in one run, over all lanes.
@@ -71,7 +71,7 @@ pub struct RunSummary {
 static ONE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Run `lanes` under `plan`, writing `trace.hop` and one directory per trace
-/// lane (`lanes/<name>/`, handed to the lane as [`Setup::dir`], removed at
+/// lane (`lanes/<name>/`, handed to the lane as [`Setup::dir`](crate::Setup::dir), removed at
 /// the end) under `dir`, which no other run may use meanwhile (it is
 /// locked). A signal caught by [`crate::interrupt`] stops the run after the
 /// block in progress.
@@ -87,6 +87,9 @@ pub fn run(
 ) -> Result<RunSummary, RunError> {
     // This thread hands out the blocks: its waits are read apart.
     crate::sched::set_driver();
+    // Blocks grown for several callers: fewer samples, about the plan's
+    // operations per lane.
+    let plan = &plan.scaled_for(lanes.iter().map(|l| l.callers).max().unwrap_or(1));
     let mut meta = meta;
     let lanes_n = lanes.iter().map(|l| l.trace_lanes().count()).sum::<usize>();
     meta.record(RunFact::PlannedBlocks, planned_blocks(plan, lanes_n).to_string());
