@@ -218,3 +218,62 @@ fn a_timeline_draws_each_batch_once_with_an_arrow_from_every_request_it_serves()
     assert!(end < 10_000_000, "{end} ns");
     let _ = commit;
 }
+
+#[test]
+fn a_timeline_draws_a_begin_and_a_commit_of_their_own_each_with_its_arrows() {
+    use hopscope_analyze::timeline::{self, Cut, SliceKind};
+    // A span road's batch: BEGIN and COMMIT are two shared spans, each of
+    // its own id linked to every request, and the writer marks nothing of
+    // a request before the BEGIN (no wake mark).
+    let mut block = batched::block(0, 0, &Steps::KNOWN, 8, 2, 1_000);
+    let t0 = trace(Vec::new());
+    let (commit, committed) =
+        (t0.header.hops.find("commit").expect("hop"), t0.header.hops.find("committed").expect("hop"));
+    let second = |id: OpId| OpId(id.0 ^ (1 << 61));
+    for stream in &mut block.streams {
+        let mut links = Vec::new();
+        for mark in &mut stream.marks {
+            if let Some(interval) = mark.link() {
+                links.push(Mark::serves(second(interval), mark.op));
+            } else if mark.hop == commit || mark.hop == committed {
+                mark.op = second(mark.op);
+            }
+        }
+        stream.marks.retain(|m| m.hop != hopscope_probe::Hop::WOKE || m.is_link());
+        stream.marks.extend(links);
+    }
+    let t = trace(vec![block]);
+    let blocks = timeline::blocks(&t, Cut::default());
+    let slices = &blocks[0].slices;
+    let count = |name: &str| slices.iter().filter(|s| s.name == name && s.kind == SliceKind::Step).count();
+    assert_eq!((count("begin→began"), count("commit→committed")), (2, 2), "each interval once per batch");
+    let arrivals = |hop: &str| {
+        slices
+            .iter()
+            .filter(|s| s.kind == SliceKind::Anchor && s.name == hop && s.flow.is_some_and(|f| f.incoming))
+            .count()
+    };
+    assert_eq!((arrivals("begin"), arrivals("commit")), (16, 16), "an arrow from every request into each");
+}
+
+#[test]
+fn shared_intervals_linked_to_no_operation_leave_every_one_incomplete_and_say_so() {
+    // The road dropped every link (a span switch that did not pass
+    // `follows_from` on): no request has the batch's BEGIN or COMMIT.
+    let mut block = batched::block(0, 0, &Steps::KNOWN, 8, 5, 1_000);
+    for stream in &mut block.streams {
+        stream.marks.retain(|m| m.link().is_none());
+    }
+    let t = trace(vec![block]);
+    let lane = join::join(&t).remove(0);
+    // The 40 requests, and the 5 batches now read as operations of their own.
+    assert_eq!((lane.complete, lane.incomplete), (0, 45));
+    let d = hopscope_analyze::decompose(&t).expect("decomposes");
+    let said = d.warnings.iter().filter_map(|w| w.typed()).find_map(|w| match w {
+        hopscope_analyze::warning::Warning::IncompleteOps { lane, incomplete, complete } => {
+            Some((lane.clone(), *incomplete, *complete))
+        }
+        _ => None,
+    });
+    assert_eq!(said, Some(("batched-probed".to_owned(), 45, 0)), "{:#?}", d.warnings);
+}

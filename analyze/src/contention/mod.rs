@@ -435,9 +435,7 @@ mod tests {
                 (ReadingKey::named("caller.run_queue_ns"), rq_ns.iter().map(|r| r / 4.0).collect()),
                 (ReadingKey::named("writer.run_queue_ns"), rq_ns.iter().map(|r| 3.0 * r / 4.0).collect()),
             ]),
-            span_machinery_ns: BTreeMap::new(),
-            span_edges_ns: BTreeMap::new(),
-            span_sequences: BTreeMap::new(),
+            ..LaneBlocks::default()
         }
     }
 

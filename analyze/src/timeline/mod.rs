@@ -209,13 +209,21 @@ impl Timeline {
         let mut served: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
         for (op, marks) in ops.into_iter().take(usize::try_from(budget).unwrap_or(usize::MAX)) {
             self.kept[lane] += 1;
-            let by = shared.iter().find(|(_, members)| members.contains(&op)).map(|(id, _)| *id);
-            let threads: Vec<u16> = by.and_then(|id| intervals.get(&id)).map_or_else(Vec::new, |m| threads_of(m));
-            if let Some(id) = by {
-                served.entry(id).or_default().push(op);
+            // Every interval that serves it: a batch's BEGIN and its COMMIT
+            // are two, each drawn with an arrow from each of its operations.
+            let by: Vec<(u64, &Vec<(u16, Mark)>)> = shared
+                .iter()
+                .filter(|(_, members)| members.contains(&op))
+                .filter_map(|(id, _)| Some((*id, intervals.get(id)?)))
+                .collect();
+            let mut threads: Vec<u16> = by.iter().flat_map(|(_, m)| threads_of(m)).collect();
+            threads.sort_unstable();
+            threads.dedup();
+            for (id, _) in &by {
+                served.entry(*id).or_default().push(op);
             }
             self.operation(block.lane, op, marks.clone(), &threads, &mut slices);
-            if let Some(interval) = by.and_then(|id| intervals.get(&id)) {
+            for (_, interval) in by {
                 self.serves(block.lane, (op, &marks), interval, &mut slices);
             }
         }
@@ -240,9 +248,12 @@ impl Timeline {
 
     /// Flow arrows from operation `op` (its `marks`) into the shared
     /// interval that serves it (`interval`'s marks): from the operation's
-    /// last mark before the interval starts, on the interval's thread, to an
-    /// anchor of its own at the interval's first mark, so each operation's
-    /// arrow reaches the interval (many into one).
+    /// last mark before the interval starts, on the interval's thread when
+    /// it has one there (the wake), else on any (a span road's writer
+    /// marks nothing of a request before the batch's BEGIN: the arrow
+    /// leaves its caller), to an anchor of its own at the interval's first
+    /// mark, so each operation's arrow reaches the interval (many into
+    /// one).
     fn serves(
         &mut self,
         lane: u16,
@@ -251,12 +262,13 @@ impl Timeline {
         out: &mut Vec<TimelineSlice>,
     ) {
         let Some(&(thread, first)) = interval.iter().min_by_key(|(_, m)| m.ticks) else { return };
-        let before = marks.iter().filter(|(t, m)| *t == thread && m.ticks <= first.ticks).max_by_key(|(_, m)| m.ticks);
-        let Some(&(_, from)) = before else { return };
+        let earlier = || marks.iter().filter(|(_, m)| m.ticks <= first.ticks);
+        let before = earlier().filter(|(t, _)| *t == thread).max_by_key(|(_, m)| m.ticks);
+        let Some(&(from_thread, from)) = before.or_else(|| earlier().max_by_key(|(_, m)| m.ticks)) else { return };
         let id = self.next_flow;
         self.next_flow += 1;
         let mut anchors = FxHashMap::default();
-        let source = self.anchor(out, &mut anchors, (lane, thread, op), from.hop, from.ticks.0);
+        let source = self.anchor(out, &mut anchors, (lane, from_thread, op), from.hop, from.ticks.0);
         out[source].flow = Some(FlowEnd { id, incoming: false, outgoing: true });
         let target = self.anchor(out, &mut anchors, (lane, thread, first.op.0), first.hop, first.ticks.0);
         out[target].flow = Some(FlowEnd { id, incoming: true, outgoing: false });

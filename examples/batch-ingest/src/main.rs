@@ -21,15 +21,8 @@ fn main() -> std::process::ExitCode {
         }
         _ => Road::Marks,
     };
-    let harness = match hopscope_harness::Harness::try_from_args("batch-ingest", args) {
-        Ok(harness) => harness,
-        Err(err) => {
-            eprintln!("batch-ingest: {}", hopscope_harness::one_line(&err));
-            return std::process::ExitCode::from(2);
-        }
-    };
+    let mut harness = hopscope_harness::Harness::from_args_of("batch-ingest", args);
     let (lanes, hops) = batch_ingest::decompose::lanes(road);
-    let mut harness = harness;
     if let Some(hops) = hops {
         harness = harness.hops(hops);
     }

@@ -145,7 +145,14 @@ impl Subscriber for SubscriberSwitch {
         }
     }
 
-    fn record_follows_from(&self, _span: &Id, _follows: &Id) {}
+    fn record_follows_from(&self, span: &Id, follows: &Id) {
+        // Both spans of one subscriber: a link across two is no link.
+        if let (Some((subscriber, id)), Some((other, follows))) = (self.owner(span), self.owner(follows))
+            && std::ptr::eq(subscriber, other)
+        {
+            subscriber.record_follows_from(&id, &follows);
+        }
+    }
 
     fn event(&self, _event: &Event<'_>) {}
 

@@ -137,6 +137,12 @@ impl<S: Subscriber> Layer<S> for LayerSwitch {
         }
     }
 
+    fn on_follows_from(&self, span: &Id, follows: &Id, _ctx: Context<'_, S>) {
+        if let Some(layer) = self.active() {
+            layer.follows(span.into_u64(), follows.into_u64(), |id| layer.live.find(id));
+        }
+    }
+
     fn on_enter(&self, id: &Id, _ctx: Context<'_, S>) {
         if let Some(layer) = self.active() {
             layer.enter(id);

@@ -392,27 +392,50 @@ fn links_and_commit(layer: &HopLayer, drained: &Drained) -> (Vec<(u64, u64)>, Ve
     (links, commit)
 }
 
+/// How a test reaches a layer: directly, or through the switches the
+/// harness installs globally (a link the switch drops is lost to a
+/// harness run however well the layer makes it).
+#[derive(Debug, Clone, Copy)]
+enum Path {
+    Layer,
+    Profiling,
+    LayerSwitch,
+    SubscriberSwitch,
+}
+
+fn dispatch_for(layer: &HopLayer, path: Path) -> tracing::Dispatch {
+    match path {
+        Path::Layer => tracing::Dispatch::new(tracing_subscriber::registry().with(layer.clone())),
+        Path::Profiling => tracing::Dispatch::new(layer.clone().subscriber()),
+        Path::LayerSwitch => {
+            let switch = LayerSwitch::new();
+            let index = switch.add(layer);
+            switch.activate(Some(index));
+            tracing::Dispatch::new(tracing_subscriber::registry().with(switch))
+        }
+        Path::SubscriberSwitch => {
+            let switch = super::SubscriberSwitch::new();
+            let number = switch.add(layer).expect("room for a layer");
+            switch.activate(Some(number));
+            tracing::Dispatch::new(switch)
+        }
+    }
+}
+
 #[test]
 fn a_shared_span_marks_once_under_its_own_id_and_links_each_operation_it_serves() {
     for by_follows in [false, true] {
-        for profiling in [false, true] {
+        for path in [Path::Layer, Path::Profiling, Path::LayerSwitch, Path::SubscriberSwitch] {
+            let profiling = format!("{path:?}");
             let layer = HopLayer::new().database("execute").shared("commit").owned_by("commit", Owner::Sqlite);
             assert_eq!(layer.problem(), None);
-            let dispatch = if profiling {
-                tracing::Dispatch::new(layer.clone().subscriber())
-            } else {
-                tracing::Dispatch::new(tracing_subscriber::registry().with(layer.clone()))
-            };
+            let dispatch = dispatch_for(&layer, path);
             batch(&dispatch, by_follows);
             let (links, commit) = links_and_commit(&layer, &layer.collector().drain());
             let shared = commit.first().copied().expect("the commit span marked");
             assert_eq!(commit, [shared, shared], "enter and exit, once, under one id");
             assert!(shared & SHARED_ID_BIT != 0, "an id of its own, apart from the ops': {shared:#x}");
-            assert_eq!(
-                links,
-                [(1, shared), (2, shared), (3, shared)],
-                "follows_from {by_follows}, profiling {profiling}"
-            );
+            assert_eq!(links, [(1, shared), (2, shared), (3, shared)], "follows_from {by_follows}, path {profiling}");
             assert_eq!(layer.unlinked(), 0);
         }
     }

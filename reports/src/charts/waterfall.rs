@@ -333,7 +333,7 @@ fn owner_label(owner: Owner) -> &'static str {
         Owner::Boundary => "thread boundary (wake, transport)",
         Owner::Tail => "tails (a thread's closing work)",
         Owner::Caller => "the caller's own code",
-        Owner::Wait => "a wait (the other thread's work, unsplit)",
+        Owner::Wait => "a wait (others' work: the other thread's, or the batch's other operations')",
         Owner::Between => "between marks (no pair of marks covers it)",
     }
 }
