@@ -23,7 +23,7 @@ use crate::stats::{Samples, Summary, median_ci95_order_statistics, median_of_uns
 const NS_PER_US: f64 = 1_000.0;
 
 /// One lane's measured blocks.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct LaneBlocks {
     /// Lane name.
     pub name: String,
@@ -46,6 +46,10 @@ pub struct LaneBlocks {
     /// The span events between each pair of consecutive marks on one
     /// thread, over every block of the lane.
     pub span_sequences: SpanSequences,
+    /// WAL checkpoints the process finished in each block, keyed by
+    /// (pass, sample): how many and their summed length, ns. Empty when
+    /// the run recorded none (none seen is not zero).
+    pub checkpoints: BTreeMap<(u32, u32), (u64, f64)>,
 }
 
 /// Per pair of consecutive marks on one thread (`from` hop, `to` hop),
@@ -77,6 +81,7 @@ pub fn empty_lanes(header: &TraceHeader) -> Vec<LaneBlocks> {
             span_machinery_ns: BTreeMap::new(),
             span_edges_ns: BTreeMap::new(),
             span_sequences: BTreeMap::new(),
+            checkpoints: BTreeMap::new(),
         })
         .collect()
 }
@@ -104,6 +109,12 @@ pub fn add_block(lanes: &mut [LaneBlocks], header: &TraceHeader, block: &Block) 
             }
             ReadingKey::SpanKind(kind) => {
                 lane.span_machinery_ns.entry(kind).or_default().push(reading.value as f64 / 1_000.0);
+            }
+            ReadingKey::Checkpoints => {
+                lane.checkpoints.entry((block.pass, block.sample)).or_default().0 = reading.value
+            }
+            ReadingKey::CheckpointNs => {
+                lane.checkpoints.entry((block.pass, block.sample)).or_default().1 = reading.value as f64;
             }
             key => lane.cpu_ns_per_op.entry(key).or_default().push(reading.value as f64 / block.op_count as f64),
         }
@@ -179,7 +190,11 @@ pub fn figures(lane: &LaneBlocks, seed: u64) -> Option<LaneFigures> {
                     counters_per_op.entry(what.to_owned()).or_default().insert(role.to_owned(), m);
                 }
             }
-            ReadingKey::SpanKind(_) | ReadingKey::SpanEdge(_) | ReadingKey::SpanSequence => {}
+            ReadingKey::SpanKind(_)
+            | ReadingKey::SpanEdge(_)
+            | ReadingKey::SpanSequence
+            | ReadingKey::Checkpoints
+            | ReadingKey::CheckpointNs => {}
         }
     }
     Some(LaneFigures {
@@ -240,16 +255,7 @@ pub(crate) mod tests {
 
     /// A lane with these block figures and nothing else.
     pub(crate) fn lane(name: &str, figures: &[((u32, u32), f64)]) -> LaneBlocks {
-        LaneBlocks {
-            name: name.to_owned(),
-            us_per_op: figures.iter().copied().collect(),
-            wall_ns_per_op: Vec::new(),
-            ops: 0,
-            cpu_ns_per_op: BTreeMap::new(),
-            span_machinery_ns: BTreeMap::new(),
-            span_edges_ns: BTreeMap::new(),
-            span_sequences: BTreeMap::new(),
-        }
+        LaneBlocks { name: name.to_owned(), us_per_op: figures.iter().copied().collect(), ..LaneBlocks::default() }
     }
 
     #[test]

@@ -5,8 +5,9 @@
 //! machine, or work every lane does on the same schedule). hopscope's
 //! lanes each write their own SQLite file at the same rate, so SQLite's
 //! WAL checkpoint — run every ~1,000 pages written — falls in the same
-//! rounds of every lane and fits that pattern; the run does not record
-//! checkpoints, so the finding names the pattern and says it cannot tell
+//! rounds of every lane and fits that pattern. A run that records
+//! checkpoints ([`crate::checkpoints`]) says how many of the slow rounds
+//! held one; one that does not names the pattern and says it cannot tell
 //! the cause.
 
 use std::collections::BTreeMap;
@@ -35,6 +36,10 @@ pub struct SlowRounds {
     pub lanes: usize,
     /// Rounds in which every one of those lanes ran.
     pub rounds_compared: usize,
+    /// Of the slow rounds, those in which a lane's block held a WAL
+    /// checkpoint, when the run recorded them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub with_checkpoint: Option<usize>,
 }
 
 impl SlowRounds {
@@ -47,6 +52,7 @@ impl SlowRounds {
             of: self.rounds_compared,
             every: self.every,
             factor: SLOW_FACTOR,
+            with_checkpoint: self.with_checkpoint,
         }
     }
 }
@@ -54,7 +60,10 @@ impl SlowRounds {
 /// The rounds in which every lane with two or more blocks ran over
 /// [`SLOW_FACTOR`] × its median; `None` when there is none, or fewer than
 /// two such lanes.
-pub fn slow_rounds(lanes: &BTreeMap<String, LaneResult>) -> Option<SlowRounds> {
+pub fn slow_rounds(
+    lanes: &BTreeMap<String, LaneResult>,
+    checkpoints: Option<&crate::checkpoints::Checkpoints>,
+) -> Option<SlowRounds> {
     let usable: Vec<(Blocks, f64)> = lanes
         .values()
         .filter(|l| l.blocks_us.len() >= 2)
@@ -85,11 +94,17 @@ pub fn slow_rounds(lanes: &BTreeMap<String, LaneResult>) -> Option<SlowRounds> {
     if slow.is_empty() {
         return None;
     }
+    let rounds: Vec<[u32; 2]> = slow.iter().map(|&i| [shared[i].0, shared[i].1]).collect();
+    let with_checkpoint = checkpoints.map(|c| {
+        let held = |round: &[u32; 2]| c.lanes.iter().any(|l| l.held.iter().any(|h| [h.pass, h.sample] == *round));
+        rounds.iter().filter(|r| held(r)).count()
+    });
     Some(SlowRounds {
-        rounds: slow.iter().map(|&i| [shared[i].0, shared[i].1]).collect(),
+        rounds,
         every: period(&slow),
         lanes: usable.len(),
         rounds_compared: shared.len(),
+        with_checkpoint,
     })
 }
 
@@ -146,7 +161,7 @@ mod tests {
             ("floor".to_owned(), lane(&figures(24.0, 7.0, &at))),
             ("writer".to_owned(), lane(&figures(26.0, 6.0, &at))),
         ]);
-        let found = slow_rounds(&lanes).expect("found");
+        let found = slow_rounds(&lanes, None).expect("found");
         assert_eq!(found.rounds, [[0, 7], [0, 17], [1, 7], [1, 17]]);
         assert_eq!((found.every, found.lanes, found.rounds_compared), (Some(10), 3, 40));
         assert!(matches!(found.warning(), crate::warning::Warning::SlowRounds { every: Some(10), .. }), "{found:?}");
@@ -158,16 +173,16 @@ mod tests {
             ("inline".to_owned(), lane(&figures(16.0, 9.0, &[7, 17, 27]))),
             ("writer".to_owned(), lane(&figures(26.0, 6.0, &[8, 18, 28]))),
         ]);
-        assert_eq!(slow_rounds(&lanes), None);
+        assert_eq!(slow_rounds(&lanes, None), None);
         // Uneven spikes in every lane: found, no period.
         let at = [3, 4, 30];
         let lanes = BTreeMap::from([
             ("inline".to_owned(), lane(&figures(16.0, 9.0, &at))),
             ("writer".to_owned(), lane(&figures(26.0, 6.0, &at))),
         ]);
-        assert_eq!(slow_rounds(&lanes).expect("found").every, None);
+        assert_eq!(slow_rounds(&lanes, None).expect("found").every, None);
         // A single lane cannot share anything.
         let one = BTreeMap::from([("writer".to_owned(), lane(&figures(26.0, 6.0, &at)))]);
-        assert_eq!(slow_rounds(&one), None);
+        assert_eq!(slow_rounds(&one, None), None);
     }
 }

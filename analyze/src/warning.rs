@@ -111,6 +111,17 @@ pub enum Warning {
         /// Operations per caller in its blocks.
         per_caller: f64,
     },
+    /// Most of a probed lane's marked operations were not complete (a
+    /// hop of its path never marked for them, or marked twice): its
+    /// slices stand on the few that were, or on none.
+    IncompleteOps {
+        /// The lane.
+        lane: String,
+        /// Operations with marks but not every hop.
+        incomplete: u64,
+        /// Complete ones.
+        complete: u64,
+    },
     /// The two instruments disagree about the library's cost.
     InstrumentsDisagree {
         /// The fixed tolerance, µs.
@@ -183,6 +194,10 @@ pub enum Warning {
         every: Option<u32>,
         /// The slow factor over each lane's median.
         factor: f64,
+        /// Of the slow rounds, those in which a lane's block held a WAL
+        /// checkpoint, when the run recorded them (absent: not recorded).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        with_checkpoint: Option<usize>,
     },
     /// The lanes did not follow each other equally often, and one lane's
     /// figure depends on the lane before it.

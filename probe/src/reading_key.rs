@@ -133,11 +133,21 @@ pub enum ReadingKey {
     /// The span events between two consecutive marks of a block's threads
     /// ([`SpanSequence::READING`]).
     SpanSequence,
+    /// WAL checkpoints the process finished during the block
+    /// (`sqlite.checkpoints`).
+    Checkpoints,
+    /// Their summed length, ns (`sqlite.checkpoint_ns`).
+    CheckpointNs,
     /// A name this build does not know (a newer build's trace).
     Other(String),
 }
 
 impl ReadingKey {
+    /// [`ReadingKey::Checkpoints`]'s name.
+    pub const CHECKPOINTS: &'static str = "sqlite.checkpoints";
+    /// [`ReadingKey::CheckpointNs`]'s name.
+    pub const CHECKPOINT_NS: &'static str = "sqlite.checkpoint_ns";
+
     /// The role whose reading this is, if it is a role's.
     pub fn role(&self) -> Option<&ThreadRole> {
         match self {
@@ -155,6 +165,8 @@ impl fmt::Display for ReadingKey {
             ReadingKey::SpanKind(kind) => f.write_str(kind.reading_key()),
             ReadingKey::SpanEdge(i) => f.write_str(EdgeCosts::READINGS.get(*i).copied().unwrap_or("span.edge")),
             ReadingKey::SpanSequence => f.write_str(SpanSequence::READING),
+            ReadingKey::Checkpoints => f.write_str(ReadingKey::CHECKPOINTS),
+            ReadingKey::CheckpointNs => f.write_str(ReadingKey::CHECKPOINT_NS),
             ReadingKey::Other(name) => f.write_str(name),
         }
     }
@@ -173,8 +185,11 @@ impl ReadingKey {
     /// The key a trace header's reading `name` stands for; what this build
     /// does not know is [`ReadingKey::Other`].
     pub fn named(name: &str) -> ReadingKey {
-        if name == SpanSequence::READING {
-            return ReadingKey::SpanSequence;
+        match name {
+            SpanSequence::READING => return ReadingKey::SpanSequence,
+            ReadingKey::CHECKPOINTS => return ReadingKey::Checkpoints,
+            ReadingKey::CHECKPOINT_NS => return ReadingKey::CheckpointNs,
+            _ => {}
         }
         if let Some(kind) = SliceKind::of_reading_key(name) {
             return ReadingKey::SpanKind(kind);
@@ -210,7 +225,12 @@ mod tests {
             ThreadRole::Driver,
             ThreadRole::Lane("writer".into()),
         ];
-        let mut keys = vec![ReadingKey::SpanSequence, ReadingKey::Other("future.thing".into())];
+        let mut keys = vec![
+            ReadingKey::SpanSequence,
+            ReadingKey::Checkpoints,
+            ReadingKey::CheckpointNs,
+            ReadingKey::Other("future.thing".into()),
+        ];
         keys.extend(SliceKind::ALL.map(ReadingKey::SpanKind));
         keys.extend((0..EdgeCosts::READINGS.len()).map(ReadingKey::SpanEdge));
         for role in &roles {

@@ -652,6 +652,7 @@ unsafe fn statement_kind(sql: *const std::ffi::c_char) -> Statement {
     }
 }
 
+pub mod checkpoints;
 pub mod cost;
 
 #[cfg(test)]

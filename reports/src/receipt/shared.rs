@@ -84,9 +84,10 @@ pub fn knee_line(sweep: &BatchSweep) -> String {
     let capped = |p: &SweepPoint| {
         if p.capped_by_callers() {
             format!(
-                "; `{}`'s batches ({:.1} a batch) were as large as its {} callers at once allow: a larger setting \
-                 cannot make them larger, more callers might",
+                "; `{}`'s batches (p90 {}, mean {:.1}) were as large as its {} callers at once allow: a larger \
+                 setting cannot make them larger, more callers might",
                 name(p),
+                p.batch_p90,
                 p.batch_mean,
                 p.callers
             )
@@ -136,7 +137,7 @@ fn sweep_section(sweep: &BatchSweep, out: &mut String) -> std::fmt::Result {
     writeln!(out, "### Batch size against latency and throughput\n")?;
     writeln!(
         out,
-        "| lane | operations a batch | µs per operation (wall) | operations per second | latency median µs | \
+        "| lane | operations a batch | µs per operation (wall, mean over blocks) | operations per second | latency median µs | \
          latency p99 µs |"
     )?;
     writeln!(out, "|---|---:|---:|---:|---:|---:|")?;
@@ -149,7 +150,7 @@ fn sweep_section(sweep: &BatchSweep, out: &mut String) -> std::fmt::Result {
     }
     writeln!(
         out,
-        "\nSettings in order of their batches, smallest first. Throughput is each setting's clean build (its \
+        "\nSettings in order of their batches (their 90th percentile), smallest first. Throughput is each setting's clean build (its \
          whole wall time ÷ its operations, its callers at once), latency its probed build's marks. {}.\n",
         knee_line(sweep)
     )
@@ -174,11 +175,18 @@ fn views(d: &Decomposition, lane: &str, slices: &[SliceFigures], out: &mut Strin
          shared interval divided among the operations it served, and of the time it waits while the writer serves \
          the others, only the writer's step just before its own mark (or its share of the step before the batch's). \
          A slice across threads (the queue, a wake) is a wait and no thread's work: it has no cost. Costs are means \
-         over every operation, so they add up.\n"
+         over every operation, so they add up: a COMMIT that ran a WAL checkpoint counts in full, so a shared \
+         interval's cost can stand well above its median ÷ the batch (a what-if's speedup is a share of the \
+         median).\n"
     )?;
     writeln!(out, "| slice | side | kind | waits (median µs) | waits (mean µs) | costs (µs per operation) |")?;
     writeln!(out, "|---|---|---|---:|---:|---:|")?;
+    // Batches of one serve nobody else: their "shared" steps are the
+    // operation's own.
+    let alone = d.lanes.get(lane).and_then(|l| l.batches.as_ref()).is_some_and(|b| b.largest <= 1);
     for s in slices {
+        let kind =
+            if alone && s.sharing != Sharing::Own { "its own (batches of one)" } else { sharing_label(s.sharing) };
         let side = match s.side {
             SliceSide::Caller => "caller",
             SliceSide::Writer => "writer",
@@ -189,7 +197,7 @@ fn views(d: &Decomposition, lane: &str, slices: &[SliceFigures], out: &mut Strin
             out,
             "| {}{tail} | {side} | {} | {:.3} | {} | {} |",
             s.name,
-            sharing_label(s.sharing),
+            kind,
             s.median_us,
             s.mean_us.map_or("—".to_owned(), |m| format!("{m:.3}")),
             s.cost_us.map_or("— (a wait)".to_owned(), |c| format!("{c:.3}"))
@@ -225,15 +233,25 @@ fn latency_line(d: &Decomposition, lane: &str) -> Option<String> {
 fn writer_sum(d: &Decomposition, lane: &str, slices: &[SliceFigures], out: &mut String) -> std::fmt::Result {
     let writer: f64 = slices.iter().filter(|s| s.side == SliceSide::Writer).filter_map(|s| s.cost_us).sum();
     let waits: f64 = slices.iter().filter(|s| s.side == SliceSide::Writer && s.on_path).filter_map(|s| s.mean_us).sum();
-    let wall = d.lanes.get(lane).and_then(|l| l.us_per_op.as_ref()).map(|s| s.median);
+    let lane_result = d.lanes.get(lane);
+    let median = lane_result.and_then(|l| l.us_per_op.as_ref()).map(|s| s.median);
+    let mean = lane_result.and_then(LaneResult::mean_us_per_op);
     let cpu = d.cpu_us_per_op.get(lane).and_then(|roles| roles.get("writer")).copied();
     write!(
         out,
-        "\nThe writer's slices cost {writer:.3} µs per operation in all, where an operation waits {waits:.3} µs on the \
-         writer's side of its path"
+        "\nThe writer's slices cost {writer:.3} µs per operation in all (means), where an operation waits {waits:.3} \
+         µs on the writer's side of its path (the sum of those slices' means)"
     )?;
-    if let Some(wall) = wall {
-        write!(out, "; the lane ran {wall:.3} µs per operation (wall time ÷ operations)")?;
+    // Costs are means: beside them the lane's mean, its blocks with a WAL
+    // checkpoint in it as they ran; the median over blocks leaves those out.
+    match (mean, median) {
+        (Some(mean), Some(median)) => write!(
+            out,
+            "; the lane ran {mean:.3} µs per operation (wall time ÷ operations, the mean over blocks; median \
+             {median:.3})"
+        )?,
+        (None, Some(median)) => write!(out, "; the lane ran {median:.3} µs per operation (median over blocks)")?,
+        _ => {}
     }
     if let Some(cpu) = cpu {
         write!(out, ", its writer thread {cpu:.3} µs of CPU per operation")?;
@@ -254,6 +272,7 @@ mod tests {
             lane: lane.to_owned(),
             throughput_lane: lane.to_owned(),
             batch_mean,
+            batch_p90: batch_mean.ceil() as u64,
             us_per_op: 1e6 / ops_per_s,
             ops_per_s,
             latency_p50_us: 50.0,
@@ -265,7 +284,7 @@ mod tests {
     #[test]
     fn a_sweep_whose_batches_reached_the_callers_says_the_callers_capped_them() {
         let capped = BatchSweep {
-            points: vec![point("b1", 1.0, 40_000.0, 6), point("b32", 5.9, 95_000.0, 6)],
+            points: vec![point("b1", 1.0, 40_000.0, 6), point("b32", 5.6, 95_000.0, 6)],
             knee: None,
             knee_gain_pct: 5.0,
         };

@@ -160,16 +160,28 @@ fn typed(w: &Warning) -> String {
             "`{lane}`'s slices add up to a hop of {slices_hop_us:+.3} µs, its clean lanes' is {lanes_hop_us:+.3} µs: \
              more than {tolerance_us:.1} µs apart, so part of its operation lies outside its marks"
         ),
-        Warning::SliceLikeBaseline { .. } | Warning::WrongSide { .. } => declared(w).unwrap_or_default(),
+        Warning::SliceLikeBaseline { .. } | Warning::WrongSide { .. } | Warning::IncompleteOps { .. } => {
+            declared(w).unwrap_or_default()
+        }
         Warning::NoObserverEffect => {
             "no clean and probed build of the subject: the observer effect is not measured".to_owned()
         }
-        Warning::SlowRounds { lanes, rounds, of, every, factor } => {
-            let every = every.map_or(String::new(), |n| format!(", every {n} rounds"));
+        Warning::SlowRounds { lanes, rounds, of, every, factor, with_checkpoint } => {
+            let every = every.map_or(String::new(), |n| format!(", {n} rounds apart"));
+            let cause = match with_checkpoint {
+                None => "A WAL checkpoint (SQLite's, every ~1,000 pages written) fits that pattern; this run does not \
+                         record checkpoints, so it cannot tell"
+                    .to_owned(),
+                Some(0) => "No lane's block in them held a WAL checkpoint (recorded): the machine's, or work \
+                            outside SQLite's log"
+                    .to_owned(),
+                Some(n) => format!(
+                    "In {n} of them a lane's block held a WAL checkpoint (recorded; see the checkpoints section)"
+                ),
+            };
             format!(
                 "all {lanes} lanes ran over {factor}× their median together in {rounds} of {of} rounds{every}: a \
-                 cost they share, not any lane's own. A WAL checkpoint (SQLite's, every ~1,000 pages written) fits \
-                 that pattern; this run does not record checkpoints, so it cannot tell"
+                 cost they share, not any lane's own. {cause}"
             )
         }
         Warning::Carryover { lane, slower_us, slow_after, fast_after } => format!(
@@ -214,7 +226,7 @@ fn callers(w: &Warning) -> Option<String> {
             "lane `{lane}` ran {callers} callers at once in blocks of {per_caller:.1} operations each: a block's \
              start, when the callers fill the writer's queue, and its end, when they drain it, weigh on its figure \
              (a batching writer ran 19.3 µs per write at 2.5 each, 12.7 at 200); give each caller at least {} \
-             (`--ops`, or leave it out and the harness sizes blocks so)",
+             (`--ops` or a spec's `ops`: leave it out and the harness sizes blocks so)",
             hopscope_analyze::warning::LEAST_OPS_PER_CALLER
         ),
         _ => return None,
@@ -225,6 +237,12 @@ fn callers(w: &Warning) -> Option<String> {
 /// for any other warning.
 fn declared(w: &Warning) -> Option<String> {
     Some(match w {
+        Warning::IncompleteOps { lane, incomplete, complete } => format!(
+            "lane `{lane}`: {incomplete} operations had marks but not one at every hop of their path, {complete} \
+             did; its slices stand on those alone. An operation is whole only with every hop it declares marked \
+             once: a shared span (a batch's BEGIN or COMMIT) must be linked to each operation it serves, by its \
+             `serves` field or `follows_from` a span carrying the operation's `op`"
+        ),
         Warning::SliceLikeBaseline { slice, slice_us, slice_ci95: s, baseline, baseline_us, baseline_ci95: b, fix } => {
             format!(
                 "slice `{slice}` ({slice_us:.3} µs, 95% CI {:.3}…{:.3}) is as long as the baseline `{baseline}`'s \
@@ -287,9 +305,10 @@ mod tests {
             of: 40,
             every: Some(10),
             factor: 2.0,
+            with_checkpoint: None,
         }));
         assert!(
-            slow.starts_with("all 3 lanes ran over 2× their median together in 4 of 40 rounds, every 10 rounds:"),
+            slow.starts_with("all 3 lanes ran over 2× their median together in 4 of 40 rounds, 10 rounds apart:"),
             "{slow}"
         );
         let side = warning(&Recorded::Typed(Warning::WrongSide {

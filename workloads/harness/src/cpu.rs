@@ -242,6 +242,9 @@ pub struct ProcessSample {
     /// Of that, the run's driver thread's ([`crate::sched::set_driver`]):
     /// hopscope's own, not a lane's.
     pub driver_run_queue_ns: Option<u64>,
+    /// WAL checkpoints the process finished, and their summed length, ns;
+    /// `None` when the run records none.
+    pub checkpoints: Option<(u64, u64)>,
 }
 
 impl ProcessSample {
@@ -250,7 +253,15 @@ impl ProcessSample {
         let (ctx_switches, involuntary) = crate::sched::switches(libc::RUSAGE_SELF);
         let driver_run_queue_ns = crate::sched::driver_run_queue_ns();
         let run_queue_ns = crate::sched::process_run_queue_ns();
-        ProcessSample { cpu_ns: process_cpu_ns(), ctx_switches, involuntary, run_queue_ns, driver_run_queue_ns }
+        let checkpoints = crate::checkpoints::totals();
+        ProcessSample {
+            cpu_ns: process_cpu_ns(),
+            ctx_switches,
+            involuntary,
+            run_queue_ns,
+            driver_run_queue_ns,
+            checkpoints,
+        }
     }
 
     /// The block's figures, from its start `self`: the CPU clock first
@@ -260,7 +271,11 @@ impl ProcessSample {
         let (ctx_switches, involuntary) = crate::sched::switches(libc::RUSAGE_SELF);
         let run_queue_ns = crate::sched::process_run_queue_ns();
         let driver_run_queue_ns = crate::sched::driver_run_queue_ns();
+        let checkpoints = crate::checkpoints::totals();
         ProcessSample {
+            checkpoints: checkpoints
+                .zip(self.checkpoints)
+                .map(|(now, then)| (now.0.saturating_sub(then.0), now.1.saturating_sub(then.1))),
             driver_run_queue_ns: driver_run_queue_ns
                 .zip(self.driver_run_queue_ns)
                 .map(|(now, then)| now.saturating_sub(then)),

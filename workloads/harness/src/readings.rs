@@ -24,6 +24,8 @@ pub(crate) struct ReadingKeys {
     counters: Vec<Counter>,
     /// Whether the span machinery keys follow the others.
     span_machinery: bool,
+    /// Whether the WAL checkpoint keys close the list.
+    checkpoints: bool,
     /// Each name's key.
     keys: HashMap<ReadingKey, u16>,
 }
@@ -56,12 +58,18 @@ pub(crate) struct SpanReadings {
 impl ReadingKeys {
     /// Keys for `roles` (the caller's first) and `counters`.
     pub(crate) fn new(roles: Vec<ThreadRole>, counters: Vec<Counter>) -> ReadingKeys {
-        ReadingKeys { roles, counters, span_machinery: false, keys: HashMap::new() }.keyed()
+        ReadingKeys { roles, counters, span_machinery: false, checkpoints: false, keys: HashMap::new() }.keyed()
     }
 
     /// Also declare the span machinery keys (a run with span lanes).
     pub(crate) fn with_span_machinery(mut self, on: bool) -> ReadingKeys {
         self.span_machinery = on;
+        self.keyed()
+    }
+
+    /// Also declare the WAL checkpoint keys (a run that records them).
+    pub(crate) fn with_checkpoints(mut self, on: bool) -> ReadingKeys {
+        self.checkpoints = on;
         self.keyed()
     }
 
@@ -93,6 +101,9 @@ impl ReadingKeys {
             keys.extend((0..hopscope_probe::EdgeCosts::READINGS.len()).map(ReadingKey::SpanEdge));
             keys.push(ReadingKey::SpanSequence);
         }
+        if self.checkpoints {
+            keys.extend([ReadingKey::Checkpoints, ReadingKey::CheckpointNs]);
+        }
         keys
     }
 
@@ -115,6 +126,8 @@ impl ReadingKeys {
             put(ReadingKey::Thread(ThreadRole::Process, figure), value);
         }
         put(ReadingKey::Thread(ThreadRole::Driver, ThreadFigure::RunQueueNs), p.driver_run_queue_ns);
+        put(ReadingKey::Checkpoints, p.checkpoints.map(|c| c.0));
+        put(ReadingKey::CheckpointNs, p.checkpoints.map(|c| c.1));
         for (index, role) in self.roles.iter().enumerate() {
             let Some(sample) = ThreadSample::total(samples.roles.iter().filter(|(r, _)| *r == index).map(|(_, s)| s))
             else {
@@ -163,7 +176,8 @@ mod tests {
 
     #[test]
     fn every_reading_lands_under_the_name_of_its_role() {
-        let keys = ReadingKeys::new(vec![ThreadRole::Caller, ThreadRole::Lane("writer".into())], Vec::new());
+        let keys = ReadingKeys::new(vec![ThreadRole::Caller, ThreadRole::Lane("writer".into())], Vec::new())
+            .with_checkpoints(true);
         let names = keys.names();
         let sample = |cpu_ns, ctx_switches, involuntary, run_queue_ns| ThreadSample {
             cpu_ns,
@@ -180,6 +194,7 @@ mod tests {
                 involuntary: 2,
                 run_queue_ns: Some(400),
                 driver_run_queue_ns: Some(30),
+                checkpoints: Some((2, 900_000)),
             },
             spans: Default::default(),
         };
@@ -199,6 +214,8 @@ mod tests {
             ("writer.run_queue_ns", 350),
             ("process.run_queue_ns", 400),
             ("driver.run_queue_ns", 30),
+            ("sqlite.checkpoints", 2),
+            ("sqlite.checkpoint_ns", 900_000),
         ];
         assert_eq!(named, expect.map(|(k, v)| (k.to_owned(), v)));
     }

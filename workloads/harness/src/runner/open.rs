@@ -138,6 +138,9 @@ impl OpenRun {
 
         // However the run ends, its lanes' scratch directories go with it.
         let scratch = Scratch(dir.join(LANES_DIR));
+        // Before any lane opens a connection: only those opened after it
+        // are seen.
+        let checkpoints = crate::checkpoints::record();
         #[cfg(feature = "tracing")]
         let traced = crate::traced::TracedThreads::shared(&threads);
         let open = open_lanes(
@@ -155,7 +158,8 @@ impl OpenRun {
         let span_lanes = lanes.iter().any(|l| l.span_layer().is_some());
         #[cfg(not(feature = "tracing"))]
         let span_lanes = false;
-        let keys = ReadingKeys::new(reading_roles, supported).with_span_machinery(span_lanes);
+        let keys =
+            ReadingKeys::new(reading_roles, supported).with_span_machinery(span_lanes).with_checkpoints(checkpoints);
         #[cfg_attr(not(any(feature = "tracing", feature = "sqlite")), allow(unused_mut))]
         let mut header = header(plan, lanes, &open, &threads, &keys, counters, meta);
         #[cfg(feature = "tracing")]
