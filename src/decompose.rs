@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use hopscope_harness::{Harness, Role, RunArgs};
 use hopscope_workloads::knobs::GroupCommit;
-use hopscope_workloads::{Builds, Knobs, LaneKind, LaneName, LaneSpec, Peer, Shape, StandardLane};
+use hopscope_workloads::{Builds, DbConfig, Knobs, LaneKind, LaneName, LaneSpec, Peer, Shape, StandardLane};
 
 use crate::knob_args::{DbArgs, KnobArgs};
 
@@ -106,6 +106,37 @@ impl GroupArgs {
     }
 }
 
+/// The program lanes (the writer, its group-commit lanes, the peers)
+/// again under each placement after the first (`--placement
+/// same-core,unpinned`). Their specs pin their own threads and pick their
+/// waits by placement, so each twin is made from its placement's knobs,
+/// not copied by the harness.
+fn placement_twins(
+    args: &Args,
+    names: &[LaneName],
+    group_shape: Option<Shape>,
+    db: DbConfig,
+) -> anyhow::Result<Vec<hopscope_harness::Lane>> {
+    let mut lanes = Vec::new();
+    for &placement in args.run.twin_placements() {
+        let knobs = args.knobs.knobs(placement)?;
+        let program = LaneSpec::of(names, knobs)
+            .into_iter()
+            .filter(|s| matches!(s.kind, LaneKind::Writer(_) | LaneKind::Peer(_)))
+            .map(|s| (s, args.shape));
+        let groups = match group_shape {
+            Some(shape) => args.group.specs(knobs)?.into_iter().map(|s| (s, shape)).collect(),
+            None => Vec::new(),
+        };
+        for (mut spec, shape) in program.chain(groups) {
+            let twin = hopscope_harness::twins::name(&spec.name, placement);
+            let lane = std::mem::replace(&mut spec.name, twin);
+            lanes.push(spec.lane(shape, db)?.placement_twin_of(&lane));
+        }
+    }
+    Ok(lanes)
+}
+
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if args.peers && !hopscope_workloads::peers::BUILT {
         anyhow::bail!(
@@ -151,6 +182,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             // peer is.
             harness = harness.lane(spec.lane(shape, db)?.with_role(Role::Peer));
         }
+    }
+    for lane in placement_twins(args, &names, group_shape, db)? {
+        harness = harness.lane(lane);
     }
     // The harness records the run in the index, saves and compares
     // baselines, prints `--json` and sets the exit status, as it does for

@@ -81,6 +81,10 @@ pub struct SweepPoint {
     pub throughput_lane: String,
     /// Operations per shared interval, mean.
     pub batch_mean: f64,
+    /// And its 90th percentile: how large the large batches ran (absent in
+    /// results written before it was recorded).
+    #[serde(default)]
+    pub batch_p90: u64,
     /// Wall time per operation, µs: the mean over the throughput lane's
     /// blocks (its whole time over its operations, a block with a WAL
     /// checkpoint counted as it ran). With several callers at once, the
@@ -99,11 +103,11 @@ pub struct SweepPoint {
 }
 
 impl SweepPoint {
-    /// Whether its batches were as large as its callers allow (90 % of
-    /// them or more on average): a larger cap cannot make them larger,
-    /// only more callers at once can.
+    /// Whether its batches were as large as its callers allow (a tenth of
+    /// them or more served every caller): a larger cap cannot make them
+    /// larger, only more callers at once can.
     pub fn capped_by_callers(&self) -> bool {
-        self.callers > 1 && self.batch_mean >= 0.9 * f64::from(self.callers)
+        self.callers > 1 && self.batch_p90 >= u64::from(self.callers)
     }
 }
 
@@ -125,28 +129,35 @@ pub struct BatchSweep {
 }
 
 /// The batch sweep of a run: every probed lane of `header` that batched,
-/// smaller batches first (the run's declaration breaking ties), with the
+/// smaller batches first (by their 90th percentile: a mean moves with a
+/// run's noise where a cap binds; the run's declaration breaking ties),
+/// with the
 /// throughput of its clean build (`clean_of`), when there are two or more.
 pub fn sweep(
     lanes: &std::collections::BTreeMap<String, crate::LaneResult>,
     header: &hopscope_probe::TraceHeader,
     clean_of: impl Fn(&str) -> Option<String>,
 ) -> Option<BatchSweep> {
+    use hopscope_probe::{LaneFact, RunFact, RunFacts};
+    // A placement twin is another placement's point, not the sweep's.
+    let twin = |name: &String| header.run.fact(&RunFact::Lane(name.clone(), LaneFact::TwinOf)).is_some();
     let mut points: Vec<SweepPoint> = header
         .lanes
         .iter()
+        .filter(|name| !twin(name))
         .filter_map(|name| {
             let lane = lanes.get(name)?;
-            let batch_mean = lane.batches.as_ref()?.mean;
+            let (batch_mean, batch_p90) = lane.batches.as_ref().map(|b| (b.mean, b.p90))?;
             let q = &lane.op_latency_quantiles_us;
             let (latency_p50_us, latency_p99_us) = (*q.get(50)?, *q.get(99)?);
             let throughput_lane = clean_of(name).filter(|c| lanes.get(c).is_some_and(|l| !l.blocks_us.is_empty()));
             let throughput_lane = throughput_lane.unwrap_or_else(|| name.clone());
-            let us_per_op = mean_us_per_op(lanes.get(&throughput_lane)?)?;
+            let us_per_op = lanes.get(&throughput_lane)?.mean_us_per_op()?;
             Some(SweepPoint {
                 lane: name.clone(),
                 throughput_lane,
                 batch_mean,
+                batch_p90,
                 us_per_op,
                 ops_per_s: 1e6 / us_per_op,
                 latency_p50_us,
@@ -158,17 +169,9 @@ pub fn sweep(
     if points.len() < 2 {
         return None;
     }
-    points.sort_by(|a, b| a.batch_mean.total_cmp(&b.batch_mean));
+    points.sort_by_key(|p| p.batch_p90);
     let knee = knee(&points);
     Some(BatchSweep { points, knee, knee_gain_pct: KNEE_GAIN_PCT })
-}
-
-/// A lane's wall time per operation over its whole run, µs: the mean of
-/// its blocks' (each block runs the same number of operations).
-fn mean_us_per_op(lane: &crate::LaneResult) -> Option<f64> {
-    let n = lane.blocks_us.len();
-    let mean = lane.blocks_us.iter().map(|b| b.us_per_op).sum::<f64>() / n as f64;
-    (n > 0 && mean > 0.0 && mean.is_finite()).then_some(mean)
 }
 
 /// The knee of `points` ([`BatchSweep::knee`]): the first setting whose
@@ -186,6 +189,7 @@ mod tests {
             lane: format!("{ops_per_s}"),
             throughput_lane: String::new(),
             batch_mean: 1.0,
+            batch_p90: 1,
             us_per_op: 1e6 / ops_per_s,
             ops_per_s,
             latency_p50_us: 1.0,

@@ -22,6 +22,7 @@ pub mod batches;
 pub mod carryover;
 pub mod causal;
 pub mod change;
+pub mod checkpoints;
 pub mod cold_start;
 pub mod comparison;
 pub mod contention;
@@ -39,6 +40,7 @@ pub mod net;
 pub mod recorded;
 pub mod resolution;
 pub mod roles;
+pub mod slice_account;
 pub mod slice_verdict;
 pub mod slices;
 pub mod slow_rounds;
@@ -54,7 +56,7 @@ pub use hopscope_probe::{ClockInfo, HostInfo, Role, Variant};
 
 pub use decomposition::{
     AnalyzeError, BOOTSTRAP_SEED, BlockFigure, CounterFigure, Decomposition, Derived, DerivedFigure, Drops,
-    HOP_TOLERANCE_US, HopCheck, InstrumentCost, LaneResult, LaneSlices, ObserverEffect, ObserverFigure, Partial,
-    PartialCause, PerRole, ResultError, RunInfo, SCHEMA, SliceDifference, decompose, decompose_file, decompose_partial,
-    decompose_source, decompose_source_with_samples, join_file,
+    HOP_TOLERANCE_US, HopCheck, InstrumentCost, LaneResult, LaneRun, LaneSlices, ObserverEffect, ObserverFigure,
+    Partial, PartialCause, PerRole, PlacedTwin, Placements, ResultError, RunInfo, SCHEMA, SliceDifference, decompose,
+    decompose_file, decompose_partial, decompose_source, decompose_source_with_samples, join_file,
 };

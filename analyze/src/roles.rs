@@ -3,7 +3,7 @@
 //! trace header records (or, for traces written before roles, from
 //! hopscope's fixed lane names).
 
-use hopscope_probe::{LaneInfo, Role, TraceHeader, Variant};
+use hopscope_probe::{LaneFact, LaneInfo, Role, RunFact, RunFacts, TraceHeader, Variant};
 
 use crate::join::LaneOps;
 
@@ -13,6 +13,9 @@ pub struct Roles {
     lanes: Vec<LaneInfo>,
     /// Whether each lane's operations carry marks (from the join).
     marked: Vec<bool>,
+    /// Whether each lane is a placement twin (`LaneFact::TwinOf`): read
+    /// beside the lane it repeats, never for its role.
+    twins: Vec<bool>,
 }
 
 impl Roles {
@@ -23,7 +26,18 @@ impl Roles {
         let lanes: Vec<LaneInfo> = (0..header.lanes.len()).filter_map(|i| header.lane_info(i as u16)).collect();
         let marked =
             (0..lanes.len()).map(|i| joined.iter().any(|o| usize::from(o.lane) == i && !o.hops.is_empty())).collect();
-        Roles { lanes, marked }
+        let twins = header
+            .lanes
+            .iter()
+            .map(|name| header.run.fact(&RunFact::Lane(name.clone(), LaneFact::TwinOf)).is_some())
+            .collect();
+        Roles { lanes, marked, twins }
+    }
+
+    /// Whether lane `lane` is a placement twin: another placement's run of
+    /// a program lane, which no role lookup returns.
+    pub fn is_twin(&self, lane: usize) -> bool {
+        self.twins.get(lane).copied().unwrap_or(false)
     }
 
     /// The declaration of lane `lane`.
@@ -44,7 +58,7 @@ impl Roles {
 
     /// Lanes of `role` in trace order.
     pub fn with_role(&self, role: Role) -> impl Iterator<Item = usize> + '_ {
-        self.lanes.iter().enumerate().filter(move |(_, l)| l.role == role).map(|(i, _)| i)
+        self.lanes.iter().enumerate().filter(move |(i, l)| l.role == role && !self.is_twin(*i)).map(|(i, _)| i)
     }
 
     /// The first lane of `role` in build `variant`.

@@ -96,6 +96,9 @@ pub enum RunFact {
     /// How a lockstep run's passes ran: fresh processes per pass
     /// (`lockstep.processes`).
     LockstepProcesses,
+    /// Where a lockstep run's processes ran their code from: a fresh copy
+    /// of the build's program file per pass and arm (`lockstep.files`).
+    LockstepFiles,
     /// Memory layouts per build of a lockstep run (`lockstep.layouts`).
     LockstepLayouts,
     /// How a resolution run crossed its arms (`resolve.crossover`).
@@ -136,6 +139,10 @@ pub enum LaneFact {
     /// Operations in each of its blocks (`ops_per_block`): the run's, or
     /// more for a lane of several callers, each given its share.
     OpsPerBlock,
+    /// The lane it repeats under another placement (`twin_of`): a run
+    /// asked for several (`--placement same-core,unpinned`) runs each
+    /// program lane once per placement, side by side.
+    TwinOf,
 }
 
 /// A fact recorded per arm of a lockstep run.
@@ -171,8 +178,14 @@ impl ArmFact {
 
 impl LaneFact {
     /// Every lane fact.
-    pub const ALL: [LaneFact; 5] =
-        [LaneFact::Role, LaneFact::Placement, LaneFact::Probed, LaneFact::Callers, LaneFact::OpsPerBlock];
+    pub const ALL: [LaneFact; 6] = [
+        LaneFact::Role,
+        LaneFact::Placement,
+        LaneFact::Probed,
+        LaneFact::Callers,
+        LaneFact::OpsPerBlock,
+        LaneFact::TwinOf,
+    ];
 
     fn name(self) -> &'static str {
         match self {
@@ -181,12 +194,13 @@ impl LaneFact {
             LaneFact::Probed => "probed",
             LaneFact::Callers => "callers",
             LaneFact::OpsPerBlock => "ops_per_block",
+            LaneFact::TwinOf => "twin_of",
         }
     }
 }
 
 /// The run-wide facts with fixed keys.
-const FIXED: [(RunFact, &str); 45] = [
+const FIXED: [(RunFact, &str); 46] = [
     (RunFact::Command, "command"),
     (RunFact::Commit, "commit"),
     (RunFact::Build, "build"),
@@ -226,6 +240,7 @@ const FIXED: [(RunFact, &str); 45] = [
     (RunFact::LockstepPasses, "lockstep.passes"),
     (RunFact::LockstepLayoutMethod, "lockstep.layout_method"),
     (RunFact::LockstepProcesses, "lockstep.processes"),
+    (RunFact::LockstepFiles, "lockstep.files"),
     (RunFact::FollowProtocol, "follow.protocol"),
     (RunFact::FollowHarness, "follow.harness"),
     (RunFact::DeclaredLanes, "harness.declared_lanes"),

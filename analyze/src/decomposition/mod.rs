@@ -7,6 +7,7 @@ mod insitu;
 pub(crate) mod lane;
 mod partial;
 mod peers;
+mod placements;
 mod result;
 
 use derived::References;
@@ -17,8 +18,9 @@ use hopscope_probe::{Block, Role, RunFact, RunFacts, ThreadRole, Trace, TraceHea
 
 pub use partial::{Partial, PartialCause};
 pub use peers::{HOP_TOLERANCE_US, HopCheck, LaneSlices, ObserverFigure, SliceDifference};
+pub use placements::{PlacedTwin, Placements};
 pub use result::{
-    BlockFigure, CounterFigure, Decomposition, Derived, DerivedFigure, Drops, InstrumentCost, LaneResult,
+    BlockFigure, CounterFigure, Decomposition, Derived, DerivedFigure, Drops, InstrumentCost, LaneResult, LaneRun,
     ObserverEffect, PerRole, ResultError, RunInfo,
 };
 
@@ -293,10 +295,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
             None
         }
     };
-    let slow_rounds = crate::slow_rounds::slow_rounds(&per_lane.results);
-    if let Some(slow) = &slow_rounds {
-        warnings.push(slow.warning());
-    }
+    let (checkpoints, slow_rounds) = shared_rounds(blocks, &per_lane.results, &mut warnings);
     let cold_start = crate::cold_start::cold_start(header, blocks, joined, &roles, floor_stands);
     let carryover = crate::carryover::carryover(header, &scanned.order, blocks);
     if let Some(warning) = carryover.as_ref().and_then(carryover_warning) {
@@ -305,6 +304,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
     let drops = drops(header, scanned.dropped, joined, &mut warnings);
     let comparison = comparison(header, blocks, &roles, &per_lane, floor_stands);
     let batch_sweep = crate::batches::sweep(&per_lane.results, header, |name| clean_twin(header, &roles, name));
+    let placements = placements::placements(header, blocks, joined, &per_lane.results);
 
     Decomposition {
         schema: SCHEMA.to_owned(),
@@ -338,7 +338,9 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         carryover,
         drops,
         slow_rounds,
+        checkpoints,
         batch_sweep,
+        placements,
         partial: None,
         warnings: warnings.into_iter().map(Recorded::Typed).collect(),
     }
@@ -428,6 +430,21 @@ fn mark_partial(mut d: Decomposition, header: &TraceHeader, held: u64, partial: 
 
 /// What the instrument lost, warning about dropped marks and counters the
 /// host cannot count.
+/// The blocks that held a WAL checkpoint, and the rounds in which every
+/// lane ran slow (warned of, with how many held one).
+fn shared_rounds(
+    blocks: &[LaneBlocks],
+    lanes: &BTreeMap<String, LaneResult>,
+    warnings: &mut Vec<Warning>,
+) -> (Option<crate::checkpoints::Checkpoints>, Option<crate::slow_rounds::SlowRounds>) {
+    let checkpoints = crate::checkpoints::of(blocks);
+    let slow_rounds = crate::slow_rounds::slow_rounds(lanes, checkpoints.as_ref());
+    if let Some(slow) = &slow_rounds {
+        warnings.push(slow.warning());
+    }
+    (checkpoints, slow_rounds)
+}
+
 fn drops(header: &TraceHeader, dropped: u64, joined: &[LaneOps], warnings: &mut Vec<Warning>) -> Drops {
     let name = |o: &LaneOps| header.lanes.get(usize::from(o.lane)).cloned().unwrap_or_default();
     let drops = Drops {
@@ -437,6 +454,11 @@ fn drops(header: &TraceHeader, dropped: u64, joined: &[LaneOps], warnings: &mut 
     };
     if drops.marks_dropped > 0 {
         warnings.push(Warning::MarksDropped { count: drops.marks_dropped });
+    }
+    // A road that marks a hop for no operation (a shared span linked to
+    // none) leaves every operation incomplete: said, not left to a count.
+    for ops in joined.iter().filter(|o| o.incomplete > o.complete) {
+        warnings.push(Warning::IncompleteOps { lane: name(ops), incomplete: ops.incomplete, complete: ops.complete });
     }
     let counters: Vec<String> =
         header.counters.iter().filter(|c| !c.support.is_supported()).map(|c| c.counter.name().to_owned()).collect();

@@ -108,6 +108,7 @@ pub(super) fn peer_slices(
         .filter(|o| {
             o.complete > 0
                 && roles.info(usize::from(o.lane)).is_some_and(|i| i.role == Role::Peer)
+                && !roles.is_twin(usize::from(o.lane))
                 && roles.variant(usize::from(o.lane)) == Some(Variant::Probed)
         })
         .collect();
@@ -156,7 +157,7 @@ pub(super) fn peer_slices(
 
 /// Every slice `ops` shares with `reference` (by name), `ops − reference`
 /// paired by round from the two lanes' block medians.
-fn paired_slices(ops: &LaneOps, reference: &LaneOps) -> Vec<SliceDifference> {
+pub(super) fn paired_slices(ops: &LaneOps, reference: &LaneOps) -> Vec<SliceDifference> {
     let by_round = |o: &LaneOps, name: &str| -> std::collections::BTreeMap<(u32, u32), f64> {
         let Some(s) = o.slices.iter().position(|d| d.name == name) else { return Default::default() };
         o.blocks

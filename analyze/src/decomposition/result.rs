@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use hopscope_probe::counters::CounterSupport;
-use hopscope_probe::{ClockInfo, HostInfo, Role, ThreadRole};
+use hopscope_probe::{ClockInfo, HostInfo, LaneFact, Role, RunFact, RunFacts, ThreadRole};
 use serde::{Deserialize, Serialize};
 
 use super::SCHEMA;
@@ -108,6 +108,16 @@ pub struct Decomposition {
     /// WAL checkpoint, which the run cannot tell apart), when there are any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slow_rounds: Option<crate::slow_rounds::SlowRounds>,
+    /// Each lane's WAL checkpoints: the blocks that held one, their cost,
+    /// the lane's figures with and without them; absent when the run
+    /// recorded none (a build without the harness's `sqlite` feature, or a
+    /// result written before they were recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoints: Option<crate::checkpoints::Checkpoints>,
+    /// Each placement twin beside the lane it repeats
+    /// (`--placement same-core,unpinned`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placements: Option<super::placements::Placements>,
     /// Set when the figures cover only part of the run: a trace salvaged
     /// from a killed run, or a run stopped early (a signal, a lane's
     /// failure).
@@ -124,6 +134,49 @@ impl Decomposition {
         let rest = self.lanes.iter().filter(|(name, _)| !self.lane_order.contains(name));
         ordered.chain(rest).map(|(name, lane)| (name.as_str(), lane)).collect()
     }
+
+    /// The lane that plays `role`: the one the lane arithmetic used, or,
+    /// in a run without it (no baseline, a `--lanes` subset), the lane
+    /// declared in that role that ran, its clean build before its probed
+    /// one. A comparison and the run index both gate on the subject found
+    /// this way, so a run of one subject lane is still judged.
+    pub fn role_lane(&self, role: Role) -> Option<&str> {
+        let ran = |name: &str| self.lanes.get(name).is_some_and(|lane| lane.us_per_op.is_some());
+        if let Some(lane) = self.derived.as_ref().and_then(|d| d.lane(role)).filter(|l| ran(l)) {
+            return Some(lane);
+        }
+        let meta = &self.run.meta;
+        let declared = |name: &str| {
+            meta.fact(&RunFact::Lane(name.to_owned(), LaneFact::Role)).and_then(|r| r.parse::<Role>().ok())
+                == Some(role)
+        };
+        let mut lanes: Vec<(&str, &LaneResult)> =
+            self.lanes_in_order().into_iter().filter(|(name, _)| declared(name) && ran(name)).collect();
+        lanes.sort_by_key(|(_, lane)| lane.probed);
+        lanes.first().map(|(name, _)| *name)
+    }
+
+    /// How `lane` ran, as its figures depend on it, when the run has it.
+    pub fn lane_run(&self, lane: &str) -> Option<LaneRun> {
+        let result = self.lanes.get(lane)?;
+        let callers = self.run.meta.parsed::<u32>(&RunFact::Lane(lane.to_owned(), LaneFact::Callers));
+        Some(LaneRun { lane: lane.to_owned(), probed: result.probed, callers: callers.unwrap_or(1).max(1) })
+    }
+}
+
+/// How a lane ran, as far as it changes what its wall time per operation
+/// means: a probed build carries its marks' cost, and with several
+/// callers at once a block's wall time over its operations is a
+/// throughput, not what one operation waits. A verdict names it beside
+/// the figure it judged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaneRun {
+    /// The lane.
+    pub lane: String,
+    /// Whether it carried probe marks.
+    pub probed: bool,
+    /// Callers at once (1 when the run did not say).
+    pub callers: u32,
 }
 
 /// How the run was made.
@@ -175,6 +228,17 @@ pub struct LaneResult {
     /// transaction), when the lane's operations shared any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batches: Option<crate::batches::BatchFigures>,
+}
+
+impl LaneResult {
+    /// Wall time per operation, µs, the mean over its blocks: a block that
+    /// held a WAL checkpoint counted as it ran, as a throughput and a
+    /// mean cost count it (the median over blocks leaves it out).
+    pub fn mean_us_per_op(&self) -> Option<f64> {
+        let n = self.blocks_us.len();
+        let mean = self.blocks_us.iter().map(|b| b.us_per_op).sum::<f64>() / n as f64;
+        (n > 0 && mean > 0.0 && mean.is_finite()).then_some(mean)
+    }
 }
 
 /// One counter of one lane.

@@ -22,9 +22,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Thread placement: same-core (the default: see the README), unpinned,
-    /// different-cores.
-    #[arg(long)]
-    pub placement: Option<Placement>,
+    /// different-cores. Several (`same-core,unpinned`) run every program
+    /// lane once under each, side by side, and the receipt says what the
+    /// placement changed; the references (inline, floor) run under the
+    /// first.
+    #[arg(long, value_delimiter = ',')]
+    pub placement: Vec<Placement>,
     /// Operations per block.
     #[arg(long)]
     pub ops: Option<u64>,
@@ -139,6 +142,40 @@ impl RunArgs {
         .find_map(|(flag, given)| given.then_some(flag))
     }
 
+    /// The placements after the first, each program lane's twin runs
+    /// under (`--placement same-core,unpinned`): empty for one placement.
+    pub fn twin_placements(&self) -> &[Placement] {
+        self.placement.get(1..).unwrap_or_default()
+    }
+
+    /// Refuse a placement named twice, and several where a run judges
+    /// lanes of one placement (an A/B run, a baseline, a follower, a
+    /// what-if run).
+    fn check_placements(&self) -> Result<(), FlagError> {
+        let fail = |reason: String| Err(FlagError { flag: "--placement", reason });
+        for (k, placement) in self.placement.iter().enumerate() {
+            if self.placement[..k].contains(placement) {
+                return fail(format!("{placement} is named twice"));
+            }
+        }
+        if self.placement.len() < 2 {
+            return Ok(());
+        }
+        let beside = [
+            ("--ab", self.ab.is_some()),
+            ("--save-baseline", self.save_baseline.is_some()),
+            ("--baseline", self.baseline.is_some()),
+            ("--follow", self.follow.is_some()),
+            ("--what-if", self.what_if.what_if.is_some()),
+        ];
+        match beside.into_iter().find_map(|(flag, given)| given.then_some(flag)) {
+            Some(flag) => fail(format!(
+                "several placements run side by side in one decomposition; {flag} judges one: give one placement"
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// The plan these flags ask for: `--quick` or careful, each size
     /// overridden by its flag. Refuses a value out of range, naming the flag.
     pub fn plan(&self) -> Result<Plan, FlagError> {
@@ -159,7 +196,8 @@ impl RunArgs {
         plan.fixed_samples |= self.samples.is_some();
         plan.passes = self.passes.unwrap_or(plan.passes);
         plan.warmup_blocks = self.warmup.unwrap_or(plan.warmup_blocks);
-        plan.placement = self.placement.unwrap_or(plan.placement);
+        plan.placement = self.placement.first().copied().unwrap_or(plan.placement);
+        self.check_placements()?;
         plan.perf_counters |= self.counters;
         if let Some(gap) = self.gap_us {
             if gap > MAX_GAP_US {
@@ -204,7 +242,18 @@ impl RunArgs {
 /// `program: <what clap says>` with its tip and possible values folded into
 /// it, and exit status 2 (clap's own usage-error status).
 pub fn parse_flags<P: clap::Parser>(program: &str) -> P {
-    P::try_parse().unwrap_or_else(|err| {
+    parse_flags_from(program, std::env::args_os())
+}
+
+/// As [`parse_flags`], from `args` (the first is the program): for a
+/// program that takes flags of its own out of its command line first.
+pub(crate) fn parse_flags_from<P, I, T>(program: &str, args: I) -> P
+where
+    P: clap::Parser,
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    P::try_parse_from(args).unwrap_or_else(|err| {
         use clap::error::ErrorKind;
         if matches!(err.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) || !err.use_stderr() {
             err.exit();

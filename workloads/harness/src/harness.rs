@@ -84,7 +84,21 @@ impl Harness {
         Harness::with_args(name, crate::args::parse_flags::<Cli>(name).run)
     }
 
-    /// As [`Harness::from_args`], from `args` (the first is the program).
+    /// As [`Harness::from_args`], from `args` (the first is the program):
+    /// for a program that takes flags of its own out of its command line
+    /// first. `--help` prints and exits 0; a mistake is one line and exit
+    /// status 2.
+    pub fn from_args_of<I, T>(name: &str, args: I) -> Harness
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        Harness::with_args(name, crate::args::parse_flags_from::<Cli, _, _>(name, args).run)
+    }
+
+    /// As [`Harness::from_args_of`], handing every parse outcome back,
+    /// `--help` included (clap's `DisplayHelp`: print it with
+    /// [`clap::Error::exit`]).
     pub fn try_from_args<I, T>(name: &str, args: I) -> Result<Harness, clap::Error>
     where
         I: IntoIterator<Item = T>,
@@ -190,6 +204,7 @@ impl Harness {
         }
         let declared = self.trace_lane_names();
         self.select_lanes()?;
+        crate::twins::add(&mut self.lanes, self.args.twin_placements());
         #[cfg(feature = "tracing")]
         if let Some(path) = self.args.span_path {
             let path = match path {
@@ -441,10 +456,17 @@ impl Harness {
             return Err(HarnessError::Flag(format!("--lanes: no lane `{unknown}` ({})", self.declared())));
         }
         for lane in &mut self.lanes {
-            if wanted.contains(&lane.name) {
+            // A placement twin is picked by its own name or with the lane
+            // it repeats (`--lanes writer` keeps `unpinned/writer`).
+            let base = lane.twin_of.clone().unwrap_or_else(|| lane.name.clone());
+            if wanted.contains(&lane.name) || wanted.contains(&base) {
                 continue;
             }
-            let keep: Vec<bool> = lane.trace_lanes().map(|(name, _)| wanted.contains(&name)).collect();
+            let as_base = |name: &str| name.replacen(&lane.name, &base, 1);
+            let keep: Vec<bool> = lane
+                .trace_lanes()
+                .map(|(name, _)| wanted.contains(&name) || wanted.contains(&as_base(&name)))
+                .collect();
             let mut keep = keep.into_iter();
             lane.builds.retain(|_| keep.next().unwrap_or(false));
         }

@@ -68,6 +68,9 @@ pub struct Lane {
     /// Made from closures over one state (`Lane::subject` and kin): its
     /// callers would take turns with that state, a block at a time.
     pub(crate) one_state: bool,
+    /// The lane this one repeats under another placement (see
+    /// [`crate::twins`]).
+    pub(crate) twin_of: Option<String>,
 }
 
 impl fmt::Debug for Lane {
@@ -156,6 +159,7 @@ impl Lane {
             hooks_statements: false,
             problems: Vec::new(),
             one_state: false,
+            twin_of: None,
         }
     }
 
@@ -216,6 +220,19 @@ impl Lane {
     /// Where this lane's threads run (default: the run's placement).
     pub fn placement(mut self, placement: Placement) -> Lane {
         self.placement = Some(placement);
+        self
+    }
+
+    /// Declare this lane lane `lane` run again under this lane's placement
+    /// (what `--placement same-core,unpinned` makes of each program lane
+    /// by itself): a peer in the lane arithmetic, read beside `lane` in
+    /// the receipt's placement section. For a lane whose opener pins its
+    /// own threads, so the harness cannot make its twin.
+    pub fn placement_twin_of(mut self, lane: &str) -> Lane {
+        self.role = Role::Peer;
+        self.twin_of = Some(lane.to_owned());
+        self.peers_reference = false;
+        self.peers_baseline = false;
         self
     }
 

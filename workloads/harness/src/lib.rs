@@ -65,6 +65,7 @@
 
 pub mod ab;
 mod args;
+mod checkpoints;
 mod closure;
 pub mod cpu;
 mod error;
@@ -94,6 +95,7 @@ mod sqlite;
 pub mod summary;
 #[cfg(feature = "tracing")]
 mod traced;
+pub mod twins;
 #[cfg(feature = "what-if")]
 pub mod whatif;
 mod whatif_flags;

@@ -60,7 +60,9 @@ struct SpecFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 struct RunSection {
-    ops: u64,
+    /// Operations per block; absent: [`DEFAULT_SPEC_OPS`], grown so each
+    /// of several callers gets at least [`crate::MIN_OPS_PER_CALLER`].
+    ops: Option<u64>,
     samples: u32,
     pairs: u32,
     warmup: u32,
@@ -68,9 +70,13 @@ struct RunSection {
     probed: bool,
 }
 
+/// Operations per block of a spec that gives none (each of several
+/// callers still gets at least [`crate::MIN_OPS_PER_CALLER`]).
+pub(crate) const DEFAULT_SPEC_OPS: u64 = 200;
+
 impl Default for RunSection {
     fn default() -> Self {
-        RunSection { ops: 200, samples: 30, pairs: 1, warmup: 3, placement: "same-core".into(), probed: false }
+        RunSection { ops: None, samples: 30, pairs: 1, warmup: 3, placement: "same-core".into(), probed: false }
     }
 }
 
@@ -145,19 +151,20 @@ impl ExperimentSpec {
             .placement
             .parse()
             .map_err(|e: crate::placement::UnknownPlacement| fail(format!("run.placement: {e}")))?;
-        if file.run.ops == 0 || file.run.samples == 0 || file.run.pairs == 0 {
+        if file.run.ops == Some(0) || file.run.samples == 0 || file.run.pairs == 0 {
             return Err(fail("run.ops, run.samples and run.pairs must all be at least 1".to_owned()));
         }
         let passes = file.run.pairs.checked_mul(2).ok_or_else(|| fail("run.pairs is too large".to_owned()))?;
         let plan = Plan {
-            ops_per_block: file.run.ops,
+            ops_per_block: file.run.ops.unwrap_or(DEFAULT_SPEC_OPS),
             samples: file.run.samples,
             passes,
             warmup_blocks: file.run.warmup,
             order: Order::FlipEachPass,
             placement,
-            // Pre-registered: the spec's size, whatever the callers.
-            ops_per_caller: None,
+            // Pre-registered: the spec's size, whatever the callers; a spec
+            // that gives none has blocks sized for its callers.
+            ops_per_caller: if file.run.ops.is_some() { None } else { Some(crate::MIN_OPS_PER_CALLER) },
             fixed_samples: true,
             ..Plan::careful()
         };
@@ -259,6 +266,15 @@ max_control_drift_pct = 3.0
         assert_eq!((spec.arm_lane(0).expect("a"), spec.arm_lane(1).expect("b")), ("v1", "v2"));
         assert_eq!(spec.sha256.len(), 64);
         assert!(spec.meta()["spec.text"].contains("v2"));
+    }
+
+    #[test]
+    fn a_spec_without_ops_sizes_blocks_for_its_callers_and_one_with_ops_stands() {
+        let sized = parse(GOOD).expect("parses").plan;
+        assert_eq!((sized.ops_per_block, sized.ops_for(1), sized.ops_for(6)), (200, 200, 600));
+        let given = parse(&format!("{GOOD}[run]\nops = 200\n")).expect("parses").plan;
+        assert_eq!(given.ops_for(6), 200, "the spec's own size stands");
+        assert!(parse(&format!("{GOOD}[run]\nops = 0\n")).is_err());
     }
 
     #[test]

@@ -95,7 +95,9 @@ pub(super) fn open(
     db: DbConfig,
     probed: bool,
 ) -> Result<ShapeWorkload, BoxError> {
-    let path = setup.path(&format!("{}.db", spec.name));
+    // A lane name may hold `/` (a placement twin's `unpinned/writer`): the
+    // file takes it as one word.
+    let path = setup.path(&format!("{}.db", spec.name.replace('/', "-")));
     let fail = |source| RunError::Database { path: path.clone(), source };
     let target: Box<dyn Target> = match (spec.kind, probed) {
         (LaneKind::Inline, false) => {

@@ -108,6 +108,7 @@ fn render_head(d: &Decomposition, out: &mut String) -> std::fmt::Result {
 
 fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     sections::lanes(d, out)?;
+    super::placements::section(d, out)?;
     sections::derived(d, out)?;
     cold_start::render(d, out)?;
     carryover::render(d, out)?;
@@ -126,6 +127,7 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     sections::cpu(d, out)?;
     sections::waits(d, out)?;
     render_counters(d, out)?;
+    super::checkpoints::section(d, out)?;
     sections::drops(d, out)?;
     sections::run(d, out)
 }

@@ -192,13 +192,15 @@ fn coverage(c: &hopscope_analyze::coverage::Coverage, out: &mut String) -> std::
 /// difference the instrument's measured costs explain.
 pub(super) fn observer(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     writeln!(out, "## Observer effect\n")?;
-    let subject = d.derived.as_ref().and_then(|x| x.lane(Role::Subject)).unwrap_or("the subject");
+    // The subject the lane arithmetic used, or the subject lane that ran
+    // in a run without it (a program of one subject lane).
+    let subject = d.role_lane(Role::Subject).map_or_else(|| "the subject".to_owned(), |l| format!("`{l}`"));
     let Some(o) = &d.observer_effect else {
-        return writeln!(out, "Not measured: the run has no clean and probed build of `{subject}`.\n");
+        return writeln!(out, "Not measured: the run has no clean and probed build of {subject}.\n");
     };
     writeln!(
         out,
-        "Probed `{subject}` {:.3} µs vs clean {:.3} µs per op: Δ {:+.3} µs (the median of the rounds' paired \
+        "Probed {subject} {:.3} µs vs clean {:.3} µs per op: Δ {:+.3} µs (the median of the rounds' paired \
          differences, not of the two medians; 95% CI {:+.3}…{:+.3}), {:+.1}%.",
         o.probed_us, o.clean_us, o.delta_us, o.delta_ci95[0], o.delta_ci95[1], o.delta_pct
     )?;
@@ -454,8 +456,9 @@ pub(super) fn run(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         let shape = facts.fact(&RunFact::Shape).map_or(String::new(), |s| format!("shape: {s} · "));
         writeln!(
             out,
-            "- {shape}{} ops per block · {} samples × {} passes · {} warm-up blocks per lane · placement {}",
+            "- {shape}{} ops per block{} · {} samples × {} passes · {} warm-up blocks per lane · placement {}",
             meta(RunFact::OpsPerBlock),
+            crate::receipt::grown_blocks(facts, d.lanes_in_order().into_iter().map(|(name, _)| name)),
             meta(RunFact::Samples),
             meta(RunFact::Passes),
             meta(RunFact::WarmupBlocks),

@@ -80,6 +80,11 @@ pub(super) fn header(
             header.run.entry(RunFact::LaneDescription(name.clone()).to_string()).or_insert(description);
             header.run.record(RunFact::Lane(name.clone(), LaneFact::Role), lane.role.to_string());
             header.run.record(RunFact::Lane(name.clone(), LaneFact::Placement), placement.to_string());
+            if let Some(base) = &lane.twin_of {
+                // The twin of each build is that build's: `unpinned/writer-probed` of `writer-probed`.
+                let base = name.replacen(&lane.name, base, 1);
+                header.run.record(RunFact::Lane(name.clone(), LaneFact::TwinOf), base);
+            }
             let probed = match build.variant {
                 Some(v) => (v == hopscope_probe::Variant::Probed).to_string(),
                 None => "as built".to_owned(),
