@@ -28,10 +28,9 @@ use hopscope_probe::{ArmFact, RunFact, RunFacts};
 /// decision 39–45 s on a 2-vCPU VM.
 pub(crate) const DEFAULT_SPEC: &str = r#"# The rule `hopscope ab --builds` used: no spec was given.
 name = "builds"
-hypothesis = "Build B writes no slower than build A."
+hypothesis = "Build B changes how long a write takes against build A (reproduced: a change, its direction said)."
 
 [run]
-ops = 200
 samples = 4
 pairs = 100
 warmup = 1
@@ -169,13 +168,15 @@ pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experime
     if let Some(lane) = &lane {
         args.extend(["--lanes".to_owned(), lane.clone()]);
     }
+    let ops = block_ops(&spec, &request.launches(&args), lane.as_deref(), &dir, plan.deadline)?;
+    set_ops(&mut args, ops);
     let launches = request.launches(&args);
     let mut meta = spec.meta();
     meta.record(RunFact::Command, rundir::command_line());
     meta.record(RunFact::Lockstep, "builds");
     // The run's sizes are the lockstep plan's, not a follower's own defaults.
     for (fact, value) in [
-        (RunFact::OpsPerBlock, spec.plan.ops_per_block.to_string()),
+        (RunFact::OpsPerBlock, ops.to_string()),
         (RunFact::Samples, spec.plan.samples.to_string()),
         (RunFact::Passes, plan.passes.to_string()),
         (RunFact::WarmupBlocks, spec.plan.warmup_blocks.to_string()),
@@ -233,6 +234,36 @@ pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experime
         print!("\n{written}");
     }
     Ok(Some((dir, e, run.stopped.is_none())))
+}
+
+/// Operations per block: the spec's `ops` when it gives them; else the
+/// default grown so each of the lane's callers gets its share (build A's
+/// program asked once, before the run), as a decomposition sizes a lane
+/// of several callers — 200 ops for 3 callers gave 66.7 each, and the
+/// queue's filling and draining weighed on every block.
+fn block_ops(
+    spec: &ExperimentSpec,
+    launches: &[[Launch; 3]],
+    lane: Option<&str>,
+    dir: &Path,
+    deadline: std::time::Duration,
+) -> anyhow::Result<u64> {
+    if spec.plan.ops_per_caller.is_none() {
+        return Ok(spec.plan.ops_per_block);
+    }
+    let Some(first) = launches.first() else { return Ok(spec.plan.ops_per_block) };
+    let logs = dir.join("followers").join("sizing");
+    let callers = lockstep::callers_of(&first[0], lane, &logs, deadline)?;
+    Ok(spec.plan.ops_for(callers))
+}
+
+/// Give the followers' `--ops` the value `ops`.
+fn set_ops(args: &mut [String], ops: u64) {
+    if let Some(k) = args.iter().position(|a| a == "--ops")
+        && let Some(value) = args.get_mut(k + 1)
+    {
+        *value = ops.to_string();
+    }
 }
 
 /// The lane both builds run: `--lane`, or the one the spec's arms name

@@ -43,9 +43,12 @@ impl Lane {
 /// What a person reads in the terminal after an A/B run.
 pub fn summary(e: &Experiment) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{}: {}", e.name, e.outcome.verdict);
+    let _ = writeln!(out, "{}: {}", e.name, hopscope_reports::receipt::experiment::verdict_line(e));
     if let Some(figure) = &e.outcome.figure {
         let _ = writeln!(out, "  judged on {}", hopscope_reports::receipt::experiment::figure_line(figure));
+    }
+    if let Some(line) = hopscope_reports::receipt::experiment::resolution_line(e) {
+        let _ = writeln!(out, "  {line}");
     }
     if let Some(a) = &e.outcome.across {
         let _ = writeln!(

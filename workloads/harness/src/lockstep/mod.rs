@@ -14,6 +14,7 @@
 //! whose clock source, hops, thread roles or readings differ from A's is
 //! refused before any block runs.
 
+mod copies;
 mod follower;
 mod order;
 
@@ -24,6 +25,8 @@ use std::time::Duration;
 use hopscope_analyze::generations;
 use hopscope_probe::{ArmFact, LaneFact, LaneInfo, Role, RunFact, RunFacts, TraceHeader, TraceWriter};
 
+pub use copies::FRESH_COPY_PER_PASS;
+use copies::PassCopies;
 use follower::Follower;
 pub use follower::Launch;
 pub use order::{round, start_order};
@@ -104,7 +107,9 @@ pub struct LockstepRun {
 /// database file sit), and that difference is fixed for a process's life:
 /// judged within one set of processes, it is taken for the builds'. With a
 /// new set per pass, the process is the unit a verdict counts, and what one
-/// process's layout does falls on each build alike across passes.
+/// process's layout does falls on each build alike across passes. Each
+/// runs from a fresh copy of its program file (the `copies` module): one file's
+/// code sits at the same physical pages for every process started from it.
 pub fn run(
     launches: &[[Launch; 3]],
     plan: &Lockstep,
@@ -118,6 +123,7 @@ pub fn run(
     let mut first: Option<(TraceHeader, Vec<u16>, TraceWriter<std::io::BufWriter<std::fs::File>>)> = None;
     let mut written = 0u64;
     let mut stopped = None;
+    let mut held_copies: Option<PassCopies> = None;
     if launches.is_empty() {
         return Err(LockstepError::Mismatch("no builds to run".to_owned()));
     }
@@ -127,7 +133,19 @@ pub fn run(
             break;
         }
         let set = &launches[generations::layout_of(pass, launches.len())];
-        let followers = match start(pass, set, &logs.join(pass.to_string()), plan.deadline) {
+        let pass_logs = logs.join(pass.to_string());
+        // The last pass's copies are removed only once this pass's exist,
+        // so these do not simply take the pages those free.
+        let copies = PassCopies::make(set, start_order(pass), &pass_logs.join("programs"));
+        let copies = match copies {
+            Ok(copies) => held_copies.insert(copies),
+            Err(err) if first.is_some() => {
+                stopped = Some(format!("pass {pass}: {err}"));
+                break;
+            }
+            Err(err) => return Err(err),
+        };
+        let followers = match start(pass, copies.launches(), &pass_logs, plan.deadline) {
             Ok(followers) => followers,
             Err(err) if first.is_some() => {
                 stopped = Some(format!("pass {pass}: {err}"));
@@ -140,7 +158,7 @@ pub fn run(
                 let lanes = chosen_lanes(&followers, plan.lane.as_deref())?;
                 declares_all(&followers, &plan.also)?;
                 let planned = u64::from(plan.passes) * u64::from(plan.samples) * ARMS.len() as u64;
-                let header = merged(&followers, &lanes, meta.clone(), planned, plan.passes);
+                let header = merged(&followers, set, &lanes, meta.clone(), planned, plan.passes);
                 let trace = TraceWriter::create(&path, header).map_err(trace_error)?;
                 first = Some((followers[0].header.clone(), lanes.clone(), trace));
                 lanes
@@ -169,6 +187,25 @@ pub fn run(
         trace.finish().map_err(trace_error)?;
     }
     Ok(LockstepRun { trace: path, blocks: written, stopped })
+}
+
+/// The callers at once of the lane `wanted` picks in `launch`'s program
+/// (1 when it does not say): the program started once, its declaration
+/// read, and stopped, its logs under `logs`. A run sizes its blocks by
+/// it before any block runs, as a decomposition sizes a lane of several
+/// callers.
+pub fn callers_of(
+    launch: &Launch,
+    wanted: Option<&str>,
+    logs: &Path,
+    deadline: Duration,
+) -> Result<usize, LockstepError> {
+    let follower = Follower::start(launch.clone(), logs, deadline)?;
+    let header = follower.header.clone();
+    follower.stop()?;
+    let lane = pick(&header, wanted).map_err(LockstepError::Mismatch)?;
+    let name = header.lanes.get(usize::from(lane)).cloned().unwrap_or_default();
+    Ok(header.run.parsed(&RunFact::Lane(name, hopscope_probe::LaneFact::Callers)).unwrap_or(1))
 }
 
 /// Start the three followers of pass `pass`, one after another in the
@@ -218,9 +255,10 @@ fn generation(
     trace: &mut TraceWriter<std::io::BufWriter<std::fs::File>>,
     written: &mut u64,
 ) -> Result<Option<String>, hopscope_probe::TraceError> {
-    let warmups = (0..plan.warmup).flat_map(|warm| round(pass, warm).into_iter().map(move |arm| (arm, None, warm)));
-    let measured =
-        (0..plan.samples).flat_map(|sample| round(pass, sample).into_iter().map(move |arm| (arm, Some(pass), sample)));
+    let warmups =
+        (0..plan.warmup).flat_map(|warm| round(pass, warm, plan.warmup).into_iter().map(move |arm| (arm, None, warm)));
+    let measured = (0..plan.samples)
+        .flat_map(|sample| round(pass, sample, plan.samples).into_iter().map(move |arm| (arm, Some(pass), sample)));
     for (arm, measured_pass, sample) in warmups.chain(measured) {
         if let Some(signal) = crate::interrupt::requested() {
             return Ok(Some(format!("interrupted by {signal}")));
@@ -343,9 +381,11 @@ fn same_shape(a: (&TraceHeader, &str), lane_a: u16, b: (&TraceHeader, &str), lan
 }
 
 /// The combined trace's header: build A's, with the three arms as its
-/// lanes and what each build is among its run facts.
+/// lanes and what each build is among its run facts (`builds`: the
+/// pass's launches as given, each naming its build's own file).
 fn merged(
     followers: &[Follower],
+    builds: &[Launch; 3],
     lanes: &[u16],
     meta: BTreeMap<String, String>,
     planned: u64,
@@ -368,7 +408,7 @@ fn merged(
     });
     header.lanes.clear();
     header.lane_info.clear();
-    for (&(role, arm), (follower, &lane)) in ARMS.iter().zip(followers.iter().zip(lanes)) {
+    for ((&(role, arm), built), (follower, &lane)) in ARMS.iter().zip(builds).zip(followers.iter().zip(lanes)) {
         let name = format!("{arm}/{lane_name}");
         let info = follower.header.lane_info(lane);
         header.lane_info.push(LaneInfo {
@@ -387,7 +427,8 @@ fn merged(
             }
         }
         let arm_fact = |fact| RunFact::LockstepArm((*arm).to_owned(), fact);
-        let facts = [(ArmFact::Program, Some(follower.launch.program.display().to_string()))]
+        // The build's own file, not the pass's copy it ran from.
+        let facts = [(ArmFact::Program, Some(built.program.display().to_string()))]
             .into_iter()
             // Not the follower's `commit`: that is its working directory's
             // HEAD, the coordinator's, not the commit the program was built
@@ -412,6 +453,7 @@ fn merged(
     header.run.record(RunFact::PlannedBlocks, planned.to_string());
     // The analysis counts passes, not rounds, as a verdict's replicates.
     header.run.record(RunFact::LockstepProcesses, generations::FRESH_PER_PASS);
+    header.run.record(RunFact::LockstepFiles, FRESH_COPY_PER_PASS);
     header.run.record(RunFact::LockstepPasses, passes.to_string());
     header.run.extend(meta);
     header
