@@ -22,6 +22,14 @@ fn when(ms: i64) -> String {
     stamp.to_string().replace('T', " ").chars().take(16).collect()
 }
 
+/// How the subject figure's lane ran: `` `writer` clean `` or
+/// `` `ingest` probed, 8 callers ``.
+fn subject_lane(lane: &hopscope_analyze::LaneRun) -> String {
+    let build = if lane.probed { "probed" } else { "clean" };
+    let callers = if lane.callers > 1 { format!(", {} callers", lane.callers) } else { String::new() };
+    format!("`{}` {build}{callers}", lane.lane)
+}
+
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // Reading the index never creates it.
     let index = RunIndex::located();
@@ -37,19 +45,25 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // Writing to a String cannot fail.
     let _ = writeln!(
         out,
-        "| run | when (UTC) | program | commit | host | CPUs | baseline | {} | gate |",
+        "`subject µs` is the subject lane's wall time per operation (the median over blocks), of the lane in \
+         `subject lane`: a probed build carries its marks' cost, and with several callers at once it is a \
+         throughput, not what one write waits; compare rows of the same lane, build and callers.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| run | when (UTC) | program | commit | host | CPUs | baseline | subject lane | {} | gate |",
         FIGURES.map(|f| format!("{f} µs")).join(" | ")
     );
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|{}---|", "---:|".repeat(FIGURES.len()));
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|{}---|", "---:|".repeat(FIGURES.len()));
     for row in rows {
-        let commit = row.commit.as_deref().map_or("—".to_owned(), |c| c.chars().take(10).collect());
+        let commit = row.commit.as_deref().map_or("—".to_owned(), short_commit);
         let names = index.names_of(row.id)?.join(", ");
         let figures: Vec<String> =
             row.figures.iter().map(|f| f.map_or("—".to_owned(), |v| format!("{v:.3}"))).collect();
         let program = if row.program.is_empty() { "—" } else { row.program.as_str() };
         let _ = writeln!(
             out,
-            "| #{} | {} | {program} | {commit} | {} | {} | {} | {} | {} |",
+            "| #{} | {} | {program} | {commit} | {} | {} | {} | {} | {} | {} |",
             row.id,
             when(row.created_unix_ms),
             row.host,
@@ -61,10 +75,31 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 None => "—",
             },
             if names.is_empty() { "—" } else { &names },
+            row.subject.as_ref().map_or("—".to_owned(), subject_lane),
             figures.join(" | "),
             row.change.as_deref().unwrap_or("—")
         );
     }
     crate::emit(&out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A commit as the table prints it: ten hex digits, and `-dirty` kept when
+/// the index says the run's code had uncommitted changes (cut with the
+/// rest, a run of uncommitted code read as its commit's).
+fn short_commit(commit: &str) -> String {
+    let (hash, dirty) = match commit.strip_suffix("-dirty") {
+        Some(hash) => (hash, "-dirty"),
+        None => (commit, ""),
+    };
+    format!("{}{dirty}", hash.chars().take(10).collect::<String>())
+}
+
+#[cfg(test)]
+mod short_commit_tests {
+    #[test]
+    fn a_dirty_commit_keeps_its_mark() {
+        assert_eq!(super::short_commit("406bec849ca8eda99c5d-dirty"), "406bec849c-dirty");
+        assert_eq!(super::short_commit("406bec849ca8eda99c5d"), "406bec849c");
+    }
 }

@@ -108,6 +108,8 @@ fn knob_change_flow(attempt: u32) -> bool {
     assert!(history.status.success());
     let table = text(&history);
     assert!(table.contains("| #1 |") && table.contains("| #3 |") && table.contains("main"), "{table}");
+    // Each subject figure says whose it is and how that lane ran.
+    assert!(table.contains("| `writer` clean |"), "{table}");
     // A reader that goes away early (`history | head -1`) ends the output,
     // not the program with a panic.
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hopscope"))

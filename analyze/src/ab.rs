@@ -283,6 +283,48 @@ pub struct AbOutcome {
     /// it was recorded, and in a verdict judged from bare passes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub figure: Option<AbFigure>,
+    /// The smallest lane change this run could tell from none, µs: half
+    /// its CI across passes, or the widest pass's
+    /// ([`crate::slice_account::resolution_us`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution_us: Option<f64>,
+    /// What the slices the verdicts flagged account for, when they all
+    /// moved one way ([`crate::slice_account`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_slices: Option<crate::slice_account::SliceAccount>,
+    /// The estimate the verdict states, and the figure it is read from
+    /// ([`crate::slice_account::estimate`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<crate::slice_account::Estimate>,
+}
+
+impl AbOutcome {
+    /// An outcome of `passes` judged `verdict` for `reasons`, before the
+    /// figures drawn after the verdict (across passes, the figure judged,
+    /// the resolution, the slices' account, the estimate).
+    pub fn judged(passes: Vec<PassEffect>, verdict: Verdict, reasons: Vec<Recorded<AbReason>>) -> AbOutcome {
+        AbOutcome {
+            passes,
+            verdict,
+            reasons,
+            across: None,
+            figure: None,
+            resolution_us: None,
+            by_slices: None,
+            estimate: None,
+        }
+    }
+
+    /// Whether B came out slower than A: by the flagged slices' sum when
+    /// they decided the verdict, else by the lane's effect.
+    pub fn slower(&self) -> bool {
+        let by_slices = self.typed_reasons().any(|r| matches!(r, AbReason::BySlices { .. }));
+        match (&self.by_slices, &self.across) {
+            (Some(account), _) if by_slices => account.delta_us > 0.0,
+            (_, Some(across)) => across.delta.mean_us > 0.0,
+            _ => self.passes.iter().map(|p| p.delta_us.median).sum::<f64>() > 0.0,
+        }
+    }
 }
 
 impl AbOutcome {
@@ -359,7 +401,7 @@ pub fn verdict(passes: &[PassBlocks], rule: &Rule) -> AbOutcome {
     };
     drift.extend(notes);
     let reasons = drift.into_iter().map(Recorded::Typed).collect();
-    AbOutcome { passes: effects, verdict, reasons, across: None, figure: None }
+    AbOutcome::judged(effects, verdict, reasons)
 }
 
 /// When every pass is clear with one sign and each pass's effect is at
@@ -462,16 +504,7 @@ pub(crate) fn effect(p: &PassBlocks, rule: &Rule) -> Option<PassEffect> {
 }
 
 fn blocks(figures: &BTreeMap<u32, f64>) -> LaneBlocks {
-    LaneBlocks {
-        name: String::new(),
-        us_per_op: figures.iter().map(|(&s, &v)| ((0, s), v)).collect(),
-        wall_ns_per_op: Vec::new(),
-        ops: 0,
-        cpu_ns_per_op: BTreeMap::new(),
-        span_machinery_ns: BTreeMap::new(),
-        span_edges_ns: BTreeMap::new(),
-        span_sequences: BTreeMap::new(),
-    }
+    LaneBlocks { us_per_op: figures.iter().map(|(&s, &v)| ((0, s), v)).collect(), ..LaneBlocks::default() }
 }
 
 fn spread(s: &Samples) -> f64 {

@@ -37,6 +37,37 @@ pub enum AbReason {
     },
     /// Flipping the order flipped the sign of the effect.
     SignFlipped,
+    /// Across fresh processes the lane moved with no slice flagged its
+    /// way: the processes' layout, not the code
+    /// ([`crate::slice_account::hold_to_slices`]).
+    Unaccounted {
+        /// The lane's effect, µs per operation.
+        lane_us: f64,
+        /// Its CI, µs.
+        ci_us: [f64; 2],
+        /// Flagged slices, every one moved the other way (empty: none flagged).
+        against: Vec<String>,
+    },
+    /// The lane's own CI could not tell, and the slices the verdicts
+    /// flagged, all moved one way, account for a change that clears the
+    /// rule ([`crate::slice_account`]).
+    BySlices {
+        /// The flagged slices.
+        slices: Vec<String>,
+        /// Their effects summed, µs per operation.
+        delta_us: f64,
+        /// Their CIs' bounds summed, µs.
+        ci_us: [f64; 2],
+        /// Half the lane's own CI, µs: what it could tell.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lane_half_width_us: Option<f64>,
+        /// The unflagged slices' effects summed, µs, and their CIs' bounds.
+        #[serde(default)]
+        rest_us: f64,
+        /// Those CIs' bounds summed, µs.
+        #[serde(default)]
+        rest_ci_us: [f64; 2],
+    },
     /// The drift found (a control's move, an arm's spread past the rule)
     /// is too small to explain the effect: every pass's effect clears the
     /// rule, with one sign, at least `ratio` times the drift in it.

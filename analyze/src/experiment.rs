@@ -53,6 +53,11 @@ pub struct Experiment {
     /// (`drift-suspected`, the line first among its reasons).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contention: Option<crate::contention::Contention>,
+    /// Each arm's WAL checkpoints: the blocks that held one, their cost,
+    /// the arm's figures with and without them (absent when the run
+    /// recorded none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoints: Option<crate::checkpoints::Checkpoints>,
 }
 
 /// Judge the A/B `trace`, held in memory, under `rule`
@@ -114,6 +119,13 @@ pub fn judge_trace(trace: &AbTrace, rule: &Rule) -> Experiment {
             slice_verdict::judge(a, b, min_effect)
         }
     });
+    outcome.resolution_us = crate::slice_account::resolution_us(&outcome);
+    crate::slice_account::hold_to_slices(&mut outcome, slices.as_ref());
+    if let Some(account) = slices.as_ref().and_then(crate::slice_account::account) {
+        let level = outcome.passes.iter().map(|p| p.a_us).sum::<f64>() / outcome.passes.len().max(1) as f64;
+        crate::slice_account::judge(&mut outcome, account, rule, level);
+    }
+    outcome.estimate = crate::slice_account::estimate(&outcome);
     let mut warnings: Vec<Recorded<Warning>> = kept.into_iter().map(Recorded::Typed).collect();
     if trace.marks_dropped > 0 {
         warnings.push(Recorded::Typed(Warning::MarksLost { count: trace.marks_dropped }));
@@ -137,5 +149,6 @@ pub fn judge_trace(trace: &AbTrace, rule: &Rule) -> Experiment {
         meta: meta.clone(),
         warnings,
         contention,
+        checkpoints: crate::checkpoints::of(&trace.lanes),
     }
 }

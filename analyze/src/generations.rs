@@ -212,7 +212,7 @@ pub fn verdict(passes: &[PassBlocks], rule: &Rule, layouts: usize) -> AbOutcome 
     let (Some(delta), true) = (pass_mean(&deltas, level, rule.confidence()), effects.len() >= MIN_PASSES) else {
         reasons.push(AbReason::TooFewPasses { passes: effects.len(), min: MIN_PASSES });
         let reasons = reasons.into_iter().map(Recorded::Typed).collect();
-        return AbOutcome { passes: effects, verdict: Verdict::Inconclusive, reasons, across: None, figure: None };
+        return AbOutcome::judged(effects, Verdict::Inconclusive, reasons);
     };
     let control = pass_mean(&controls, level, rule.confidence());
     let layouts = layout_spread(&effects, layouts);
@@ -274,7 +274,7 @@ pub fn verdict(passes: &[PassBlocks], rule: &Rule, layouts: usize) -> AbOutcome 
         Verdict::Inconclusive
     };
     let reasons = reasons.into_iter().map(Recorded::Typed).collect();
-    AbOutcome { passes: effects, verdict, reasons, across: Some(across), figure: None }
+    AbOutcome { across: Some(across), ..AbOutcome::judged(effects, verdict, reasons) }
 }
 
 /// Verdicts per slice across passes: per pass, the median over its rounds

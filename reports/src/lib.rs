@@ -37,7 +37,10 @@ pub mod style;
 pub mod tables;
 mod written;
 
-pub use change::{change_markdown, sentence as change_sentence};
+pub use change::{
+    change_markdown, decided as change_decided, headline as change_headline, judged_line as change_judged,
+    sentence as change_sentence,
+};
 #[cfg(feature = "render")]
 pub use charts::ChartKind;
 #[cfg(feature = "render")]

@@ -30,7 +30,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::decomposition::DerivedFigure;
+use crate::decomposition::{DerivedFigure, LaneRun};
 use crate::recorded::Recorded;
 use crate::stats::{median_ci_order_statistics, median_of_unsorted};
 
@@ -156,6 +156,19 @@ pub struct FigureChange {
     /// moved most beyond the floor's same slice, the same way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub carried_by: Option<SliceMove>,
+    /// For a figure called drift: what is left of its change once the
+    /// control's drift is off, and the bar that no longer clears.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub net_of_drift: Option<NetOfDrift>,
+}
+
+/// A change with a control's drift taken off.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct NetOfDrift {
+    /// B − A less the drift's share, µs.
+    pub delta_us: f64,
+    /// The smallest change the rule calls for this figure, µs.
+    pub bar_us: f64,
 }
 
 /// How much one of the subject's slices moved beyond the floor's same
@@ -197,6 +210,30 @@ impl std::fmt::Display for Verdict {
     }
 }
 
+/// What a comparison's verdict judged: which figures gate it, and how
+/// their lanes ran. Two runs' "µs per operation" can be a clean build's
+/// wall time, a probed one's (its marks' cost in it) or, with several
+/// callers at once, a throughput; a verdict says which it compared.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Judged {
+    /// The lanes whose figure gates (the subject's clean build when both
+    /// runs ran it; every lane but the controls in runs without a
+    /// subject), as run B ran them.
+    pub lanes: Vec<LaneRun>,
+    /// Their figure: a block's wall time over its operations, the median
+    /// over blocks.
+    pub figure: crate::ab::FigureKind,
+    /// The lane whose slices gate (each slice's interquartile mean per
+    /// block, the median over blocks), when both runs sliced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slices_of: Option<String>,
+    /// How many of its slices both runs have.
+    pub slices: usize,
+    /// Whether the library figure (subject less floor, round by round)
+    /// gates.
+    pub library: bool,
+}
+
 /// The change between two runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Change {
@@ -214,6 +251,13 @@ pub struct Change {
     pub figures: Vec<FigureChange>,
     /// The overall verdict.
     pub verdict: Verdict,
+    /// What it judged (absent in changes written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged: Option<Judged>,
+    /// The gated figure that decided a regression or an improvement: the
+    /// one that moved most that way, relative to its level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
     /// What the change says, as data (the receipt renders each in
     /// words); a change written before findings were data holds sentences.
     pub findings: Vec<Recorded<ChangeFinding>>,
@@ -274,6 +318,15 @@ pub enum ChangeFinding {
     },
     /// No control lane in both runs: the drift is unknown.
     NoControl,
+    /// A lane both runs have ran differently in them (probed in one,
+    /// clean in the other, or with other callers at once): its figure
+    /// means something else in each.
+    LaneRanDifferently {
+        /// How run A ran it.
+        a: LaneRun,
+        /// How run B ran it.
+        b: LaneRun,
+    },
     /// A figure called slower, faster or drift.
     Moved(FigureChange),
 }
@@ -344,12 +397,17 @@ fn judge(
     let (call, control) = if !is_change(delta, lo, hi) {
         (Call::NoChange, None)
     } else if let Some(c) = controls.iter().find(explains) {
-        (Call::Drift, Some(c.lane.clone()))
+        (Call::Drift, Some(c))
     } else if delta > 0.0 {
         (Call::Slower, None)
     } else {
         (Call::Faster, None)
     };
+    // What is left once the drift that explains it is off, beside the bar
+    // it no longer clears: a 21 % move called drift beside a 2 % one reads
+    // as a mistake without it.
+    let net = control.filter(|_| !refused).map(|c| NetOfDrift { delta_us: delta - c.drift * a_med.abs(), bar_us: min });
+    let control = control.map(|c| c.lane.clone());
     Some(FigureChange {
         name: name.to_owned(),
         kind,
@@ -361,6 +419,7 @@ fn judge(
         control,
         call,
         carried_by: None,
+        net_of_drift: net,
     })
 }
 
@@ -403,22 +462,7 @@ fn slice_control(a: &RunSamples, b: &RunSamples, slice: &str) -> Option<Control>
 /// The change from run `a` to run `b` (labelled `a_label`, `b_label`).
 pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> Change {
     let rule = Rule::FIXED;
-    let values = |run: &RunSamples, lane: &str| -> Vec<f64> {
-        run.lanes.get(lane).map(|m| m.values().copied().collect()).unwrap_or_default()
-    };
-    let control = |lane: Option<&String>, stands_for: StandsFor| -> Option<Control> {
-        let lane = lane.filter(|l| b.lanes.contains_key(*l))?;
-        let (x, y) = (median_interval(&values(a, lane))?, median_interval(&values(b, lane))?);
-        let moved = (x.0 > 0.0).then(|| y.0 / x.0 - 1.0)?;
-        let significant = y.1 > x.2 || y.2 < x.1;
-        Some(Control { lane: lane.clone(), stands_for, moved, drift: moved, significant })
-    };
-    let controls: Vec<Control> =
-        [control(a.baseline.as_ref(), StandsFor::Sqlite), control(a.floor.as_ref(), StandsFor::Boundary)]
-            .into_iter()
-            .flatten()
-            .collect();
-    let is_control = |lane: &str| controls.iter().any(|c| c.lane == lane);
+    let controls = controls(a, b);
     // A run whose figures are the scheduler's measures no change.
     let contended: Vec<ContendedSide> = [(a_label, a), (b_label, b)]
         .into_iter()
@@ -428,53 +472,11 @@ pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> 
     let refused = controls.iter().any(|c| rule.refuses(c.drift))
         || drift_spread(&controls) > rule.max_drift_spread
         || !contended.is_empty();
-
-    let mut figures = Vec::new();
-    for lane in a.lanes.keys().filter(|l| b.lanes.contains_key(*l)) {
-        let gated = a.subject.as_ref() == Some(lane);
-        // A control's own move is the drift, not a change of it.
-        let against: &[Control] = if is_control(lane) { &[] } else { &controls };
-        let mut figure =
-            judge((lane, FigureKind::Lane, gated), &values(a, lane), &values(b, lane), &rule, (against, refused));
-        if let Some(f) = figure.as_mut().filter(|f| is_control(&f.name) && f.call != Call::NoChange) {
-            f.call = Call::Drift;
-            f.control = Some(f.name.clone());
-        }
-        figures.extend(figure);
-    }
-    let b_derived: BTreeMap<DerivedFigure, Vec<f64>> = b.derived().into_iter().collect();
-    let floors_stand = a.floor_stands && b.floor_stands;
-    for (name, av) in a.derived() {
-        let Some(bv) = b_derived.get(&name) else { continue };
-        if name == DerivedFigure::Library && !floors_stand {
-            // A floor that cannot stand for the boundary gives no library.
-            continue;
-        }
-        // `library` gates: it is the subject less the floor round by round
-        // within each run, so the drift that moves both lanes cancels in
-        // it (kv-writer, eleven unchanged careful reruns: 0.09–0.34 µs; a
-        // 300 ns busy-wait in its writer: 0.54–0.64), and it is what a
-        // change to the writer moves. The other derived figures are
-        // judged, not gated: hop and boundary set a thread against
-        // SQLite alone, which drift moves unevenly.
-        let gated = name == DerivedFigure::Library;
-        let mut figure = judge((name.name(), FigureKind::Derived, gated), &av, bv, &rule, (&controls, refused));
-        if let Some(f) = figure.as_mut().filter(|f| gated && matches!(f.call, Call::Slower | Call::Faster)) {
-            f.carried_by = carrier(a, b, f.delta_us);
-        }
-        figures.extend(figure);
-    }
-    for (name, av) in &a.slices {
-        if let Some((_, bv)) = b.slices.iter().find(|(n, _)| n == name) {
-            // A slice the probed floor marks too has that slice for its
-            // control: a wake slice moves with the host far more than the
-            // floor's whole operation does (kv-writer, unchanged reruns:
-            // the reply's wake +17% while the floor moved +5.9%).
-            let mut against = controls.clone();
-            against.extend(slice_control(a, b, name));
-            figures.extend(judge((name, FigureKind::Slice, true), av, bv, &rule, (&against, refused)));
-        }
-    }
+    let gate = gated_lanes(a, b, &controls);
+    let judging = (&controls[..], refused);
+    let mut figures = lane_figures(a, b, &gate, &rule, judging);
+    figures.extend(derived_figures(a, b, &rule, judging));
+    figures.extend(slice_figures(a, b, &controls, &rule, refused));
     // The subject's slices beyond the floor's are not judged one by one:
     // across unchanged reruns they move by up to ~0.13 µs, past their own
     // CIs and a slice's 0.05 µs bar; they name the slice a change of
@@ -491,7 +493,10 @@ pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> 
     } else {
         Verdict::NoChange
     };
+    let decided_by = decided_by(&gated, verdict);
+    let judged = judged(b, &gate, &figures);
     let mut findings = findings(&figures, &controls, &rule);
+    findings.splice(0..0, ran_differently(a, b));
     if let Some(different) = made_differently(a, b) {
         findings.insert(0, different);
     }
@@ -507,9 +512,175 @@ pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> 
         controls,
         figures,
         verdict,
+        judged,
+        decided_by,
         findings,
         contended,
     }
+}
+
+/// A lane's per-block figures in `run` (µs per op).
+fn values(run: &RunSamples, lane: &str) -> Vec<f64> {
+    run.lanes.get(lane).map(|m| m.values().copied().collect()).unwrap_or_default()
+}
+
+/// The control lanes both runs ran (the baseline, the floor) and how far
+/// each moved: the machine's drift.
+fn controls(a: &RunSamples, b: &RunSamples) -> Vec<Control> {
+    let control = |lane: Option<&String>, stands_for: StandsFor| -> Option<Control> {
+        let lane = lane.filter(|l| b.lanes.contains_key(*l))?;
+        let (x, y) = (median_interval(&values(a, lane))?, median_interval(&values(b, lane))?);
+        let moved = (x.0 > 0.0).then(|| y.0 / x.0 - 1.0)?;
+        let significant = y.1 > x.2 || y.2 < x.1;
+        Some(Control { lane: lane.clone(), stands_for, moved, drift: moved, significant })
+    };
+    [control(a.baseline.as_ref(), StandsFor::Sqlite), control(a.floor.as_ref(), StandsFor::Boundary)]
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// The lanes whose figure gates the verdict: the first subject lane of
+/// run A's (clean before probed) that run B ran too, else run B's that A
+/// ran; in runs without a common subject, every lane both ran but the
+/// controls. A run of one subject lane and no baseline has no lane
+/// arithmetic, and was judged on nothing: "no change" over a table whose
+/// lane read −54 %.
+fn gated_lanes(a: &RunSamples, b: &RunSamples, controls: &[Control]) -> Vec<String> {
+    let both = |lane: &&String| a.lanes.contains_key(*lane) && b.lanes.contains_key(*lane);
+    if let Some(subject) = a.subjects.iter().find(both).or_else(|| b.subjects.iter().find(both)) {
+        return vec![subject.clone()];
+    }
+    a.lanes.keys().filter(both).filter(|l| !controls.iter().any(|c| &c.lane == *l)).cloned().collect()
+}
+
+/// Every lane both runs ran, judged; `gate` the ones that gate.
+fn lane_figures(
+    a: &RunSamples,
+    b: &RunSamples,
+    gate: &[String],
+    rule: &Rule,
+    (controls, refused): (&[Control], bool),
+) -> Vec<FigureChange> {
+    let is_control = |lane: &str| controls.iter().any(|c| c.lane == lane);
+    let mut figures = Vec::new();
+    for lane in a.lanes.keys().filter(|l| b.lanes.contains_key(*l)) {
+        let gated = gate.contains(lane);
+        // A control's own move is the drift, not a change of it.
+        let against: &[Control] = if is_control(lane) { &[] } else { controls };
+        let mut figure =
+            judge((lane, FigureKind::Lane, gated), &values(a, lane), &values(b, lane), rule, (against, refused));
+        if let Some(f) = figure.as_mut().filter(|f| is_control(&f.name) && f.call != Call::NoChange) {
+            f.call = Call::Drift;
+            f.control = Some(f.name.clone());
+        }
+        figures.extend(figure);
+    }
+    figures
+}
+
+/// The derived figures both runs have, judged; `library` gates.
+fn derived_figures(
+    a: &RunSamples,
+    b: &RunSamples,
+    rule: &Rule,
+    (controls, refused): (&[Control], bool),
+) -> Vec<FigureChange> {
+    let b_derived: BTreeMap<DerivedFigure, Vec<f64>> = b.derived().into_iter().collect();
+    let floors_stand = a.floor_stands && b.floor_stands;
+    let mut figures = Vec::new();
+    for (name, av) in a.derived() {
+        let Some(bv) = b_derived.get(&name) else { continue };
+        if name == DerivedFigure::Library && !floors_stand {
+            // A floor that cannot stand for the boundary gives no library.
+            continue;
+        }
+        // `library` gates: it is the subject less the floor round by round
+        // within each run, so the drift that moves both lanes cancels in
+        // it (kv-writer, eleven unchanged careful reruns: 0.09–0.34 µs; a
+        // 300 ns busy-wait in its writer: 0.54–0.64), and it is what a
+        // change to the writer moves. The other derived figures are
+        // judged, not gated: hop and boundary set a thread against
+        // SQLite alone, which drift moves unevenly.
+        let gated = name == DerivedFigure::Library;
+        let mut figure = judge((name.name(), FigureKind::Derived, gated), &av, bv, rule, (controls, refused));
+        if let Some(f) = figure.as_mut().filter(|f| gated && matches!(f.call, Call::Slower | Call::Faster)) {
+            f.carried_by = carrier(a, b, f.delta_us);
+        }
+        figures.extend(figure);
+    }
+    figures
+}
+
+/// The subject's slices both runs have, judged (each gates).
+fn slice_figures(
+    a: &RunSamples,
+    b: &RunSamples,
+    controls: &[Control],
+    rule: &Rule,
+    refused: bool,
+) -> Vec<FigureChange> {
+    let mut figures = Vec::new();
+    for (name, av) in &a.slices {
+        if let Some((_, bv)) = b.slices.iter().find(|(n, _)| n == name) {
+            // A slice the probed floor marks too has that slice for its
+            // control: a wake slice moves with the host far more than the
+            // floor's whole operation does (kv-writer, unchanged reruns:
+            // the reply's wake +17% while the floor moved +5.9%).
+            let mut against = controls.to_vec();
+            against.extend(slice_control(a, b, name));
+            figures.extend(judge((name, FigureKind::Slice, true), av, bv, rule, (&against, refused)));
+        }
+    }
+    figures
+}
+
+/// The gated figure that decided `verdict`: of those called its way, a
+/// lane before the library figure before a slice (the lane is what a
+/// user's write takes; a slice of 20 ns that grew 3 µs reads +15,000 %),
+/// and within a kind the one that moved most.
+fn decided_by(gated: &[&FigureChange], verdict: Verdict) -> Option<String> {
+    let call = match verdict {
+        Verdict::Regression => Call::Slower,
+        Verdict::Improvement => Call::Faster,
+        Verdict::NoChange | Verdict::DriftSuspected => return None,
+    };
+    let rank = |f: &FigureChange| match f.kind {
+        FigureKind::Lane => 0,
+        FigureKind::Derived => 1,
+        FigureKind::Slice => 2,
+    };
+    gated
+        .iter()
+        .filter(|f| f.call == call)
+        .min_by(|x, y| rank(x).cmp(&rank(y)).then(y.delta_us.abs().total_cmp(&x.delta_us.abs())))
+        .map(|f| f.name.clone())
+}
+
+/// What the verdict judged: `gate`'s lanes as run `b` ran them, the
+/// slices and the library figure among `figures`.
+fn judged(b: &RunSamples, gate: &[String], figures: &[FigureChange]) -> Option<Judged> {
+    let lanes: Vec<LaneRun> = gate.iter().filter_map(|lane| b.runs.get(lane).cloned()).collect();
+    let slices = figures.iter().filter(|f| f.kind == FigureKind::Slice).count();
+    let library = figures.iter().any(|f| f.gated && f.name == DerivedFigure::Library.name());
+    if lanes.is_empty() && slices == 0 && !library {
+        return None;
+    }
+    let slices_of = (slices > 0).then(|| b.slices_lane.clone()).flatten();
+    Some(Judged { lanes, figure: crate::ab::FigureKind::WallPerOp, slices_of, slices, library })
+}
+
+/// Every lane both runs ran that they ran differently (probed in one and
+/// clean in the other, or with other callers at once).
+fn ran_differently(a: &RunSamples, b: &RunSamples) -> Vec<ChangeFinding> {
+    a.runs
+        .iter()
+        .filter_map(|(lane, x)| {
+            let y = b.runs.get(lane)?;
+            (x != y && b.lanes.contains_key(lane) && a.lanes.contains_key(lane))
+                .then(|| ChangeFinding::LaneRanDifferently { a: x.clone(), b: y.clone() })
+        })
+        .collect()
 }
 
 /// The run facts the two runs differ in (both recorded, different

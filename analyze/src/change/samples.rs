@@ -15,6 +15,13 @@ pub struct RunSamples {
     /// Per lane, `(pass, sample) → µs per op`.
     pub(super) lanes: BTreeMap<String, BTreeMap<(u32, u32), f64>>,
     pub(super) subject: Option<String>,
+    /// Every lane declared the subject that ran, its clean build first: a
+    /// comparison gates on the first both runs have.
+    pub(super) subjects: Vec<String>,
+    /// How each lane ran (probed, callers at once).
+    pub(super) runs: BTreeMap<String, crate::decomposition::LaneRun>,
+    /// The lane [`Self::slices`] are of.
+    pub(super) slices_lane: Option<String>,
     pub(super) baseline: Option<String>,
     pub(super) floor: Option<String>,
     pub(super) handoff: Option<String>,
@@ -67,7 +74,20 @@ impl RunSamples {
                 (name.clone(), lane.blocks_us.iter().map(|b| ((b.pass, b.sample), b.us_per_op)).collect())
             })
             .collect();
-        let role = |r: Role| d.derived.as_ref().and_then(|x| x.lane(r)).map(str::to_owned);
+        let role = |r: Role| d.role_lane(r).map(str::to_owned);
+        let declared = |name: &str| {
+            d.run.meta.fact(&RunFact::Lane(name.to_owned(), hopscope_probe::LaneFact::Role))
+                == Some(Role::Subject.name())
+        };
+        let mut subjects: Vec<String> = d
+            .lanes
+            .iter()
+            .filter(|(name, lane)| {
+                lane.us_per_op.is_some() && (declared(name) || role(Role::Subject).as_ref() == Some(*name))
+            })
+            .map(|(name, _)| name.clone())
+            .collect();
+        subjects.sort_by_key(|name| (role(Role::Subject).as_ref() != Some(name), d.lanes[name].probed));
         let lane_ops = |lane: Option<&String>| {
             let (header, joined) = joined?;
             let index = header.lanes.iter().position(|l| Some(l) == lane)?;
@@ -111,6 +131,9 @@ impl RunSamples {
         RunSamples {
             lanes,
             subject: role(Role::Subject),
+            subjects,
+            runs: d.lanes.keys().filter_map(|name| Some((name.clone(), d.lane_run(name)?))).collect(),
+            slices_lane: subject_ops.and(d.insitu_lane.clone()),
             baseline: role(Role::Baseline),
             floor: role(Role::Floor),
             handoff: role(Role::Handoff),

@@ -2,6 +2,7 @@
 //! slower slices, even and uneven drift, both directions.
 
 use super::*;
+use crate::decomposition::LaneRun;
 
 /// The change's findings, every one typed (a fresh change holds no
 /// sentence).
@@ -39,6 +40,11 @@ fn run(scale: f64, writer_extra: f64, slice_extra: f64) -> RunSamples {
             ("handoff".to_owned(), lane(5.0)),
         ]),
         subject: Some("writer".into()),
+        subjects: vec!["writer".into(), "writer-probed".into()],
+        runs: ["inline", "floor", "writer", "handoff"]
+            .map(|lane| (lane.to_owned(), LaneRun { lane: lane.to_owned(), probed: false, callers: 1 }))
+            .into(),
+        slices_lane: Some("writer-probed".into()),
         baseline: Some("inline".into()),
         floor: Some("floor".into()),
         handoff: Some("handoff".into()),
@@ -153,6 +159,9 @@ fn a_machine_that_got_slower_everywhere_is_drift_not_a_regression() {
     assert_eq!(c.verdict, Verdict::NoChange, "{:#?}", c.figures);
     let writer = c.figures.iter().find(|f| f.name == "writer").expect("writer");
     assert_eq!(writer.call, Call::Drift, "{writer:?}");
+    // What is left once the drift is off is said, beside the bar.
+    let net = writer.net_of_drift.expect("net of drift");
+    assert!(net.delta_us.abs() < net.bar_us, "{net:?}");
     // A figure that moved less than the machine did is drift too, not
     // a slowdown (nor, once the drift is off, a speed-up).
     let mut b = run(1.15, 0.0, 0.0);
@@ -248,5 +257,68 @@ fn a_slice_that_moved_with_the_floors_same_slice_is_drift() {
     let c = compare(&run(1.0, 0.0, 0.0), &wake_moved(0.17, false), "a", "b");
     let wake = c.figures.iter().find(|f| f.name == "sent→woke").expect("the wake slice");
     assert_eq!(wake.call, Call::Slower, "{wake:?}");
+    assert_eq!(c.verdict, Verdict::Regression);
+}
+
+/// A run of one subject lane (a user's program, no baseline or floor):
+/// its blocks around `us`, and one slice.
+fn lone_subject(us: f64) -> RunSamples {
+    let blocks = (0..40).map(|i| ((i / 20, i % 20), us * (1.0 + 0.01 * f64::from(i % 5)))).collect();
+    RunSamples {
+        lanes: BTreeMap::from([("ingest".to_owned(), blocks)]),
+        subjects: vec!["ingest".into()],
+        runs: BTreeMap::from([("ingest".to_owned(), LaneRun { lane: "ingest".into(), probed: true, callers: 8 })]),
+        slices: vec![("queued→drained".into(), (0..40).map(|i| 3.0 + 0.01 * f64::from(i % 3)).collect())],
+        slices_lane: Some("ingest".into()),
+        ..RunSamples::default()
+    }
+}
+
+#[test]
+fn a_run_of_one_subject_lane_is_judged_on_it_and_says_so() {
+    // A user's batching service: 22 µs per event before, 10 after. With
+    // no baseline there is no lane arithmetic; the subject still gates.
+    let c = compare(&lone_subject(22.0), &lone_subject(10.0), "live-txn1", "live60");
+    assert_eq!(c.verdict, Verdict::Improvement, "{:#?}", c.figures);
+    assert_eq!(c.decided_by.as_deref(), Some("ingest"));
+    let judged = c.judged.as_ref().expect("what it judged");
+    assert_eq!(judged.lanes, [LaneRun { lane: "ingest".into(), probed: true, callers: 8 }]);
+    assert_eq!(judged.figure, crate::ab::FigureKind::WallPerOp);
+    assert_eq!((judged.slices_of.as_deref(), judged.slices), (Some("ingest"), 1));
+    let lane = c.figures.iter().find(|f| f.name == "ingest").expect("the lane");
+    assert!(lane.gated && lane.call == Call::Faster, "{lane:?}");
+    // Its slices are compared too.
+    assert!(c.figures.iter().any(|f| f.kind == FigureKind::Slice && f.name == "queued→drained"));
+    // Unchanged, it is no change, decided by nothing.
+    let same = compare(&lone_subject(22.0), &lone_subject(22.0), "a", "b");
+    assert_eq!((same.verdict, same.decided_by), (Verdict::NoChange, None));
+}
+
+#[test]
+fn a_lane_probed_in_one_run_and_clean_in_the_other_is_said() {
+    let mut clean = lone_subject(22.0);
+    clean.runs.get_mut("ingest").expect("ran").probed = false;
+    let c = compare(&clean, &lone_subject(22.0), "a", "b");
+    let said = typed(&c).into_iter().find_map(|f| match f {
+        ChangeFinding::LaneRanDifferently { a, b } => Some((a.probed, b.probed)),
+        _ => None,
+    });
+    assert_eq!(said, Some((false, true)), "{:#?}", c.findings);
+    let same = compare(&lone_subject(22.0), &lone_subject(22.0), "a", "b");
+    assert!(!typed(&same).iter().any(|f| matches!(f, ChangeFinding::LaneRanDifferently { .. })));
+}
+
+#[test]
+fn a_subject_only_one_build_of_which_both_runs_ran_is_the_one_judged() {
+    // Run B ran the probed build alone (a `--lanes` subset): the clean
+    // build cannot be compared, the probed one is, and gates.
+    let mut b = run(1.0, 3.0, 0.0);
+    b.lanes.insert("writer-probed".to_owned(), b.lanes["writer"].clone());
+    b.lanes.remove("writer");
+    let mut a = run(1.0, 0.0, 0.0);
+    a.lanes.insert("writer-probed".to_owned(), a.lanes["writer"].clone());
+    let c = compare(&a, &b, "a", "b");
+    let probed = c.figures.iter().find(|f| f.name == "writer-probed").expect("compared");
+    assert!(probed.gated && probed.call == Call::Slower, "{probed:?}");
     assert_eq!(c.verdict, Verdict::Regression);
 }

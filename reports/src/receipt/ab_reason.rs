@@ -88,6 +88,37 @@ fn typed(r: &AbReason) -> String {
             "Δ {mean_us:+.3} µs ({pct:+.2}%), {level_pct:.0}% CI {:+.3}…{:+.3} over {passes} passes: below the rule",
             ci[0], ci[1]
         ),
+        AbReason::Unaccounted { lane_us, ci_us, against } => {
+            let why = if against.is_empty() {
+                "no slice's verdict moved that way".to_owned()
+            } else {
+                format!(
+                    "the slices the verdicts flagged ({}) moved the other way",
+                    against.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+                )
+            };
+            format!(
+                "not called: the lane moved {lane_us:+.3} µs per write (CI {:+.3}…{:+.3}) but {why}: across fresh \
+                 processes that is where each process's memory and files sat, not the code (two copies of one build \
+                 moved kv-writer's lane ±40 ns)",
+                ci_us[0], ci_us[1]
+            )
+        }
+        AbReason::BySlices { slices, delta_us, ci_us, lane_half_width_us, rest_us, rest_ci_us } => {
+            let lane = lane_half_width_us.map_or(String::new(), |h| format!(" (its CI ±{:.3} µs)", h));
+            format!(
+                "judged by its slices, which its own figure{lane} could not settle: the slices the verdicts flagged \
+                 ({}), all {}, account for {delta_us:+.3} µs per write (their CIs summed {:+.3}…{:+.3}), beyond the \
+                 rule's thresholds; the slices no verdict flagged count as unchanged (together {rest_us:+.3} µs, \
+                 their CIs summed {:+.3}…{:+.3})",
+                slices.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "),
+                if *delta_us > 0.0 { "slower" } else { "faster" },
+                ci_us[0],
+                ci_us[1],
+                rest_ci_us[0],
+                rest_ci_us[1]
+            )
+        }
     }
 }
 

@@ -209,7 +209,11 @@ fn reach(q: &Point) -> String {
     if !(q.saved_ns.excludes_zero() && q.taken() >= MIN_REACH_NS) {
         return "–".to_owned();
     }
-    let [low, high] = q.saved_ns.ci95.map(|ns| ns / q.taken());
+    // A slowdown's reach is what it lost over what it added: its saving
+    // (negative) over its change's sign, as the point's own reach is.
+    let per = q.taken() * q.change_pct.signum();
+    let [a, b] = q.saved_ns.ci95.map(|ns| ns / per);
+    let (low, high) = (a.min(b), a.max(b));
     format!("{:.2} ({low:.2}…{high:.2})", q.reach)
 }
 
@@ -253,8 +257,9 @@ fn costs(p: &CausalProfile) -> String {
          callers' latency, µs | reach | reach slower |\n|---|---:|---:|---:|---:|---:|---:|\n",
     );
     for s in &p.slices {
-        let mut shown: Vec<&Point> = s.ranking_point().into_iter().chain(at(s, 25.0)).collect();
-        shown.dedup_by(|a, b| a.change_pct == b.change_pct);
+        // Every speedup the run tried, smallest first.
+        let mut shown: Vec<&Point> = s.points.iter().filter(|q| q.virtual_speedup).collect();
+        shown.sort_by(|a, b| a.change_pct.total_cmp(&b.change_pct));
         for q in shown {
             // The real slowdown closest in size, for linearity.
             let slower = s
@@ -365,5 +370,34 @@ pub fn warning(recorded: &Recorded<CausalWarning>) -> String {
              ns taken off it: the lane responds more than in proportion (another slice waits on it, or the host's \
              load changed with it)"
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(change_pct: f64, saved: [f64; 3], taken_ns: f64) -> Point {
+        let e = |median: f64, ci95: [f64; 2]| Estimate { median, ci95 };
+        Point {
+            change_pct,
+            change_ns: taken_ns,
+            virtual_speedup: change_pct > 0.0,
+            throughput_pct: e(1.0, [0.5, 1.5]),
+            saved_ns: e(saved[1], [saved[0], saved[2]]),
+            latency_us: e(0.0, [0.0, 0.0]),
+            reach: saved[1] / (taken_ns * change_pct.signum()),
+            taken_ns,
+            rounds: 40,
+        }
+    }
+
+    #[test]
+    fn a_slowdowns_reach_carries_its_interval_the_right_way_round() {
+        // 1605 ns added, 1397 lost (CI 1090…1873): reach 0.87 (0.68…1.17).
+        let slower = point(-25.0, [-1873.0, -1397.0, -1090.0], 1605.0);
+        assert_eq!(reach(&slower), "0.87 (0.68…1.17)");
+        let faster = point(25.0, [1090.0, 1397.0, 1873.0], 1605.0);
+        assert_eq!(reach(&faster), "0.87 (0.68…1.17)");
     }
 }

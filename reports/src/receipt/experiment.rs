@@ -10,7 +10,7 @@ use hopscope_analyze::slice_verdict::SliceVerdicts;
 
 /// The per-slice verdicts: every slice, flagged ones first named.
 fn render_slices(v: &SliceVerdicts, out: &mut String) -> std::fmt::Result {
-    writeln!(out, "\n## Effect per slice (ns per operation, B − A paired by round)\n")?;
+    writeln!(out, "\n## Effect per slice (per operation, B − A paired by round)\n")?;
     let changed: Vec<&str> = v.changed().map(|s| s.name.as_str()).collect();
     if changed.is_empty() {
         writeln!(out, "No slice changed by more than its smallest claimed effect.\n")?;
@@ -25,18 +25,18 @@ fn render_slices(v: &SliceVerdicts, out: &mut String) -> std::fmt::Result {
     writeln!(out, "| slice | A median | Δ | 95% CI | {column} | adjusted p | smallest claimed | changed |")?;
     writeln!(out, "|---|---:|---:|---:|---|---:|---:|---|")?;
     for s in &v.slices {
-        let passes: Vec<String> = s.pass_delta_ns.iter().map(|d| format!("{d:+.1}")).collect();
+        let passes: Vec<String> = s.pass_delta_ns.iter().map(|d| signed(*d)).collect();
         writeln!(
             out,
-            "| `{}` | {:.1} | {:+.1} | {:+.1}…{:+.1} | {} | {:.2e} | ±{:.1} | {} |",
+            "| `{}` | {} | {} | {}…{} | {} | {:.2e} | ±{} | {} |",
             s.name,
-            s.level_ns,
-            s.delta_ns,
-            s.ci95_ns[0],
-            s.ci95_ns[1],
+            amount(s.level_ns),
+            signed(s.delta_ns),
+            signed(s.ci95_ns[0]),
+            signed(s.ci95_ns[1]),
             passes.join(" / "),
             s.adjusted_p,
-            s.min_effect_ns,
+            amount(s.min_effect_ns),
             if s.changed { "**yes**" } else { "no" }
         )?;
     }
@@ -51,6 +51,17 @@ fn render_slices(v: &SliceVerdicts, out: &mut String) -> std::fmt::Result {
         v.min_effect.ns,
         v.min_effect.share * 100.0
     )
+}
+
+/// `ns` with its unit: ns below 10 µs, µs from there (a batching arm's
+/// wait of 100,260 ns reads 100.3 µs).
+fn amount(ns: f64) -> String {
+    if ns.abs() >= 10_000.0 { format!("{:.1} µs", ns / 1_000.0) } else { format!("{ns:.1} ns") }
+}
+
+/// [`amount`] with its sign.
+fn signed(ns: f64) -> String {
+    if ns.abs() >= 10_000.0 { format!("{:+.1} µs", ns / 1_000.0) } else { format!("{ns:+.1} ns") }
 }
 
 /// What an A/B verdict judged, in words: which figure of each block, and
@@ -73,6 +84,84 @@ pub fn figure_line(figure: &AbFigure) -> String {
     }
 }
 
+/// The verdict with its direction and size, so "reproduced" cannot read
+/// as the hypothesis confirmed: `reproduced: B slower than A by +0.360 µs
+/// per operation (the lane: …); its flagged slices account for +0.264`.
+pub fn verdict_line(e: &Experiment) -> String {
+    use hopscope_analyze::slice_account::{self, EstimateSource};
+    let o = &e.outcome;
+    // A result written before estimates were stored gets one from its own
+    // figures.
+    let estimate = o.estimate.clone().or_else(|| slice_account::estimate(o));
+    if o.verdict != hopscope_analyze::ab::Verdict::Reproduced {
+        // Not called, the estimate still says where B stood.
+        return match &estimate {
+            Some(est) => format!(
+                "{}: B − A {:+.3} µs per operation ({}, {:.0}% CI {:+.3}…{:+.3})",
+                o.verdict,
+                est.delta_us,
+                match est.source {
+                    EstimateSource::Slices => "its flagged slices' sum",
+                    EstimateSource::Lane => "the lane, its trimmed mean over passes",
+                },
+                est.level_pct,
+                est.ci_us[0],
+                est.ci_us[1]
+            ),
+            None => o.verdict.to_string(),
+        };
+    }
+    let (delta, what) = match &estimate {
+        Some(est) if est.source == EstimateSource::Slices => {
+            (est.delta_us, "as its flagged slices account for it".to_owned())
+        }
+        Some(est) => (est.delta_us, "the lane, its trimmed mean over passes".to_owned()),
+        None => {
+            let passes = o.passes.iter().map(|p| p.delta_us.median).collect::<Vec<_>>();
+            (passes.iter().sum::<f64>() / passes.len().max(1) as f64, "the lane, its mean over passes".to_owned())
+        }
+    };
+    let mut line = format!(
+        "{}: B {} than A by {delta:+.3} µs per operation ({what})",
+        o.verdict,
+        if o.slower() { "slower" } else { "faster" }
+    );
+    match (&estimate, &o.by_slices, &o.across) {
+        (Some(est), _, Some(lane)) if est.source == EstimateSource::Slices => line.push_str(&format!(
+            "; the lane's own trimmed mean {:+.3} ({:.0}% CI {:+.3}…{:+.3})",
+            lane.delta.mean_us, lane.delta.level_pct, lane.delta.ci[0], lane.delta.ci[1]
+        )),
+        (Some(est), Some(a), _) if est.source == EstimateSource::Lane => {
+            line.push_str(&format!("; its flagged slices account for {:+.3}", a.delta_us));
+        }
+        _ => {}
+    }
+    line
+}
+
+/// What the run could see, said before why it called what it called: the
+/// smallest lane change it could tell from none, and the flagged slices'.
+pub fn resolution_line(e: &Experiment) -> Option<String> {
+    let half = e.outcome.resolution_us?;
+    let level = e.outcome.across.as_ref().map_or(95.0, |a| a.delta.level_pct);
+    let mut line = format!(
+        "Resolution: this run could tell a lane change of ±{:.1} ns per operation from none (its {level:.0}% CI's \
+         half-width)",
+        half * 1e3
+    );
+    let flagged: Vec<String> = e
+        .slices
+        .iter()
+        .flat_map(|v| v.changed())
+        .map(|s| format!("`{}` ±{:.1} ns", s.name, (s.ci95_ns[1] - s.ci95_ns[0]) / 2.0))
+        .collect();
+    if !flagged.is_empty() {
+        line.push_str(&format!("; the slices it flagged, each by its 95% CI: {}", flagged.join(", ")));
+    }
+    line.push('.');
+    Some(line)
+}
+
 /// Render `e` as Markdown: title, verdict and warnings, then the body.
 pub fn markdown(e: &Experiment) -> String {
     let mut out = String::new();
@@ -93,9 +182,12 @@ pub fn body_markdown(e: &Experiment) -> String {
 
 fn render_head(e: &Experiment, out: &mut String) -> std::fmt::Result {
     writeln!(out, "# hopscope A/B: {}\n", e.name)?;
-    writeln!(out, "**Verdict: {}**\n", e.outcome.verdict)?;
+    writeln!(out, "**Verdict: {}**\n", verdict_line(e))?;
     if let Some(figure) = &e.outcome.figure {
         writeln!(out, "Judged on {}.\n", figure_line(figure))?;
+    }
+    if let Some(line) = resolution_line(e) {
+        writeln!(out, "{line}\n")?;
     }
     for w in &e.warnings {
         writeln!(out, "- ⚠ {}", super::warning(w))?;
@@ -170,7 +262,19 @@ fn render(e: &Experiment, out: &mut String) -> std::fmt::Result {
     } else {
         writeln!(out, "\n## Effect per pass (µs per operation, B − A paired by round)\n")?;
     }
-    writeln!(out, "| pass | order | A | B | Δ | 95% CI | Δ % | control − A | spread A | spread B | clears the rule |")?;
+    writeln!(
+        out,
+        "Δ is the median of the rounds' paired differences, not the difference of A's and B's medians.{}\n",
+        if e.outcome.across.is_some() {
+            " Across fresh processes the control's limit is judged on its mean over passes (above), not pass by pass."
+        } else {
+            ""
+        }
+    )?;
+    writeln!(
+        out,
+        "| pass | order | A | B | Δ | 95% CI | Δ % | control − A | spread A | spread B | Δ clears the rule |"
+    )?;
     writeln!(out, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")?;
     for p in &e.outcome.passes {
         let control = p.control_pct.map_or("–".to_owned(), |c| format!("{c:+.2}%"));
@@ -193,6 +297,8 @@ fn render(e: &Experiment, out: &mut String) -> std::fmt::Result {
     if let Some(v) = &e.slices {
         render_slices(v, out)?;
     }
+    writeln!(out)?;
+    super::checkpoints::render(e.checkpoints.as_ref(), out)?;
     let r = &e.rule;
     writeln!(out, "\n## Decision rule (recorded before the run)\n")?;
     writeln!(out, "- minimum effect: {}% and {} µs per operation", r.min_effect_pct, r.min_effect_us)?;
@@ -200,6 +306,12 @@ fn render(e: &Experiment, out: &mut String) -> std::fmt::Result {
     writeln!(out, "- control may drift at most {}%", r.max_control_drift_pct)?;
     writeln!(out, "- arms' spreads may differ at most {}×", r.max_spread_ratio)?;
     writeln!(out, "- spec SHA-256: `{}`", e.spec_sha256)?;
+    run_section(e, out)
+}
+
+/// How, when and where the run was made: the command, the commit or the
+/// two builds, the sizes, the host and its clock.
+fn run_section(e: &Experiment, out: &mut String) -> std::fmt::Result {
     let facts = &e.meta;
     let meta = |fact: RunFact| facts.fact(&fact).unwrap_or("unknown");
     let arm = |arm: &str, fact: ArmFact| facts.fact(&RunFact::LockstepArm(arm.to_owned(), fact));
@@ -216,10 +328,12 @@ fn render(e: &Experiment, out: &mut String) -> std::fmt::Result {
         (None, Some(program)) => format!("program: {program}"),
         (None, None) => "shape: unknown".to_owned(),
     };
+    let lanes = super::lanes_of(facts);
     writeln!(
         out,
-        "- {what} · {} ops per block · {} samples × {} passes",
+        "- {what} · {} ops per block{} · {} samples × {} passes",
         meta(RunFact::OpsPerBlock),
+        super::grown_blocks(facts, lanes.iter().map(String::as_str)),
         meta(RunFact::Samples),
         meta(RunFact::Passes)
     )?;
@@ -239,6 +353,9 @@ fn render(e: &Experiment, out: &mut String) -> std::fmt::Result {
     if let (Some(n), Some(method)) = (facts.fact(&RunFact::LockstepLayouts), facts.fact(&RunFact::LockstepLayoutMethod))
     {
         writeln!(out, "- layouts: {n} builds of each side, {method}")?;
+    }
+    if let Some(files) = facts.fact(&RunFact::LockstepFiles) {
+        writeln!(out, "- processes: new ones each pass, each run from {files}")?;
     }
     writeln!(out, "- host: {} · {} cores · kernel {}", e.host.cpu_model, e.host.cores, e.host.kernel)?;
     writeln!(out, "- clock: {} · {:.6} ns/tick", e.clock.source, e.clock.ns_per_tick)?;

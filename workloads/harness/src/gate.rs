@@ -50,7 +50,7 @@ pub fn change_status(change: &Change, fail_on: Option<FailOn>) -> u8 {
 /// inconclusive no change).
 pub fn ab_verdict(experiment: &Experiment) -> Verdict {
     let outcome = &experiment.outcome;
-    let slower = outcome.passes.iter().map(|p| p.delta_us.median).sum::<f64>() > 0.0;
+    let slower = outcome.slower();
     match outcome.verdict {
         ab::Verdict::Reproduced if slower => Verdict::Regression,
         ab::Verdict::Reproduced => Verdict::Improvement,

@@ -21,7 +21,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
 use hopscope_analyze::{Decomposition, Role};
-use hopscope_probe::{LaneFact, RunFact, RunFacts};
+use hopscope_probe::{RunFact, RunFacts};
 use serde::{Deserialize, Serialize};
 
 /// The index's file name under the output root.
@@ -97,6 +97,11 @@ pub struct RunRow {
     pub program: String,
     /// Headline figures, µs, in [`FIGURES`] order.
     pub figures: [Option<f64>; 4],
+    /// The lane the `subject` figure is of and how it ran (probed or
+    /// clean, callers at once): its wall time per operation, the median
+    /// over blocks (absent in rows written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<hopscope_analyze::LaneRun>,
     /// What a `--baseline` gate called the run (`regression against main`),
     /// when it was judged against one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -112,7 +117,7 @@ pub struct RunRow {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "record", rename_all = "snake_case")]
 enum Record {
-    Run(RunRow),
+    Run(Box<RunRow>),
     Baseline {
         name: String,
         run_id: i64,
@@ -141,8 +146,8 @@ impl Contents {
     fn add(&mut self, record: Record) {
         match record {
             Record::Run(row) => match self.runs.iter_mut().find(|r| r.dir == row.dir) {
-                Some(old) => *old = RunRow { id: old.id, ..row },
-                None => self.runs.push(row),
+                Some(old) => *old = RunRow { id: old.id, ..*row },
+                None => self.runs.push(*row),
             },
             Record::Change { run_id, against, verdict } => {
                 if let Some(row) = self.runs.iter_mut().find(|r| r.id == run_id) {
@@ -201,18 +206,8 @@ impl RunIndex {
         let meta = &d.run.meta;
         // The subject the lane arithmetic used, or, in a run without it (a
         // `--lanes` subset), the subject lane that ran: clean before probed.
-        let role_of = |name: &str| meta.fact(&RunFact::Lane(name.to_owned(), LaneFact::Role));
-        let probed = |name: &str| meta.fact(&RunFact::Lane(name.to_owned(), LaneFact::Probed)) == Some("true");
-        let ran = |name: &str| d.lanes.get(name).and_then(|lane| lane.us_per_op.as_ref()).map(|s| s.median);
-        let subject = derived.and_then(|x| x.lane(Role::Subject)).and_then(&ran).or_else(|| {
-            let mut subjects: Vec<&String> = d
-                .lanes
-                .keys()
-                .filter(|n| role_of(n).and_then(|r| r.parse::<Role>().ok()) == Some(Role::Subject))
-                .collect();
-            subjects.sort_by_key(|n| probed(n));
-            subjects.into_iter().find_map(|n| ran(n))
-        });
+        let subject_lane = d.role_lane(Role::Subject);
+        let subject = subject_lane.and_then(|name| d.lanes.get(name)?.us_per_op.as_ref()).map(|s| s.median);
         let mut row = RunRow {
             id: 0,
             created_unix_ms: i64::try_from(d.run.created_unix_ms).unwrap_or(i64::MAX),
@@ -227,12 +222,13 @@ impl RunIndex {
                 derived.and_then(|x| x.boundary_us.map(|b| b.median)),
                 derived.and_then(|x| x.library_us.map(|b| b.median)),
             ],
+            subject: subject_lane.and_then(|name| d.lane_run(name)),
             change: None,
             contended: d.contention.as_ref().map(|c| c.contended),
         };
         self.append(|contents| {
             row.id = contents.runs.iter().find(|r| r.dir == row.dir).map_or_else(|| contents.next_id(), |r| r.id);
-            (Record::Run(row.clone()), row.id)
+            (Record::Run(Box::new(row.clone())), row.id)
         })
     }
 
@@ -272,6 +268,7 @@ impl RunIndex {
                 command: String::new(),
                 program: String::new(),
                 figures: [None; 4],
+                subject: None,
                 change: None,
                 contended: None,
             }));
@@ -449,10 +446,11 @@ mod tests {
                     command: String::new(),
                     program: "p".into(),
                     figures: [Some(1.0), None, None, None],
+                    subject: None,
                     change: None,
                     contended: None,
                 };
-                (Record::Run(row), id)
+                (Record::Run(Box::new(row)), id)
             })
             .expect("append")
     }

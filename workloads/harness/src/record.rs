@@ -107,7 +107,9 @@ impl Recorder {
         } else {
             format!("{} (no verdict: another process held a run's CPUs)", change.verdict)
         };
-        out.lines.push(format!("change:  {verdict} against {key} → {}", dir.join("change.md").display()));
+        let decided = hopscope_reports::change_decided(&change).map_or(String::new(), |d| format!(" ({d})"));
+        out.lines.push(format!("change:  {verdict} against {key}{decided} → {}", dir.join("change.md").display()));
+        out.lines.push(format!("         {}", hopscope_reports::change_judged(&change)));
         out.lines.extend(
             change.findings.iter().skip(1).map(|f| format!("         {}", hopscope_reports::change_sentence(f))),
         );
