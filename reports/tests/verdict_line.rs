@@ -15,8 +15,8 @@ fn a_reproduced_verdict_says_its_direction_its_size_and_what_decided_it() {
     let by_slices = run("by-slices");
     assert_eq!(
         verdict_line(&by_slices),
-        "reproduced: B slower than A by +0.062 µs per operation (as its flagged slices account for it); the lane's \
-         own trimmed mean -0.014 (99% CI -0.049…+0.020)"
+        "reproduced: B slower than A by +0.062 µs per operation (as its flagged slices account for it, 95% CI \
+         +0.055…+0.070); the lane's own trimmed mean -0.014 (99% CI -0.049…+0.020)"
     );
     let by_lane = run("by-lane");
     assert_eq!(
@@ -33,8 +33,8 @@ fn a_reproduced_verdict_says_its_direction_its_size_and_what_decided_it() {
     outcome.across.as_mut().expect("across").delta.ci = [0.007, 0.090];
     assert_eq!(
         verdict_line(&explained),
-        "reproduced: B slower than A by +0.076 µs per operation (as its flagged slices account for it); the lane's \
-         own trimmed mean +0.037 (99% CI +0.007…+0.090)"
+        "reproduced: B slower than A by +0.076 µs per operation (as its flagged slices account for it, 95% CI \
+         +0.072…+0.080); the lane's own trimmed mean +0.037 (99% CI +0.007…+0.090)"
     );
     let resolution = resolution_line(&by_lane).expect("a resolution");
     assert!(resolution.starts_with("Resolution: this run could tell a lane change of ±29.8 ns"), "{resolution}");

@@ -86,7 +86,9 @@ pub fn figure_line(figure: &AbFigure) -> String {
 
 /// The verdict with its direction and size, so "reproduced" cannot read
 /// as the hypothesis confirmed: `reproduced: B slower than A by +0.360 µs
-/// per operation (the lane: …); its flagged slices account for +0.264`.
+/// per operation (the lane: …); its flagged slices account for +0.264`,
+/// or, when the slices decided or account for it, their sum and its
+/// interval with the lane's own beside.
 pub fn verdict_line(e: &Experiment) -> String {
     use hopscope_analyze::slice_account::{self, EstimateSource};
     let o = &e.outcome;
@@ -112,9 +114,13 @@ pub fn verdict_line(e: &Experiment) -> String {
         };
     }
     let (delta, what) = match &estimate {
-        Some(est) if est.source == EstimateSource::Slices => {
-            (est.delta_us, "as its flagged slices account for it".to_owned())
-        }
+        Some(est) if est.source == EstimateSource::Slices => (
+            est.delta_us,
+            format!(
+                "as its flagged slices account for it, {:.0}% CI {:+.3}…{:+.3}",
+                est.level_pct, est.ci_us[0], est.ci_us[1]
+            ),
+        ),
         Some(est) => (est.delta_us, "the lane, its trimmed mean over passes".to_owned()),
         None => {
             let passes = o.passes.iter().map(|p| p.delta_us.median).collect::<Vec<_>>();
