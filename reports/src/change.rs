@@ -160,6 +160,16 @@ pub fn sentence(finding: &Recorded<ChangeFinding>) -> String {
         ),
         ChangeFinding::NoControl => "No control lane in both runs: the drift between them is unknown.".to_owned(),
         ChangeFinding::LaneRanDifferently { a, b } => ran_differently(a, b),
+        ChangeFinding::BatchesMoved { lane, a, b } => format!(
+            "Lane {lane} batched differently in the runs: {a:.1} operations per shared interval in A, {b:.1} in B; \
+             its figures compare two ways of batching as much as the code (a batch's COMMIT is shared by more or \
+             fewer operations, and each waits for more or fewer others)."
+        ),
+        ChangeFinding::SlicesApart { a, b } => format!(
+            "No slice was compared: run A has {a} slices and run B {b}, none of the same name (its hops were \
+             marked another way, spans against direct marks, or another hop table); the lanes are compared, \
+             their slices are not."
+        ),
         ChangeFinding::Moved(f) => moved(f),
     }
 }

@@ -35,6 +35,7 @@ use crate::recorded::Recorded;
 use crate::stats::{median_ci_order_statistics, median_of_unsorted};
 
 mod samples;
+mod shape;
 
 pub use samples::RunSamples;
 
@@ -327,6 +328,24 @@ pub enum ChangeFinding {
         /// How run B ran it.
         b: LaneRun,
     },
+    /// A lane's batches moved between the runs: its figures compare
+    /// writers that batched differently as much as the code.
+    BatchesMoved {
+        /// The lane.
+        lane: String,
+        /// Its mean operations per shared interval in run A.
+        a: f64,
+        /// In run B.
+        b: f64,
+    },
+    /// Both runs have slices, none in common (hops marked another way):
+    /// no slice was compared.
+    SlicesApart {
+        /// Slices run A has.
+        a: usize,
+        /// Slices run B has.
+        b: usize,
+    },
     /// A figure called slower, faster or drift.
     Moved(FigureChange),
 }
@@ -493,10 +512,11 @@ pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> 
     } else {
         Verdict::NoChange
     };
-    let decided_by = decided_by(&gated, verdict);
+    let decided_by = decided_by(&gated, verdict, b);
     let judged = judged(b, &gate, &figures);
     let mut findings = findings(&figures, &controls, &rule);
-    findings.splice(0..0, ran_differently(a, b));
+    findings.splice(0..0, ran_differently(a, b).into_iter().chain(shape::batches_moved(a, b)));
+    findings.extend(shape::slices_apart(a, b));
     if let Some(different) = made_differently(a, b) {
         findings.insert(0, different);
     }
@@ -638,8 +658,9 @@ fn slice_figures(
 /// The gated figure that decided `verdict`: of those called its way, a
 /// lane before the library figure before a slice (the lane is what a
 /// user's write takes; a slice of 20 ns that grew 3 µs reads +15,000 %),
-/// and within a kind the one that moved most.
-fn decided_by(gated: &[&FigureChange], verdict: Verdict) -> Option<String> {
+/// and within a kind the one that moved most, an operation's own slice
+/// before a wait on a batch's others ([`shape::slice_rank`], by run `b`).
+fn decided_by(gated: &[&FigureChange], verdict: Verdict, b: &RunSamples) -> Option<String> {
     let call = match verdict {
         Verdict::Regression => Call::Slower,
         Verdict::Improvement => Call::Faster,
@@ -648,7 +669,7 @@ fn decided_by(gated: &[&FigureChange], verdict: Verdict) -> Option<String> {
     let rank = |f: &FigureChange| match f.kind {
         FigureKind::Lane => 0,
         FigureKind::Derived => 1,
-        FigureKind::Slice => 2,
+        FigureKind::Slice => 2 + shape::slice_rank(b, &f.name),
     };
     gated
         .iter()

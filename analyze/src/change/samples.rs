@@ -28,6 +28,11 @@ pub struct RunSamples {
     /// The subject's probed lane's slices: name, per-block interquartile
     /// means (µs).
     pub(super) slices: Vec<(String, Vec<f64>)>,
+    /// How each of those slices is shared (a batch's COMMIT, a wait on
+    /// the batch's others), by name: a wait moves with the others' work.
+    pub(super) slice_sharing: BTreeMap<String, crate::join::Sharing>,
+    /// Each lane's mean operations per shared interval, when it batched.
+    pub(super) batch_means: BTreeMap<String, f64>,
     /// Each of those slices beyond the probed floor's: name, per-round
     /// `subject − floor` of their interquartile means (µs), and a slice the
     /// floor does not mark, whole (when the run has a probed floor).
@@ -106,10 +111,12 @@ impl RunSamples {
         let mut slices = Vec::new();
         let mut beyond_floor = Vec::new();
         let mut floor_slices = BTreeMap::new();
+        let mut slice_sharing = BTreeMap::new();
         if let Some(ops) = subject_ops {
             for slice in &ops.slices {
                 let own = by_round(ops, &slice.name);
                 slices.push((slice.name.clone(), own.values().copied().collect()));
+                slice_sharing.insert(slice.name.clone(), slice.sharing);
                 let Some(floor) = floor_ops else { continue };
                 let diffs = if floor.slices.iter().any(|s| s.name == slice.name) {
                     let theirs = by_round(floor, &slice.name);
@@ -138,6 +145,12 @@ impl RunSamples {
             floor: role(Role::Floor),
             handoff: role(Role::Handoff),
             slices,
+            slice_sharing,
+            batch_means: d
+                .lanes
+                .iter()
+                .filter_map(|(name, lane)| Some((name.clone(), lane.batches.as_ref()?.mean)))
+                .collect(),
             beyond_floor,
             floor_slices_lane: (!floor_slices.is_empty()).then(|| d.floor_slices_lane.clone()).flatten(),
             floor_slices,

@@ -55,6 +55,8 @@ fn run(scale: f64, writer_extra: f64, slice_extra: f64) -> RunSamples {
         floor_slices: BTreeMap::from([("sent→woke".to_owned(), slice(3.9))]),
         floor_slices_lane: Some("floor-probed".into()),
         floor_stands: true,
+        slice_sharing: BTreeMap::new(),
+        batch_means: BTreeMap::new(),
         settings: BTreeMap::from([
             ("order".to_owned(), "Balanced".to_owned()),
             ("ops_per_block".to_owned(), "20".to_owned()),
@@ -321,4 +323,48 @@ fn a_subject_only_one_build_of_which_both_runs_ran_is_the_one_judged() {
     let probed = c.figures.iter().find(|f| f.name == "writer-probed").expect("compared");
     assert!(probed.gated && probed.call == Call::Slower, "{probed:?}");
     assert_eq!(c.verdict, Verdict::Regression);
+}
+
+/// A batching lane whose statement slice and the wait after it grew by
+/// `own` and `wait` µs, batching `batch` operations per interval.
+fn batching(own: f64, wait: f64, batch: f64) -> RunSamples {
+    let mut run = lone_subject(22.0);
+    let blocks = |base: f64| (0..40).map(|i| base * (1.0 + 0.01 * f64::from(i % 3))).collect::<Vec<f64>>();
+    run.slices =
+        vec![("matching→executed".into(), blocks(1.0 + own)), ("executed→txn_close".into(), blocks(2.0 + wait))];
+    run.slice_sharing = BTreeMap::from([
+        ("matching→executed".to_owned(), crate::join::Sharing::Own),
+        ("executed→txn_close".to_owned(), crate::join::Sharing::Siblings),
+    ]);
+    run.batch_means = BTreeMap::from([("ingest".to_owned(), batch)]);
+    run
+}
+
+#[test]
+fn a_statement_that_grew_decides_before_the_wait_on_the_batch_it_also_grew() {
+    // A user's 240 ns in the statement: the wait after it, on the batch's
+    // others, grew 340 ns. The lane held; the statement is what changed.
+    let c = compare(&batching(0.0, 0.0, 3.2), &batching(0.24, 0.34, 3.2), "a", "b");
+    assert_eq!(c.verdict, Verdict::Regression);
+    assert_eq!(c.decided_by.as_deref(), Some("matching→executed"), "{:#?}", c.figures);
+    assert!(moved(&c, "executed→txn_close", Call::Slower).is_some(), "the wait is still reported");
+    assert!(!typed(&c).iter().any(|f| matches!(f, ChangeFinding::BatchesMoved { .. })), "3.2 against 3.2");
+}
+
+#[test]
+fn batches_that_moved_and_slices_marked_another_way_are_said() {
+    let c = compare(&batching(0.0, 0.0, 3.2), &batching(0.0, 0.0, 1.0), "m32", "m1");
+    let batches = typed(&c).into_iter().find_map(|f| match f {
+        ChangeFinding::BatchesMoved { lane, a, b } => Some((lane.clone(), *a, *b)),
+        _ => None,
+    });
+    assert_eq!(batches, Some(("ingest".into(), 3.2, 1.0)));
+    // Spans against direct marks: every slice named apart.
+    let mut spans = batching(0.0, 0.0, 3.2);
+    spans.slices = vec![("submit.enter→reply.exit".into(), vec![1.0; 40])];
+    let c = compare(&batching(0.0, 0.0, 3.2), &spans, "marks", "spans");
+    assert!(typed(&c).iter().any(|f| matches!(f, ChangeFinding::SlicesApart { a: 2, b: 1 })), "{:#?}", c.findings);
+    assert!(c.figures.iter().all(|f| f.kind != FigureKind::Slice));
+    let same = compare(&batching(0.0, 0.0, 3.2), &batching(0.0, 0.0, 3.2), "a", "b");
+    assert!(!typed(&same).iter().any(|f| matches!(f, ChangeFinding::SlicesApart { .. })));
 }
