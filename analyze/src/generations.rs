@@ -301,7 +301,7 @@ pub fn slices(a: &LaneOps, b: &LaneOps, b_first: &BTreeMap<u32, bool>, min_effec
             (diffs.len() >= 2).then_some(PairedSlice { diffs, ..s })
         })
         .collect();
-    let mut verdicts = slice_verdict::judge_paired(&pooled, min_effect)?;
+    let mut verdicts = slice_verdict::shared_as_in(slice_verdict::judge_paired(&pooled, min_effect)?, a);
     verdicts.method = "Holm (Wilcoxon signed-rank per slice, one value per pass of fresh processes)".to_owned();
     Some(verdicts)
 }

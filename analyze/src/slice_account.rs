@@ -206,6 +206,7 @@ mod tests {
             adjusted_p: if changed { 1e-8 } else { 1.0 },
             changed,
             rounds: 800,
+            sharing: crate::join::Sharing::Own,
         }
     }
 

@@ -18,7 +18,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::join::LaneOps;
+use crate::join::{LaneOps, Sharing};
 use crate::stats::{median_ci95_order_statistics, median_of_unsorted};
 
 /// The family-wise false-positive rate the slice verdicts keep.
@@ -91,6 +91,15 @@ pub struct SliceEffect {
     pub changed: bool,
     /// Rounds paired.
     pub rounds: usize,
+    /// How the slice is shared, in arm A: a wait on a batch's others
+    /// moves with their steps, so a change to each operation's own step
+    /// shows in it once per other operation waited for.
+    #[serde(default, skip_serializing_if = "is_own")]
+    pub sharing: Sharing,
+}
+
+fn is_own(sharing: &Sharing) -> bool {
+    *sharing == Sharing::Own
 }
 
 /// Every slice's effect in one A/B run.
@@ -152,7 +161,15 @@ pub(crate) fn paired(a: &LaneOps, b: &LaneOps) -> Vec<PairedSlice> {
 /// claiming no change smaller than `min_effect`. `None` when no slice has a
 /// paired round.
 pub fn judge(a: &LaneOps, b: &LaneOps, min_effect: MinEffect) -> Option<SliceVerdicts> {
-    judge_paired(&paired(a, b), min_effect)
+    judge_paired(&paired(a, b), min_effect).map(|v| shared_as_in(v, a))
+}
+
+/// `verdicts` with each slice's sharing as arm `a` marks it.
+pub(crate) fn shared_as_in(mut verdicts: SliceVerdicts, a: &LaneOps) -> SliceVerdicts {
+    for effect in &mut verdicts.slices {
+        effect.sharing = a.slices.iter().find(|d| d.name == effect.name).map_or(Sharing::Own, |d| d.sharing);
+    }
+    verdicts
 }
 
 /// The rule itself, on slices already paired by round: a p-value per
@@ -190,6 +207,7 @@ pub fn judge_paired(pairs: &[PairedSlice], min_effect: MinEffect) -> Option<Slic
                 adjusted_p: 1.0,
                 changed: false,
                 rounds,
+                sharing: Sharing::Own,
             }
         })
         .collect();

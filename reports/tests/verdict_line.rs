@@ -42,3 +42,28 @@ fn a_reproduced_verdict_says_its_direction_its_size_and_what_decided_it() {
     assert!(md.contains("**Verdict: reproduced: B slower than A by +0.062 µs"), "{md}");
     assert!(md.contains("judged by its slices"), "{md}");
 }
+
+#[test]
+fn waits_on_a_batch_flagged_beside_the_step_that_changed_are_said_as_its_knock_on() {
+    use hopscope_analyze::join::Sharing;
+    use hopscope_reports::receipt::experiment::knock_on_line;
+    let mut e = run("by-slices");
+    assert_eq!(knock_on_line(&e), None, "no wait flagged: nothing to say");
+    let v = e.slices.as_mut().expect("slice verdicts");
+    let mut wait = v.changed().next().expect("a flagged slice").clone();
+    let step = wait.name.clone();
+    wait.name = "executed→txn_close".into();
+    wait.delta_ns = 341.0;
+    wait.sharing = Sharing::Siblings;
+    v.slices.push(wait);
+    let line = knock_on_line(&e).expect("a wait flagged beside the step");
+    assert!(
+        line.starts_with("Of the flagged slices, `executed→txn_close` is the wait on the batch's others (+341.0 ns"),
+        "{line}"
+    );
+    assert!(line.contains(&format!("they move with `{step}`")), "{line}");
+    assert!(markdown(&e).contains(&line), "the receipt says it");
+    // The sharing round-trips, and an own slice writes none.
+    let json = serde_json::to_string(&e).expect("json");
+    assert_eq!(json.matches("\"sharing\":\"siblings\"").count(), 1, "{json}");
+}

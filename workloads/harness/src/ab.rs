@@ -104,6 +104,9 @@ pub fn summary(e: &Experiment) -> String {
         } else {
             writeln!(out, "  slices changed: {}", changed.join("; "))
         };
+        if let Some(line) = hopscope_reports::receipt::experiment::knock_on_line(e) {
+            let _ = writeln!(out, "  {line}");
+        }
     }
     for warning in &e.warnings {
         let _ = writeln!(out, "warning: {}", hopscope_reports::receipt::warning(warning));
