@@ -166,6 +166,19 @@ pub enum Warning {
         /// the code, as text).
         fix: Recorded<SqliteFix>,
     },
+    /// A slice whose median and CI lie below zero: its end mark came
+    /// before its start on most operations (see
+    /// [`crate::attribution::backwards`]).
+    SliceBackwards {
+        /// The slice.
+        slice: String,
+        /// Its median, µs.
+        median_us: f64,
+        /// Its 95% CI, µs.
+        ci95: [f64; 2],
+        /// Whether its two marks are on different threads.
+        across_threads: bool,
+    },
     /// A hop marked on the other side from the one declared.
     WrongSide {
         /// What was declared (the span or hop and its side; an older

@@ -21,6 +21,7 @@ use crate::slices::{Owner, SliceFigures};
 use crate::stats::Summary;
 use crate::warning::Warning;
 
+pub mod backwards;
 mod declared;
 
 pub use declared::{Declared, SpanMethod, SqliteFix};

@@ -281,6 +281,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
     if let Some(ops) = sliced {
         warnings.extend(crate::attribution::sides(header, ops));
     }
+    warnings.extend(crate::attribution::backwards::check(&insitu.slices));
     let observer_effect = match (clean, probed) {
         (Some(c), Some(p)) => derived::observer(c, p).map(|mut o| {
             let marks = sliced.filter(|o| Some(usize::from(o.lane)) == roles.find(Role::Subject, Variant::Probed));

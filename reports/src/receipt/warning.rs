@@ -102,6 +102,22 @@ pub fn floor_refusal(r: &FloorRefusal) -> String {
     }
 }
 
+/// A slice whose end came before its start, in words.
+fn backwards(slice: &str, median_us: f64, ci95: [f64; 2], across_threads: bool) -> String {
+    let why = if across_threads {
+        "its two marks are on different threads, and the second thread ran its mark first: a thread woken by \
+         the first (a reply) ran before the waker's own mark (a span's exit after the send); mark the end \
+         before the hand-off, or read the pair the other way"
+    } else {
+        "its end mark comes before its start on this thread: the hop table orders the two the other way round"
+    };
+    format!(
+        "slice `{slice}` reads {median_us:+.3} µs (95% CI {:+.3}…{:+.3}), below zero: {why}; its figure is the \
+         marks' order, not a duration, and the path and shares that sum it are off by as much",
+        ci95[0], ci95[1]
+    )
+}
+
 fn typed(w: &Warning) -> String {
     match w {
         Warning::Partial(partial) => format!("partial: {}", partial_sentence(partial)),
@@ -162,6 +178,9 @@ fn typed(w: &Warning) -> String {
         ),
         Warning::SliceLikeBaseline { .. } | Warning::WrongSide { .. } | Warning::IncompleteOps { .. } => {
             declared(w).unwrap_or_default()
+        }
+        Warning::SliceBackwards { slice, median_us, ci95, across_threads } => {
+            backwards(slice, *median_us, *ci95, *across_threads)
         }
         Warning::NoObserverEffect => {
             "no clean and probed build of the subject: the observer effect is not measured".to_owned()
@@ -299,6 +318,20 @@ mod tests {
         for (w, said) in cases {
             assert_eq!(warning(&Recorded::Typed(w)), said);
         }
+        let backwards = warning(&Recorded::Typed(Warning::SliceBackwards {
+            slice: "reply.exit→submit.exit".into(),
+            median_us: -2.414,
+            ci95: [-2.434, -2.406],
+            across_threads: true,
+        }));
+        assert!(
+            backwards.starts_with(
+                "slice `reply.exit→submit.exit` reads -2.414 µs (95% CI -2.434…-2.406), below zero: its two marks are \
+                 on different threads"
+            ),
+            "{backwards}"
+        );
+        assert!(!backwards.contains('\n'));
         let slow = warning(&Recorded::Typed(Warning::SlowRounds {
             lanes: 3,
             rounds: 4,
