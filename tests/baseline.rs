@@ -113,6 +113,7 @@ fn knob_change_flow(attempt: u32) -> bool {
     // A reader that goes away early (`history | head -1`) ends the output,
     // not the program with a panic.
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hopscope"))
+        .env(hopscope_harness::rundir::RUNS_ENV, hopscope_harness::rundir::runs_dir())
         .env("HOPSCOPE_INDEX", root.join("index.jsonl"))
         .arg("history")
         .stdout(std::process::Stdio::piped())

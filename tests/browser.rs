@@ -76,7 +76,12 @@ fn the_report_renders_in_headless_chromium() {
         dir.join("result.json"),
     )
     .expect("fixture copied");
-    let out = Command::new(env!("CARGO_BIN_EXE_hopscope")).arg("report").arg(&dir).output().expect("hopscope runs");
+    let out = Command::new(env!("CARGO_BIN_EXE_hopscope"))
+        .env(hopscope_harness::rundir::RUNS_ENV, hopscope_harness::rundir::runs_dir())
+        .arg("report")
+        .arg(&dir)
+        .output()
+        .expect("hopscope runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let page = dir.join("report.html");
 
@@ -103,8 +108,14 @@ fn the_report_renders_in_headless_chromium() {
 
 #[test]
 fn report_refuses_a_missing_or_malformed_result() {
-    let hopscope =
-        |dir: &Path| Command::new(env!("CARGO_BIN_EXE_hopscope")).arg("report").arg(dir).output().expect("runs");
+    let hopscope = |dir: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_hopscope"))
+            .env(hopscope_harness::rundir::RUNS_ENV, hopscope_harness::rundir::runs_dir())
+            .arg("report")
+            .arg(dir)
+            .output()
+            .expect("runs")
+    };
     let empty = temp_dir("empty");
     let out = hopscope(&empty);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -136,6 +147,7 @@ fn an_exported_timeline_loads_in_a_static_page_in_headless_chromium() {
     let harness = hopscope_harness::Harness::try_from_args("traced-writer", args).expect("flags").quiet();
     let trace = traced_writer::decompose::lanes(harness).run().expect("the example runs").trace;
     let out = Command::new(env!("CARGO_BIN_EXE_hopscope"))
+        .env(hopscope_harness::rundir::RUNS_ENV, hopscope_harness::rundir::runs_dir())
         .args(["export", "--format", "chrome"])
         .arg(&trace)
         .output()
@@ -252,7 +264,12 @@ fn hostile_strings_stay_text_in_the_report_in_headless_chromium() {
     let dir = temp_dir("hostile");
     let json = serde_json::to_string_pretty(&hostile_result()).expect("json");
     std::fs::write(dir.join("result.json"), json).expect("write");
-    let out = Command::new(env!("CARGO_BIN_EXE_hopscope")).arg("report").arg(&dir).output().expect("hopscope runs");
+    let out = Command::new(env!("CARGO_BIN_EXE_hopscope"))
+        .env(hopscope_harness::rundir::RUNS_ENV, hopscope_harness::rundir::runs_dir())
+        .arg("report")
+        .arg(&dir)
+        .output()
+        .expect("hopscope runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let page = dir.join("report.html");
     let dom = headless(&browser, &page, &["--dump-dom".to_owned()]);

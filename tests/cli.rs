@@ -682,8 +682,14 @@ fn a_second_run_into_a_directory_in_use_is_refused_in_one_line() {
 /// where `taskset` is missing).
 fn on_cpu_zero(args: &[&str]) -> Option<Output> {
     let _turn = common::one_run();
-    let out =
-        Command::new("taskset").arg("-c").arg("0").arg(env!("CARGO_BIN_EXE_hopscope")).args(args).output().ok()?;
+    let out = Command::new("taskset")
+        .env(hopscope_harness::rundir::RUNS_ENV, hopscope_harness::rundir::runs_dir())
+        .arg("-c")
+        .arg("0")
+        .arg(env!("CARGO_BIN_EXE_hopscope"))
+        .args(args)
+        .output()
+        .ok()?;
     // taskset itself failing (no such CPU, not permitted) is not our test.
     (out.status.code() != Some(127)).then_some(out)
 }

@@ -32,6 +32,7 @@ fn repository(name: &str) -> PathBuf {
 /// own target directory.
 fn commits(project: &Path, args: &[&str]) -> Output {
     let _turn = common::one_run();
+    // Its runs and cache under the temporary project's target directory.
     Command::new(env!("CARGO_BIN_EXE_hopscope"))
         .current_dir(project)
         .env("CARGO_TARGET_DIR", project.join("target"))
@@ -116,6 +117,7 @@ fn one_commit_built_two_ways_is_two_builds_named_by_b_s_command() {
     for flag in ["--build", "--build-b", "--bin", "--layouts"] {
         let value = if flag == "--layouts" { "2" } else { "x" };
         let out = Command::new(env!("CARGO_BIN_EXE_hopscope"))
+            .env(hopscope_harness::rundir::RUNS_ENV, hopscope_harness::rundir::runs_dir())
             .args(["ab", "--builds", "a", "b", flag, value])
             .output()
             .expect("hopscope runs");
@@ -199,6 +201,7 @@ fn two_revisions_are_built_once_and_judged_in_lockstep() {
     assert!(!err.contains(" with `"), "nothing rebuilt: {err}");
     // Re-judged from its directory alone, under the spec the trace recorded.
     let out = Command::new(env!("CARGO_BIN_EXE_hopscope"))
+        .env(hopscope_harness::rundir::RUNS_ENV, hopscope_harness::rundir::runs_dir())
         .args(["ab", "--analyze", out_dir.to_str().expect("utf-8")])
         .output()
         .expect("hopscope runs");

@@ -23,6 +23,7 @@ fn a_lane_is_judged_net_of_another_and_both_runs_are_kept() {
     let out = {
         let _turn = common::one_run();
         Command::new(HOPSCOPE)
+            .env(hopscope_harness::rundir::RUNS_ENV, hopscope_harness::rundir::runs_dir())
             .args(["ab", "--builds", HOPSCOPE, HOPSCOPE, "--lane", "writer", "--minus", "floor"])
             .arg(&spec)
             .arg("--out")
@@ -78,8 +79,14 @@ fn a_minus_that_cannot_run_is_refused_before_anything_runs() {
         (&["--commits", "HEAD", "HEAD", "--layouts", "2", "--minus", "floor"], "--minus with --layouts"),
     ];
     for (args, expected) in cases {
-        let out =
-            Command::new(HOPSCOPE).arg("ab").args(args).arg("--out").arg(&out_dir).output().expect("hopscope runs");
+        let out = Command::new(HOPSCOPE)
+            .env(hopscope_harness::rundir::RUNS_ENV, hopscope_harness::rundir::runs_dir())
+            .arg("ab")
+            .args(args)
+            .arg("--out")
+            .arg(&out_dir)
+            .output()
+            .expect("hopscope runs");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
@@ -96,6 +103,7 @@ fn a_minus_lane_the_builds_do_not_declare_is_refused_before_anything_is_measured
     let out = {
         let _turn = common::one_run();
         Command::new(HOPSCOPE)
+            .env(hopscope_harness::rundir::RUNS_ENV, hopscope_harness::rundir::runs_dir())
             .args(["ab", "--builds", HOPSCOPE, HOPSCOPE, "--lane", "writer", "--minus", "no-such-lane", "--out"])
             .arg(&out_dir)
             .output()
@@ -118,6 +126,7 @@ fn a_lockstep_run_stopped_by_sigint_exits_130_with_the_passes_before_judged() {
     let out_dir = dir.join("run");
     let _turn = common::one_run();
     let child = Command::new(HOPSCOPE)
+        .env(hopscope_harness::rundir::RUNS_ENV, hopscope_harness::rundir::runs_dir())
         .args(["ab", "--builds", HOPSCOPE, HOPSCOPE, "--lane", "writer", "--out"])
         .arg(&out_dir)
         .stdout(std::process::Stdio::piped())

@@ -50,7 +50,12 @@ fn decomposed(path: &Path) -> String {
     assert!(trace.header.span_machinery.is_some());
     assert_eq!(trace.blocks.iter().map(|b| b.op_count).sum::<u64>(), OPS, "every operation in one block");
     assert_eq!(trace.header.threads.len(), 2, "two marking threads: {:?}", trace.header.threads);
-    let out = Command::new(env!("CARGO_BIN_EXE_hopscope")).arg("analyze").arg(path).output().expect("analyze runs");
+    let out = Command::new(env!("CARGO_BIN_EXE_hopscope"))
+        .env(hopscope_harness::rundir::RUNS_ENV, hopscope_harness::rundir::runs_dir())
+        .arg("analyze")
+        .arg(path)
+        .output()
+        .expect("analyze runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let dir = path.parent().expect("a directory");
     let result = std::fs::read(dir.join("result.json")).expect("result.json beside the trace");

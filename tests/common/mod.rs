@@ -53,7 +53,11 @@ pub(crate) fn one_run() -> std::sync::MutexGuard<'static, ()> {
 /// The `hopscope` binary with `args`, run to completion (in its turn).
 pub(crate) fn hopscope(args: &[&str]) -> Output {
     let _turn = one_run();
-    Command::new(env!("CARGO_BIN_EXE_hopscope")).args(args).output().expect("hopscope runs")
+    Command::new(env!("CARGO_BIN_EXE_hopscope"))
+        .env(hopscope_harness::rundir::RUNS_ENV, hopscope_harness::rundir::runs_dir())
+        .args(args)
+        .output()
+        .expect("hopscope runs")
 }
 
 /// As [`hopscope`], with its run index in `root` rather than the shared
@@ -62,6 +66,7 @@ pub(crate) fn hopscope(args: &[&str]) -> Output {
 pub(crate) fn hopscope_indexed(root: &Path, args: &[&str]) -> Output {
     let _turn = one_run();
     Command::new(env!("CARGO_BIN_EXE_hopscope"))
+        .env(hopscope_harness::rundir::RUNS_ENV, hopscope_harness::rundir::runs_dir())
         .env("HOPSCOPE_INDEX", root.join("index.jsonl"))
         .args(args)
         .output()

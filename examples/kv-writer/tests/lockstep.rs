@@ -26,6 +26,7 @@ fn dir(name: &str) -> PathBuf {
 /// kv-writer following on `socket`, its inline lane only, 20 ops a block.
 fn follower(socket: &Path, out: &Path) -> Child {
     Command::new(PROGRAM)
+        .env(hopscope_harness::rundir::RUNS_ENV, hopscope_harness::rundir::runs_dir())
         .args(["--ops", "20", "--lanes", "inline", "--follow"])
         .arg(socket)
         .arg("--out")

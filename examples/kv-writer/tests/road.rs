@@ -25,7 +25,13 @@ fn temp(name: &str) -> PathBuf {
 /// The program with `args` and its index in `root`; `env` set too.
 fn kv(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let _turn = ONE_RUN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    Command::new(env!("CARGO_BIN_EXE_kv-writer"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_kv-writer"));
+    // Its runs and links in the tests' output root, unless a test asks for
+    // a target directory of its own.
+    if !env.iter().any(|(key, _)| *key == "CARGO_TARGET_DIR") {
+        command.env(hopscope_harness::rundir::RUNS_ENV, hopscope_harness::rundir::runs_dir());
+    }
+    command
         .env("HOPSCOPE_INDEX", root.join("index.jsonl"))
         .envs(env.iter().copied())
         .args(SMALL)

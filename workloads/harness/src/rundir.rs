@@ -18,7 +18,28 @@ pub const RUNS_SUBDIR: &str = "hopscope";
 /// always names a decomposition.
 pub const LATEST: &str = "latest";
 
-/// Where run directories go by default: `hopscope/` under the target
+/// The environment variable that names the output root outright (a
+/// test that starts a program of its own points it at
+/// [`runs_dir`]'s answer for tests, so the program's runs stay out of the
+/// project's index too).
+pub const RUNS_ENV: &str = "HOPSCOPE_RUNS";
+
+/// The output root of a Cargo test or bench binary (one in a target
+/// directory's `deps/`): a shared folder under the system's temporary
+/// directory, so a project's `cargo test` adds no run to its index and
+/// moves none of its `latest` links (a fresh clone's tests had left 34
+/// runs in `hopscope history`, most in folders since deleted).
+fn tests_root() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let deps = exe.parent()?;
+    let built = deps.file_name()? == "deps" && deps.ancestors().any(|d| d.join("CACHEDIR.TAG").is_file());
+    built.then(|| std::env::temp_dir().join("hopscope-test-runs"))
+}
+
+/// Where run directories go by default: `$HOPSCOPE_RUNS` when set; for a
+/// Cargo test or bench binary, a folder of the system's temporary
+/// directory (tests touch nothing of the project's); else `hopscope/`
+/// under the target
 /// directory Cargo builds into — `$CARGO_TARGET_DIR` when set; else
 /// `target/` of the working directory or of the nearest directory above it
 /// when Cargo made it (it holds Cargo's `CACHEDIR.TAG`: the project you run
@@ -28,6 +49,12 @@ pub const LATEST: &str = "latest";
 /// workspace member's directory, a `target-dir` set in Cargo's config);
 /// else `target/` of the working directory (an installed binary).
 pub fn runs_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os(RUNS_ENV).filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    if let Some(root) = tests_root() {
+        return root;
+    }
     if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(dir).join(RUNS_SUBDIR);
     }
@@ -218,4 +245,24 @@ pub fn lock(dir: &Path) -> Result<DirLock, RunError> {
     // Record who holds it, for the next run's refusal.
     let _ = file.set_len(0).and_then(|()| file.rewind()).and_then(|()| write!(file, "{}", std::process::id()));
     Ok(DirLock { _file: file })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_test_binary_keeps_its_runs_out_of_the_project() {
+        // This binary is a Cargo test binary: its runs, index and links go
+        // to the temporary directory, not the project's target/hopscope.
+        match std::env::var_os(RUNS_ENV).filter(|d| !d.is_empty()) {
+            Some(dir) => assert_eq!(runs_dir(), PathBuf::from(dir)),
+            None => assert_eq!(runs_dir(), std::env::temp_dir().join("hopscope-test-runs")),
+        }
+        assert!(tests_root().is_some(), "a binary in a target directory's deps/ is a test's");
+        if std::env::var_os("HOPSCOPE_INDEX").is_none() {
+            let index = crate::index::RunIndex::located();
+            assert_eq!(index.path(), runs_dir().join(crate::index::INDEX_FILE), "the index goes with the runs");
+        }
+    }
 }

@@ -64,7 +64,10 @@ impl Follower {
         let stderr = logs.join(format!("{}.stderr", launch.arm));
         let out = logs.join(format!("{}.stdout", launch.arm));
         let file = |path: &Path| File::create(path).map_err(|e| fail(format!("cannot create {}: {e}", path.display())));
+        // The follower keeps its links in this run's output root, wherever
+        // its own program file would have put them.
         let child = Command::new(&launch.program)
+            .env(crate::rundir::RUNS_ENV, crate::rundir::runs_dir())
             .args(&launch.args)
             .arg("--follow")
             .arg(&socket)
