@@ -68,6 +68,54 @@ pub(super) const SETTINGS: [RunFact; 9] = [
     RunFact::PerfCounters,
 ];
 
+/// The subject's slices as a change compares them.
+#[derive(Default)]
+struct SubjectSlices {
+    slices: Vec<(String, Vec<f64>)>,
+    slice_sharing: BTreeMap<String, crate::join::Sharing>,
+    beyond_floor: Vec<(String, Vec<f64>)>,
+    floor_slices: BTreeMap<String, Vec<f64>>,
+}
+
+/// Slice `slice` of `ops` per round: its interquartile mean per block, µs
+/// (robust as a median, but not stuck on the clock's grain as a median of
+/// quantised durations is).
+fn by_round(ops: &LaneOps, slice: &str) -> BTreeMap<(u32, u32), f64> {
+    let Some(i) = ops.slices.iter().position(|s| s.name == slice) else { return BTreeMap::new() };
+    ops.blocks
+        .iter()
+        .filter_map(|b| Some(((b.pass, b.sample), b.slice_iqm_ns.get(i).copied().flatten()? / 1e3)))
+        .collect()
+}
+
+/// The subject's slices (`ops`), each beside the probed floor's same
+/// slice (`floor`) when it marks one.
+fn subject_slices(ops: &LaneOps, floor: Option<&LaneOps>) -> SubjectSlices {
+    let mut out = SubjectSlices::default();
+    for slice in &ops.slices {
+        let own = by_round(ops, &slice.name);
+        out.slices.push((slice.name.clone(), own.values().copied().collect()));
+        out.slice_sharing.insert(slice.name.clone(), slice.sharing);
+        let Some(floor) = floor else { continue };
+        let diffs = if floor.slices.iter().any(|s| s.name == slice.name) {
+            let theirs = by_round(floor, &slice.name);
+            if !theirs.is_empty() {
+                out.floor_slices.insert(slice.name.clone(), theirs.values().copied().collect());
+            }
+            crate::lanes::per_round(&own, &[&theirs])
+        } else {
+            // A slice the floor does not mark (the subject's own span) lies
+            // wholly beyond it: a user's `validate` that grew 1 µs was
+            // passed over for a wake's 0.02 before.
+            crate::lanes::per_round(&own, &[])
+        };
+        if !diffs.is_empty() {
+            out.beyond_floor.push((slice.name.clone(), diffs));
+        }
+    }
+    out
+}
+
 impl RunSamples {
     /// A run's samples from its decomposition and, for its slices, its
     /// joined trace (`None`: lanes and derived figures only).
@@ -98,43 +146,9 @@ impl RunSamples {
             let index = header.lanes.iter().position(|l| Some(l) == lane)?;
             joined.iter().find(|o| usize::from(o.lane) == index)
         };
-        // Interquartile means: robust as a median, but not stuck on the
-        // clock's grain as a median of quantised durations is.
-        let by_round = |ops: &LaneOps, slice: &str| -> BTreeMap<(u32, u32), f64> {
-            let Some(i) = ops.slices.iter().position(|s| s.name == slice) else { return BTreeMap::new() };
-            ops.blocks
-                .iter()
-                .filter_map(|b| Some(((b.pass, b.sample), b.slice_iqm_ns.get(i).copied().flatten()? / 1e3)))
-                .collect()
-        };
         let (subject_ops, floor_ops) = (lane_ops(d.insitu_lane.as_ref()), lane_ops(d.floor_slices_lane.as_ref()));
-        let mut slices = Vec::new();
-        let mut beyond_floor = Vec::new();
-        let mut floor_slices = BTreeMap::new();
-        let mut slice_sharing = BTreeMap::new();
-        if let Some(ops) = subject_ops {
-            for slice in &ops.slices {
-                let own = by_round(ops, &slice.name);
-                slices.push((slice.name.clone(), own.values().copied().collect()));
-                slice_sharing.insert(slice.name.clone(), slice.sharing);
-                let Some(floor) = floor_ops else { continue };
-                let diffs = if floor.slices.iter().any(|s| s.name == slice.name) {
-                    let theirs = by_round(floor, &slice.name);
-                    if !theirs.is_empty() {
-                        floor_slices.insert(slice.name.clone(), theirs.values().copied().collect());
-                    }
-                    crate::lanes::per_round(&own, &[&theirs])
-                } else {
-                    // A slice the floor does not mark (the subject's own
-                    // span) lies wholly beyond it: a user's `validate` that
-                    // grew 1 µs was passed over for a wake's 0.02 before.
-                    crate::lanes::per_round(&own, &[])
-                };
-                if !diffs.is_empty() {
-                    beyond_floor.push((slice.name.clone(), diffs));
-                }
-            }
-        }
+        let SubjectSlices { slices, slice_sharing, beyond_floor, floor_slices } =
+            subject_ops.map(|ops| subject_slices(ops, floor_ops)).unwrap_or_default();
         RunSamples {
             lanes,
             subject: role(Role::Subject),
