@@ -5,7 +5,15 @@
 
 pub(crate) mod batch_writer;
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+/// The suite's turn: every test holds it while it runs, so tests that
+/// measure the machine never run beside each other in the one binary
+/// (a test that panicked leaves it usable).
+pub(crate) fn serial() -> MutexGuard<'static, ()> {
+    static TURN: Mutex<()> = Mutex::new(());
+    TURN.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 use hopscope_probe::{ClockInfo, clock};
 

@@ -34,6 +34,7 @@ fn writer(seen: Seen) -> impl Into<Lane> {
 
 #[test]
 fn each_program_lane_runs_again_under_the_second_placement_beside_itself() {
+    let _turn = crate::common::serial();
     let dir = std::env::temp_dir().join(format!("hopscope-twins-{}", std::process::id()));
     let seen: Seen = Arc::default();
     let inline = Lane::baseline("inline", |_s| Ok::<_, BoxError>(()), |_: &mut (), _op| Ok::<_, BoxError>(()));
@@ -79,6 +80,7 @@ fn each_program_lane_runs_again_under_the_second_placement_beside_itself() {
 
 #[test]
 fn several_placements_are_refused_where_a_run_judges_one() {
+    let _turn = crate::common::serial();
     for (extra, flag) in [(["--baseline", "main"], "--baseline"), (["--save-baseline", "main"], "--save-baseline")] {
         let args = ["prog", "--placement", "same-core,unpinned", extra[0], extra[1]];
         let err = Harness::from_args_of("twins", args).run().expect_err("refused");

@@ -37,6 +37,7 @@ fn writer_cpus(placement: Placement) -> Vec<usize> {
 
 #[test]
 fn a_thread_started_by_the_opener_runs_where_the_lane_s_own_threads_do() {
+    let _turn = crate::common::serial();
     let allowed = allowed_cpus().to_vec();
     assert_eq!(writer_cpus(Placement::SameCore), [allowed[0]], "same-core: the callers' core");
     assert_eq!(writer_cpus(Placement::Unpinned), allowed, "unpinned: free, not the callers' pin");

@@ -4,7 +4,7 @@
 //! What the profile says is measured (`cargo bench -p hopscope-harness
 //! --bench whatif_truth`), not asserted here.
 
-mod common;
+use crate::common;
 
 use common::busy;
 use hopscope_harness::{BoxError, Harness, HarnessError, Lane};
@@ -37,6 +37,7 @@ fn run(args: &[&str], dir: &std::path::Path) -> Result<hopscope_harness::Outcome
 
 #[test]
 fn a_what_if_run_profiles_every_slice_and_writes_its_files() {
+    let _turn = crate::common::serial();
     let dir = std::env::temp_dir().join(format!("hopscope-whatif-{}", std::process::id()));
     let outcome = run(&["--what-if", "--quick", "--rounds", "6", "--slowdowns", "25"], &dir).expect("what-if runs");
     let profile = outcome.causal.expect("a profile");
@@ -60,6 +61,7 @@ fn a_what_if_run_profiles_every_slice_and_writes_its_files() {
 
 #[test]
 fn what_if_flags_that_cannot_be_carried_out_are_refused_naming_them() {
+    let _turn = crate::common::serial();
     let dir = std::env::temp_dir().join(format!("hopscope-whatif-refused-{}", std::process::id()));
     let err = |args: &[&str]| run(args, &dir).expect_err("refused").to_string();
     assert!(err(&["--speedups", "10"]).starts_with("--speedups: sizes a what-if run"));
@@ -94,6 +96,7 @@ fn what_if_flags_that_cannot_be_carried_out_are_refused_naming_them() {
 /// its own had replaced them, so `--quick` ran careful).
 #[test]
 fn a_program_with_a_hop_of_its_own_keeps_quick() {
+    let _turn = crate::common::serial();
     use hopscope_probe::{HopTable, Side};
     let mut table = HopTable::standard();
     let checked = table.add("checked", Side::Caller);
@@ -144,6 +147,7 @@ fn batched_lane() -> Lane {
 
 #[test]
 fn a_shared_interval_is_sped_up_once_per_interval_and_a_wait_on_siblings_is_refused() {
+    let _turn = crate::common::serial();
     let dir = std::env::temp_dir().join(format!("hopscope-whatif-batched-{}", std::process::id()));
     let run = |args: &[&str]| {
         // 512 operations a block: 128 per caller, whole windows of eight.

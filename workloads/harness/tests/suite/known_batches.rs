@@ -5,9 +5,9 @@
 //! come out at its length, the slices of each must add up to its time,
 //! the COMMIT must cost each request its length over the batch, and the
 //! batch sizes must be exact. The figures are printed (`cargo test -p
-//! hopscope-harness --test known_batches -- --nocapture`).
+//! hopscope-harness --test suite known_batches -- --nocapture`).
 
-mod common;
+use crate::common;
 
 use common::batch_writer::{BatchWriter, Steps, hops};
 use common::{ns_per_tick, spun_ns};
@@ -57,6 +57,7 @@ fn decompose(batch: usize) -> (Decomposition, Vec<LaneOps>) {
 
 #[test]
 fn a_batching_writer_of_known_steps_comes_out_slice_by_slice() {
+    let _turn = crate::common::serial();
     ns_per_tick();
     let truth = |ns: u64| spun_ns(ns) / 1_000.0;
     let (statement, commit, begin) = (truth(STEPS.statement), truth(STEPS.commit), truth(STEPS.begin));

@@ -60,6 +60,7 @@ fn open(setup: &Setup, ran: std::sync::Arc<Mutex<Vec<(u32, u32)>>>) -> Result<Ch
 
 #[test]
 fn every_checkpoint_is_found_in_the_blocks_that_ran_it_and_the_figures_are_given_without_them() {
+    let _turn = crate::common::serial();
     let dir = std::env::temp_dir().join(format!("hopscope-checkpoints-{}", std::process::id()));
     let ran = std::sync::Arc::new(Mutex::new(Vec::new()));
     let opened = ran.clone();

@@ -84,6 +84,7 @@ fn check_stopped(outcome: &Outcome, what: &str) {
 
 #[test]
 fn a_lane_that_panics_stops_the_run_with_its_message_and_place() {
+    let _turn = crate::common::serial();
     let outcome = run(
         "panic",
         faulty(|n| {
@@ -100,6 +101,7 @@ fn a_lane_that_panics_stops_the_run_with_its_message_and_place() {
 
 #[test]
 fn a_lane_that_returns_an_error_stops_the_run_with_that_error() {
+    let _turn = crate::common::serial();
     let outcome = run("error", faulty(|n| if n == FAULT_AT { Err(BoxError::from("disk on fire")) } else { Ok(()) }))
         .expect("outcome");
     check_stopped(&outcome, "returned an error: disk on fire");
@@ -107,6 +109,7 @@ fn a_lane_that_returns_an_error_stops_the_run_with_that_error() {
 
 #[test]
 fn a_lane_that_reports_more_than_it_did_is_caught_by_its_count() {
+    let _turn = crate::common::serial();
     // Rows "written" go into the state; the operation reports two per op
     // from FAULT_AT on, but writes one.
     let lane = Lane::subject(
@@ -129,6 +132,7 @@ fn a_lane_that_reports_more_than_it_did_is_caught_by_its_count() {
 
 #[test]
 fn a_lane_whose_operations_break_their_declared_report_is_stopped() {
+    let _turn = crate::common::serial();
     let lane = faulty(|n| Ok::<u64, BoxError>(if n >= FAULT_AT { 0 } else { 1 })).per_op(1);
     let outcome = run("per-op", lane).expect("outcome");
     check_stopped(&outcome, "its 10 operations reported 3 done, where they do 10");
@@ -136,6 +140,7 @@ fn a_lane_whose_operations_break_their_declared_report_is_stopped() {
 
 #[test]
 fn a_lane_that_blocks_is_stopped_at_its_deadline_and_left_behind() {
+    let _turn = crate::common::serial();
     let started = std::time::Instant::now();
     let outcome = run(
         "deadline",
@@ -155,6 +160,7 @@ fn a_lane_that_blocks_is_stopped_at_its_deadline_and_left_behind() {
 
 #[test]
 fn a_lane_that_fails_to_open_is_refused_before_anything_is_measured() {
+    let _turn = crate::common::serial();
     let lane = Lane::subject(
         "bad",
         |_s| Err::<u64, _>(BoxError::from("no such database")),
@@ -168,6 +174,7 @@ fn a_lane_that_fails_to_open_is_refused_before_anything_is_measured() {
 
 #[test]
 fn a_declared_thread_that_never_hands_in_is_named() {
+    let _turn = crate::common::serial();
     let lane = faulty(|_| Ok(())).threads(&["flusher"]);
     let outcome = run("hand-in", lane).expect("outcome");
     // It fails in its first (warm-up) block: nothing measured, nothing kept.
@@ -180,6 +187,7 @@ fn a_declared_thread_that_never_hands_in_is_named() {
 
 #[test]
 fn bad_declarations_are_refused_in_one_line_naming_the_lane() {
+    let _turn = crate::common::serial();
     for (lane, what) in [
         (Lane::from(faulty(|_| Ok(()))).renamed("has space"), "lane name `has space`"),
         (Lane::from(faulty(|_| Ok(()))).threads(&["caller"]), "reserved"),
@@ -198,6 +206,7 @@ fn bad_declarations_are_refused_in_one_line_naming_the_lane() {
 /// for clap's own refusals) before any directory is made.
 #[test]
 fn a_bad_flag_value_is_a_usage_error_before_anything_is_made() {
+    let _turn = crate::common::serial();
     let out = temp_dir("bad-flag");
     let out_arg = out.to_str().expect("utf-8 path");
     let lane = || Lane::baseline("good", |_s| Ok::<_, BoxError>(()), |_: &mut (), _op| Ok::<_, BoxError>(()));

@@ -10,6 +10,7 @@ use hopscope_probe::Trace;
 
 #[test]
 fn by_default_every_lane_follows_every_other_lane_equally_often() {
+    let _turn = crate::common::serial();
     let dir = std::env::temp_dir().join(format!("hopscope-order-{}", std::process::id()));
     let lanes = [
         Lane::baseline("inline", |_s| Ok::<_, BoxError>(()), |_: &mut (), _op| Ok::<_, BoxError>(())),

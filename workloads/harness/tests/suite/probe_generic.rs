@@ -5,7 +5,7 @@
 //! against the floor, and the observer effect; the clean builds record
 //! nothing.
 
-mod common;
+use crate::common;
 
 use common::{ToyWriter, busy};
 use hopscope_harness::{BoxError, ClosureLane, Harness, Lane, Plan, ThreadJob};
@@ -81,6 +81,7 @@ fn build<P: Probe>(name: &str, floor: bool, probe: P) -> ClosureLane<Writer<P>> 
 
 #[test]
 fn a_probe_generic_writer_gets_the_whole_method() {
+    let _turn = crate::common::serial();
     let dir = std::env::temp_dir().join(format!("hopscope-probe-generic-{}", std::process::id()));
     let inline = Lane::baseline(
         "inline",

@@ -27,6 +27,7 @@ fn hold(dir: &std::path::Path, holder: &str) -> std::fs::File {
 
 #[test]
 fn a_lock_our_own_process_releases_soon_is_waited_for() {
+    let _turn = crate::common::serial();
     let dir = temp_dir("own");
     let held = hold(&dir, &std::process::id().to_string());
     let release = std::thread::spawn(move || {
@@ -40,6 +41,7 @@ fn a_lock_our_own_process_releases_soon_is_waited_for() {
 
 #[test]
 fn a_lock_another_process_holds_is_refused_naming_it() {
+    let _turn = crate::common::serial();
     let dir = temp_dir("other");
     let _held = hold(&dir, "4242");
     let started = std::time::Instant::now();

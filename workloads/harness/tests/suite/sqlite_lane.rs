@@ -7,7 +7,7 @@
 
 #![cfg(feature = "sqlite")]
 
-mod common;
+use crate::common;
 
 use std::thread::JoinHandle;
 
@@ -111,6 +111,7 @@ impl Drop for Library {
 
 #[test]
 fn a_library_s_statements_join_their_operations_and_hold_their_work() {
+    let _turn = crate::common::serial();
     let dir = std::env::temp_dir().join(format!("hopscope-sqlite-lane-{}", std::process::id()));
     let probe = in_order();
     // Declaring the lane's own thread roles (none here) keeps the
@@ -183,6 +184,7 @@ fn run_stopped(name: &str, lane: Lane, deadline: std::time::Duration) -> hopscop
 
 #[test]
 fn a_library_that_runs_more_than_one_statement_per_call_stops_the_run_saying_so() {
+    let _turn = crate::common::serial();
     let outcome = run_stopped(
         "transaction",
         library_lane(Behaviour::Transaction, in_order()),
@@ -197,6 +199,7 @@ fn a_library_that_runs_more_than_one_statement_per_call_stops_the_run_saying_so(
 
 #[test]
 fn a_library_that_never_returns_is_left_at_the_deadline() {
+    let _turn = crate::common::serial();
     let started = std::time::Instant::now();
     let deadline = std::time::Duration::from_secs(2);
     let outcome = run_stopped("hangs", library_lane(Behaviour::HangsAt(30), in_order()), deadline);

@@ -2,10 +2,10 @@
 //! caller and writer threads busy-wait known lengths between `hop!` marks,
 //! run through the harness next to an inline baseline doing the same busy
 //! work. Every same-thread slice must come out at its length; the figures
-//! are printed (`cargo test -p hopscope-harness --test known_slices --
-//! --nocapture`).
+//! are printed (`cargo test -p hopscope-harness --test suite known_slices
+//! -- --nocapture`).
 
-mod common;
+use crate::common;
 
 use common::{ToyWriter, busy, ns_per_tick, spun_ns};
 use crossbeam_channel::Sender;
@@ -82,6 +82,7 @@ impl Writer {
 
 #[test]
 fn busy_waits_of_known_length_come_out_as_their_slices() {
+    let _turn = crate::common::serial();
     ns_per_tick();
     let dir = std::env::temp_dir().join(format!("hopscope-known-slices-{}", std::process::id()));
     let inline = Lane::baseline(

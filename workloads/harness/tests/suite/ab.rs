@@ -2,7 +2,7 @@
 //! verdict rules as `hopscope ab`: a program declares both as lanes and
 //! runs with `--ab SPEC`, the spec naming them.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
@@ -67,6 +67,7 @@ fn harness(dir: &Path, spec: &Path) -> Harness {
 
 #[test]
 fn two_configurations_of_a_program_get_a_verdict_under_the_spec_s_rule() {
+    let _turn = crate::common::serial();
     let dir = dir("verdict");
     let outcome = harness(&dir, &spec(&dir, "two-per-wake")).run().expect("run");
     let e = outcome.experiment.expect("an A/B verdict");
@@ -91,6 +92,7 @@ fn two_configurations_of_a_program_get_a_verdict_under_the_spec_s_rule() {
 
 #[test]
 fn a_spec_naming_an_undeclared_lane_is_refused_before_measuring() {
+    let _turn = crate::common::serial();
     let dir = dir("undeclared");
     let err = harness(&dir, &spec(&dir, "three-per-wake")).run().expect_err("refused");
     assert!(matches!(err, HarnessError::Spec(_)));
