@@ -42,6 +42,14 @@ pub fn sharing_label(sharing: Sharing) -> &'static str {
     }
 }
 
+/// What a slice of `lane` is in a batch, in a table's few words: in
+/// batches of one, whose "shared" steps serve nobody else, the
+/// operation's own.
+pub fn kind_label(d: &Decomposition, lane: &str, sharing: Sharing) -> &'static str {
+    let alone = d.lanes.get(lane).and_then(|l| l.batches.as_ref()).is_some_and(|b| b.largest <= 1);
+    if alone && sharing != Sharing::Own { "its own (batches of one)" } else { sharing_label(sharing) }
+}
+
 /// The lanes that ran shared intervals, in reading order.
 fn batching_lanes(d: &Decomposition) -> Vec<(&str, &LaneResult, &BatchFigures)> {
     d.lanes_in_order().into_iter().filter_map(|(name, lane)| lane.batches.as_ref().map(|b| (name, lane, b))).collect()
@@ -181,12 +189,8 @@ fn views(d: &Decomposition, lane: &str, slices: &[SliceFigures], out: &mut Strin
     )?;
     writeln!(out, "| slice | side | kind | waits (median µs) | waits (mean µs) | costs (µs per operation) |")?;
     writeln!(out, "|---|---|---|---:|---:|---:|")?;
-    // Batches of one serve nobody else: their "shared" steps are the
-    // operation's own.
-    let alone = d.lanes.get(lane).and_then(|l| l.batches.as_ref()).is_some_and(|b| b.largest <= 1);
     for s in slices {
-        let kind =
-            if alone && s.sharing != Sharing::Own { "its own (batches of one)" } else { sharing_label(s.sharing) };
+        let kind = kind_label(d, lane, s.sharing);
         let side = match s.side {
             SliceSide::Caller => "caller",
             SliceSide::Writer => "writer",

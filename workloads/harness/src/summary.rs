@@ -81,7 +81,7 @@ fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     writeln!(out, "\nslices of {lane} (µs per op, median of block medians, 95% CI, share{extra})")?;
     for s in &d.slices {
         let name = format!("{:<width$}", s.name);
-        let after = slice_notes(s);
+        let after = slice_notes(d, lane, s);
         if s.within_two_grains {
             let median = receipt::median_text(s, d.clock.grain_ns());
             writeln!(out, "  {name} {median} {:>5.1}%{after}", s.share * 100.0)?;
@@ -114,7 +114,7 @@ fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
 /// What follows a slice's figures on its line: the span machinery in it
 /// and the slice net of it, whether it is off the path, and of a batch's
 /// slice what it costs one operation.
-fn slice_notes(s: &hopscope_analyze::slices::SliceFigures) -> String {
+fn slice_notes(d: &Decomposition, lane: &str, s: &hopscope_analyze::slices::SliceFigures) -> String {
     let machinery = match (s.machinery_us, &s.machinery_unknown) {
         (Some(m), _) if !s.within_two_grains => format!("   {m:>6.3} {:>8.3}", s.median_us - m),
         (Some(m), _) => format!("   {m:>6.3}        —"),
@@ -127,7 +127,7 @@ fn slice_notes(s: &hopscope_analyze::slices::SliceFigures) -> String {
     // same as its wait, and left unsaid).
     match s.cost_us {
         Some(cost) if s.sharing != hopscope_analyze::join::Sharing::Own => {
-            format!("{machinery}   costs {cost:.3} ({})", receipt::shared::sharing_label(s.sharing))
+            format!("{machinery}   costs {cost:.3} ({})", receipt::shared::kind_label(d, lane, s.sharing))
         }
         _ => machinery,
     }

@@ -108,6 +108,10 @@ fn a_batching_writer_of_known_steps_comes_out_slice_by_slice() {
                 "batch of {batch}: {name} {view:.3} µs against {truth:.3}"
             );
         }
+        // A batch of one waits on nobody: its wait slices are its own, and
+        // the terminal and receipt say so.
+        let kind = hopscope_reports::receipt::shared::kind_label(&d, &lane, Sharing::Siblings);
+        assert_eq!(kind, if batch == 1 { "its own (batches of one)" } else { "waiting on the batch's others" });
         // The cost view is the interval divided among those it served: the
         // COMMIT's and the BEGIN's mean length over the batch, exactly.
         for name in ["commit→committed", "begin→began"] {
