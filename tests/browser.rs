@@ -76,12 +76,7 @@ fn the_report_renders_in_headless_chromium() {
         dir.join("result.json"),
     )
     .expect("fixture copied");
-    let out = Command::new(env!("CARGO_BIN_EXE_hopscope"))
-        .env(hopscope_harness::rundir::RUNS_ENV, hopscope_harness::rundir::runs_dir())
-        .arg("report")
-        .arg(&dir)
-        .output()
-        .expect("hopscope runs");
+    let out = common::hopscope(&["report", dir.to_str().expect("a UTF-8 path")]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let page = dir.join("report.html");
 
@@ -108,14 +103,7 @@ fn the_report_renders_in_headless_chromium() {
 
 #[test]
 fn report_refuses_a_missing_or_malformed_result() {
-    let hopscope = |dir: &Path| {
-        Command::new(env!("CARGO_BIN_EXE_hopscope"))
-            .env(hopscope_harness::rundir::RUNS_ENV, hopscope_harness::rundir::runs_dir())
-            .arg("report")
-            .arg(dir)
-            .output()
-            .expect("runs")
-    };
+    let hopscope = |dir: &Path| common::hopscope(&["report", dir.to_str().expect("a UTF-8 path")]);
     let empty = temp_dir("empty");
     let out = hopscope(&empty);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -146,12 +134,7 @@ fn an_exported_timeline_loads_in_a_static_page_in_headless_chromium() {
     let args = ["traced-writer", "--out", &out, "--ops", "20", "--samples", "1", "--passes", "2", "--warmup", "1"];
     let harness = hopscope_harness::Harness::try_from_args("traced-writer", args).expect("flags").quiet();
     let trace = traced_writer::decompose::lanes(harness).run().expect("the example runs").trace;
-    let out = Command::new(env!("CARGO_BIN_EXE_hopscope"))
-        .env(hopscope_harness::rundir::RUNS_ENV, hopscope_harness::rundir::runs_dir())
-        .args(["export", "--format", "chrome"])
-        .arg(&trace)
-        .output()
-        .expect("hopscope runs");
+    let out = common::hopscope(&["export", "--format", "chrome", trace.to_str().expect("a UTF-8 path")]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let json = String::from_utf8(out.stdout).expect("utf-8 JSON");
     let parsed: serde_json::Value = serde_json::from_str(&json).expect("JSON");
@@ -264,12 +247,7 @@ fn hostile_strings_stay_text_in_the_report_in_headless_chromium() {
     let dir = temp_dir("hostile");
     let json = serde_json::to_string_pretty(&hostile_result()).expect("json");
     std::fs::write(dir.join("result.json"), json).expect("write");
-    let out = Command::new(env!("CARGO_BIN_EXE_hopscope"))
-        .env(hopscope_harness::rundir::RUNS_ENV, hopscope_harness::rundir::runs_dir())
-        .arg("report")
-        .arg(&dir)
-        .output()
-        .expect("hopscope runs");
+    let out = common::hopscope(&["report", dir.to_str().expect("a UTF-8 path")]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let page = dir.join("report.html");
     let dom = headless(&browser, &page, &["--dump-dom".to_owned()]);
