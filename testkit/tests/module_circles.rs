@@ -479,7 +479,6 @@ const KNOWN: &[&[&str]] = &[
         "analyze/src/join/mod.rs",
         "analyze/src/slices.rs",
     ],
-    &["analyze/src/contention/mod.rs", "analyze/src/contention/slices.rs"],
     &[
         "analyze/src/batches.rs",
         "analyze/src/change/samples.rs",
@@ -494,14 +493,6 @@ const KNOWN: &[&[&str]] = &[
         "analyze/src/source.rs",
     ],
     &["analyze/src/ab.rs", "analyze/src/ab_trace.rs", "analyze/src/generations.rs", "analyze/src/slice_account.rs"],
-    &["analyze/src/causal/mod.rs", "analyze/src/causal/warning.rs"],
-    &["analyze/src/change/mod.rs", "analyze/src/change/shape.rs"],
-    &[
-        "analyze/src/timeline/chrome.rs",
-        "analyze/src/timeline/export.rs",
-        "analyze/src/timeline/mod.rs",
-        "analyze/src/timeline/perfetto.rs",
-    ],
     &[
         "reports/src/receipt/decomposition/mod.rs",
         "reports/src/receipt/decomposition/sections.rs",

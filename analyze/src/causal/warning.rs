@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Point, SliceProfile};
+use super::point::{Point, SliceProfile};
 
 /// What weakens a causal profile, as data (the receipt says each in
 /// words).

@@ -2,7 +2,7 @@
 //! moved (a batching writer's change is first a change of its batches),
 //! and slices that cannot be set side by side (hops marked another way).
 
-use super::ChangeFinding;
+use super::outcome::ChangeFinding;
 use super::samples::RunSamples;
 use crate::join::Sharing;
 

@@ -56,7 +56,7 @@ pub struct SliceWaits {
 pub fn of(
     lanes: &[LaneBlocks],
     joined: &[LaneOps],
-    waits: &BTreeMap<String, super::LaneWaits>,
+    waits: &BTreeMap<String, super::waits::LaneWaits>,
 ) -> BTreeMap<String, Vec<SliceWaits>> {
     let mut out = BTreeMap::new();
     for ops in joined.iter().filter(|o| o.complete > 0) {
@@ -64,7 +64,7 @@ pub fn of(
         if waits.get(&lane.name).is_none_or(|w| w.contended_blocks < MIN_BLOCKS) {
             continue;
         }
-        let Some(waits) = super::lane_run_queue(lane) else { continue };
+        let Some(waits) = super::waits::lane_run_queue(lane) else { continue };
         // A lane's blocks are in trace order, which is (pass, sample) order.
         if waits.len() != lane.us_per_op.len() {
             continue;

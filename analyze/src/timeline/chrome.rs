@@ -19,7 +19,7 @@ use std::io::Write;
 use hopscope_probe::TraceHeader;
 use serde_json::{Value, json};
 
-use super::{BlockTimeline, Ids, TimelineSlice};
+use super::layout::{BlockTimeline, Ids, TimelineSlice};
 
 /// Writes one Chrome Trace Event JSON object, block by block.
 #[derive(Debug)]

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use hopscope_probe::{TraceError, TraceReader};
 
 use super::chrome::ChromeWriter;
+use super::layout::{Cut, Timeline, origin_of};
 use super::perfetto::PerfettoWriter;
-use super::{Cut, Timeline, origin_of};
 use crate::join::HopScan;
 
 /// The timeline formats a trace is exported to.

@@ -18,11 +18,11 @@ use std::io::Write;
 use hopscope_probe::TraceHeader;
 use prost::Message;
 
+use super::layout::{BlockTimeline, Ids, TimelineSlice};
 use super::proto::{
     COUNTER, CounterDescriptor, DebugAnnotation, ProcessDescriptor, SLICE_BEGIN, SLICE_END, ThreadDescriptor,
     TracePacket, TrackDescriptor, TrackEvent,
 };
-use super::{BlockTimeline, Ids, TimelineSlice};
 
 /// The one writer sequence every packet belongs to.
 const SEQUENCE: u32 = 1;
