@@ -466,7 +466,6 @@ const KNOWN: &[&[&str]] = &[
         "workloads/harness/src/sqlite.rs",
         "workloads/harness/src/traced.rs",
     ],
-    &["workloads/harness/src/harness.rs", "workloads/harness/src/lib.rs", "workloads/harness/src/whatif/front.rs"],
     &[
         "workloads/harness/src/lockstep/copies.rs",
         "workloads/harness/src/lockstep/follower.rs",

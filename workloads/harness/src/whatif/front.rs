@@ -4,14 +4,13 @@
 use std::collections::BTreeMap;
 
 use hopscope_analyze::causal;
-use hopscope_probe::{RunFact, RunFacts, Variant};
+use hopscope_probe::{Role, RunFact, RunFacts, Variant};
 use hopscope_reports::{Finished, RunResult, Written};
 
 use super::{WhatIf, run};
 use crate::args::RunArgs;
-use crate::harness::HarnessError;
 use crate::lane::Lane;
-use crate::outcome::Outcome;
+use crate::outcome::{HarnessError, Outcome};
 use crate::plan::Plan;
 use crate::rundir;
 
@@ -98,7 +97,7 @@ fn choose<'a>(lanes: &'a [Lane], wanted: &str) -> Result<&'a Lane, HarnessError>
             ))),
         };
     }
-    if let Some(subject) = with_probes.iter().find(|l| l.role == crate::Role::Subject) {
+    if let Some(subject) = with_probes.iter().find(|l| l.role == Role::Subject) {
         return Ok(subject);
     }
     match with_probes.as_slice() {

@@ -20,8 +20,8 @@ use hopscope_analyze::recorded::Recorded;
 use hopscope_probe::whatif::{Change, Experiment};
 use hopscope_probe::{Hop, HostInfo, RunFact, RunFacts, TraceHeader, TraceReader, Variant};
 
-use crate::harness::HarnessError;
 use crate::lane::Lane;
+use crate::outcome::HarnessError;
 use crate::plan::Plan;
 
 pub(crate) mod front;
