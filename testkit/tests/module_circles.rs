@@ -467,11 +467,6 @@ const KNOWN: &[&[&str]] = &[
         "workloads/harness/src/traced.rs",
     ],
     &[
-        "workloads/harness/src/lockstep/copies.rs",
-        "workloads/harness/src/lockstep/follower.rs",
-        "workloads/harness/src/lockstep/mod.rs",
-    ],
-    &[
         "analyze/src/accounting.rs",
         "analyze/src/coverage.rs",
         "analyze/src/join/cost.rs",

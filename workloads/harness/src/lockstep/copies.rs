@@ -13,7 +13,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Launch, LockstepError};
+use super::error::LockstepError;
+use super::follower::Launch;
 
 /// What [`RunFact::LockstepFiles`](hopscope_probe::RunFact::LockstepFiles)
 /// says of a run whose passes ran from fresh copies.

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use hopscope_probe::{Block, RunFact, RunFacts, TraceError, TraceHeader, TraceReader};
 
-use super::LockstepError;
+use super::error::LockstepError;
 use crate::runner::{FOLLOW_PROTOCOL, HELLO};
 
 /// How long a follower may take to start and open its lanes.

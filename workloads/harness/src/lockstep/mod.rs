@@ -15,6 +15,7 @@
 //! refused before any block runs.
 
 mod copies;
+mod error;
 mod follower;
 mod order;
 
@@ -27,6 +28,7 @@ use hopscope_probe::{ArmFact, LaneFact, LaneInfo, Role, RunFact, RunFacts, Trace
 
 pub use copies::FRESH_COPY_PER_PASS;
 use copies::PassCopies;
+pub use error::LockstepError;
 use follower::Follower;
 pub use follower::Launch;
 pub use order::{round, start_order};
@@ -34,31 +36,6 @@ pub use order::{round, start_order};
 /// The arms, in the order their followers start: each one's role and the
 /// prefix of its lane's name (`a/<lane>`).
 pub const ARMS: [(Role, &str); 3] = [(Role::ArmA, "a"), (Role::ArmB, "b"), (Role::Control, "control")];
-
-/// Why a lockstep run could not start or went wrong.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum LockstepError {
-    /// A follower could not start, refused the handshake, or failed.
-    #[error("{build}: {what}")]
-    Follower {
-        /// The build, as lines name it.
-        build: String,
-        /// What happened, in one line.
-        what: String,
-    },
-    /// The builds declare different things: nothing was measured.
-    #[error("the builds cannot be compared: {0}")]
-    Mismatch(String),
-    /// The combined trace could not be written.
-    #[error("cannot write {}: {source}", path.display())]
-    Trace {
-        /// The trace.
-        path: PathBuf,
-        /// Why.
-        source: hopscope_probe::TraceError,
-    },
-}
 
 /// What to run: sizes of the run and the lane each build runs.
 #[derive(Debug, Clone, PartialEq)]
