@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::runner::RunSummary;
+use crate::run_summary::RunSummary;
 use crate::workload::{BlockId, BoxError};
 
 /// Why a run did not complete.

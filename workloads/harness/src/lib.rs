@@ -85,6 +85,7 @@ pub mod progress;
 mod readings;
 mod record;
 pub mod rundir;
+mod run_summary;
 pub mod runner;
 pub mod sched;
 #[cfg(feature = "tracing")]

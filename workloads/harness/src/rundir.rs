@@ -24,6 +24,10 @@ pub const LATEST: &str = "latest";
 /// project's index too).
 pub const RUNS_ENV: &str = "HOPSCOPE_RUNS";
 
+/// The directory under a run's directory that holds each lane's own
+/// directory ([`Setup::dir`](crate::Setup::dir)), removed when the run ends.
+pub const LANES_DIR: &str = "lanes";
+
 /// The output root of a Cargo test or bench binary (one in a target
 /// directory's `deps/`): a shared folder under the system's temporary
 /// directory, so a project's `cargo test` adds no run to its index and
@@ -149,7 +153,7 @@ pub fn sweep_stale(runs: &Path) {
     let Ok(entries) = std::fs::read_dir(runs) else { return };
     for entry in entries.flatten() {
         let dir = entry.path();
-        let lanes = dir.join(crate::runner::LANES_DIR);
+        let lanes = dir.join(LANES_DIR);
         if entry.file_type().is_ok_and(|t| t.is_dir()) && lanes.is_dir() && dir.join(LOCK_FILE).exists() {
             // Holding the lock proves no run is using the directory.
             if let Ok(_held) = lock(&dir) {

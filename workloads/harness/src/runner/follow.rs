@@ -27,11 +27,11 @@ use std::path::{Path, PathBuf};
 
 use hopscope_probe::{RunFact, RunFacts, TraceWriter};
 
-use super::RunSummary;
 use super::open::{OpenRun, Opener};
 use crate::error::{At, Failure, RunError};
 use crate::lane::Lane;
 use crate::plan::Plan;
+use crate::run_summary::RunSummary;
 use crate::workload::BlockId;
 
 /// The version of the follower protocol; both sides must speak the same.

@@ -14,7 +14,7 @@
 //! before, and [`RunError::Stopped`] says which lane, which block and why.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use hopscope_probe::{RunFact, RunFacts, TraceWriter};
 
@@ -27,48 +27,24 @@ use crate::workload::BlockId;
 pub(crate) mod arms;
 mod block;
 mod callers;
+mod check;
 mod follow;
 mod header;
 mod open;
 mod placed;
 mod span_hook;
 
+pub use check::{MAX_THREAD_ROLES, MAX_TRACE_LANES};
 pub use follow::{FOLLOW_PROTOCOL, HELLO, follow};
 use open::{OpenRun, Opener};
+
+pub use crate::run_summary::RunSummary;
+pub use crate::rundir::LANES_DIR;
 
 #[cfg(feature = "tracing")]
 use crate::traced::HEADER_ROOM;
 #[cfg(not(feature = "tracing"))]
 const HEADER_ROOM: usize = 0;
-
-/// Most trace lanes in one run (each declared lane runs as one or two).
-pub const MAX_TRACE_LANES: usize = 256;
-
-/// The directory under a run's directory that holds each lane's own
-/// directory ([`Setup::dir`](crate::Setup::dir)), removed when the run ends.
-pub const LANES_DIR: &str = "lanes";
-
-/// Most distinct thread roles in one run, over all lanes.
-pub const MAX_THREAD_ROLES: usize = 64;
-
-/// Where a run went and what it wrote.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunSummary {
-    /// The trace file.
-    pub trace: PathBuf,
-    /// Measured blocks written.
-    pub blocks: u64,
-    /// Operations measured per trace lane, in declaration order.
-    pub ops: Vec<(String, u64)>,
-    /// Marks dropped across the trace.
-    pub dropped: u64,
-    /// Pins the kernel refused during the run: threads that may not have
-    /// run where the placement said (a report warns about it).
-    pub pin_failures: u64,
-}
-
-/// Held by the run in progress: see [`run`].
-static ONE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Run `lanes` under `plan`, writing `trace.hop` and one directory per trace
 /// lane (`lanes/<name>/`, handed to the lane as [`Setup::dir`](crate::Setup::dir), removed at

@@ -12,16 +12,22 @@ use hopscope_probe::{Block, ThreadRole, TraceHeader};
 
 use super::block::{Blocks, Context, OpenLane};
 use super::callers::{self, Callers};
+use super::check::check;
 use super::header::header;
 use super::placed::{Placed, PlacedAsWorker};
-use super::{LANES_DIR, MAX_THREAD_ROLES, MAX_TRACE_LANES, ONE_RUN, RunSummary};
 use crate::cpu::{self, Gap};
 use crate::error::{At, Failure, RunError, Stopped};
 use crate::interrupt::Signal;
 use crate::lane::Lane;
 use crate::plan::Plan;
 use crate::readings::ReadingKeys;
+use crate::run_summary::RunSummary;
+use crate::rundir::LANES_DIR;
 use crate::workload::{BlockId, Setup, ThreadInit};
+
+/// Held by the run in progress: runs in one process take turns (see
+/// [`OpenRun::open`]).
+static ONE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Everything a run holds while it measures. Dropping it closes the lanes,
 /// removes their scratch directories, gives the driving thread its
@@ -283,46 +289,6 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-/// Refuse a plan or declaration the run cannot carry out, before anything
-/// runs.
-fn check(plan: &Plan, lanes: &[Lane]) -> Result<(), RunError> {
-    plan.check().map_err(RunError::Plan)?;
-    if lanes.is_empty() {
-        return Err(RunError::Plan("no lanes to run".to_owned()));
-    }
-    let mut names: Vec<String> = Vec::new();
-    let mut roles: Vec<&str> = Vec::new();
-    #[cfg(feature = "tracing")]
-    crate::spans::check_hops(plan, lanes).map_err(RunError::Plan)?;
-    // Placements the process's CPUs cannot give are refused before
-    // anything runs, rather than measured somewhere else.
-    let placements = std::iter::once(plan.placement).chain(lanes.iter().filter_map(|l| l.placement));
-    if let Some(why) = placements.filter_map(crate::placement::unachievable).next() {
-        return Err(RunError::Plan(why));
-    }
-    for lane in lanes {
-        lane.check().map_err(RunError::Plan)?;
-        for (name, _) in lane.trace_lanes() {
-            if names.contains(&name) {
-                return Err(RunError::Plan(format!("lane name `{name}` is used twice")));
-            }
-            names.push(name);
-        }
-        for role in &lane.threads {
-            if !roles.contains(&role.as_str()) {
-                roles.push(role);
-            }
-        }
-    }
-    if names.len() > MAX_TRACE_LANES {
-        return Err(RunError::Plan(format!("{} lanes (at most {MAX_TRACE_LANES})", names.len())));
-    }
-    if roles.len() > MAX_THREAD_ROLES {
-        return Err(RunError::Plan(format!("{} thread roles (at most {MAX_THREAD_ROLES})", roles.len())));
-    }
-    Ok(())
 }
 
 /// Open every build of every lane, each in its own fresh directory, on the
