@@ -1,5 +1,6 @@
 //! Closure lanes: a lane made of closures over a state `S` (a connection,
-//! the user's writer handle), and the [`Workload`] behind it.
+//! the user's writer handle), the [`Workload`] behind it, and the
+//! constructors of [`Lane`] that make one, one per role.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -17,6 +18,50 @@ type HandInFn<S> = Arc<dyn Fn(&mut S, &HandIn) -> Result<(), BoxError> + Send + 
 /// A job for one of the state's own threads.
 pub type ThreadJob = Box<dyn FnOnce() + Send + 'static>;
 type OnThreadFn<S> = Arc<dyn Fn(&mut S, ThreadJob) -> Result<(), BoxError> + Send + Sync>;
+
+/// The closure constructors of [`Lane`], one per role.
+macro_rules! role_constructors {
+    ($($(#[$doc:meta])* $name:ident => $role:expr;)+) => {
+        impl Lane {
+            $(
+                $(#[$doc])*
+                pub fn $name<S, R, E1, E2>(
+                    name: &str,
+                    setup: impl Fn(&Setup) -> Result<S, E1> + Send + Sync + 'static,
+                    op: impl Fn(&mut S, Op) -> Result<R, E2> + Send + Sync + 'static,
+                ) -> ClosureLane<S>
+                where
+                    S: Send + 'static,
+                    R: Reported,
+                    E1: Into<BoxError>,
+                    E2: Into<BoxError>,
+                {
+                    ClosureLane::new($role, name, setup, op)
+                }
+            )+
+        }
+    };
+}
+
+role_constructors! {
+    /// The same work without the thread boundary (the insert on the calling
+    /// thread): `setup` opens the lane's state once per build, `op` runs one
+    /// operation on it. See [`ClosureLane`] for resets and counts.
+    baseline => Role::Baseline;
+    /// A bare writer thread with none of the subject's machinery (what any
+    /// thread boundary costs); like [`Lane::baseline`] otherwise.
+    floor => Role::Floor;
+    /// A bare turn passed to a thread and back with no work on either side
+    /// (what the boundary's context switches cost alone): `boundary −
+    /// handoff` is the floor's machinery. Like [`Lane::baseline`] otherwise.
+    handoff => Role::Handoff;
+    /// The code under study (your writer); like [`Lane::baseline`]
+    /// otherwise. Give it a probed build ([`ClosureLane::probed`] or
+    /// `probed_by`) for slices and the observer effect.
+    subject => Role::Subject;
+    /// Another implementation of the subject's job, compared with it.
+    peer => Role::Peer;
+}
 
 /// A lane made of closures over a state `S` (a connection, the user's
 /// writer handle): a set-up, one operation, and optionally a reset before
@@ -142,7 +187,7 @@ impl<S: Send + 'static> ClosureLane<S> {
 
     /// See [`Lane::probed_by_spans`].
     #[cfg(feature = "tracing")]
-    pub fn probed_by_spans(self, spans: impl Into<crate::SpanProbe>) -> Lane {
+    pub fn probed_by_spans(self, spans: impl Into<crate::span_probe::SpanProbe>) -> Lane {
         Lane::from(self).probed_by_spans(spans)
     }
 

@@ -16,13 +16,11 @@ use std::sync::Arc;
 
 use hopscope_probe::{LaneInfo, Role, ThreadRole, Variant};
 
-use crate::closure::ClosureLane;
+#[cfg(feature = "sqlite")]
+use crate::lane_names::SQLITE_ROLE;
+use crate::lane_names::check_name;
 use crate::placement::Placement;
-use crate::workload::{BoxError, Op, Reported, Setup, Workload};
-
-/// Longest lane or thread-role name: names become file names, trace
-/// header entries and report text.
-pub const MAX_NAME_BYTES: usize = 64;
+use crate::workload::{BoxError, Setup, Workload};
 
 /// Most caller threads one lane may use.
 pub const MAX_CALLERS: usize = 256;
@@ -42,7 +40,7 @@ pub(crate) struct Build {
     /// The span layer it runs under (lanes probed by
     /// [`Lane::probed_by_spans`]).
     #[cfg(feature = "tracing")]
-    pub(crate) spans: Option<crate::spans::SpanBuild>,
+    pub(crate) spans: Option<crate::span_probe::SpanBuild>,
 }
 
 /// A lane to run: see the [crate docs](crate).
@@ -83,50 +81,6 @@ impl fmt::Debug for Lane {
             .field("callers", &self.callers)
             .finish_non_exhaustive()
     }
-}
-
-/// The closure constructors of [`Lane`], one per role.
-macro_rules! role_constructors {
-    ($($(#[$doc:meta])* $name:ident => $role:expr;)+) => {
-        impl Lane {
-            $(
-                $(#[$doc])*
-                pub fn $name<S, R, E1, E2>(
-                    name: &str,
-                    setup: impl Fn(&Setup) -> Result<S, E1> + Send + Sync + 'static,
-                    op: impl Fn(&mut S, Op) -> Result<R, E2> + Send + Sync + 'static,
-                ) -> ClosureLane<S>
-                where
-                    S: Send + 'static,
-                    R: Reported,
-                    E1: Into<BoxError>,
-                    E2: Into<BoxError>,
-                {
-                    ClosureLane::new($role, name, setup, op)
-                }
-            )+
-        }
-    };
-}
-
-role_constructors! {
-    /// The same work without the thread boundary (the insert on the calling
-    /// thread): `setup` opens the lane's state once per build, `op` runs one
-    /// operation on it. See [`ClosureLane`] for resets and counts.
-    baseline => Role::Baseline;
-    /// A bare writer thread with none of the subject's machinery (what any
-    /// thread boundary costs); like [`Lane::baseline`] otherwise.
-    floor => Role::Floor;
-    /// A bare turn passed to a thread and back with no work on either side
-    /// (what the boundary's context switches cost alone): `boundary −
-    /// handoff` is the floor's machinery. Like [`Lane::baseline`] otherwise.
-    handoff => Role::Handoff;
-    /// The code under study (your writer); like [`Lane::baseline`]
-    /// otherwise. Give it a probed build ([`ClosureLane::probed`] or
-    /// `probed_by`) for slices and the observer effect.
-    subject => Role::Subject;
-    /// Another implementation of the subject's job, compared with it.
-    peer => Role::Peer;
 }
 
 impl Lane {
@@ -191,11 +145,11 @@ impl Lane {
         // The role `probed_by_sqlite` declared for the statements' marks
         // stays, whichever of the two is called first.
         #[cfg(feature = "sqlite")]
-        let statements = self.threads.iter().any(|t| t == crate::SQLITE_ROLE);
+        let statements = self.threads.iter().any(|t| t == SQLITE_ROLE);
         self.threads = roles.iter().map(|r| (*r).to_owned()).collect();
         #[cfg(feature = "sqlite")]
-        if statements && !self.threads.iter().any(|t| t == crate::SQLITE_ROLE) {
-            self.threads.push(crate::SQLITE_ROLE.to_owned());
+        if statements && !self.threads.iter().any(|t| t == SQLITE_ROLE) {
+            self.threads.push(SQLITE_ROLE.to_owned());
         }
         self
     }
@@ -347,14 +301,14 @@ impl Lane {
     /// harness switches the probe on for the probed build's blocks and
     /// drains its marks after each. Give a [`HopLayer`](hopscope_probe::HopLayer)
     /// for the Registry path or its [`HopLayer::subscriber`](hopscope_probe::HopLayer::subscriber)
-    /// for the profiling path ([`SpanProbe`](crate::SpanProbe)); the spans
+    /// for the profiling path ([`SpanProbe`](crate::span_probe::SpanProbe)); the spans
     /// of one process take one path (the first span lane's: a global
     /// subscriber is installed once). The layer's hops (its span names, its
     /// table) become the trace's, and the span machinery is measured before
     /// the run and after every probed block so the receipt can state its
     /// share of each slice.
     #[cfg(feature = "tracing")]
-    pub fn probed_by_spans(mut self, spans: impl Into<crate::SpanProbe>) -> Lane {
+    pub fn probed_by_spans(mut self, spans: impl Into<crate::span_probe::SpanProbe>) -> Lane {
         let (layer, path) = spans.into().into_parts();
         if let Some(problem) = layer.problem() {
             self.problems.push(format!("span layer: {problem}"));
@@ -363,10 +317,10 @@ impl Lane {
         match self.builds.as_mut_slice() {
             [clean] => {
                 clean.variant = Some(Variant::Clean);
-                clean.spans = Some(crate::spans::SpanBuild { layer: layer.clone(), probed: false, path });
+                clean.spans = Some(crate::span_probe::SpanBuild { layer: layer.clone(), probed: false, path });
                 let mut probed = clean.clone();
                 probed.variant = Some(Variant::Probed);
-                probed.spans = Some(crate::spans::SpanBuild { layer, probed: true, path });
+                probed.spans = Some(crate::span_probe::SpanBuild { layer, probed: true, path });
                 self.builds.push(probed);
             }
             _ => self.problems.push("`probed_by_spans` is given to a lane with one build".into()),
@@ -453,26 +407,10 @@ impl Build {
     }
 }
 
-/// Refuse a name that could not serve as a path and a table cell: 1 to
-/// [`MAX_NAME_BYTES`] bytes of ASCII letters, digits, `-` and `_`, in
-/// segments joined by `/` (`naive/cold`; no `.`: run metadata keys lanes as
-/// `lane.<name>.<field>`).
-pub(crate) fn check_name(name: &str) -> Result<(), String> {
-    if name.is_empty() || name.len() > MAX_NAME_BYTES {
-        return Err(format!("`{name}` must have 1 to {MAX_NAME_BYTES} bytes"));
-    }
-    if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '/'))) {
-        return Err(format!("`{name}` holds {c:?}: use ASCII letters, digits, `-`, `_` and `/` between parts"));
-    }
-    if name.split('/').any(str::is_empty) {
-        return Err(format!("`{name}` has an empty part between `/`"));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::closure::ClosureLane;
 
     fn counter() -> ClosureLane<u64> {
         Lane::subject(

@@ -76,6 +76,7 @@ mod harness;
 pub mod index;
 pub mod interrupt;
 mod lane;
+mod lane_names;
 #[cfg(unix)]
 pub mod lockstep;
 mod outcome;
@@ -84,10 +85,12 @@ mod plan;
 pub mod progress;
 mod readings;
 mod record;
-pub mod rundir;
 mod run_summary;
+pub mod rundir;
 pub mod runner;
 pub mod sched;
+#[cfg(feature = "tracing")]
+mod span_probe;
 #[cfg(feature = "tracing")]
 mod spans;
 mod spec;
@@ -110,7 +113,10 @@ pub use harness::{Harness, HarnessError, Outcome};
 /// The one writer a run ends with, and what it writes: see the `report`
 /// feature.
 pub use hopscope_reports::{Finished, RunResult, Written, finish};
-pub use lane::{Lane, MAX_CALLERS, MAX_NAME_BYTES};
+pub use lane::{Lane, MAX_CALLERS};
+pub use lane_names::MAX_NAME_BYTES;
+#[cfg(feature = "sqlite")]
+pub use lane_names::SQLITE_ROLE;
 pub use placement::{Pin, Placement};
 pub use plan::{
     DEFAULT_BLOCK_DEADLINE, DEFAULT_MARKS_PER_OP, DEFAULT_SETTLE, MAX_BLOCKS_PER_LANE, MAX_BUFFER_MARKS,
@@ -118,10 +124,12 @@ pub use plan::{
 };
 pub use runner::RunSummary;
 #[cfg(feature = "tracing")]
-pub use spans::{MAX_TRACED_THREADS, SpanProbe, TRACED_ROLE};
+pub use span_probe::SpanProbe;
 pub use spec::{ExperimentSpec, MAX_SPEC_BYTES, SpecError, sha256_hex};
 #[cfg(feature = "sqlite")]
-pub use sqlite::{HookedStatements, SQLITE_ROLE};
+pub use sqlite::HookedStatements;
+#[cfg(feature = "tracing")]
+pub use traced::{MAX_TRACED_THREADS, TRACED_ROLE};
 pub use whatif_flags::WhatIfArgs;
 pub use workload::{BlockId, BlockInfo, BoxError, Op, Ops, Reported, Setup, ThreadInit, Workload};
 

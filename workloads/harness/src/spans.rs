@@ -28,70 +28,18 @@ use std::time::Duration;
 use hopscope_probe::spans::machinery::Calibrator;
 use hopscope_probe::spans::{LayerSwitch, SubscriberSwitch};
 use hopscope_probe::trace::Stream;
-use hopscope_probe::{HopLayer, HopSubscriber, HopTable, SpanPath, SpanSequence, TraceHeader};
+use hopscope_probe::{HopLayer, HopTable, SpanPath, SpanSequence, TraceHeader};
 
 use crate::readings::SpanReadings;
 
 use crate::lane::{Build, Lane};
 use crate::plan::Plan;
-use crate::traced::SharedThreads;
-
-/// The thread roles of a span lane's marks made off the harness's callers,
-/// when the lane declares no role of its own, as the trace first declares
-/// them: `traced-1`, `traced-2`, ... (renamed after their threads at the
-/// end of the run, when each held one named thread).
-pub const TRACED_ROLE: &str = "traced";
-
-/// Threads off the callers that get a `traced-N` role of their own.
-pub const MAX_TRACED_THREADS: usize = 8;
+use crate::span_probe::SpanBuild;
+use crate::traced::{MAX_TRACED_THREADS, SharedThreads, TRACED_ROLE};
 
 /// How long the end of a block waits for watched spans still closing (a
 /// writer closes its reply span just after the caller has its reply).
 const SETTLE: Duration = Duration::from_millis(100);
-
-/// What probes a span lane ([`Lane::probed_by_spans`]): a [`HopLayer`]
-/// under a `Registry`, or a [`HopSubscriber`], the profiling path.
-#[derive(Debug, Clone)]
-pub enum SpanProbe {
-    /// The Registry path: every span in the Registry's slab, other layers
-    /// and span lookups work.
-    Layer(HopLayer),
-    /// The profiling path: only watched spans are created, nothing else
-    /// sees them.
-    Subscriber(HopSubscriber),
-}
-
-impl From<HopLayer> for SpanProbe {
-    fn from(layer: HopLayer) -> SpanProbe {
-        SpanProbe::Layer(layer)
-    }
-}
-
-impl From<HopSubscriber> for SpanProbe {
-    fn from(subscriber: HopSubscriber) -> SpanProbe {
-        SpanProbe::Subscriber(subscriber)
-    }
-}
-
-impl SpanProbe {
-    /// Its watches and the path they take.
-    pub(crate) fn into_parts(self) -> (HopLayer, SpanPath) {
-        match self {
-            SpanProbe::Layer(layer) => (layer, SpanPath::Registry),
-            SpanProbe::Subscriber(subscriber) => (subscriber.layer().clone(), SpanPath::Subscriber),
-        }
-    }
-}
-
-/// A build's span layer, as declared.
-#[derive(Clone)]
-pub(crate) struct SpanBuild {
-    pub(crate) layer: HopLayer,
-    /// Whether this build is the probed one (the clean one activates none).
-    pub(crate) probed: bool,
-    /// The path its spans take.
-    pub(crate) path: SpanPath,
-}
 
 /// The global switch a span lane runs under, and its number in it.
 #[derive(Clone, Copy)]

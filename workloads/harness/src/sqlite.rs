@@ -20,11 +20,8 @@ use hopscope_probe::sqlite::{SqliteProbe, StatementCounts, Unpaired};
 
 use crate::hand_in::HandIn;
 use crate::lane::{Lane, Opener};
+use crate::lane_names::SQLITE_ROLE;
 use crate::workload::{BlockInfo, BoxError, Ops, Setup, Workload};
-
-/// The thread role a lane probed by SQLite's trace hook hands its
-/// statements' marks in as.
-pub const SQLITE_ROLE: &str = hopscope_probe::STATEMENT_ROLE;
 
 impl Lane {
     /// Run this lane clean and probed through SQLite's own trace hook:

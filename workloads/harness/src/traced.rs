@@ -17,14 +17,23 @@ use std::thread::ThreadId;
 
 use hopscope_probe::ThreadRole;
 
-use crate::lane::{MAX_NAME_BYTES, check_name};
+use crate::lane_names::{MAX_NAME_BYTES, check_name};
+
+/// The thread roles of a span lane's marks made off the harness's callers,
+/// when the lane declares no role of its own, as the trace first declares
+/// them: `traced-1`, `traced-2`, ... (renamed after their threads at the
+/// end of the run, when each held one named thread).
+pub const TRACED_ROLE: &str = "traced";
+
+/// Threads off the callers that get a `traced-N` role of their own.
+pub const MAX_TRACED_THREADS: usize = 8;
 
 /// The slots' role names: `traced-1`, `traced-2`, ...
 pub(crate) const SLOT_PREFIX: &str = "traced-";
 
 /// Header bytes a run with span lanes keeps free for renaming every slot
 /// (a name of at most [`MAX_NAME_BYTES`], quoted).
-pub(crate) const HEADER_ROOM: usize = crate::spans::MAX_TRACED_THREADS * (MAX_NAME_BYTES + 4);
+pub(crate) const HEADER_ROOM: usize = MAX_TRACED_THREADS * (MAX_NAME_BYTES + 4);
 
 /// The run's slots and which thread holds each.
 #[derive(Debug, Default)]
