@@ -14,11 +14,11 @@
 
 use std::collections::BTreeMap;
 
+use hopscope_probe::Owner;
 use serde::{Deserialize, Serialize};
 
 use crate::join::LaneOps;
 use crate::lanes::Difference;
-use crate::slices::{self, Owner};
 use crate::stats::{BOOTSTRAP_RESAMPLES, bootstrap_ci95, median_of_unsorted};
 
 /// The full accounting agrees with the lanes when the two lie within this
@@ -158,7 +158,7 @@ pub fn account(
     seed: u64,
 ) -> Option<Accounting> {
     let (w, f) = (block_sums(writer), block_sums(floor));
-    let closed = crate::coverage::closes_cycles(writer.ops) && crate::coverage::closes_cycles(floor.ops);
+    let closed = writer.ops.closes_cycles() && floor.ops.closes_cycles();
     let (writer, floor) = (writer.ops, floor.ops);
     let pairs: Vec<(&BlockSums, &BlockSums)> = w.iter().filter_map(|(round, a)| f.get(round).map(|b| (a, b))).collect();
     if pairs.is_empty() {
@@ -181,7 +181,7 @@ pub fn account(
                 slices: writer
                     .slices
                     .iter()
-                    .filter(|d| d.on_path && slices::owner(d) == *owner)
+                    .filter(|d| d.on_path && d.owner == *owner)
                     .map(|d| d.name.clone())
                     .collect(),
                 delta: figure(&|s: &BlockSums| s.by_owner.get(&key).copied().unwrap_or(0.0), i as u64),
@@ -230,7 +230,7 @@ pub fn account(
 /// missing a finite mean are left out.
 fn block_sums(lane: Probed<'_>) -> BTreeMap<(u32, u32), BlockSums> {
     let ops = lane.ops;
-    let owners: Vec<Owner> = ops.slices.iter().map(slices::owner).collect();
+    let owners: Vec<Owner> = ops.slices.iter().map(|d| d.owner).collect();
     let mut out = BTreeMap::new();
     for block in &ops.blocks {
         let Some(total) = block.total_mean_ns else { continue };

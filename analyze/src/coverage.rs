@@ -19,7 +19,6 @@
 //! time between marks add up to the whole (medians do not add up: a block's
 //! first operation, run cold, lifts every mean and no median).
 
-use hopscope_probe::Hop;
 use serde::{Deserialize, Serialize};
 
 use crate::accounting::Figure;
@@ -84,22 +83,16 @@ pub fn coverage(blocks: &LaneBlocks, ops: &LaneOps, seed: u64) -> Option<Coverag
         op_mean_us,
         between_mean_us,
         between_share: if op_mean_us > 0.0 { between_mean_us / op_mean_us } else { 0.0 },
-        closed: closes_cycles(ops),
+        closed: ops.closes_cycles(),
         blocks: blocks_paired,
     })
-}
-
-/// Whether `ops` marks both closing hops, `idle` (the writer's) and
-/// `returned` (the caller's).
-pub fn closes_cycles(ops: &LaneOps) -> bool {
-    [Hop::IDLE, Hop::RETURNED].iter().all(|h| ops.hops.contains(h))
 }
 
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
 
-    use hopscope_probe::{Block, Mark, OpId, Stream, Ticks, TraceHeader};
+    use hopscope_probe::{Block, Hop, Mark, OpId, Stream, Ticks, TraceHeader};
 
     use super::*;
     use crate::join::{HopScan, Join};

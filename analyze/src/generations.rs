@@ -38,9 +38,9 @@
 use std::collections::BTreeMap;
 
 use hopscope_probe::{RunFact, RunFacts};
-use serde::{Deserialize, Serialize};
 
 use crate::ab::{self, AbOutcome, PassBlocks, PassEffect, Rule, Verdict};
+pub use crate::ab_outcome::{AcrossPasses, LayoutPair, LayoutSpread, PassMean};
 use crate::ab_reason::AbReason;
 use crate::join::LaneOps;
 use crate::recorded::Recorded;
@@ -72,77 +72,6 @@ pub fn layouts(run: &BTreeMap<String, String>) -> usize {
 /// Whether a trace's run facts say every pass ran on fresh processes.
 pub fn applies(run: &BTreeMap<String, String>) -> bool {
     run.fact(&RunFact::LockstepProcesses) == Some(FRESH_PER_PASS)
-}
-
-/// A mean over passes with its CI (at the rule's level): the [`TRIM`]-trimmed mean, with
-/// Tukey and McLaughlin's CI.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct PassMean {
-    /// Trimmed mean of the per-pass figures, µs per op.
-    pub mean_us: f64,
-    /// CI of the trimmed mean at [`PassMean::level_pct`], µs.
-    #[serde(alias = "ci95")]
-    pub ci: [f64; 2],
-    /// The CI's level, percent (the rule's `confidence_pct`).
-    #[serde(default = "ninety_five")]
-    pub level_pct: f64,
-    /// Winsorized standard deviation of the per-pass figures, µs.
-    pub sd_us: f64,
-    /// The mean as a percentage of arm A's mean figure.
-    pub pct: f64,
-}
-
-fn ninety_five() -> f64 {
-    95.0
-}
-
-/// The effect judged across passes, each by fresh processes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AcrossPasses {
-    /// Passes with both arms measured.
-    pub passes: usize,
-    /// `b − a`.
-    pub delta: PassMean,
-    /// `control − a`: two processes of build A, the run's own noise floor.
-    pub control: Option<PassMean>,
-    /// `b − a` of the passes of each order (`a→b`, `b→a`), µs: the
-    /// [`TRIM`]-trimmed mean, the verdict's own estimator (a plain mean let
-    /// one slowed process flip an order's sign: 50 ns changes read
-    /// "the orders disagree" with both orders' middle passes positive).
-    pub by_order: BTreeMap<String, f64>,
-    /// How far builds of one commit differ by layout alone, when the
-    /// passes cycled through several.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub layouts: Option<LayoutSpread>,
-}
-
-/// The spread between builds of one commit that differ only in layout:
-/// per pair of build A's layouts the control ran beside, the mean of
-/// `control − a` over that pair's passes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LayoutSpread {
-    /// Builds of each side.
-    pub builds: usize,
-    /// `layout j − layout i` of build A (1-based, as the builds are
-    /// named), with its [`TRIM`]-trimmed mean over the passes that ran the
-    /// pair.
-    pub pairs: Vec<LayoutPair>,
-    /// The largest pair's mean, absolute, µs: a change no larger than this
-    /// is not called.
-    pub spread_us: f64,
-}
-
-/// One pair of build A's layouts, measured by the control.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LayoutPair {
-    /// The control's layout (1-based).
-    pub control: usize,
-    /// Arm a's layout (1-based).
-    pub a: usize,
-    /// Mean `control − a` over the pair's passes, µs.
-    pub mean_us: f64,
-    /// Passes that ran the pair.
-    pub passes: usize,
 }
 
 /// The layout spread of `effects` when they cycled through `layouts`

@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 
 pub mod ab;
+mod ab_outcome;
 pub mod ab_reason;
 pub mod ab_trace;
 pub mod accounting;

@@ -15,67 +15,11 @@
 //! Slices no verdict flagged count as unchanged, so a change spread thin
 //! over many slices, each below its bar, is left to the lane's own CI.
 
-use serde::{Deserialize, Serialize};
-
 use crate::ab::{AbOutcome, Rule, Verdict};
+pub use crate::ab_outcome::{Estimate, EstimateSource, SliceAccount};
 use crate::ab_reason::AbReason;
 use crate::recorded::Recorded;
 use crate::slice_verdict::SliceVerdicts;
-
-/// The changed slices' sum, µs per operation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SliceAccount {
-    /// The slices the verdicts flagged, all moved the same way.
-    pub slices: Vec<String>,
-    /// Their effects summed, µs per operation (`b − a`).
-    pub delta_us: f64,
-    /// Their CIs' bounds summed, µs (each slice's 95 % CI).
-    pub ci_us: [f64; 2],
-    /// The slices no verdict flagged, their effects summed, µs: counted
-    /// as unchanged, and said beside (a layout that ran SQLite's slice
-    /// 50 ns faster in build B shows here).
-    #[serde(default)]
-    pub rest_us: f64,
-    /// Their CIs' bounds summed, µs.
-    #[serde(default)]
-    pub rest_ci_us: [f64; 2],
-}
-
-/// The verdict's estimate of `b − a`, µs per operation, and the figure
-/// it was read from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Estimate {
-    /// `b − a`, µs per operation.
-    pub delta_us: f64,
-    /// Its interval, µs.
-    pub ci_us: [f64; 2],
-    /// The interval's confidence, percent.
-    pub level_pct: f64,
-    /// Where it comes from.
-    pub source: EstimateSource,
-}
-
-/// Which figure an [`Estimate`] is read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EstimateSource {
-    /// The flagged slices' sum: they decided the verdict, or they account
-    /// for the lane's change (inside its CI, the rest of the operation not
-    /// told from zero), and their interval is the narrower by far.
-    Slices,
-    /// The lane's own trimmed mean over passes.
-    Lane,
-}
-
-impl SliceAccount {
-    /// Whether the flagged slices account for a lane change whose CI is
-    /// `lane_ci`: their sum lies inside it, and the slices no verdict
-    /// flagged, summed, are not told from zero.
-    pub fn explains(&self, lane_ci: [f64; 2]) -> bool {
-        let rest_spans_zero = self.rest_ci_us[0] <= 0.0 && self.rest_ci_us[1] >= 0.0;
-        rest_spans_zero && (lane_ci[0]..=lane_ci[1]).contains(&self.delta_us)
-    }
-}
 
 /// The estimate an outcome's verdict line states: the flagged slices'
 /// sum when they decided the verdict or account for the lane's change,

@@ -5,6 +5,7 @@ use hopscope_probe::{Edge, Hop, SliceKind, SpanEvents, SpanMachinery, TraceHeade
 use serde::{Deserialize, Serialize};
 
 use crate::accounting::Accounting;
+pub use crate::join::declared_owner;
 use crate::join::{LaneOps, Sharing, SliceDef, SliceSide};
 use crate::lanes::SpanSequences;
 use crate::stats::Samples;
@@ -309,30 +310,6 @@ fn batch_owner(ops: &LaneOps, def: &crate::join::SliceDef) -> Owner {
 /// the hop that ends it declares (see [`crate::join::SliceDef::owner`]).
 pub fn owner(def: &crate::join::SliceDef) -> Owner {
     def.owner
-}
-
-/// Who owns the slice on `side` that ends at `to`: a cross-thread slice is the
-/// boundary's; a same-thread one is what the trace declares for `to` or,
-/// in a trace written before hops declared owners, what hopscope's fixed
-/// hops stand for (`executed` ends SQLite's slice, `idle` and `returned`
-/// the tails); anything else is the subject's own code.
-pub fn declared_owner(header: &TraceHeader, side: SliceSide, to: Hop) -> Owner {
-    if side == SliceSide::Cross {
-        return Owner::Boundary;
-    }
-    let def = header.hops.get(to);
-    if let Some(owner) = def.and_then(|d| d.owns) {
-        return owner;
-    }
-    // Older traces: the standard table's fixed meanings, by hop and name.
-    let named = |hop: Hop, name: &str| to == hop && def.is_some_and(|d| d.name == name);
-    if named(Hop::EXECUTED, "executed") {
-        Owner::Sqlite
-    } else if named(Hop::IDLE, "idle") || named(Hop::RETURNED, "returned") {
-        Owner::Tail
-    } else {
-        Owner::Library
-    }
 }
 
 /// Two instruments on one question: how much does the library itself cost?

@@ -14,8 +14,8 @@
 
 use rustc_hash::FxHashMap;
 
+use super::slice_def::{SliceDef, SliceSide};
 use super::table::Table;
-use super::{SliceDef, SliceSide};
 
 /// Each shared interval's marks on each thread side, with those of the
 /// operations it serves: the batch's steps in time order.

@@ -22,6 +22,7 @@
 
 mod cost;
 mod scan;
+mod slice_def;
 mod table;
 
 use hopscope_probe::{Block, Hop, Mark, Side, Trace, TraceHeader};
@@ -29,83 +30,11 @@ use serde::{Deserialize, Serialize};
 
 use cost::Timelines;
 pub use scan::{HopScan, LaneHops};
+pub use slice_def::{Sharing, SliceDef, SliceSide, declared_owner};
 use table::Table;
 
 use crate::distribution::Distribution;
 use crate::stats::median_sorted;
-
-/// Which thread(s) a slice runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SliceSide {
-    /// Both marks on the caller thread.
-    Caller,
-    /// Both marks on the writer thread.
-    Writer,
-    /// From one thread to the other: a wake or transport cost.
-    Cross,
-}
-
-/// Whose a slice's time is when a writer serves several operations with
-/// one interval (a batch's transaction, its COMMIT): the *latency* view
-/// (each operation waits for all of it) and the *cost* view (the
-/// interval's time divided among the operations it served) differ; see
-/// the `cost` module for the rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Sharing {
-    /// Both marks are the operation's own (or a hand-off across threads
-    /// from an interval's mark to its own): latency and cost alike.
-    #[default]
-    Own,
-    /// Both marks are a shared interval's: each operation waits for all of
-    /// it; its cost to one operation is its length over the operations it
-    /// served.
-    Shared,
-    /// One mark is the operation's own, the other a shared interval's, on
-    /// one thread: the operation waits while the writer serves the others
-    /// (the batch's statements before its own, the replies before its
-    /// own). Most of that time is the others' own; the operation's cost is
-    /// the writer's step just before its own mark, or its share of the step
-    /// just before the interval's.
-    Siblings,
-}
-
-impl Sharing {
-    /// Stable lower-case name, as serialized.
-    pub fn name(self) -> &'static str {
-        match self {
-            Sharing::Own => "own",
-            Sharing::Shared => "shared",
-            Sharing::Siblings => "siblings",
-        }
-    }
-}
-
-/// One slice of a lane's operations.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SliceDef {
-    /// `from→to`, e.g. `sent→woke`.
-    pub name: String,
-    /// The hop that opens the slice.
-    #[serde(skip)]
-    pub from: Hop,
-    /// The hop that closes the slice.
-    #[serde(skip)]
-    pub to: Hop,
-    /// Where it runs.
-    pub side: SliceSide,
-    /// Whether the slice is a step of the operation's path (the path's
-    /// slices add up to its time) rather than a tail beside it.
-    pub on_path: bool,
-    /// Who owns it, as the trace declares ([`crate::slices::declared_owner`]).
-    pub owner: crate::slices::Owner,
-    /// Whether its marks are the operation's own or a shared interval's.
-    pub sharing: Sharing,
-    /// Table columns of `from` and `to`.
-    #[serde(skip)]
-    columns: (usize, usize),
-}
 
 /// One block's operations, reduced to what the analyses use of them.
 #[derive(Debug, Clone, PartialEq)]
@@ -275,6 +204,13 @@ impl LaneOps {
     /// Whether any operation of the lane was served by a shared interval.
     pub fn shares_work(&self) -> bool {
         self.batches.intervals > 0
+    }
+
+    /// Whether the lane marks both closing hops, `idle` (the writer's) and
+    /// `returned` (the caller's): then its path slices hold each thread's
+    /// whole cycle.
+    pub fn closes_cycles(&self) -> bool {
+        [Hop::IDLE, Hop::RETURNED].iter().all(|h| self.hops.contains(h))
     }
 }
 
@@ -575,7 +511,7 @@ fn slice_defs(header: &TraceHeader, lane: &LaneHops, hops: &[Hop]) -> Vec<SliceD
             to,
             side,
             on_path,
-            owner: crate::slices::declared_owner(header, side, to),
+            owner: declared_owner(header, side, to),
             sharing: match (lane.shared.contains(&from), lane.shared.contains(&to)) {
                 (false, false) => Sharing::Own,
                 (true, true) => Sharing::Shared,
