@@ -20,9 +20,12 @@ use hopscope_analyze::recorded::Recorded;
 use hopscope_probe::whatif::{Change, Experiment};
 use hopscope_probe::{Hop, HostInfo, RunFact, RunFacts, TraceHeader, TraceReader, Variant};
 
+use crate::args::FlagError;
 use crate::lane::Lane;
 use crate::outcome::HarnessError;
+use crate::placement::Placement;
 use crate::plan::Plan;
+use crate::whatif_flags::WhatIfArgs;
 
 pub(crate) mod front;
 
@@ -115,7 +118,7 @@ impl WhatIf {
 
     /// The careful or `--quick` defaults with `flags` applied over them;
     /// refuses a value out of range, naming the flag.
-    pub fn from_flags(flags: &crate::WhatIfArgs, quick: bool) -> Result<WhatIf, crate::FlagError> {
+    pub fn from_flags(flags: &WhatIfArgs, quick: bool) -> Result<WhatIf, FlagError> {
         let mut w = if quick { WhatIf::quick() } else { WhatIf::careful() };
         w.slices.clone_from(&flags.what_if_slices);
         if !flags.speedups.is_empty() {
@@ -130,7 +133,7 @@ impl WhatIf {
             w.rounds = rounds;
             w.scale_rounds = false;
         }
-        w.check().map_err(|reason| crate::FlagError { flag: "--what-if", reason })?;
+        w.check().map_err(|reason| FlagError { flag: "--what-if", reason })?;
         Ok(w)
     }
 
@@ -203,7 +206,7 @@ pub fn run(
         })
         .collect();
     // Every thread of the lane on one core: the serial rule (no pauses).
-    let serial = probed.placement.unwrap_or(plan.placement) == crate::Placement::SameCore;
+    let serial = probed.placement.unwrap_or(plan.placement) == Placement::SameCore;
     let (chosen, notes) = offer(&known, &what_if.slices, probed.callers > 1)?;
     // Every cross-thread slice of the lane is an edge a waiting thread
     // inherits its waker's payments across, whichever slice is changed.
