@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use hopscope_probe::counters::{self, Counter};
+use hopscope_probe::counters::{self, Counter, CounterSupport};
 use hopscope_probe::{Block, ThreadRole, TraceHeader};
 
 use super::block::{Blocks, Context, OpenLane};
@@ -52,15 +52,89 @@ pub(crate) struct OpenRun {
     next_op: u64,
     dropped: u64,
     span_lanes: bool,
-    pin_failures_before: u64,
     #[cfg(feature = "tracing")]
     traced: crate::traced::SharedThreads,
-    // Dropped in this order after the lanes: the scratch space, the
-    // placement, the directory's lock, the process's turn.
+    // Dropped in this order after the lanes: the scratch space, then what
+    // the run claimed (the placement, the directory's lock, the process's
+    // turn).
     _scratch: Scratch,
+    claimed: Claimed,
+}
+
+/// What a run claims before it opens anything, released in this order
+/// when it ends: the driving thread's placement, the directory's lock, the
+/// process's turn.
+struct Claimed {
+    /// Pins the kernel had refused before the run (see
+    /// [`RunSummary::pin_failures`]).
+    pin_failures_before: u64,
     _placed: Placed,
     _lock: crate::rundir::DirLock,
     _turn: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Claimed {
+    /// Take the process's turn and `dir`'s lock, and place the thread that
+    /// drives the run where the callers run.
+    fn take(plan: &Plan, dir: &Path) -> Result<Claimed, RunError> {
+        // Runs in one process take turns (a program's tests run them on
+        // parallel threads): the span switch, the process's CPU clock and
+        // its cores are the whole process's, and two runs at once would
+        // measure each other.
+        let turn = ONE_RUN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // What the block's own CPU readings cost, measured once before any
+        // block (a first measurement inside a run would fall in a block).
+        let _ = (crate::cpu::thread_clock_cost_ns(), crate::cpu::process_clock_cost_ns());
+        let pin_failures_before = crate::placement::pin_failures();
+        // One run per directory: a second run into it is refused before it
+        // touches any file.
+        let lock = crate::rundir::lock(dir)?;
+        // The thread that drives the run sits where the callers run, as the
+        // caller of a program does, and gets its affinity back at the end.
+        // Left to roam, it woke between blocks on the otherwise idle core,
+        // and every same-core wake inside the blocks read ~0.1 µs dearer
+        // (sent→woke 2.11 vs 1.99 µs, replied→received 2.78 vs 2.69,
+        // repeatable).
+        let placed = Placed::here(plan.placement);
+        Ok(Claimed { pin_failures_before, _placed: placed, _lock: lock, _turn: turn })
+    }
+}
+
+/// A run's thread roles: those its readings are taken for, every role's
+/// name in header order, and each caller's trace thread index.
+struct ThreadRoles {
+    reading: Vec<ThreadRole>,
+    names: Vec<String>,
+    callers: Vec<u16>,
+}
+
+impl ThreadRoles {
+    /// The caller, every lane's own roles, the extra callers of a run of
+    /// `max_callers` (and the traced threads' slots a span lane needs).
+    fn of(lanes: &[Lane], max_callers: usize) -> ThreadRoles {
+        let mut reading = vec![ThreadRole::Caller];
+        for lane in lanes {
+            for role in &lane.threads {
+                let role = ThreadRole::Lane(role.clone());
+                if !reading.contains(&role) {
+                    reading.push(role);
+                }
+            }
+        }
+        let mut names: Vec<String> = reading.iter().map(ThreadRole::to_string).collect();
+        let callers: Vec<u16> = (0..max_callers)
+            .map(|c| {
+                if c == 0 {
+                    return 0;
+                }
+                names.push(ThreadRole::ExtraCaller(u32::try_from(c).unwrap_or(u32::MAX)).to_string());
+                (names.len() - 1) as u16
+            })
+            .collect();
+        #[cfg(feature = "tracing")]
+        crate::spans::declare_traced_role(lanes, &mut names);
+        ThreadRoles { reading, names, callers }
+    }
 }
 
 /// Who opens a run, which decides what its header measures before the
@@ -90,57 +164,12 @@ impl OpenRun {
         opener: Opener,
     ) -> Result<OpenRun, RunError> {
         check(plan, lanes)?;
-        // Runs in one process take turns (a program's tests run them on
-        // parallel threads): the span switch, the process's CPU clock and
-        // its cores are the whole process's, and two runs at once would
-        // measure each other.
-        let turn = ONE_RUN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        // What the block's own CPU readings cost, measured once before any
-        // block (a first measurement inside a run would fall in a block).
-        let _ = (crate::cpu::thread_clock_cost_ns(), crate::cpu::process_clock_cost_ns());
-        let pin_failures_before = crate::placement::pin_failures();
-        // One run per directory: a second run into it is refused before it
-        // touches any file.
-        let lock = crate::rundir::lock(dir)?;
-        // The thread that drives the run sits where the callers run, as the
-        // caller of a program does, and gets its affinity back at the end.
-        // Left to roam, it woke between blocks on the otherwise idle core,
-        // and every same-core wake inside the blocks read ~0.1 µs dearer
-        // (sent→woke 2.11 vs 1.99 µs, replied→received 2.78 vs 2.69,
-        // repeatable).
-        let placed = Placed::here(plan.placement);
+        let claimed = Claimed::take(plan, dir)?;
         // Before any lane starts a thread: threads open counters on first use.
         cpu::record_perf_counters(plan.perf_counters);
         let max_callers = lanes.iter().map(|l| l.callers).max().unwrap_or(1);
-        let capacity = plan.marks_per_block(max_callers);
-        let callers = Callers::spawn(max_callers, capacity).map_err(|source| RunError::Io {
-            what: "cannot start the caller threads in",
-            path: dir.to_owned(),
-            source,
-        })?;
-
-        // Thread roles: the caller, every lane's own roles, the extra callers.
-        let mut reading_roles = vec![ThreadRole::Caller];
-        for lane in lanes {
-            for role in &lane.threads {
-                let role = ThreadRole::Lane(role.clone());
-                if !reading_roles.contains(&role) {
-                    reading_roles.push(role);
-                }
-            }
-        }
-        let mut threads: Vec<String> = reading_roles.iter().map(ThreadRole::to_string).collect();
-        let caller_threads: Vec<u16> = (0..max_callers)
-            .map(|c| {
-                if c == 0 {
-                    return 0;
-                }
-                threads.push(ThreadRole::ExtraCaller(u32::try_from(c).unwrap_or(u32::MAX)).to_string());
-                (threads.len() - 1) as u16
-            })
-            .collect();
-        #[cfg(feature = "tracing")]
-        crate::spans::declare_traced_role(lanes, &mut threads);
+        let callers = spawn_callers(plan, max_callers, dir)?;
+        let roles = ThreadRoles::of(lanes, max_callers);
 
         // However the run ends, its lanes' scratch directories go with it.
         let scratch = Scratch(dir.join(LANES_DIR));
@@ -148,43 +177,27 @@ impl OpenRun {
         // are seen.
         let checkpoints = crate::checkpoints::record();
         #[cfg(feature = "tracing")]
-        let traced = crate::traced::TracedThreads::shared(&threads);
+        let traced = crate::traced::TracedThreads::shared(&roles.names);
         let open = open_lanes(
             plan,
             lanes,
             dir,
-            &threads,
+            &roles.names,
             #[cfg(feature = "tracing")]
             &traced,
         )?;
 
-        let counters = if plan.perf_counters { counters::detect() } else { Vec::new() };
-        let supported: Vec<Counter> = counters.iter().filter(|c| c.support.is_supported()).map(|c| c.counter).collect();
-        #[cfg(feature = "tracing")]
-        let span_lanes = lanes.iter().any(|l| l.span_layer().is_some());
-        #[cfg(not(feature = "tracing"))]
-        let span_lanes = false;
-        let keys =
-            ReadingKeys::new(reading_roles, supported).with_span_machinery(span_lanes).with_checkpoints(checkpoints);
-        #[cfg_attr(not(any(feature = "tracing", feature = "sqlite")), allow(unused_mut))]
-        let mut header = header(plan, lanes, &open, &threads, &keys, counters, meta);
-        #[cfg(feature = "tracing")]
-        if opener == Opener::Run {
-            crate::spans::measure_machinery(lanes, &mut header);
-        }
-        #[cfg(feature = "sqlite")]
-        if opener == Opener::Run && lanes.iter().any(|l| l.hooks_statements) {
-            header.statement_hook = crate::sqlite::measure_hook_cost();
-        }
-        #[cfg(not(any(feature = "tracing", feature = "sqlite")))]
-        let _ = opener;
+        let span_lanes = span_lanes(lanes);
+        let (keys, counters) = reading_keys(plan, roles.reading, span_lanes, checkpoints);
+        let mut header = header(plan, lanes, &open, &roles.names, &keys, counters, meta);
+        measure_before_blocks(opener, lanes, &mut header);
         Ok(OpenRun {
             lanes: open,
             header,
-            threads,
+            threads: roles.names,
             callers,
             keys,
-            caller_threads,
+            caller_threads: roles.callers,
             ops_per_block: plan.ops_per_block,
             ops_per_caller: plan.ops_per_caller,
             deadline: plan.block_deadline,
@@ -193,13 +206,10 @@ impl OpenRun {
             next_op: 0,
             dropped: 0,
             span_lanes,
-            pin_failures_before,
             #[cfg(feature = "tracing")]
             traced,
             _scratch: scratch,
-            _placed: placed,
-            _lock: lock,
-            _turn: turn,
+            claimed,
         })
     }
 
@@ -269,7 +279,7 @@ impl OpenRun {
             blocks: written,
             ops: self.lanes.iter().map(|l| (l.name.clone(), l.ops)).collect(),
             dropped: self.dropped,
-            pin_failures: crate::placement::pin_failures().saturating_sub(self.pin_failures_before),
+            pin_failures: crate::placement::pin_failures().saturating_sub(self.claimed.pin_failures_before),
         };
         drop(self);
         if let Some((lane, at, failure)) = failed {
@@ -289,6 +299,57 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// Start the run's `max_callers` caller threads, each with room for a
+/// block's marks.
+fn spawn_callers(plan: &Plan, max_callers: usize, dir: &Path) -> Result<Callers, RunError> {
+    let capacity = plan.marks_per_block(max_callers);
+    Callers::spawn(max_callers, capacity).map_err(|source| RunError::Io {
+        what: "cannot start the caller threads in",
+        path: dir.to_owned(),
+        source,
+    })
+}
+
+/// The readings every block takes for the `reading` thread roles, and the
+/// hardware counters the plan asked for, as this host supports them.
+fn reading_keys(
+    plan: &Plan,
+    reading: Vec<ThreadRole>,
+    span_lanes: bool,
+    checkpoints: bool,
+) -> (ReadingKeys, Vec<CounterSupport>) {
+    let counters = if plan.perf_counters { counters::detect() } else { Vec::new() };
+    let supported: Vec<Counter> = counters.iter().filter(|c| c.support.is_supported()).map(|c| c.counter).collect();
+    let keys = ReadingKeys::new(reading, supported).with_span_machinery(span_lanes).with_checkpoints(checkpoints);
+    (keys, counters)
+}
+
+/// Whether a lane is probed by spans.
+fn span_lanes(lanes: &[Lane]) -> bool {
+    #[cfg(feature = "tracing")]
+    return lanes.iter().any(|l| l.span_layer().is_some());
+    #[cfg(not(feature = "tracing"))]
+    {
+        let _ = lanes;
+        false
+    }
+}
+
+/// What a run measures into `header` before its first block, as `opener`
+/// states it: the span machinery, and SQLite's trace hook's cost.
+fn measure_before_blocks(opener: Opener, lanes: &[Lane], header: &mut TraceHeader) {
+    #[cfg(feature = "tracing")]
+    if opener == Opener::Run {
+        crate::spans::measure_machinery(lanes, header);
+    }
+    #[cfg(feature = "sqlite")]
+    if opener == Opener::Run && lanes.iter().any(|l| l.hooks_statements) {
+        header.statement_hook = crate::sqlite::measure_hook_cost();
+    }
+    #[cfg(not(any(feature = "tracing", feature = "sqlite")))]
+    let _ = (opener, lanes, header);
 }
 
 /// Open every build of every lane, each in its own fresh directory, on the
