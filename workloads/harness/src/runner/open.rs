@@ -18,12 +18,13 @@ use super::placed::{Placed, PlacedAsWorker};
 use crate::cpu::{self, Gap};
 use crate::error::{At, Failure, RunError, Stopped};
 use crate::interrupt::Signal;
-use crate::lane::Lane;
+use crate::lane::{Build, Lane};
+use crate::placement::Placement;
 use crate::plan::Plan;
 use crate::readings::ReadingKeys;
 use crate::run_summary::RunSummary;
 use crate::rundir::LANES_DIR;
-use crate::workload::{BlockId, Setup, ThreadInit};
+use crate::workload::{BlockId, Setup, ThreadInit, Workload};
 
 /// Held by the run in progress: runs in one process take turns (see
 /// [`OpenRun::open`]).
@@ -362,81 +363,137 @@ fn open_lanes(
     threads: &[String],
     #[cfg(feature = "tracing")] traced: &crate::traced::SharedThreads,
 ) -> Result<Vec<OpenLane>, RunError> {
+    let mut opening = Opening {
+        plan,
+        dir,
+        #[cfg(feature = "tracing")]
+        threads,
+        #[cfg(feature = "tracing")]
+        traced,
+        #[cfg(feature = "tracing")]
+        registered: Vec::new(),
+    };
     let mut open = Vec::new();
-    #[cfg(feature = "tracing")]
-    let mut registered = Vec::new();
     for lane in lanes {
-        let placement = lane.placement.unwrap_or(plan.placement);
-        let roles: Vec<(String, u16, usize)> = lane
-            .threads
-            .iter()
-            .filter_map(|role| {
-                let index = threads.iter().position(|t| t == role)?;
-                Some((role.clone(), index as u16, index))
-            })
-            .collect();
+        let roles = lane_roles(lane, threads);
         for (name, build) in lane.trace_lanes() {
-            let lane_dir = dir.join(LANES_DIR).join(&name);
-            fresh_dir(&lane_dir)?;
-            #[cfg(feature = "tracing")]
-            let (spans, dispatch) = crate::spans::open_build(lane, build, threads, traced, &mut registered);
-            #[cfg(feature = "tracing")]
-            let switched = spans.as_ref().is_some_and(crate::spans::SpanLane::switched);
-            #[cfg(feature = "tracing")]
-            let span_hook = super::span_hook::SpanHook::new(spans);
-            #[cfg(not(feature = "tracing"))]
-            let span_hook = super::span_hook::SpanHook::default();
-            let context = Context {
-                #[cfg(feature = "tracing")]
-                dispatch: dispatch.clone(),
-                #[cfg(feature = "tracing")]
-                switched,
-            };
-            let setup = Setup {
-                dir: lane_dir,
-                lane: name.clone(),
-                variant: build.variant,
-                #[cfg(feature = "sqlite")]
-                sqlite: None,
-                placement,
-                thread: ThreadInit {
-                    capacity: plan.marks_per_block(lane.callers),
-                    placement,
-                    #[cfg(feature = "tracing")]
-                    dispatch,
-                },
-            };
-            let (opener, ctx) = (build.opener.clone(), context.clone());
-            // The opener runs placed as the lane's own thread, so a writer
-            // thread it starts (std::thread, a runtime's workers) inherits
-            // the lane's place without calling `ThreadInit::enter`: a user
-            // writer once inherited the caller's core and `different-cores`
-            // measured one core. The driving thread goes back to the callers'
-            // place afterwards.
-            let driver = plan.placement;
-            let job = move || {
-                let _back = PlacedAsWorker::here(placement, driver);
-                ctx.enter(|| opener(&setup))
-            };
-            let opened = match callers::here(job) {
-                Ok(Ok(workload)) => workload,
-                Ok(Err(error)) => return Err(RunError::Open { lane: name, failure: Failure::Error(error) }),
-                Err(failure) => return Err(RunError::Open { lane: name, failure }),
-            };
-            open.push(OpenLane {
-                name,
-                workload: Arc::from(opened),
-                context,
-                roles: roles.clone(),
-                placement,
-                callers: lane.callers,
-                per_op: lane.per_op,
-                ops: 0,
-                spans: span_hook,
-            });
+            open.push(opening.build(lane, name, build, &roles)?);
         }
     }
     Ok(open)
+}
+
+/// A lane's own thread roles among the run's `threads`: (name, trace
+/// thread index, reading index).
+fn lane_roles(lane: &Lane, threads: &[String]) -> Vec<(String, u16, usize)> {
+    lane.threads
+        .iter()
+        .filter_map(|role| {
+            let index = threads.iter().position(|t| t == role)?;
+            Some((role.clone(), index as u16, index))
+        })
+        .collect()
+}
+
+/// What opening the builds of a run's lanes shares.
+struct Opening<'a> {
+    plan: &'a Plan,
+    dir: &'a Path,
+    /// The run's thread roles, in header order.
+    #[cfg(feature = "tracing")]
+    threads: &'a [String],
+    #[cfg(feature = "tracing")]
+    traced: &'a crate::traced::SharedThreads,
+    /// Span layers already added to the global switch (a lane's clean and
+    /// probed builds share one).
+    #[cfg(feature = "tracing")]
+    registered: Vec<(hopscope_probe::HopLayer, hopscope_probe::SpanPath, usize)>,
+}
+
+impl Opening<'_> {
+    /// Open `build` of `lane` as trace lane `name` (its own thread roles:
+    /// `roles`), in a fresh directory of its own.
+    fn build(
+        &mut self,
+        lane: &Lane,
+        name: String,
+        build: &Build,
+        roles: &[(String, u16, usize)],
+    ) -> Result<OpenLane, RunError> {
+        let placement = lane.placement.unwrap_or(self.plan.placement);
+        let lane_dir = self.dir.join(LANES_DIR).join(&name);
+        fresh_dir(&lane_dir)?;
+        #[cfg(feature = "tracing")]
+        let (spans, dispatch) = crate::spans::open_build(lane, build, self.threads, self.traced, &mut self.registered);
+        #[cfg(feature = "tracing")]
+        let switched = spans.as_ref().is_some_and(crate::spans::SpanLane::switched);
+        #[cfg(feature = "tracing")]
+        let span_hook = super::span_hook::SpanHook::new(spans);
+        #[cfg(not(feature = "tracing"))]
+        let span_hook = super::span_hook::SpanHook::default();
+        let context = Context {
+            #[cfg(feature = "tracing")]
+            dispatch: dispatch.clone(),
+            #[cfg(feature = "tracing")]
+            switched,
+        };
+        let setup = Setup {
+            dir: lane_dir,
+            lane: name.clone(),
+            variant: build.variant,
+            #[cfg(feature = "sqlite")]
+            sqlite: None,
+            placement,
+            thread: ThreadInit {
+                capacity: self.plan.marks_per_block(lane.callers),
+                placement,
+                #[cfg(feature = "tracing")]
+                dispatch,
+            },
+        };
+        let opened = match open_workload(build, &context, setup, placement, self.plan.placement) {
+            Ok(workload) => workload,
+            Err(failure) => return Err(RunError::Open { lane: name, failure }),
+        };
+        Ok(OpenLane {
+            name,
+            workload: Arc::from(opened),
+            context,
+            roles: roles.to_vec(),
+            placement,
+            callers: lane.callers,
+            per_op: lane.per_op,
+            ops: 0,
+            spans: span_hook,
+        })
+    }
+}
+
+/// Open one build's workload with `setup`, under `context`, a panic caught
+/// and described.
+fn open_workload(
+    build: &Build,
+    context: &Context,
+    setup: Setup,
+    placement: Placement,
+    driver: Placement,
+) -> Result<Box<dyn Workload>, Failure> {
+    let (opener, ctx) = (build.opener.clone(), context.clone());
+    // The opener runs placed as the lane's own thread, so a writer
+    // thread it starts (std::thread, a runtime's workers) inherits
+    // the lane's place without calling `ThreadInit::enter`: a user
+    // writer once inherited the caller's core and `different-cores`
+    // measured one core. The driving thread goes back to the callers'
+    // place afterwards (`driver`).
+    let job = move || {
+        let _back = PlacedAsWorker::here(placement, driver);
+        ctx.enter(|| opener(&setup))
+    };
+    match callers::here(job) {
+        Ok(Ok(workload)) => Ok(workload),
+        Ok(Err(error)) => Err(Failure::Error(error)),
+        Err(failure) => Err(failure),
+    }
 }
 
 /// Remove `dir` if it exists and create it empty.
