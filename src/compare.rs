@@ -40,9 +40,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let (a, b) = (index.find(&args.run_a)?, index.find(&args.run_b)?);
     let change = gate::between((&a.dir, &label(&args.run_a, &a.dir)), (&b.dir, &label(&args.run_b, &b.dir)))?;
     if args.json {
-        crate::emit(&format!("{}\n", serde_json::to_string_pretty(&change).context("cannot write JSON")?))?;
+        crate::stdout::emit(&format!("{}\n", serde_json::to_string_pretty(&change).context("cannot write JSON")?))?;
     } else {
-        crate::emit(&hopscope_reports::change_markdown(&change))?;
+        crate::stdout::emit(&hopscope_reports::change_markdown(&change))?;
     }
     Ok(ExitCode::from(gate::change_status(&change, args.fail_on)))
 }

@@ -15,6 +15,8 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use hopscope_analyze::timeline::{self, Selection, TimelineFormat};
 
+use crate::usage::UsageError;
+
 /// Timeline formats `export` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Format {
@@ -56,9 +58,9 @@ pub(crate) struct Args {
     inputs: Vec<String>,
 }
 
-/// Exit 2 with clap's usage line: flags that do not go together.
-fn usage(message: &str) -> ! {
-    crate::usage("export", clap::error::ErrorKind::ArgumentConflict, message)
+/// Flags that do not go together: exit 2 with clap's usage line.
+fn usage(message: &str) -> anyhow::Error {
+    UsageError::new("export", clap::error::ErrorKind::ArgumentConflict, message).into()
 }
 
 /// The trace a timeline input names: a `.hop` file, a run directory, or a
@@ -82,16 +84,20 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         Format::Perfetto => TimelineFormat::Perfetto,
         Format::Parquet => {
             if args.ops.is_some() || !args.lanes.is_empty() {
-                usage("--ops and --lane cut a timeline; parquet exports whole runs");
+                return Err(usage("--ops and --lane cut a timeline; parquet exports whole runs"));
             }
-            let Some(out) = &args.output else { usage("--format parquet needs -o DIR (one file per table)") };
+            let Some(out) = &args.output else {
+                return Err(usage("--format parquet needs -o DIR (one file per table)"));
+            };
             return parquet(&args.inputs, out, args.marks);
         }
     };
     if args.marks {
-        usage("--marks goes with --format parquet");
+        return Err(usage("--marks goes with --format parquet"));
     }
-    let [input] = args.inputs.as_slice() else { usage("a timeline is of one trace: give one TRACE") };
+    let [input] = args.inputs.as_slice() else {
+        return Err(usage("a timeline is of one trace: give one TRACE"));
+    };
     let path = &trace_of(input)?;
     let out: Box<dyn Write> = match &args.output {
         Some(file) => Box::new(File::create(file).with_context(|| format!("cannot create {}", file.display()))?),

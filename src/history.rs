@@ -35,7 +35,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let index = RunIndex::located();
     let rows = index.history(usize::from(args.last))?;
     if rows.is_empty() {
-        crate::emit(&format!(
+        crate::stdout::emit(&format!(
             "no runs in {} yet: `hopscope decompose` and every harness program record each run there\n",
             index.path().display()
         ))?;
@@ -80,7 +80,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             row.change.as_deref().unwrap_or("—")
         );
     }
-    crate::emit(&out)?;
+    crate::stdout::emit(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -21,13 +21,15 @@ mod net;
 mod report;
 mod resolve;
 mod run;
+mod stdout;
+mod usage;
 mod whatif;
 
 /// Decompose the write path of a writer-thread architecture into
 /// nanosecond slices.
 #[derive(Debug, Parser)]
 #[command(name = "hopscope", version, about, long_about = None)]
-pub(crate) struct Cli {
+struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -79,6 +81,9 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
+            if let Some(refused) = err.downcast_ref::<usage::UsageError>() {
+                usage(refused.subcommand, refused.kind, &refused.message);
+            }
             eprintln!("hopscope: {}", one_line(&err));
             // A flag value out of range is a usage error, as clap's own are.
             let flag = |cause: &(dyn std::error::Error + 'static)| {
@@ -100,27 +105,13 @@ fn main() -> ExitCode {
 /// Exit 2 with clap's usage line for `subcommand`: a value or a mix of
 /// flags clap's own parsing cannot catch (it needs the other flags, or a
 /// table of names), refused as a usage error like the ones clap finds.
-pub(crate) fn usage(subcommand: &str, kind: clap::error::ErrorKind, message: &str) -> ! {
+fn usage(subcommand: &str, kind: clap::error::ErrorKind, message: &str) -> ! {
     use clap::CommandFactory;
     let mut cli = Cli::command();
     cli.build();
     match cli.find_subcommand_mut(subcommand) {
         Some(sub) => sub.error(kind, message).exit(),
         None => cli.error(kind, message).exit(),
-    }
-}
-
-/// Print `text` on stdout. A reader that went away (`hopscope history |
-/// head`) ends the output, not the program with a panic: what it wanted
-/// it has.
-pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
-    use std::io::Write as _;
-    let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
-        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(anyhow::Error::new(err).context("cannot write"))
-        }
-        _ => Ok(()),
     }
 }
 

@@ -14,6 +14,8 @@ use hopscope_workloads::merge::run::{self as merge_run, MergePlan};
 
 use hopscope_harness::rundir;
 
+use crate::usage::UsageError;
+
 /// Flags of `hopscope merge`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -52,18 +54,21 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let parts = args.parts.unwrap_or_else(|| merge_run::even_parts(changes, merge_run::PARTS));
     // Values clap cannot judge alone (they depend on each other or on the
     // plan's step names) are usage errors too: exit 2, before any file.
-    let invalid = |message: String| crate::usage("merge", clap::error::ErrorKind::InvalidValue, &message);
+    let invalid = |message: String| UsageError::new("merge", clap::error::ErrorKind::InvalidValue, message);
     if !changes.is_multiple_of(u64::from(parts)) {
-        invalid(format!(
+        return Err(invalid(format!(
             "--parts {parts} does not split {changes} changes evenly (try {})",
             merge_run::even_parts(changes, parts)
-        ));
+        ))
+        .into());
     }
     let mut plan = MergePlan { parts, ..MergePlan::new(spec, rounds) };
     if !args.steps.is_empty() {
         let known: Vec<&str> = plan.arms.iter().filter(|(arm, _)| arm.is_step()).map(|(arm, _)| arm.name()).collect();
         if let Some(unknown) = args.steps.iter().find(|s| !known.contains(&s.as_str())) {
-            invalid(format!("--steps: unknown step `{unknown}`: the steps are {}", known.join(", ")));
+            return Err(
+                invalid(format!("--steps: unknown step `{unknown}`: the steps are {}", known.join(", "))).into()
+            );
         }
         plan.arms.retain(|(arm, _)| !arm.is_step() || args.steps.iter().any(|s| s == arm.name()));
     }

@@ -7,6 +7,7 @@ use hopscope_harness::{RunArgs, rundir, runner};
 use hopscope_workloads::{LaneName, LaneSpec, Shape, StandardLane};
 
 use crate::knob_args::{DbArgs, KnobArgs};
+use crate::usage::UsageError;
 
 /// The lanes `run` alternates when `--lanes` is not given.
 const DEFAULT_LANES: [LaneName; 4] = [
@@ -47,7 +48,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|name| name.parse::<LaneName>())
             .collect::<Result<_, _>>()
-            .unwrap_or_else(|err| crate::usage("run", clap::error::ErrorKind::InvalidValue, &err.to_string())),
+            .map_err(|err| UsageError::new("run", clap::error::ErrorKind::InvalidValue, err.to_string()))?,
     };
     let db = args.db.config();
     let specs = LaneSpec::of(&names, knobs);
