@@ -474,11 +474,6 @@ const KNOWN: &[&[&str]] = &[
         "analyze/src/source.rs",
     ],
     &[
-        "reports/src/receipt/decomposition/mod.rs",
-        "reports/src/receipt/decomposition/sections.rs",
-        "reports/src/receipt/mod.rs",
-    ],
-    &[
         "reports/src/charts/ab.rs",
         "reports/src/charts/batching.rs",
         "reports/src/charts/causal.rs",

@@ -70,11 +70,11 @@ pub fn markdown(p: &CausalProfile) -> String {
         out,
         "\n- command: {}\n- commit: {}\n- sizes: {} rounds · {} ops per block\n- the slices' medians: {}\n- host: \
          {} · {} cores\n",
-        super::code_span(meta("command")),
-        super::code_span(meta("commit")),
+        super::wording::code_span(meta("command")),
+        super::wording::code_span(meta("commit")),
         p.rounds,
         meta("ops_per_block"),
-        super::code_span(meta("decomposition")),
+        super::wording::code_span(meta("decomposition")),
         p.host.cpu_model,
         p.host.cores
     );
@@ -238,7 +238,7 @@ fn table(p: &CausalProfile) -> String {
     out.push_str(&"---:|".repeat(changes.len()));
     out.push('\n');
     for s in &p.slices {
-        let _ = write!(out, "| {} | {:?} | {:.3} |", super::code_span(&s.name), s.side, s.median_ns / 1e3);
+        let _ = write!(out, "| {} | {:?} | {:.3} |", super::wording::code_span(&s.name), s.side, s.median_ns / 1e3);
         for c in &changes {
             let cell = s.points.iter().find(|q| q.change_pct == *c).map_or("–".to_owned(), |q| pct(&q.throughput_pct));
             let _ = write!(out, " {cell} |");
@@ -282,7 +282,7 @@ fn costs(p: &CausalProfile) -> String {
             let _ = writeln!(
                 out,
                 "| {} | {:.0} % | {taken} | {:+.0} (CI {:+.0}…{:+.0}){noise} | {:+.3} (CI {:+.3}…{:+.3}) | {} | {} |",
-                super::code_span(&s.name),
+                super::wording::code_span(&s.name),
                 q.change_pct,
                 q.saved_ns.median,
                 q.saved_ns.ci95[0],

@@ -352,7 +352,7 @@ fn run_section(e: &Experiment, out: &mut String) -> std::fmt::Result {
     let meta = |fact: RunFact| facts.fact(&fact).unwrap_or("unknown");
     let arm = |arm: &str, fact: ArmFact| facts.fact(&RunFact::LockstepArm(arm.to_owned(), fact));
     writeln!(out, "\n## Run\n")?;
-    writeln!(out, "- command: {}", super::code_span(meta(RunFact::Command)))?;
+    writeln!(out, "- command: {}", super::wording::code_span(meta(RunFact::Command)))?;
     match facts.fact(&RunFact::Commit) {
         Some(commit) => writeln!(out, "- commit: {commit}")?,
         // Two builds: each names its own below.
@@ -364,25 +364,26 @@ fn run_section(e: &Experiment, out: &mut String) -> std::fmt::Result {
         (None, Some(program)) => format!("program: {program}"),
         (None, None) => "shape: unknown".to_owned(),
     };
-    let lanes = super::lanes_of(facts);
+    let lanes = super::lane_facts::lanes_of(facts);
     writeln!(
         out,
         "- {what} · {} ops per block{} · {} samples × {} passes",
         meta(RunFact::OpsPerBlock),
-        super::grown_blocks(facts, lanes.iter().map(String::as_str)),
+        super::lane_facts::grown_blocks(facts, lanes.iter().map(String::as_str)),
         meta(RunFact::Samples),
         meta(RunFact::Passes)
     )?;
     for name in ["a", "b"] {
         if let Some(program) = arm(name, ArmFact::Program) {
-            let command = arm(name, ArmFact::Build).map_or(String::new(), |c| format!(" by {}", super::code_span(c)));
+            let command =
+                arm(name, ArmFact::Build).map_or(String::new(), |c| format!(" by {}", super::wording::code_span(c)));
             match arm(name, ArmFact::Commit) {
                 Some(commit) => writeln!(
                     out,
                     "- build {name}: {} (built from commit {commit}{command})",
-                    super::code_span(program)
+                    super::wording::code_span(program)
                 )?,
-                None => writeln!(out, "- build {name}: {}", super::code_span(program))?,
+                None => writeln!(out, "- build {name}: {}", super::wording::code_span(program))?,
             }
         }
     }

@@ -58,7 +58,7 @@ pub fn markdown(r: &Resolution) -> String {
     let meta = |fact: RunFact| r.meta.fact(&fact).unwrap_or("unknown");
     out.push_str(&format!(
         "\n- command: {}\n- commit: {}\n- sizes: {} ops per block · {} samples × 4 passes per arm\n- host: {} · {} cores\n",
-        super::code_span(meta(RunFact::Command)),
+        super::wording::code_span(meta(RunFact::Command)),
         meta(RunFact::Commit),
         meta(RunFact::OpsPerBlock),
         meta(RunFact::Samples),

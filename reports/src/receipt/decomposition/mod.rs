@@ -3,16 +3,18 @@
 //! analysis.
 
 mod carryover;
+mod cells;
 mod cold_start;
 mod comparison;
+mod machinery;
 mod peers;
+mod run_date;
 mod sections;
 
-use std::fmt::Write as _;
-use std::time::{Duration, UNIX_EPOCH};
+pub use run_date::date;
 
-use hopscope_analyze::lanes::Difference;
-use hopscope_analyze::slices::Owner;
+use std::fmt::Write as _;
+
 use hopscope_analyze::{CounterFigure, Decomposition, Role};
 
 /// Render `d` as Markdown: the title, the headline and warnings, then
@@ -81,10 +83,10 @@ pub fn headline(d: &Decomposition) -> Option<String> {
 fn render_head(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     // hopscope's own runs name their shape; a harness program and a
     // program's capture name themselves.
-    let title = super::run_title(&d.run.meta, d.lanes.keys().next().map(String::as_str));
+    let title = super::wording::run_title(&d.run.meta, d.lanes.keys().next().map(String::as_str));
     writeln!(out, "# hopscope receipt: {title}\n")?;
     if let Some(partial) = &d.partial {
-        writeln!(out, "**Partial result:** {}.\n", super::partial_sentence(partial))?;
+        writeln!(out, "**Partial result:** {}.\n", super::warning::partial_sentence(partial))?;
     }
     // Said first: every figure after it is the scheduler's.
     if let Some(line) = super::contention::verdict_line(d.contention.as_ref()) {
@@ -99,7 +101,7 @@ fn render_head(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     if !d.warnings.is_empty() {
         writeln!(out, "## Warnings\n")?;
         for w in &d.warnings {
-            writeln!(out, "- ⚠ {}", super::warning(w))?;
+            writeln!(out, "- ⚠ {}", super::warning::warning(w))?;
         }
         writeln!(out)?;
     }
@@ -130,19 +132,6 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     super::checkpoints::section(d, out)?;
     sections::drops(d, out)?;
     sections::run(d, out)
-}
-
-/// When the run started, as RFC 3339 UTC. The stamp comes from the trace
-/// file, so a damaged one past RFC 3339's last year (9999) is shown as the
-/// raw number rather than trusted.
-pub fn date(d: &Decomposition) -> String {
-    /// 10000-01-01T00:00:00Z in milliseconds since the Unix epoch.
-    const YEAR_10000_MS: u64 = 253_402_300_800_000;
-    let ms = d.run.created_unix_ms;
-    if ms >= YEAR_10000_MS {
-        return format!("{ms} ms after the Unix epoch (past year 9999: a damaged header?)");
-    }
-    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
 }
 
 /// The subject beside its peers, each build beside the subject's build of
@@ -251,73 +240,6 @@ fn render_counters(d: &Decomposition, out: &mut String) -> std::fmt::Result {
             writeln!(out, "| {lane} | {hops:.3} | {:.1}% |", share * 100.0)?;
         }
         writeln!(out)?;
-    }
-    Ok(())
-}
-
-fn row(out: &mut String, name: &str, definition: &str, d: &Difference) -> std::fmt::Result {
-    writeln!(out, "| {name} | {definition} | {:.3} | {:.3}–{:.3} | {} |", d.median, d.ci95[0], d.ci95[1], d.rounds)
-}
-
-fn owner_name(owner: Owner) -> &'static str {
-    super::owner_label(owner)
-}
-
-fn yes_no(b: bool) -> &'static str {
-    if b { "yes" } else { "no" }
-}
-
-/// What the span machinery is, under a slice table that states its share.
-fn render_machinery(m: &hopscope_probe::SpanMachinery, by_flag: bool, out: &mut String) -> std::fmt::Result {
-    let chosen = if by_flag { " (chosen on the command line, `--span-path`, whatever the code declared)" } else { "" };
-    let (what, path) = match m.path {
-        hopscope_probe::SpanPath::Registry => (
-            "the layer's callbacks and, between spans, the Registry closing one span and creating the next",
-            "the Registry + HopLayer path (every span in the Registry's slab)",
-        ),
-        hopscope_probe::SpanPath::Subscriber => (
-            "the subscriber's callbacks and, between spans, it closing one span and creating the next",
-            "the HopSubscriber path (the profiling subscriber: no Registry, only watched spans created)",
-        ),
-    };
-    writeln!(
-        out,
-        "\n*Span machinery* is what a slice between two `tracing` span edges on one thread holds besides your code: \
-         {what}. The spans took {path}{chosen}. It was \
-         measured in this process on empty operations ({} before the run and, in a harness run, 400 after every \
-         probed block, whose medians are used): one span's whole life (create, enter, \
-         exit, close) took {:.1} ns through {} ({:.1} ns under a bare Registry); inside a slice, \
-         enter → own exit {:.1} ns, exit → next span's enter {:.1} ns, enter → child's enter {:.1} ns, child's exit \
-         → exit {:.1} ns, against {:.1} ns between two `hop!` marks. *Net of it* subtracts that median; \
-         cross-thread slices state none (each side's share runs concurrently with the other's).",
-        m.samples,
-        m.span_life_ns,
-        m.path,
-        m.registry_life_ns,
-        m.inside_ns,
-        m.between_ns,
-        m.into_ns,
-        m.out_of_ns,
-        m.bare_mark_ns
-    )?;
-    if let Some(e) = &m.edges {
-        writeln!(
-            out,
-            "\nThe layer recorded, during the run and on the thread that ran them, the span events between each two \
-             consecutive marks; a slice of another shape holds its two edges' callbacks (enter → enter {:.1} ns, \
-             exit → enter {:.1}, exit → exit {:.1}) plus each event's cost (a creation {:.1} ns, a close {:.1}, an \
-             enter or exit that marks nothing {:.1} and {:.1}), measured after every probed block on one warm \
-             thread. Where the program's threads sleep between operations on cores of their own, the first span \
-             close after a wake costs more than that, and the slice holding it reads high by up to the cost of a \
-             close.",
-            e.enter_enter_ns,
-            e.exit_enter_ns,
-            e.exit_exit_ns,
-            e.create_ns,
-            e.close_ns,
-            e.enter_enter_ns,
-            e.exit_exit_ns
-        )?;
     }
     Ok(())
 }

@@ -7,7 +7,10 @@ use hopscope_analyze::Decomposition;
 use hopscope_analyze::join::SliceSide;
 use hopscope_probe::{LaneFact, Role, RunFact, RunFacts, ThreadRole};
 
-use super::{date, owner_name, render_machinery, row, yes_no};
+use super::cells::{row, yes_no};
+use super::run_date::date;
+use crate::receipt::lane_facts::grown_blocks;
+use crate::receipt::wording::{code_span, median_text, owner_label};
 
 /// Every lane's time per operation.
 pub(super) fn lanes(d: &Decomposition, out: &mut String) -> std::fmt::Result {
@@ -98,7 +101,7 @@ pub(super) fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
                 SliceSide::Writer => "writer",
                 SliceSide::Cross => "cross-thread",
             };
-            let owner = owner_name(s.owner);
+            let owner = owner_label(s.owner);
             let extra = match (spans, s.machinery_us) {
                 (false, _) => String::new(),
                 (true, Some(m)) if !s.within_two_grains => format!(" {m:.3} | {:.3} |", s.median_us - m),
@@ -116,7 +119,7 @@ pub(super) fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
                 out,
                 "| {}{tail} | {side} | {owner} | {} | {ci} | {:.3} | {:.3} | {} | {:.1}% |{extra}",
                 s.name,
-                super::super::median_text(s, grain_ns),
+                median_text(s, grain_ns),
                 s.p90_us,
                 s.p99_us,
                 s.mean_us.map_or("—".to_owned(), |m| format!("{m:.3}")),
@@ -143,7 +146,7 @@ pub(super) fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         }
         if let (true, Some(m)) = (spans, &d.span_machinery) {
             // The key the harness records a `--span-path` under.
-            render_machinery(m, d.run.meta.fact(&RunFact::SpanPathFlag).is_some(), out)?;
+            super::machinery::render(m, d.run.meta.fact(&RunFact::SpanPathFlag).is_some(), out)?;
             span_events(d, out)?;
         }
         if let (true, Some(grain)) = (d.slices.iter().any(|s| s.within_two_grains), grain_ns) {
@@ -449,7 +452,7 @@ pub(super) fn run(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     let meta = |fact: RunFact| facts.fact(&fact).unwrap_or("unknown");
     writeln!(out, "## Run\n")?;
     writeln!(out, "- date: {}", date(d))?;
-    writeln!(out, "- command: {}", crate::receipt::code_span(meta(RunFact::Command)))?;
+    writeln!(out, "- command: {}", code_span(meta(RunFact::Command)))?;
     // A program's own capture has none of the runner's settings to report.
     if facts.fact(&RunFact::OpsPerBlock).is_some() {
         writeln!(out, "- commit: {}", meta(RunFact::Commit))?;
@@ -458,7 +461,7 @@ pub(super) fn run(d: &Decomposition, out: &mut String) -> std::fmt::Result {
             out,
             "- {shape}{} ops per block{} · {} samples × {} passes · {} warm-up blocks per lane · placement {}",
             meta(RunFact::OpsPerBlock),
-            crate::receipt::grown_blocks(facts, d.lanes_in_order().into_iter().map(|(name, _)| name)),
+            grown_blocks(facts, d.lanes_in_order().into_iter().map(|(name, _)| name)),
             meta(RunFact::Samples),
             meta(RunFact::Passes),
             meta(RunFact::WarmupBlocks),
