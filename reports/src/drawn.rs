@@ -17,16 +17,10 @@ use hopscope_analyze::resolution::Resolution;
 use hopscope_analyze::sweep::SweepRow;
 
 use crate::ReportError;
+use crate::chart_options::ChartOptions;
 
 /// Whether this build draws charts and pages (the `render` feature).
 pub const BUILT: bool = cfg!(feature = "render");
-
-/// Rendering choices a reader may change.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ChartOptions {
-    /// Draw the distributions on a logarithmic µs axis.
-    pub log_x: bool,
-}
 
 /// A decomposition's charts and page (see [`crate::render`]); `None` in a
 /// build that draws nothing.
@@ -74,7 +68,7 @@ pub(crate) fn causal(p: &CausalProfile, dir: &Path) -> Drawn {
     #[cfg(feature = "render")]
     {
         let html = dir.join("report.html");
-        crate::written::write(&html, &crate::html::causal_page(p)?)?;
+        crate::text_file::write(&html, &crate::html::causal_page(p)?)?;
         let png = dir.join("causal.png");
         crate::causal_png(p, &png)?;
         Ok(Some(vec![("report", html), ("chart", png)]))

@@ -10,7 +10,7 @@ use hopscope_analyze::causal::CausalProfile;
 use hopscope_analyze::change::Change;
 use hopscope_analyze::experiment::Experiment;
 
-use crate::written::write;
+use crate::text_file::write;
 use crate::{ChartOptions, ReportError, Written};
 
 /// What a run produced, as [`finish`] writes it.

@@ -22,6 +22,7 @@
 
 pub mod calibration;
 mod change;
+mod chart_options;
 #[cfg(feature = "render")]
 pub mod charts;
 mod drawn;
@@ -35,12 +36,14 @@ mod render;
 #[cfg(feature = "render")]
 pub mod style;
 pub mod tables;
+mod text_file;
 mod written;
 
 pub use change::{
     change_markdown, decided as change_decided, headline as change_headline, judged_line as change_judged,
     sentence as change_sentence,
 };
+pub use chart_options::ChartOptions;
 #[cfg(feature = "render")]
 pub use charts::ChartKind;
 #[cfg(feature = "render")]
@@ -48,7 +51,7 @@ pub use charts::{
     ab_png, ab_svg, causal_png, causal_svg, frontier_png, merge_png, merge_slices_png, merge_slices_svg, merge_svg,
     resolution_png,
 };
-pub use drawn::{BUILT as DRAWS, ChartOptions};
+pub use drawn::BUILT as DRAWS;
 pub use error::ReportError;
 pub use finish::{Finished, RunResult, finish};
 #[cfg(feature = "render")]

@@ -14,6 +14,7 @@ use hopscope_analyze::net::Net;
 use hopscope_analyze::resolution::Resolution;
 
 use crate::receipt::{self, experiment, merge, resolution, sweep};
+use crate::text_file::write;
 use crate::{ChartOptions, ReportError, drawn};
 
 /// The files a run wrote, each under a label (`result`, `receipt`,
@@ -66,11 +67,6 @@ impl fmt::Display for Written {
         }
         Ok(())
     }
-}
-
-/// Write `text` to `path`, the error naming the file.
-pub(crate) fn write(path: &Path, text: &str) -> Result<(), ReportError> {
-    std::fs::write(path, text).map_err(|source| ReportError::Io { path: path.to_owned(), source })
 }
 
 fn json<T: serde::Serialize + ?Sized>(what: &'static str, value: &T) -> Result<String, ReportError> {

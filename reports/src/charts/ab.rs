@@ -6,7 +6,7 @@ use hopscope_analyze::experiment::Experiment;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{DrawResult, category_chart, legend, note, px};
+use super::frame::{DrawResult, category_chart, legend, note, px};
 use crate::style;
 
 /// Title of the A/B chart.

@@ -7,7 +7,7 @@ use hopscope_analyze::Decomposition;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{Axes, DrawResult, font, legend, plain_chart, px};
+use super::frame::{Axes, DrawResult, font, legend, plain_chart, px};
 use crate::style::{self, LEGEND_PX};
 
 /// Draw `d`'s batch sweep.
@@ -26,7 +26,7 @@ where
         x_desc: "throughput, thousand writes per second (wall time, clean build)",
         y_desc: "one write's latency, µs (first mark to last)",
     };
-    let mut chart = plain_chart(area, Some(super::ChartKind::Batching.title()), axes, w)?;
+    let mut chart = plain_chart(area, Some(super::kind::ChartKind::Batching.title()), axes, w)?;
     let size = px(9.0, w) as i32;
     let at = |p: &hopscope_analyze::batches::SweepPoint, y: f64| (p.ops_per_s / 1e3, y);
     let (median, tail) = (style::lane_color(0), style::lane_color(1));

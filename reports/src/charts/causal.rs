@@ -8,7 +8,7 @@ use hopscope_analyze::causal::CausalProfile;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{Axes, DrawResult, legend, note, plain_chart, px};
+use super::frame::{Axes, DrawResult, legend, note, plain_chart, px};
 use crate::style;
 
 /// Title of the causal profile chart.

@@ -7,7 +7,8 @@ use hopscope_probe::ThreadRole;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{Axes, ChartKind, DrawResult, font, lane_names, legend, note, plain_chart, px};
+use super::frame::{Axes, DrawResult, font, lane_names, legend, note, plain_chart, px};
+use super::kind::ChartKind;
 use crate::style::{self, LEGEND_PX};
 
 /// Draw one point per lane with both figures.

@@ -10,7 +10,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{ChartKind, DrawResult, figure_panel, font, note, px};
+use super::frame::{DrawResult, figure_panel, font, note, px};
+use super::kind::ChartKind;
 use crate::style;
 
 /// One panel: what the figure is, its median and CI, and its colour.

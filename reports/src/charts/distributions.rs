@@ -7,7 +7,8 @@ use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
-use super::{ChartKind, DrawResult, font, lane_names, legend, note, px};
+use super::frame::{DrawResult, font, lane_names, legend, note, px};
+use super::kind::ChartKind;
 use crate::style::{self, CAPTION_PX, LABEL_PX};
 
 /// One lane's sorted block figures.
@@ -52,7 +53,7 @@ where
     if log_x {
         draw(area, curves, (min * 0.9..max * 1.1).log_scale(), "µs per write (log scale)")
     } else {
-        draw(area, curves, super::padded(0f64.max(min - (max - min) * 0.05), max), "µs per write")
+        draw(area, curves, super::frame::padded(0f64.max(min - (max - min) * 0.05), max), "µs per write")
     }
 }
 

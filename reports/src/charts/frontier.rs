@@ -7,7 +7,7 @@ use hopscope_analyze::sweep::{SettingKind, SweepRow};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{Axes, DrawResult, font, legend, note, plain_chart, px};
+use super::frame::{Axes, DrawResult, font, legend, note, plain_chart, px};
 use crate::style::{self, LEGEND_PX};
 
 /// Title of the frontier chart.

@@ -6,7 +6,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{ChartKind, DrawResult, category_chart, font, lane_names, note, px};
+use super::frame::{DrawResult, category_chart, font, lane_names, note, px};
+use super::kind::ChartKind;
 use crate::style::{self, LEGEND_PX};
 
 /// Draw one bar per lane that ran.

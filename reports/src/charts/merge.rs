@@ -7,7 +7,7 @@ use hopscope_analyze::merge::{Arm, MergeResult, Phase};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{DrawResult, category_chart, legend, note, px};
+use super::frame::{DrawResult, category_chart, legend, note, px};
 use crate::style;
 
 /// Title of the merge chart.

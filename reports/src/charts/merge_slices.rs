@@ -7,7 +7,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{DrawResult, font, legend, note, px, row_chart, row_of};
+use super::frame::{DrawResult, font, legend, note, px, row_chart, row_of};
 use crate::style::{self, LEGEND_PX};
 
 /// Title of the merge slices chart.

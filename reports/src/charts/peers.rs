@@ -9,7 +9,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{ChartKind, DrawResult, figure_panel, font, note, px};
+use super::frame::{DrawResult, figure_panel, font, note, px};
+use super::kind::ChartKind;
 use crate::style;
 
 /// One peer's paired difference in one slice: its lane, median and CI.
@@ -39,11 +40,6 @@ fn panels(d: &Decomposition) -> Vec<(String, Vec<Row<'_>>)> {
             (name.to_owned(), rows)
         })
         .collect()
-}
-
-/// Whether the run has peers paired against a reference to draw.
-pub(crate) fn has_pairs(d: &Decomposition) -> bool {
-    d.peer_slices.iter().any(|p| !p.versus_reference.is_empty())
 }
 
 /// Draw one panel per slice, a row per peer.

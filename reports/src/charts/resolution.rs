@@ -5,7 +5,7 @@ use hopscope_analyze::resolution::Resolution;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{Axes, DrawResult, font, legend, note, plain_chart, px};
+use super::frame::{Axes, DrawResult, font, legend, note, plain_chart, px};
 use crate::style::{self, CAPTION_PX};
 
 /// Title of the resolution chart.

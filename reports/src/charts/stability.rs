@@ -6,7 +6,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{ChartKind, DrawResult, font, lane_names, legend, note, px};
+use super::frame::{DrawResult, font, lane_names, legend, note, px};
+use super::kind::ChartKind;
 use crate::style::{self, CAPTION_PX, LABEL_PX};
 
 /// Draw the block figures of every lane by round.
@@ -29,7 +30,7 @@ where
         .margin(px(24.0, w))
         .x_label_area_size(px(80.0, w))
         .y_label_area_size(px(110.0, w))
-        .build_cartesian_2d(-0.5..rounds - 0.5, super::padded(0f64.max(lo), hi))?;
+        .build_cartesian_2d(-0.5..rounds - 0.5, super::frame::padded(0f64.max(lo), hi))?;
     chart
         .configure_mesh()
         .light_line_style(style::GRID_COLOR.mix(0.5))
@@ -39,7 +40,7 @@ where
         .label_style(font(LABEL_PX, w))
         .axis_desc_style(font(LABEL_PX, w))
         .draw()?;
-    let y_range = super::padded(0f64.max(lo), hi);
+    let y_range = super::frame::padded(0f64.max(lo), hi);
     for pass in 1..passes {
         let x = f64::from(pass * samples_per_pass) - 0.5;
         chart.draw_series(DashedLineSeries::new(

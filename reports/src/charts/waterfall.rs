@@ -12,7 +12,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{ChartKind, DrawResult, fine_tick, font, lane_names, note, px, row_chart, row_of};
+use super::frame::{DrawResult, fine_tick, font, lane_names, note, px, row_chart, row_of};
+use super::kind::ChartKind;
 use crate::style::{self, LEGEND_PX};
 
 /// A slice narrower than this share of the full scale is drawn again in
@@ -212,7 +213,7 @@ fn zoom_chart<'a, DB: DrawingBackend + 'a>(
     labels: &[String],
     x_max: f64,
     w: u32,
-) -> Result<super::RowChart<'a, DB>, Box<dyn std::error::Error + Send + Sync>>
+) -> Result<super::frame::RowChart<'a, DB>, Box<dyn std::error::Error + Send + Sync>>
 where
     DB::ErrorType: 'static,
 {
