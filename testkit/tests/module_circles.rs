@@ -473,12 +473,6 @@ const KNOWN: &[&[&str]] = &[
         "analyze/src/slow_rounds.rs",
         "analyze/src/source.rs",
     ],
-    &[
-        "reports/src/tables/convert.rs",
-        "reports/src/tables/file.rs",
-        "reports/src/tables/marks.rs",
-        "reports/src/tables/mod.rs",
-    ],
 ];
 
 /// Whether a circle is (within) one the list still carries.

@@ -8,7 +8,7 @@ use hopscope_analyze::slices::{Owner, SliceFigures};
 use hopscope_probe::{ClockSource, RunFact, RunFacts, ThreadRole};
 
 use super::rows::{BlockRow, FigureRow, LaneRow, RunRow, SliceRow};
-use super::{RunSource, TableError, run_id};
+use super::types::{RunSource, TableError, run_id};
 
 /// The rows of every table but `marks`, over all runs.
 #[derive(Debug, Default)]

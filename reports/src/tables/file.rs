@@ -12,7 +12,7 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::record::RecordWriter;
 
-use super::{SCHEMA, Table, TableError};
+use super::types::{SCHEMA, Table, TableError};
 
 /// A whole table in one row group.
 pub(super) fn write_table<R>(out: &Path, name: &'static str, rows: &[R]) -> Result<Table, TableError>
