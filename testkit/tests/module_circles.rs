@@ -460,19 +460,6 @@ const KNOWN: &[&[&str]] = &[
         "workloads/src/merge/mod.rs",
         "workloads/src/merge/replica.rs",
     ],
-    &[
-        "analyze/src/batches.rs",
-        "analyze/src/change/samples.rs",
-        "analyze/src/decomposition/derived.rs",
-        "analyze/src/decomposition/insitu.rs",
-        "analyze/src/decomposition/lane.rs",
-        "analyze/src/decomposition/mod.rs",
-        "analyze/src/decomposition/placements.rs",
-        "analyze/src/decomposition/result.rs",
-        "analyze/src/lib.rs",
-        "analyze/src/slow_rounds.rs",
-        "analyze/src/source.rs",
-    ],
 ];
 
 /// Whether a circle is (within) one the list still carries.

@@ -3,10 +3,12 @@
 //! `docs/decomposition-schema.md`).
 
 mod derived;
+mod error;
 mod insitu;
 pub(crate) mod lane;
 mod partial;
 mod peers;
+mod lane_result;
 mod placements;
 mod result;
 
@@ -16,12 +18,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use hopscope_probe::{Block, Role, RunFact, RunFacts, ThreadRole, Trace, TraceHeader, Variant};
 
+pub use error::AnalyzeError;
 pub use partial::{Partial, PartialCause};
 pub use peers::{HOP_TOLERANCE_US, HopCheck, LaneSlices, ObserverFigure, SliceDifference};
 pub use placements::{PlacedTwin, Placements};
 pub use result::{
     BlockFigure, CounterFigure, Decomposition, Derived, DerivedFigure, Drops, InstrumentCost, LaneResult, LaneRun,
-    ObserverEffect, PerRole, ResultError, RunInfo,
+    ObserverEffect, PerRole, ResultError, RunInfo, SCHEMA,
 };
 
 use crate::change::RunSamples;
@@ -33,39 +36,9 @@ use crate::source::{BlockSource, TraceFile};
 use crate::stats::BOOTSTRAP_RESAMPLES;
 use crate::warning::Warning;
 
-/// Schema name and version written into every result.
-pub const SCHEMA: &str = "hopscope.decomposition/1";
-
 /// Seed of every bootstrap in a decomposition; recorded in the result so a
 /// reader can reproduce each interval exactly.
 pub const BOOTSTRAP_SEED: u64 = 0x0b5e_55ed_5eed_2840;
-
-/// Why a trace cannot be decomposed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum AnalyzeError {
-    /// The trace holds no measured block at all.
-    #[error("the trace holds no measured blocks")]
-    NoBlocks,
-    /// A damaged or cut trace file has no complete block before the damage.
-    #[error("no complete block before the trace's damage or cut: {detail}")]
-    NothingSalvaged {
-        /// What the reader found where reading stopped.
-        detail: String,
-    },
-    /// The trace file cannot be opened, or its preamble or header is
-    /// unusable.
-    #[error(transparent)]
-    Trace(#[from] hopscope_probe::TraceError),
-    /// A trace file read once per pass changed between passes.
-    #[error("the trace {path} changed while it was analyzed: {why}")]
-    Changed {
-        /// The file.
-        path: std::path::PathBuf,
-        /// What differed.
-        why: String,
-    },
-}
 
 /// Decompose `trace`. Pure: reads nothing but the trace, writes nothing.
 pub fn decompose(trace: &Trace) -> Result<Decomposition, AnalyzeError> {
