@@ -54,6 +54,19 @@ struct Cli {
     run: RunArgs,
 }
 
+/// The run the flags ask for, chosen once the plan and the lanes are
+/// ready.
+enum Job {
+    /// `--follow SOCKET`: a coordinator's blocks.
+    Follow(PathBuf),
+    /// `--ab SPEC`: two lanes judged as A/B arms.
+    Ab(PathBuf),
+    /// `--what-if`: a causal profile of one lane.
+    WhatIf,
+    /// A decomposition of every lane.
+    Decompose,
+}
+
 impl Harness {
     /// A harness for the program `name` (the run directory's prefix), with
     /// the careful plan and no flags.
@@ -184,6 +197,26 @@ impl Harness {
     /// signal exits at once.
     pub fn run(mut self) -> Result<Outcome, HarnessError> {
         crate::interrupt::install().map_err(|e| HarnessError::Usage(format!("cannot handle signals: {e}")))?;
+        let plan = self.plan_of_flags()?;
+        let declared = self.prepare_lanes(&plan)?;
+        if self.args.json {
+            self.quiet = true;
+        }
+        match self.job() {
+            Job::Follow(socket) => self.follow(&socket, &plan, &declared),
+            Job::Ab(spec) => {
+                let meta = std::mem::take(&mut self.meta);
+                self.run_ab(&spec, meta)
+            }
+            Job::WhatIf => self.run_what_if(&plan),
+            Job::Decompose => self.decompose(&plan),
+        }
+    }
+
+    /// The plan the flags make of the program's (or the careful one), with
+    /// the program's hops; flags that size a what-if run refused without
+    /// `--what-if`, and those of other runs refused with it.
+    fn plan_of_flags(&self) -> Result<Plan, HarnessError> {
         let base = self.plan.clone();
         let mut plan = match base {
             Some(base) => self.args.apply(base),
@@ -202,6 +235,13 @@ impl Harness {
                  compare or gate)"
             )));
         }
+        Ok(plan)
+    }
+
+    /// The lanes as the flags want them: `--lanes` kept, placement twins
+    /// added, `--span-path` taken; a placement this process's CPUs cannot
+    /// give refused. Every trace lane name declared before `--lanes` chose.
+    fn prepare_lanes(&mut self, plan: &Plan) -> Result<Vec<String>, HarnessError> {
         let declared = self.trace_lane_names();
         self.select_lanes()?;
         crate::twins::add(&mut self.lanes, self.args.twin_placements());
@@ -223,26 +263,38 @@ impl Harness {
         if let Some(why) = placements.filter_map(crate::placement::unachievable).next() {
             return Err(HarnessError::Usage(why));
         }
-        if self.args.json {
-            self.quiet = true;
+        Ok(declared)
+    }
+
+    /// Which run the flags ask for.
+    fn job(&self) -> Job {
+        if let Some(socket) = &self.args.follow {
+            return Job::Follow(socket.clone());
         }
-        if let Some(socket) = self.args.follow.clone() {
-            let mut meta = rundir::metadata();
-            meta.extend(std::mem::take(&mut self.meta));
-            meta.record(RunFact::Harness, self.name.clone());
-            // Every lane, not only the one opened: a coordinator that will
-            // ask for another lane later checks it now.
-            let listed = serde_json::to_string(&declared).unwrap_or_default();
-            meta.record(RunFact::DeclaredLanes, listed);
-            return crate::follower::serve(&self.name, &socket, &plan, &self.lanes, self.args.out.as_deref(), meta);
-        }
-        if let Some(spec) = self.args.ab.clone() {
-            let meta = std::mem::take(&mut self.meta);
-            return self.run_ab(&spec, meta);
+        if let Some(spec) = &self.args.ab {
+            return Job::Ab(spec.clone());
         }
         if self.args.what_if.what_if.is_some() {
-            return self.run_what_if(&plan);
+            return Job::WhatIf;
         }
+        Job::Decompose
+    }
+
+    /// `--follow`: run the blocks a coordinator asks for, over `socket`.
+    fn follow(mut self, socket: &Path, plan: &Plan, declared: &[String]) -> Result<Outcome, HarnessError> {
+        let mut meta = rundir::metadata();
+        meta.extend(std::mem::take(&mut self.meta));
+        meta.record(RunFact::Harness, self.name.clone());
+        // Every lane, not only the one opened: a coordinator that will
+        // ask for another lane later checks it now.
+        let listed = serde_json::to_string(declared).unwrap_or_default();
+        meta.record(RunFact::DeclaredLanes, listed);
+        crate::follower::serve(&self.name, socket, plan, &self.lanes, self.args.out.as_deref(), meta)
+    }
+
+    /// A decomposition: measure the lanes under `plan`, analyze what was
+    /// measured, write the files, and record the run in the index.
+    fn decompose(mut self, plan: &Plan) -> Result<Outcome, HarnessError> {
         let recorder = Recorder::prepare(&self.args)?;
         let mut meta = rundir::metadata();
         meta.extend(std::mem::take(&mut self.meta));
@@ -250,39 +302,9 @@ impl Harness {
         let dir = rundir::create(self.args.out.as_deref(), &self.name, rundir::LATEST)?;
         let n = trace_lanes(&self.lanes);
         self.say(&format!("measuring {n} lane{} into {}", if n == 1 { "" } else { "s" }, dir.display()));
-        let (mut outcome, blocks) = self.measure(&plan, &self.lanes, dir, meta)?;
+        let (mut outcome, blocks) = self.measure(plan, &self.lanes, dir, meta)?;
         if blocks > 0 {
-            let partial = outcome.stopped.as_ref().map(|line| Partial::stopped(blocks, line));
-            // Streamed from the file: a long run's trace is never held whole.
-            let mut file = TraceFile::open(&outcome.trace)
-                .map_err(|source| HarnessError::Trace { path: outcome.trace.clone(), source })?;
-            // Joined once: the change against a baseline reads the same join.
-            let (mut d, samples) = hopscope_analyze::decompose_source_with_samples(&mut file, partial)
-                .map_err(|source| HarnessError::Analyze { path: outcome.trace.clone(), source })?;
-            if outcome.pin_failures > 0 {
-                d.warnings.push(Recorded::Typed(Warning::PinsRefused { count: outcome.pin_failures }));
-            }
-            let change = match &outcome.stopped {
-                None => recorder.change(&outcome.dir, &samples)?,
-                Some(_) => None,
-            };
-            let finished = Finished {
-                result: RunResult::Decomposition(&d, self.charts),
-                trace: Some(&outcome.trace),
-                change: change.as_ref(),
-            };
-            outcome.written = hopscope_reports::finish(&outcome.dir, &finished)
-                .map_err(|source| HarnessError::Report { dir: outcome.dir.clone(), source })?;
-            self.say(&summary::decomposition(&d));
-            #[cfg(feature = "tracing")]
-            {
-                let polls = crate::spans::polls(&self.lanes);
-                if !polls.is_empty() {
-                    self.say(&polls);
-                }
-            }
-            outcome.decomposition = Some(d);
-            outcome.change = change;
+            self.analyze(&mut outcome, blocks, &recorder)?;
         }
         self.finish(&outcome);
         if let (Some(d), None) = (&outcome.decomposition, &outcome.stopped) {
@@ -298,6 +320,44 @@ impl Harness {
             self.print_json(&outcome)?;
         }
         Ok(outcome)
+    }
+
+    /// Decompose the `blocks` measured into `outcome`'s trace, with the
+    /// change against the baseline (a run that completed), write the
+    /// result files and print the summary.
+    fn analyze(&self, outcome: &mut Outcome, blocks: u64, recorder: &Recorder) -> Result<(), HarnessError> {
+        let partial = outcome.stopped.as_ref().map(|line| Partial::stopped(blocks, line));
+        // Streamed from the file: a long run's trace is never held whole.
+        let mut file = TraceFile::open(&outcome.trace)
+            .map_err(|source| HarnessError::Trace { path: outcome.trace.clone(), source })?;
+        // Joined once: the change against a baseline reads the same join.
+        let (mut d, samples) = hopscope_analyze::decompose_source_with_samples(&mut file, partial)
+            .map_err(|source| HarnessError::Analyze { path: outcome.trace.clone(), source })?;
+        if outcome.pin_failures > 0 {
+            d.warnings.push(Recorded::Typed(Warning::PinsRefused { count: outcome.pin_failures }));
+        }
+        let change = match &outcome.stopped {
+            None => recorder.change(&outcome.dir, &samples)?,
+            Some(_) => None,
+        };
+        let finished = Finished {
+            result: RunResult::Decomposition(&d, self.charts),
+            trace: Some(&outcome.trace),
+            change: change.as_ref(),
+        };
+        outcome.written = hopscope_reports::finish(&outcome.dir, &finished)
+            .map_err(|source| HarnessError::Report { dir: outcome.dir.clone(), source })?;
+        self.say(&summary::decomposition(&d));
+        #[cfg(feature = "tracing")]
+        {
+            let polls = crate::spans::polls(&self.lanes);
+            if !polls.is_empty() {
+                self.say(&polls);
+            }
+        }
+        outcome.decomposition = Some(d);
+        outcome.change = change;
+        Ok(())
     }
 
     /// `--json`: one object on stdout (`hopscope.decompose/1` or
