@@ -68,9 +68,13 @@ pub fn now() -> Ticks {
 /// CPU has the instruction. Set once when the clock is first measured.
 static RDTSCP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// The CPU a clock read reports when it did not sample one: the value a
+/// mark stores then ([`Mark::UNKNOWN_CPU`](crate::Mark::UNKNOWN_CPU) is it).
+pub const UNKNOWN_CPU: u16 = u16::MAX;
+
 /// Read the clock and the CPU the thread runs on. On TSC hosts with
 /// `rdtscp` both come from that one instruction (its aux register holds the
-/// CPU number on Linux); elsewhere the CPU is [`Mark::UNKNOWN_CPU`](crate::Mark::UNKNOWN_CPU)
+/// CPU number on Linux); elsewhere the CPU is [`UNKNOWN_CPU`]
 /// rather than paying a second call on the hot path.
 #[inline]
 pub fn now_on_cpu() -> (Ticks, u16) {
@@ -83,7 +87,7 @@ pub fn now_on_cpu() -> (Ticks, u16) {
         // Linux stores (node << 12) | cpu in TSC_AUX.
         return (Ticks(ticks), (aux & 0xfff) as u16);
     }
-    (now(), crate::Mark::UNKNOWN_CPU)
+    (now(), UNKNOWN_CPU)
 }
 
 /// Which hardware or OS source the raw ticks come from.

@@ -140,7 +140,7 @@ pub struct Mark {
 
 impl Mark {
     /// `cpu` value of a mark whose CPU was not sampled.
-    pub const UNKNOWN_CPU: u16 = u16::MAX;
+    pub const UNKNOWN_CPU: u16 = crate::clock::UNKNOWN_CPU;
 
     /// A mark with no CPU sample.
     pub fn new(op: OpId, hop: Hop, ticks: Ticks) -> Mark {

@@ -418,17 +418,6 @@ fn circles(edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Vec<Vec<PathBuf>> {
 /// else fails, and an entry no circle touches any more must be taken off.
 /// The list only shrinks.
 const KNOWN: &[&[&str]] = &[
-    &["probe/src/clock.rs", "probe/src/hop.rs"],
-    &["probe/src/trace/mod.rs", "probe/src/trace/read.rs", "probe/src/trace/write.rs"],
-    &[
-        "probe/src/spans/capture.rs",
-        "probe/src/spans/machinery.rs",
-        "probe/src/spans/marking.rs",
-        "probe/src/spans/mod.rs",
-        "probe/src/spans/subscriber.rs",
-        "probe/src/spans/subscriber_switch.rs",
-        "probe/src/spans/switch.rs",
-    ],
     &[
         "workloads/src/channel.rs",
         "workloads/src/floor.rs",

@@ -12,7 +12,8 @@ use tracing_subscriber::layer::Context;
 
 use super::callsites::UNWATCHED;
 use super::events::Event;
-use super::{Edges, HopLayer, Watch, live};
+use super::layer::{Edges, HopLayer, SHARED_ID_BIT, Watch};
+use super::live;
 use crate::clock::{self, Ticks};
 use crate::hop::{Hop, Mark, OpId};
 
@@ -74,7 +75,7 @@ impl HopLayer {
 
     /// A fresh id for a shared interval that carries none.
     fn shared_id(&self) -> u64 {
-        super::SHARED_ID_BIT | self.counts.shared_ids.fetch_add(1, Ordering::Relaxed).wrapping_add(1)
+        SHARED_ID_BIT | self.counts.shared_ids.fetch_add(1, Ordering::Relaxed).wrapping_add(1)
     }
 
     /// Whether spans of this callsite are watched as shared intervals.

@@ -1,7 +1,8 @@
 use tracing_subscriber::layer::SubscriberExt;
 
+use super::layer::SHARED_ID_BIT;
 use super::*;
-use crate::hop::{Mark, OpId};
+use crate::hop::{Edge, Hop, Mark, OpId, Owner, Side, SpanEdge};
 
 fn hops(drained: &Drained, thread: &str) -> Vec<(OpId, Hop)> {
     drained.threads.iter().filter(|t| t.name == thread).flat_map(|t| t.marks.iter().map(|m| (m.op, m.hop))).collect()

@@ -14,10 +14,11 @@ use std::io::{BufReader, ErrorKind, Read};
 use std::path::Path;
 
 use super::block::{self, Block};
-use super::{
+use super::frame::{
     END_PAYLOAD_BYTES, FORMAT_VERSION, FRAME_BYTES, LINKS_VERSION, MAGIC, MAX_HEADER_BYTES, OLDEST_READ_VERSION,
-    PREAMBLE_BYTES, TAG_BLOCK, TAG_END, TAG_HEADER, TraceError, TraceHeader, header_crc, record_crc,
+    PREAMBLE_BYTES, TAG_BLOCK, TAG_END, TAG_HEADER, header_crc, record_crc,
 };
+use super::{TraceError, TraceHeader};
 
 /// Largest block record accepted: far above any real block (a block of a
 /// million operations with ten marks each is 200 MB), small enough that a

@@ -5,10 +5,10 @@ use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use super::block::{self, Block};
-use super::{
-    FORMAT_VERSION, MAGIC, MAX_HEADER_BYTES, PREAMBLE_BYTES, TAG_BLOCK, TAG_END, TAG_HEADER, TraceError, TraceHeader,
-    header_crc, record_crc,
+use super::frame::{
+    FORMAT_VERSION, MAGIC, MAX_HEADER_BYTES, PREAMBLE_BYTES, TAG_BLOCK, TAG_END, TAG_HEADER, header_crc, record_crc,
 };
+use super::{TraceError, TraceHeader};
 
 /// Streams a trace to any [`Write`]: the header on creation, blocks as they
 /// are measured, the end record on [`TraceWriter::finish`]. A trace that is
