@@ -78,7 +78,29 @@ fn cell(f: &Figure) -> String {
     format!("{:+.3} | {:+.3}…{:+.3}", f.median_us, f.ci95[0], f.ci95[1])
 }
 
-fn render_accounting(c: &CrossCheck, a: &Accounting, (s, f): (&str, &str), out: &mut String) -> std::fmt::Result {
+/// The section with the full accounting: how the marks split `s − f` by
+/// owner, against the lanes' figure, then what lies outside the table.
+fn render_accounting(c: &CrossCheck, a: &Accounting, names: (&str, &str), out: &mut String) -> std::fmt::Result {
+    accounting_intro(a, names, out)?;
+    owner_rows(c, a, names.0, out)?;
+    accounting_rows(a, names, out)?;
+    agreement(a, out)?;
+    if let Some(p) = &a.probed_lanes {
+        probed_lanes(a, p, out)?;
+    }
+    if c.slices.is_empty() && c.floor_slices.is_empty() {
+        return own_code_unmarked(a, names, out);
+    }
+    indirect_cost(&a.indirect, names, out)?;
+    if let Some(off) = &a.off_path {
+        off_path(off, names, out)?;
+    }
+    own_slices(c, names, out)
+}
+
+/// What the accounting table sums, and whether the marks close each
+/// thread's cycle (so the slices add up to the whole operation).
+fn accounting_intro(a: &Accounting, (s, f): (&str, &str), out: &mut String) -> std::fmt::Result {
     let cycles = if a.closed {
         "Both probed builds close each thread's cycle (`idle`, `returned`), so their path slices add up to each \
          operation's whole time on the caller's path."
@@ -92,7 +114,11 @@ fn render_accounting(c: &CrossCheck, a: &Accounting, (s, f): (&str, &str), out: 
         "Where `{s} − {f}` goes according to the marks. {cycles} Per round, the probed `{s}`'s slice means minus the \
          probed `{f}`'s, summed by owner (median over {} rounds, 95% CI).\n",
         a.rounds
-    )?;
+    )
+}
+
+/// The table's head and a row per owner, then every slice's total.
+fn owner_rows(c: &CrossCheck, a: &Accounting, s: &str, out: &mut String) -> std::fmt::Result {
     writeln!(out, "| owner | {s}'s slices | Δ µs per op | 95% CI |")?;
     writeln!(out, "|---|---|---:|---:|")?;
     let own_code = !(c.slices.is_empty() && c.floor_slices.is_empty());
@@ -104,7 +130,13 @@ fn render_accounting(c: &CrossCheck, a: &Accounting, (s, f): (&str, &str), out: 
         out,
         "| **every slice** | | **{:+.3}** | {:+.3}…{:+.3} |",
         a.total.median_us, a.total.ci95[0], a.total.ci95[1]
-    )?;
+    )
+}
+
+/// The table's rows below the total: the time between marks, the extra
+/// marks taken off, the accounting's library against the lanes', and the
+/// note that the owners' rows need not add up.
+fn accounting_rows(a: &Accounting, (s, f): (&str, &str), out: &mut String) -> std::fmt::Result {
     let rows_note = if a.by_owner.len() > 1 {
         " Each row is its own median over the rounds, so the owners' rows need not add up to the total's."
     } else {
@@ -131,6 +163,12 @@ fn render_accounting(c: &CrossCheck, a: &Accounting, (s, f): (&str, &str), out: 
     if !rows_note.is_empty() {
         writeln!(out, "\n{}", rows_note.trim_start())?;
     }
+    Ok(())
+}
+
+/// Whether the two instruments agree, and when the tolerance is wider
+/// than the figure, what that agreement cannot say.
+fn agreement(a: &Accounting, out: &mut String) -> std::fmt::Result {
     writeln!(
         out,
         "\nThe two instruments agree when the accounting lies within a fixed {:.2} µs of the lanes' figure: \
@@ -147,47 +185,56 @@ fn render_accounting(c: &CrossCheck, a: &Accounting, (s, f): (&str, &str), out: 
             a.lanes_library_us
         )?;
     }
-    if let Some(p) = &a.probed_lanes {
-        let between = a.between.map_or(0.0, |b| b.median_us);
-        let covered = if a.closed {
-            format!("the slices add up to that within {:+.3} µs", a.total.median_us - p.median)
-        } else {
-            format!(
-                "the slices' sum differs by {:+.3} µs and the time between marks by {between:+.3} µs",
-                a.total.median_us
-            )
-        };
-        writeln!(
-            out,
-            "\nOn the very operations the marks cover, the probed builds' lanes differ by {:+.3} µs (95% CI \
-             {:+.3}…{:+.3}), and {covered}. The clean lanes' figure differs from the probed ones' by {:+.3} µs: the \
-             two builds' observer effects differing.",
-            p.median,
-            p.ci95[0],
-            p.ci95[1],
-            a.lanes_library_us - p.median
-        )?;
-    }
-    let i = &a.indirect;
-    if c.slices.is_empty() && c.floor_slices.is_empty() {
-        writeln!(
-            out,
-            "\nNeither lane's marks give the subject's own code a slice of its own: it runs inside the slices the \
-             boundary and the database own (a cross-thread slice holds the code on either side of its wake), so \
-             {s} − {f} there, {:+.3} µs (95% CI {:+.3}…{:+.3}: every slice, as in the table), is the library's own \
-             code and any indirect cost together. Mark its steps (a `caller` or `writer` span around them) to split \
-             them.\n",
-            a.total.median_us, a.total.ci95[0], a.total.ci95[1]
-        )?;
-        return Ok(());
-    }
+    Ok(())
+}
+
+/// The probed builds' lanes on the very operations the marks cover (`p`),
+/// against the slices and against the clean lanes.
+fn probed_lanes(a: &Accounting, p: &Difference, out: &mut String) -> std::fmt::Result {
+    let between = a.between.map_or(0.0, |b| b.median_us);
+    let covered = if a.closed {
+        format!("the slices add up to that within {:+.3} µs", a.total.median_us - p.median)
+    } else {
+        format!(
+            "the slices' sum differs by {:+.3} µs and the time between marks by {between:+.3} µs",
+            a.total.median_us
+        )
+    };
+    writeln!(
+        out,
+        "\nOn the very operations the marks cover, the probed builds' lanes differ by {:+.3} µs (95% CI \
+         {:+.3}…{:+.3}), and {covered}. The clean lanes' figure differs from the probed ones' by {:+.3} µs: the \
+         two builds' observer effects differing.",
+        p.median,
+        p.ci95[0],
+        p.ci95[1],
+        a.lanes_library_us - p.median
+    )
+}
+
+/// When no mark gives the subject's own code a slice: every slice's
+/// difference is the library's code and any indirect cost together.
+fn own_code_unmarked(a: &Accounting, (s, f): (&str, &str), out: &mut String) -> std::fmt::Result {
+    writeln!(
+        out,
+        "\nNeither lane's marks give the subject's own code a slice of its own: it runs inside the slices the \
+         boundary and the database own (a cross-thread slice holds the code on either side of its wake), so \
+         {s} − {f} there, {:+.3} µs (95% CI {:+.3}…{:+.3}: every slice, as in the table), is the library's own \
+         code and any indirect cost together. Mark its steps (a `caller` or `writer` span around them) to split \
+         them.\n",
+        a.total.median_us, a.total.ci95[0], a.total.ci95[1]
+    )
+}
+
+/// The library's indirect cost `i`: `s − f` in the slices it does not own.
+fn indirect_cost(i: &Figure, (s, f): (&str, &str), out: &mut String) -> std::fmt::Result {
     if i.covers_zero() {
         writeln!(
             out,
             "\nNo indirect cost is distinguishable from zero: {s} − {f} in the slices the library does not own (the \
              database's and the boundary's) is {:+.3} µs (95% CI {:+.3}…{:+.3}).",
             i.median_us, i.ci95[0], i.ci95[1]
-        )?;
+        )
     } else {
         writeln!(
             out,
@@ -195,16 +242,23 @@ fn render_accounting(c: &CrossCheck, a: &Accounting, (s, f): (&str, &str), out: 
              not own (the database's and the boundary's): the subject's larger footprint slows work that is not its \
              own code, or its own code runs inside those slices where no mark separates it from the wake.",
             i.median_us, i.ci95[0], i.ci95[1]
-        )?;
+        )
     }
-    if let Some(off) = &a.off_path {
-        writeln!(
-            out,
-            "\nBeside the path, not in the total: {s}'s tail runs while the caller already has its reply ({s} − {f} \
-             {:+.3} µs, 95% CI {:+.3}…{:+.3}).",
-            off.median_us, off.ci95[0], off.ci95[1]
-        )?;
-    }
+}
+
+/// The subject's tail beside the path (`off`), outside the total.
+fn off_path(off: &Figure, (s, f): (&str, &str), out: &mut String) -> std::fmt::Result {
+    writeln!(
+        out,
+        "\nBeside the path, not in the total: {s}'s tail runs while the caller already has its reply ({s} − {f} \
+         {:+.3} µs, 95% CI {:+.3}…{:+.3}).",
+        off.median_us, off.ci95[0], off.ci95[1]
+    )
+}
+
+/// The library's own slices summed alone, and why that need not match
+/// the table's *library, direct* row.
+fn own_slices(c: &CrossCheck, (s, f): (&str, &str), out: &mut String) -> std::fmt::Result {
     let listed = |slices: &[String]| if slices.is_empty() { "none".to_owned() } else { slices.join(", ") };
     writeln!(
         out,
