@@ -4,7 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 
-
 /// The least throughput a step to larger batches must buy, percent, for
 /// the step to count: past the first step that buys less, batching costs
 /// each write latency for little ([`BatchSweep::knee`]).

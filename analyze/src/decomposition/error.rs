@@ -27,4 +27,3 @@ pub enum AnalyzeError {
         why: String,
     },
 }
-

@@ -111,4 +111,3 @@ pub struct BlockFigure {
     /// Block wall time ÷ operations, µs.
     pub us_per_op: f64,
 }
-

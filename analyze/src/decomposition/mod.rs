@@ -6,9 +6,9 @@ mod derived;
 mod error;
 mod insitu;
 pub(crate) mod lane;
+mod lane_result;
 mod partial;
 mod peers;
-mod lane_result;
 mod placements;
 mod result;
 
@@ -175,48 +175,117 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
     let roles = Roles::of(header, joined);
     let mut warnings = Vec::new();
     let per_lane = lane::per_lane(header, blocks, joined, seed, &mut warnings);
+    let measured = Measured::of(blocks, &roles);
+    if !measured.has_reference() {
+        warnings.push(measured.no_reference(header, blocks));
+    }
+    let (derived, floor_stands) = lane_arithmetic(header, joined, &roles, &measured, &mut warnings);
+    let insitu = insitu::insitu(header, blocks, joined, &roles, derived.as_ref(), seed, &mut warnings);
+    let sliced = insitu.lane.as_deref().and_then(|name| {
+        let lane = header.lane(name)?;
+        joined.iter().find(|o| o.lane == lane)
+    });
+    let baseline_op =
+        measured.baseline.and_then(|b| Some((b.name.as_str(), per_lane.results.get(&b.name)?.us_per_op?)));
+    attribution_warnings(header, sliced, &insitu.slices, baseline_op, &mut warnings);
+    let observer_effect = observer_effect(header, &roles, &measured, sliced, &insitu, &mut warnings);
+    let (checkpoints, slow_rounds) = shared_rounds(blocks, &per_lane.results, &mut warnings);
+    let carryover = crate::carryover::carryover(header, &scanned.order, blocks);
+    if let Some(warning) = carryover.as_ref().and_then(carryover_warning) {
+        warnings.push(warning);
+    }
+    let drops = drops(header, scanned.dropped, joined, &mut warnings);
+    let rounds = Rounds {
+        cold_start: crate::cold_start::cold_start(header, blocks, joined, &roles, floor_stands),
+        carryover,
+        drops,
+        slow_rounds,
+        checkpoints,
+        comparison: comparison(header, blocks, &roles, &per_lane, floor_stands),
+        batch_sweep: crate::batches::sweep(&per_lane.results, header, |name| clean_twin(header, &roles, name)),
+        placements: placements::placements(header, blocks, joined, &per_lane.results),
+    };
+    assemble(header, scanned, per_lane, derived, insitu, observer_effect, rounds, warnings)
+}
 
-    let measured = |lane: Option<usize>| lane.and_then(|i| blocks.get(i)).filter(|l| l.ops > 0);
-    let baseline = measured(roles.prefer(Role::Baseline, Variant::Clean));
-    let floor = measured(roles.prefer(Role::Floor, Variant::Clean));
-    let handoff = measured(roles.prefer(Role::Handoff, Variant::Clean));
-    let clean = measured(roles.find(Role::Subject, Variant::Clean));
-    let probed = measured(roles.find(Role::Subject, Variant::Probed));
-    let subject = clean.or(probed);
+/// The run's measured lanes (at least one operation) by the role each
+/// plays, the clean build preferred where both ran.
+struct Measured<'a> {
+    baseline: Option<&'a LaneBlocks>,
+    floor: Option<&'a LaneBlocks>,
+    handoff: Option<&'a LaneBlocks>,
+    clean: Option<&'a LaneBlocks>,
+    probed: Option<&'a LaneBlocks>,
+}
 
-    // A program measured alone has no references: say so once rather than
-    // warn about each figure it cannot have.
-    let has_reference = baseline.is_some() || floor.is_some();
-    if !has_reference {
-        // Say what this run can give: slices need a probed build, the
-        // observer effect a clean and a probed one of the subject.
+impl<'a> Measured<'a> {
+    fn of(blocks: &'a [LaneBlocks], roles: &Roles) -> Measured<'a> {
+        let measured = |lane: Option<usize>| lane.and_then(|i| blocks.get(i)).filter(|l| l.ops > 0);
+        Measured {
+            baseline: measured(roles.prefer(Role::Baseline, Variant::Clean)),
+            floor: measured(roles.prefer(Role::Floor, Variant::Clean)),
+            handoff: measured(roles.prefer(Role::Handoff, Variant::Clean)),
+            clean: measured(roles.find(Role::Subject, Variant::Clean)),
+            probed: measured(roles.find(Role::Subject, Variant::Probed)),
+        }
+    }
+
+    /// The subject's lane: its clean build, else its probed one.
+    fn subject(&self) -> Option<&'a LaneBlocks> {
+        self.clean.or(self.probed)
+    }
+
+    /// Whether any reference ran: a program measured alone has none, and
+    /// is told so once rather than warned of each figure it cannot have.
+    fn has_reference(&self) -> bool {
+        self.baseline.is_some() || self.floor.is_some()
+    }
+
+    /// What a run without references can give: slices need a probed
+    /// build, the observer effect a clean and a probed one of the subject.
+    fn no_reference(&self, header: &TraceHeader, blocks: &[LaneBlocks]) -> Warning {
         let probed_any = blocks.iter().enumerate().any(|(i, l)| {
             l.ops > 0 && header.lane_info(i as u16).is_some_and(|info| info.variant == Some(Variant::Probed))
         });
-        warnings.push(Warning::NoReference {
+        Warning::NoReference {
             probed: probed_any,
-            observer: clean.is_some() && probed.is_some(),
-            subject: subject.is_some(),
-        });
+            observer: self.clean.is_some() && self.probed.is_some(),
+            subject: self.subject().is_some(),
+        }
     }
-    let mut derived = match (subject, baseline) {
-        (Some(subject), Some(baseline)) if callers_apart(header, subject, baseline, &mut warnings) => None,
-        (Some(subject), Some(baseline)) => derived::derive(References { subject, baseline, floor, handoff }),
+}
+
+/// The lane arithmetic (subject against baseline, floor and hand-off) and
+/// whether the floor stands for the boundary: a refused floor takes every
+/// figure drawn against it along, and the boundary is split into bare
+/// switches and machinery only where the switches measured no more than
+/// it.
+fn lane_arithmetic(
+    header: &TraceHeader,
+    joined: &[LaneOps],
+    roles: &Roles,
+    m: &Measured<'_>,
+    warnings: &mut Vec<Warning>,
+) -> (Option<Derived>, bool) {
+    let mut derived = match (m.subject(), m.baseline) {
+        (Some(subject), Some(baseline)) if callers_apart(header, subject, baseline, warnings) => None,
+        (Some(subject), Some(baseline)) => {
+            derived::derive(References { subject, baseline, floor: m.floor, handoff: m.handoff })
+        }
         _ => {
-            if has_reference {
+            if m.has_reference() {
                 warnings.push(Warning::NoArithmetic);
             }
             None
         }
     };
-    if has_reference && derived.is_some() && floor.is_none() {
+    if m.has_reference() && derived.is_some() && m.floor.is_none() {
         warnings.push(Warning::NoFloor);
     }
-    let floor_stands = match (floor, subject) {
+    let floor_stands = match (m.floor, m.subject()) {
         (Some(floor), Some(subject)) => {
-            let refusal = derived::floor_refusal(header, joined, &roles, (floor, subject), derived.as_ref());
+            let refusal = derived::floor_refusal(header, joined, roles, (floor, subject), derived.as_ref());
             if let (Some(why), Some(d)) = (&refusal, &mut derived) {
-                // Every figure taken against the floor goes with it.
                 d.library_us = None;
                 d.boundary_us = None;
                 d.machinery_us = None;
@@ -227,9 +296,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         }
         _ => true,
     };
-    // The boundary is split into the bare switches and the machinery
-    // around them only where the switches measured no more than the
-    // boundary: a machinery whose CI lies below zero is no part of it
+    // A machinery whose CI lies below zero is no part of the boundary
     // (seen in a `--quick` run: 6.04 µs of switches in a 5.23 µs boundary).
     if let Some(d) = &mut derived
         && let (Some(switches), Some(boundary), Some(machinery)) = (d.switches_us, d.boundary_us, d.machinery_us)
@@ -242,20 +309,38 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
             machinery,
         });
     }
-    let insitu = insitu::insitu(header, blocks, joined, &roles, derived.as_ref(), seed, &mut warnings);
-    let sliced = insitu.lane.as_deref().and_then(|name| {
-        let lane = header.lane(name)?;
-        joined.iter().find(|o| o.lane == lane)
-    });
-    let baseline_op = baseline.and_then(|b| Some((b.name.as_str(), per_lane.results.get(&b.name)?.us_per_op?)));
+    (derived, floor_stands)
+}
+
+/// What weakens the slices' attribution: slices against the baseline's
+/// whole operation, each side's marks, and slices that run backwards.
+fn attribution_warnings(
+    header: &TraceHeader,
+    sliced: Option<&LaneOps>,
+    slices: &[crate::slices::SliceFigures],
+    baseline_op: Option<(&str, crate::stats::Summary)>,
+    warnings: &mut Vec<Warning>,
+) {
     if let (Some(ops), Some((name, op))) = (sliced, baseline_op) {
-        warnings.extend(crate::attribution::check(header, ops, &insitu.slices, (name, &op)));
+        warnings.extend(crate::attribution::check(header, ops, slices, (name, &op)));
     }
     if let Some(ops) = sliced {
         warnings.extend(crate::attribution::sides(header, ops));
     }
-    warnings.extend(crate::attribution::backwards::check(&insitu.slices));
-    let observer_effect = match (clean, probed) {
+    warnings.extend(crate::attribution::backwards::check(slices));
+}
+
+/// The observer effect (probed against clean build of the subject), its
+/// marks priced by the instrument where the probed build was sliced.
+fn observer_effect(
+    header: &TraceHeader,
+    roles: &Roles,
+    m: &Measured<'_>,
+    sliced: Option<&LaneOps>,
+    insitu: &insitu::InSitu,
+    warnings: &mut Vec<Warning>,
+) -> Option<ObserverEffect> {
+    match (m.clean, m.probed) {
         (Some(c), Some(p)) => derived::observer(c, p).map(|mut o| {
             let marks = sliced.filter(|o| Some(usize::from(o.lane)) == roles.find(Role::Subject, Variant::Probed));
             o.instrument =
@@ -263,29 +348,44 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
             o
         }),
         _ => {
-            if has_reference {
+            if m.has_reference() {
                 warnings.push(Warning::NoObserverEffect);
             }
             None
         }
-    };
-    let (checkpoints, slow_rounds) = shared_rounds(blocks, &per_lane.results, &mut warnings);
-    let cold_start = crate::cold_start::cold_start(header, blocks, joined, &roles, floor_stands);
-    let carryover = crate::carryover::carryover(header, &scanned.order, blocks);
-    if let Some(warning) = carryover.as_ref().and_then(carryover_warning) {
-        warnings.push(warning);
     }
-    let drops = drops(header, scanned.dropped, joined, &mut warnings);
-    let comparison = comparison(header, blocks, &roles, &per_lane, floor_stands);
-    let batch_sweep = crate::batches::sweep(&per_lane.results, header, |name| clean_twin(header, &roles, name));
-    let placements = placements::placements(header, blocks, joined, &per_lane.results);
+}
 
+/// The figures drawn over the run's rounds and blocks beside the lanes'.
+struct Rounds {
+    cold_start: Option<crate::cold_start::ColdStart>,
+    carryover: Option<crate::carryover::Carryover>,
+    drops: Drops,
+    slow_rounds: Option<crate::slow_rounds::SlowRounds>,
+    checkpoints: Option<crate::checkpoints::Checkpoints>,
+    comparison: Option<crate::comparison::Comparison>,
+    batch_sweep: Option<crate::batches::BatchSweep>,
+    placements: Option<Placements>,
+}
+
+/// The decomposition from its parts.
+#[allow(clippy::too_many_arguments)]
+fn assemble(
+    header: &TraceHeader,
+    scanned: &Scanned,
+    per_lane: PerLane,
+    derived: Option<Derived>,
+    insitu: insitu::InSitu,
+    observer_effect: Option<ObserverEffect>,
+    rounds: Rounds,
+    warnings: Vec<Warning>,
+) -> Decomposition {
     Decomposition {
         schema: SCHEMA.to_owned(),
         run: RunInfo {
             created_unix_ms: header.created_unix_ms,
             meta: header.run.clone(),
-            bootstrap_seed: seed,
+            bootstrap_seed: BOOTSTRAP_SEED,
             bootstrap_resamples: BOOTSTRAP_RESAMPLES,
         },
         host: header.host.clone(),
@@ -305,16 +405,16 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         cpu_us_per_op: per_lane.cpu,
         ctx_switches_per_op: per_lane.ctx_switches,
         contention: scanned.contention.clone(),
-        comparison,
+        comparison: rounds.comparison,
         span_machinery: insitu.machinery.or_else(|| header.span_machinery.clone()),
         statement_hook: header.statement_hook.clone(),
-        cold_start,
-        carryover,
-        drops,
-        slow_rounds,
-        checkpoints,
-        batch_sweep,
-        placements,
+        cold_start: rounds.cold_start,
+        carryover: rounds.carryover,
+        drops: rounds.drops,
+        slow_rounds: rounds.slow_rounds,
+        checkpoints: rounds.checkpoints,
+        batch_sweep: rounds.batch_sweep,
+        placements: rounds.placements,
         partial: None,
         warnings: warnings.into_iter().map(Recorded::Typed).collect(),
     }

@@ -7,8 +7,8 @@ use hopscope_probe::counters::CounterSupport;
 use hopscope_probe::{ClockInfo, HostInfo, LaneFact, Role, RunFact, RunFacts};
 use serde::{Deserialize, Serialize};
 
-use super::partial::Partial;
 pub use super::lane_result::{BlockFigure, CounterFigure, LaneResult, PerRole};
+use super::partial::Partial;
 use crate::lanes::Difference;
 use crate::recorded::Recorded;
 use crate::slices::{CrossCheck, SliceFigures};
