@@ -442,13 +442,6 @@ const KNOWN: &[&[&str]] = &[
         "workloads/src/writer/spin.rs",
         "workloads/src/writer/thread.rs",
     ],
-    &[
-        "workloads/src/merge/changeset.rs",
-        "workloads/src/merge/check.rs",
-        "workloads/src/merge/import.rs",
-        "workloads/src/merge/mod.rs",
-        "workloads/src/merge/replica.rs",
-    ],
 ];
 
 /// Whether a circle is (within) one the list still carries.

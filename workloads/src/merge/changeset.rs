@@ -4,7 +4,7 @@
 
 use rusqlite::types::Value as SqlValue;
 
-use crate::merge::{COLUMNS, Change, SiteId, TABLE};
+use crate::merge::change::{COLUMNS, Change, SiteId, TABLE};
 
 /// What to generate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 
 use rusqlite::types::Value as SqlValue;
 
-use crate::merge::{COLUMNS, Change, TABLE};
+use crate::merge::change::{COLUMNS, Change, TABLE};
 
 /// Why a change or an import was refused.
 #[derive(Debug, thiserror::Error)]

@@ -21,8 +21,11 @@ use rusqlite::functions::FunctionFlags;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, Statement, params};
 
+use crate::merge::change::{COLUMNS, Change, SiteId, TABLE};
 use crate::merge::check::{MergeError, check};
-use crate::merge::{COLUMNS, Change, MergeKnobs, SiteId, TABLE, hops, value_order};
+use crate::merge::hops;
+use crate::merge::knobs::MergeKnobs;
+use crate::merge::tie::value_order;
 
 /// What an import did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -8,7 +8,25 @@ use std::path::Path;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::merge::{COLUMNS, Change, SCHEMA, SiteId, TABLE};
+use crate::merge::change::{COLUMNS, Change, SiteId, TABLE};
+
+/// The schema of one replica.
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS items (id TEXT PRIMARY KEY NOT NULL, a, b, c, d);
+CREATE TABLE IF NOT EXISTS items__pks (key INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS items__clock (
+    key INTEGER NOT NULL,
+    col TEXT NOT NULL,
+    col_version INTEGER NOT NULL,
+    db_version INTEGER NOT NULL,
+    site INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    PRIMARY KEY (key, col)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS items__clock_dbv ON items__clock (db_version);
+CREATE TABLE IF NOT EXISTS sites (ordinal INTEGER PRIMARY KEY, site_id BLOB NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS local (one INTEGER PRIMARY KEY CHECK (one = 1), site_id BLOB NOT NULL, db_version INTEGER NOT NULL);
+";
 
 /// A replica's database connection and identity.
 #[derive(Debug)]
