@@ -11,10 +11,13 @@
 //! [`hopscope_analyze::causal::profile`].
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use hopscope_analyze::causal::{Arm, CAUSAL_SAMPLES_SCHEMA, CausalSamples, CausalWarning, MIN_ROUNDS, SliceBase};
+use hopscope_analyze::Decomposition;
+use hopscope_analyze::causal::{
+    Arm, ArmBlock, CAUSAL_SAMPLES_SCHEMA, CausalSamples, CausalWarning, MIN_ROUNDS, SliceBase,
+};
 use hopscope_analyze::join::{Sharing, SliceSide};
 use hopscope_analyze::recorded::Recorded;
 use hopscope_probe::whatif::{Change, Experiment};
@@ -173,28 +176,132 @@ pub fn run(
     let host = HostInfo::detect();
     let probed = probed_build(lane)?;
     measurable(&probed)?;
+    let plan = &arms_plan(plan, &probed);
+    let short = decompose_briefly(plan, &probed, what_if, dir, meta.clone(), progress)?;
+    let profile = Profile::plan(&short, &probed, plan, what_if)?;
+    let blocks = run_arms(plan, &probed, &profile, what_if.seed, dir, meta.clone(), progress)?;
+    let decomposition = &short.decomposition;
+    let decomposition_ns_per_op = decomposition
+        .lanes
+        .get(decomposition.insitu_lane.as_deref().unwrap_or(&probed.name))
+        .and_then(|l| l.us_per_op.as_ref())
+        .map(|u| u.median * 1e3);
+    let mut meta = meta;
+    meta.record(RunFact::Rounds, profile.rounds.to_string());
+    meta.record(RunFact::OpsPerBlock, plan.ops_per_block.to_string());
+    meta.record(RunFact::Decomposition, short.path.display().to_string());
+    Ok(CausalSamples {
+        schema: CAUSAL_SAMPLES_SCHEMA.to_owned(),
+        lane: decomposition.insitu_lane.clone().unwrap_or_else(|| probed.name.clone()),
+        callers: probed.callers,
+        serial: profile.serial,
+        slices: profile.chosen.into_iter().map(|s| s.base).collect(),
+        arms: profile.arms,
+        blocks,
+        host,
+        clock: decomposition.clock.clone(),
+        meta,
+        seconds: started.elapsed().as_secs_f64(),
+        notes: profile.notes,
+        decomposition_ns_per_op,
+    })
+}
 
-    // The arms' blocks: at least [`OPS_PER_CALLER`] operations per caller.
+/// The plan the arms run under: blocks of at least [`OPS_PER_CALLER`]
+/// operations per caller of `probed`.
+fn arms_plan(plan: &Plan, probed: &Lane) -> Plan {
     let callers = probed.callers.max(1) as u64;
-    let plan = &Plan {
+    Plan {
         ops_per_block: plan.ops_per_block.max(OPS_PER_CALLER * callers).min(crate::plan::MAX_OPS_PER_BLOCK),
         ..plan.clone()
-    };
+    }
+}
+
+/// The short decomposition a what-if run starts with: its trace, the
+/// trace's header and what it found.
+struct Short {
+    path: PathBuf,
+    header: TraceHeader,
+    decomposition: Decomposition,
+}
+
+/// Decompose `probed` briefly (`what_if`'s samples, one pass) under
+/// `plan`, into `dir/decomposition/`.
+fn decompose_briefly(
+    plan: &Plan,
+    probed: &Lane,
+    what_if: &WhatIf,
+    dir: &Path,
+    meta: BTreeMap<String, String>,
+    progress: bool,
+) -> Result<Short, HarnessError> {
     // The short decomposition runs blocks of the arms' size: its slices'
     // medians, of which each change is a share, are then measured at the
     // pace the arms run (with four callers, blocks of five operations each
     // had run 31 µs per operation where the arms ran 10.6).
     let short = Plan { samples: what_if.decompose_samples, passes: 1, ..plan.clone() };
     let decomposed =
-        crate::runner::run(&short, std::slice::from_ref(&probed), &dir.join("decomposition"), meta.clone(), progress)?;
+        crate::runner::run(&short, std::slice::from_ref(probed), &dir.join("decomposition"), meta, progress)?;
     let path = decomposed.trace;
     let header = TraceReader::open(&path)
         .map(|r| r.header().clone())
         .map_err(|source| HarnessError::Trace { path: path.clone(), source })?;
     let decomposition = hopscope_analyze::decompose_file(&path)
         .map_err(|source| HarnessError::Analyze { path: path.clone(), source })?;
-    refuse_siblings(&decomposition.slices, &what_if.slices)?;
-    let known: Vec<Sliced> = decomposition
+    Ok(Short { path, header, decomposition })
+}
+
+/// What a what-if run runs: the slices it changes and what it says of
+/// them, its arms (the reference, then each slice's changes) and their
+/// experiments, its rounds, and whether the serial rule holds.
+struct Profile {
+    chosen: Vec<Sliced>,
+    notes: Vec<Recorded<CausalWarning>>,
+    arms: Vec<Arm>,
+    experiments: Vec<Experiment>,
+    rounds: u32,
+    serial: bool,
+}
+
+impl Profile {
+    /// The profile of `probed` under `plan` that `what_if` asks for, on
+    /// the slices the short decomposition found.
+    fn plan(short: &Short, probed: &Lane, plan: &Plan, what_if: &WhatIf) -> Result<Profile, HarnessError> {
+        refuse_siblings(&short.decomposition.slices, &what_if.slices)?;
+        let known = known_slices(short);
+        // Every thread of the lane on one core: the serial rule (no pauses).
+        let serial = probed.placement.unwrap_or(plan.placement) == Placement::SameCore;
+        let (chosen, notes) = offer(&known, &what_if.slices, probed.callers > 1)?;
+        // Every cross-thread slice of the lane is an edge a waiting thread
+        // inherits its waker's payments across, whichever slice is changed.
+        let edges: Vec<(Hop, Hop)> =
+            known.iter().filter(|s| s.base.side == SliceSide::Cross).map(|s| (s.from, s.to)).collect();
+        let (arms, experiments) = arms_for(&chosen, what_if, &edges, serial);
+        if arms.len() > MAX_ARMS {
+            return Err(HarnessError::Usage(format!(
+                "{} arms ({} slices × {} changes + the reference): at most {MAX_ARMS}; name fewer slices or changes",
+                arms.len(),
+                chosen.len(),
+                what_if.speedups_pct.len() + what_if.slowdowns_pct.len()
+            )));
+        }
+        let callers = probed.callers.max(1) as u64;
+        let rounds = if what_if.scale_rounds {
+            (what_if.rounds / callers as u32)
+                .max(what_if.least_scaled_rounds.min(what_if.rounds))
+                .max(MIN_ROUNDS as u32)
+        } else {
+            what_if.rounds
+        };
+        Ok(Profile { chosen, notes, arms, experiments, rounds, serial })
+    }
+}
+
+/// The slices on the operation's path the short decomposition found, each
+/// with the figure a change is a share of.
+fn known_slices(short: &Short) -> Vec<Sliced> {
+    short
+        .decomposition
         .slices
         .iter()
         // A wait on a batch's other operations is their work, not a step
@@ -202,41 +309,32 @@ pub fn run(
         .filter(|s| s.on_path && s.sharing != Sharing::Siblings)
         .filter_map(|s| {
             let base_us = if s.side == SliceSide::Cross { s.p10_us } else { s.median_us };
-            Sliced::of(&header, &s.name, s.side, s.median_us * 1e3, base_us * 1e3)
+            Sliced::of(&short.header, &s.name, s.side, s.median_us * 1e3, base_us * 1e3)
         })
-        .collect();
-    // Every thread of the lane on one core: the serial rule (no pauses).
-    let serial = probed.placement.unwrap_or(plan.placement) == Placement::SameCore;
-    let (chosen, notes) = offer(&known, &what_if.slices, probed.callers > 1)?;
-    // Every cross-thread slice of the lane is an edge a waiting thread
-    // inherits its waker's payments across, whichever slice is changed.
-    let edges: Vec<(Hop, Hop)> =
-        known.iter().filter(|s| s.base.side == SliceSide::Cross).map(|s| (s.from, s.to)).collect();
+        .collect()
+}
 
-    let (arms, experiments) = arms_for(&chosen, what_if, &edges, serial);
-    if arms.len() > MAX_ARMS {
-        return Err(HarnessError::Usage(format!(
-            "{} arms ({} slices × {} changes + the reference): at most {MAX_ARMS}; name fewer slices or changes",
-            arms.len(),
-            chosen.len(),
-            what_if.speedups_pct.len() + what_if.slowdowns_pct.len()
-        )));
-    }
-
-    let rounds = if what_if.scale_rounds {
-        (what_if.rounds / callers as u32).max(what_if.least_scaled_rounds.min(what_if.rounds)).max(MIN_ROUNDS as u32)
-    } else {
-        what_if.rounds
-    };
-    let total = u64::from(rounds) * arms.len() as u64 + u64::from(plan.warmup_blocks);
+/// Run every arm of `profile` on `probed` for its rounds (orders shuffled
+/// from `seed`), under `dir/what-if/`, removed after; a bar drawn when
+/// `progress`. A signal ends the run after the block in progress.
+fn run_arms(
+    plan: &Plan,
+    probed: &Lane,
+    profile: &Profile,
+    seed: u64,
+    dir: &Path,
+    meta: BTreeMap<String, String>,
+    progress: bool,
+) -> Result<Vec<ArmBlock>, HarnessError> {
+    let total = u64::from(profile.rounds) * profile.arms.len() as u64 + u64::from(plan.warmup_blocks);
     let bar = crate::progress::bar(progress, total);
     let (blocks, interrupted) = crate::runner::arms::run(
         plan,
-        &probed,
-        &experiments,
-        crate::runner::arms::Schedule { rounds, seed: what_if.seed },
+        probed,
+        &profile.experiments,
+        crate::runner::arms::Schedule { rounds: profile.rounds, seed },
         &dir.join("what-if"),
-        meta.clone(),
+        meta,
         || bar.inc(1),
     )?;
     bar.finish_and_clear();
@@ -244,30 +342,7 @@ pub fn run(
     if let Some(signal) = interrupted {
         eprintln!("interrupted by {signal}: the profile covers the rounds completed");
     }
-    let decomposition_ns_per_op = decomposition
-        .lanes
-        .get(decomposition.insitu_lane.as_deref().unwrap_or(&probed.name))
-        .and_then(|l| l.us_per_op.as_ref())
-        .map(|u| u.median * 1e3);
-    let mut meta = meta;
-    meta.record(RunFact::Rounds, rounds.to_string());
-    meta.record(RunFact::OpsPerBlock, plan.ops_per_block.to_string());
-    meta.record(RunFact::Decomposition, path.display().to_string());
-    Ok(CausalSamples {
-        schema: CAUSAL_SAMPLES_SCHEMA.to_owned(),
-        lane: decomposition.insitu_lane.clone().unwrap_or_else(|| probed.name.clone()),
-        callers: probed.callers,
-        serial,
-        slices: chosen.into_iter().map(|s| s.base).collect(),
-        arms,
-        blocks,
-        host,
-        clock: decomposition.clock.clone(),
-        meta,
-        seconds: started.elapsed().as_secs_f64(),
-        notes,
-        decomposition_ns_per_op,
-    })
+    Ok(blocks)
 }
 
 /// The slices a run changes (`wanted`, or every one known) and what the
