@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use hopscope_analyze::Decomposition;
+use hopscope_analyze::contention::Contention;
 use hopscope_analyze::join::SliceSide;
 use hopscope_probe::{LaneFact, Role, RunFact, RunFacts, ThreadRole};
 
@@ -337,6 +338,18 @@ pub(super) fn waits(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         return Ok(());
     };
     writeln!(out, "## What the machine did (waiting for a CPU, per operation)\n")?;
+    wait_table(c, out)?;
+    contention_rule(c, out)?;
+    if c.in_slices.is_empty() {
+        return Ok(());
+    }
+    waits_in_slices(c, out)
+}
+
+/// A row per lane: its run-queue delay per operation, every thread's and
+/// each role's, its share of wall time, its involuntary switches, and its
+/// blocks that waited for another process.
+fn wait_table(c: &Contention, out: &mut String) -> std::fmt::Result {
     let roles: Vec<&String> = {
         let mut r: Vec<&String> = c.lanes.values().flat_map(|w| w.by_role.keys()).collect();
         r.sort();
@@ -366,6 +379,13 @@ pub(super) fn waits(d: &Decomposition, out: &mut String) -> std::fmt::Result {
             w.in_contended.map_or("–".to_owned(), |(waits, wall)| format!("{waits:.1} of {wall:.1}")),
         )?;
     }
+    Ok(())
+}
+
+/// What the table's medians leave out, what a lane's waits are, and the
+/// rule, fixed in advance, by which a block, a round and the run are
+/// contended.
+fn contention_rule(c: &Contention, out: &mut String) -> std::fmt::Result {
     writeln!(
         out,
         "\nThe medians are of every block: a lane whose median block waited little can still have had a few blocks \
@@ -392,10 +412,12 @@ pub(super) fn waits(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         } else {
             "not contended"
         }
-    )?;
-    if c.in_slices.is_empty() {
-        return Ok(());
-    }
+    )
+}
+
+/// Where the waits showed: block by block, how much of each slice came
+/// with each µs waited, for the lanes another process held long enough.
+fn waits_in_slices(c: &Contention, out: &mut String) -> std::fmt::Result {
     writeln!(
         out,
         "Where the waits showed: block by block, how many µs of a slice came with each µs the lane's threads \
