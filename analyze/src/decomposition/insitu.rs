@@ -37,6 +37,7 @@ pub(super) fn insitu(
     seed: u64,
     warnings: &mut Vec<Warning>,
 ) -> InSitu {
+    let run = Run { header, blocks, seed };
     let complete =
         |lane: Option<usize>| lane.and_then(|i| joined.iter().find(|o| usize::from(o.lane) == i && o.complete > 0));
     let subject = complete(roles.find(Role::Subject, Variant::Probed));
@@ -65,33 +66,9 @@ pub(super) fn insitu(
         let lane = blocks.get(usize::from(o.lane))?;
         crate::coverage::coverage(lane, o, seed.wrapping_add(50))
     });
-    let slices = sliced
-        .map(|o| {
-            let mut figures = slices::slice_figures(o, seed);
-            if let Some(m) = &machinery {
-                let sequences = blocks.get(usize::from(o.lane)).map(|l| &l.span_sequences);
-                slices::state_machinery(&mut figures, o, header, m, sequences.unwrap_or(&Default::default()));
-            }
-            slices::mark_grain(&mut figures, header.clock.grain_ns());
-            if let Some(c) = &coverage {
-                slices::share_of(&mut figures, c.op_mean_us);
-            }
-            figures
-        })
-        .unwrap_or_default();
+    let slices = sliced.map(|o| run.lane_slices(o, machinery.as_ref(), coverage.as_ref())).unwrap_or_default();
     let probed_floor = complete(roles.find(Role::Floor, Variant::Probed));
-    let floor_slices = probed_floor.map(|o| {
-        let mut figures = slices::slice_figures(o, seed);
-        slices::mark_grain(&mut figures, header.clock.grain_ns());
-        // Shares of the floor's whole operation, as the subject's are of
-        // its own, so the two tables' share columns read alike.
-        let floor_coverage =
-            blocks.get(usize::from(o.lane)).and_then(|l| crate::coverage::coverage(l, o, seed.wrapping_add(51)));
-        if let Some(c) = &floor_coverage {
-            slices::share_of(&mut figures, c.op_mean_us);
-        }
-        figures
-    });
+    let floor_slices = probed_floor.map(|o| run.floor_slices(o));
     if subject.is_some() && floor_slices.is_none() && derived.is_some_and(|d| d.library_us.is_some()) {
         warnings.push(Warning::NoProbedFloor);
     }
@@ -99,47 +76,15 @@ pub(super) fn insitu(
     // writes, the slices' of each write's latency.
     let crosscheck = match (derived.and_then(|d| d.library_us.as_ref()), slices.is_empty() || callers.is_some()) {
         (Some(library), false) => {
-            let lane_blocks = |o: &LaneOps| blocks.get(usize::from(o.lane));
-            let probed_lanes = subject
-                .and_then(lane_blocks)
-                .zip(probed_floor.and_then(lane_blocks))
-                .and_then(|(w, f)| crate::lanes::difference(w, f));
-            let accounting = subject.zip(probed_floor).and_then(|(w, f)| {
-                use crate::accounting::Probed;
-                crate::accounting::account(
-                    Probed { ops: w, walls: lane_blocks(w) },
-                    Probed { ops: f, walls: lane_blocks(f) },
-                    library,
-                    probed_lanes,
-                    header.mark_ns,
-                    seed.wrapping_add(40),
-                )
-            });
-            Some(slices::cross_check(&slices, floor_slices.as_deref(), library, accounting))
+            Some(run.cross_check(&slices, floor_slices.as_deref(), library, subject.zip(probed_floor)))
         }
         _ => None,
     };
     if crosscheck.as_ref().is_some_and(|c| !c.agree) {
-        warnings.push(Warning::InstrumentsDisagree { tolerance_us: slices::CROSSCHECK_TOLERANCE_US });
-        // The marks' figure prices the subject's extra marks as bare marks;
-        // a span's edges cost more. Name the spans the floor lacks (a new
-        // user's floor without `prepare` and `validate` disagreed by 0.39
-        // µs; with empty spans of those names it agreed, −0.02).
-        let spans = subject.zip(probed_floor).map(|(w, f)| spans_only_in(header, w, f)).unwrap_or_default();
-        if let (false, Some(floor)) = (spans.is_empty(), probed_floor) {
-            let floor = header.lanes.get(usize::from(floor.lane)).cloned().unwrap_or_default();
-            warnings.push(Warning::FloorLacksSpans { floor, spans });
-        }
+        warnings.extend(disagreement(header, subject.zip(probed_floor)));
     }
     let peers = super::peers::peer_slices(header, blocks, joined, roles, seed);
-    for (peer, hop) in peers.iter().filter_map(|p| Some((p, p.hop.as_ref()?))).filter(|(_, h)| !h.agree) {
-        warnings.push(Warning::PeerOutsideMarks {
-            lane: peer.lane.clone(),
-            slices_hop_us: hop.slices.median,
-            lanes_hop_us: hop.lanes.median,
-            tolerance_us: hop.tolerance_us,
-        });
-    }
+    warnings.extend(peers_outside_marks(&peers));
     InSitu {
         peers,
         machinery,
@@ -150,6 +95,108 @@ pub(super) fn insitu(
         coverage,
         crosscheck,
     }
+}
+
+/// What every step of the in-situ instrument reads of the run.
+struct Run<'a> {
+    header: &'a TraceHeader,
+    blocks: &'a [crate::lanes::LaneBlocks],
+    seed: u64,
+}
+
+impl Run<'_> {
+    /// The sliced lane's slice figures: the span machinery stated where
+    /// the lane's marks are spans, the marks' grain, and shares of the
+    /// whole operation where the slices cover it.
+    fn lane_slices(
+        &self,
+        o: &LaneOps,
+        machinery: Option<&hopscope_probe::SpanMachinery>,
+        coverage: Option<&crate::coverage::Coverage>,
+    ) -> Vec<SliceFigures> {
+        let mut figures = slices::slice_figures(o, self.seed);
+        if let Some(m) = machinery {
+            let sequences = self.blocks.get(usize::from(o.lane)).map(|l| &l.span_sequences);
+            slices::state_machinery(&mut figures, o, self.header, m, sequences.unwrap_or(&Default::default()));
+        }
+        slices::mark_grain(&mut figures, self.header.clock.grain_ns());
+        if let Some(c) = coverage {
+            slices::share_of(&mut figures, c.op_mean_us);
+        }
+        figures
+    }
+
+    /// The probed floor's slice figures, with shares of the floor's whole
+    /// operation, as the subject's are of its own, so the two tables'
+    /// share columns read alike.
+    fn floor_slices(&self, o: &LaneOps) -> Vec<SliceFigures> {
+        let mut figures = slices::slice_figures(o, self.seed);
+        slices::mark_grain(&mut figures, self.header.clock.grain_ns());
+        let floor_coverage = self
+            .blocks
+            .get(usize::from(o.lane))
+            .and_then(|l| crate::coverage::coverage(l, o, self.seed.wrapping_add(51)));
+        if let Some(c) = &floor_coverage {
+            slices::share_of(&mut figures, c.op_mean_us);
+        }
+        figures
+    }
+
+    /// The library's cost by its slices against the lane arithmetic's, the
+    /// full accounting where both the subject and the floor were probed.
+    fn cross_check(
+        &self,
+        slices: &[SliceFigures],
+        floor_slices: Option<&[SliceFigures]>,
+        library: &crate::lanes::Difference,
+        probed: Option<(&LaneOps, &LaneOps)>,
+    ) -> CrossCheck {
+        let lane_blocks = |o: &LaneOps| self.blocks.get(usize::from(o.lane));
+        let probed_lanes = probed
+            .and_then(|(w, f)| lane_blocks(w).zip(lane_blocks(f)))
+            .and_then(|(w, f)| crate::lanes::difference(w, f));
+        let accounting = probed.and_then(|(w, f)| {
+            use crate::accounting::Probed;
+            crate::accounting::account(
+                Probed { ops: w, walls: lane_blocks(w) },
+                Probed { ops: f, walls: lane_blocks(f) },
+                library,
+                probed_lanes,
+                self.header.mark_ns,
+                self.seed.wrapping_add(40),
+            )
+        });
+        slices::cross_check(slices, floor_slices, library, accounting)
+    }
+}
+
+/// The warnings of instruments that disagree. The marks' figure prices the
+/// subject's extra marks as bare marks; a span's edges cost more, so the
+/// spans the floor lacks are named (a new user's floor without `prepare`
+/// and `validate` disagreed by 0.39 µs; with empty spans of those names it
+/// agreed, −0.02).
+fn disagreement(header: &TraceHeader, probed: Option<(&LaneOps, &LaneOps)>) -> Vec<Warning> {
+    let mut warnings = vec![Warning::InstrumentsDisagree { tolerance_us: slices::CROSSCHECK_TOLERANCE_US }];
+    let spans = probed.map(|(w, f)| spans_only_in(header, w, f)).unwrap_or_default();
+    if let (false, Some((_, floor))) = (spans.is_empty(), probed) {
+        let floor = header.lanes.get(usize::from(floor.lane)).cloned().unwrap_or_default();
+        warnings.push(Warning::FloorLacksSpans { floor, spans });
+    }
+    warnings
+}
+
+/// A warning for each probed peer whose slices and lane figures disagree
+/// on the hop they both measure.
+fn peers_outside_marks(peers: &[super::peers::LaneSlices]) -> Vec<Warning> {
+    let disagree = peers.iter().filter_map(|p| Some((p, p.hop.as_ref()?))).filter(|(_, h)| !h.agree);
+    disagree
+        .map(|(peer, hop)| Warning::PeerOutsideMarks {
+            lane: peer.lane.clone(),
+            slices_hop_us: hop.slices.median,
+            lanes_hop_us: hop.lanes.median,
+            tolerance_us: hop.tolerance_us,
+        })
+        .collect()
 }
 
 /// The spans whose hops `subject` marks on its path and `floor` does not,
