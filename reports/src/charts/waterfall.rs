@@ -12,7 +12,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::frame::{DrawResult, fine_tick, font, lane_names, note, px, row_chart, row_of};
+use super::frame::{DrawResult, RowChart, fine_tick, font, lane_names, note, px, row_chart, row_of};
 use super::kind::ChartKind;
 use crate::style::{self, LEGEND_PX};
 
@@ -51,6 +51,10 @@ fn bars<'a>(d: &'a Decomposition, between: Option<&'a SliceFigures>) -> (Vec<Bar
     (bars, end)
 }
 
+/// A lane's reference line on the full scale: its name, its µs per write
+/// and its colour.
+type Reference<'a> = (&'a str, f64, RGBColor);
+
 /// Draw the waterfall of `d.slices`: the full scale on the left with the
 /// lanes as reference lines, the slices too small to see zoomed on the
 /// right, and the legend beneath the zoom, off the reference lines.
@@ -64,38 +68,68 @@ where
     let (w, h) = area.dim_in_pixel();
     let between = d.coverage.as_ref().map(between_marks);
     let (mut bars, end) = bars(d, between.as_ref());
-    let names = lane_names(d);
     // With several callers at once a lane's wall time per write is a
     // throughput and the slices one write's latency: no line of one on
     // the scale of the other.
     let several = several_callers(d);
-    let references: Vec<(&str, f64, RGBColor)> = [Role::Baseline, Role::Floor, Role::Subject]
+    let references = if several.is_none() { references(d) } else { Vec::new() };
+    let x_max = full_scale(&mut bars, &references, end);
+    let (left, right) = area.split_horizontally((f64::from(w) * 0.63) as i32);
+    full_panel(&left, d, &bars, &references, x_max, w)?;
+    let (zoom, key) = right.split_vertically((f64::from(h) * 0.62) as i32);
+    zoomed_panel(&zoom, d, &bars, w)?;
+    legend_panel(&key, d, &references, several, w)
+}
+
+/// The baseline's, the floor's and the subject's lane figures, each in its
+/// lane's colour, for the lanes the run has.
+fn references(d: &Decomposition) -> Vec<Reference<'_>> {
+    let names = lane_names(d);
+    [Role::Baseline, Role::Floor, Role::Subject]
         .into_iter()
-        .filter(|_| several.is_none())
         .filter_map(|role| {
             let lane = d.derived.as_ref()?.lane(role)?;
             let median = d.lanes.get(lane)?.us_per_op?.median;
             let index = names.iter().position(|n| *n == lane).unwrap_or(0);
             Some((lane, median, style::lane_color(index)))
         })
-        .collect();
+        .collect()
+}
+
+/// The full scale's reach: past the path's `end`, every bar's whisker and
+/// every reference line, with room for the figures; marks the bars too
+/// small to see at that scale as zoomed.
+fn full_scale(bars: &mut [Bar<'_>], references: &[Reference<'_>], end: f64) -> f64 {
     let reach = |b: &Bar<'_>| b.start + b.slice.ci95[1].max(b.slice.median_us).max(0.0);
     let x_max = references.iter().map(|r| r.1).chain(bars.iter().map(reach)).fold(end, f64::max).max(1e-3) * 1.12;
-    for bar in &mut bars {
+    for bar in bars {
         bar.zoomed = bar.slice.ci95[1].max(bar.slice.median_us) < ZOOM_BELOW * x_max;
     }
+    x_max
+}
+
+/// The full-scale panel: a row per slice, the lanes' reference lines
+/// across them, and the bars.
+fn full_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    d: &Decomposition,
+    bars: &[Bar<'_>],
+    references: &[Reference<'_>],
+    x_max: f64,
+    w: u32,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
     let labels: Vec<String> = bars
         .iter()
         .map(|b| if b.slice.on_path { b.slice.name.clone() } else { format!("{} (beside the path)", b.slice.name) })
         .collect();
-
-    let (left, right) = area.split_horizontally((f64::from(w) * 0.63) as i32);
     // Name the lane sliced: hopscope's probed writer, or a program's own.
     let caption = format!("Where one write goes: slices of {}", d.insitu_lane.as_deref().unwrap_or("the probed lane"));
-    let mut chart = row_chart(&left, &caption, &labels, x_max, "µs per write, cumulative (median, 95% CI)", 340.0, w)?;
-    let row = |i: usize| row_of(i, labels.len());
+    let mut chart = row_chart(area, &caption, &labels, x_max, "µs per write, cumulative (median, 95% CI)", 340.0, w)?;
     let n = labels.len() as i32;
-    for (_, median, color) in &references {
+    for (_, median, color) in references {
         chart.draw_series(DashedLineSeries::new(
             [(*median, SegmentValue::Exact(0)), (*median, SegmentValue::Exact(n))],
             px(12.0, w),
@@ -103,6 +137,16 @@ where
             color.stroke_width(px(3.0, w)),
         ))?;
     }
+    full_bars(&mut chart, bars, w)
+}
+
+/// Each slice's bar from where the previous one ended, its whisker (unless
+/// zoomed) and its figure.
+fn full_bars<DB: DrawingBackend>(chart: &mut RowChart<'_, DB>, bars: &[Bar<'_>], w: u32) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let row = |i: usize| row_of(i, bars.len());
     let margin = px(10.0, w);
     chart.draw_series(bars.iter().enumerate().map(|(i, b)| {
         let mut bar = Rectangle::new(
@@ -133,10 +177,7 @@ where
             TextStyle::from(font(LEGEND_PX, w)).pos(Pos::new(HPos::Left, VPos::Center)),
         )
     }))?;
-
-    let (zoom, key) = right.split_vertically((f64::from(h) * 0.62) as i32);
-    zoomed_panel(&zoom, d, &bars, w)?;
-    legend_panel(&key, d, &references, several, w)
+    Ok(())
 }
 
 /// The callers of the sliced lane, when it ran more than one at once.
@@ -213,7 +254,7 @@ fn zoom_chart<'a, DB: DrawingBackend + 'a>(
     labels: &[String],
     x_max: f64,
     w: u32,
-) -> Result<super::frame::RowChart<'a, DB>, Box<dyn std::error::Error + Send + Sync>>
+) -> Result<RowChart<'a, DB>, Box<dyn std::error::Error + Send + Sync>>
 where
     DB::ErrorType: 'static,
 {
@@ -247,7 +288,7 @@ where
 fn legend_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     d: &Decomposition,
-    references: &[(&str, f64, RGBColor)],
+    references: &[Reference<'_>],
     several: Option<u32>,
     w: u32,
 ) -> DrawResult
