@@ -227,16 +227,7 @@ fn caller(
     session: &Session,
     thread: u16,
 ) -> CallerRun {
-    let mut failed = None;
-    if let Some(a) = &around {
-        let prepared = flatten(catching(|| workload.before_block(&a.info)))
-            .map_err(|f| (At::BeforeBlock(id), f))
-            .and_then(|()| a.stale.as_ref().map_or(Ok(()), |h| hand_in(workload, h).map_err(|f| (At::HandIn(id), f))));
-        if let Err(f) = prepared {
-            failed = Some(f);
-            a.skip.store(true, Ordering::Release);
-        }
-    }
+    let mut failed = around.as_ref().and_then(|a| prepare(workload, a, id));
     // Marks made outside any block (set-up, resets) are not this block's.
     let _ = local::drain_into(&mut Vec::new());
     // The process's readings enclose every caller's own: caller 0 reads the
@@ -246,6 +237,55 @@ fn caller(
     let process_before = around.as_ref().map(|_| ProcessSample::opening());
     start_line.wait();
     let skipped = skip.load(Ordering::Acquire) || failed.is_some();
+    let Timed { result, start, end, sample, overhead_ns } = timed(workload, c, ops, skipped);
+    end_line.wait();
+    let process = process_before.map(|before| before.closing());
+    session.collect(thread);
+    let reported = match flatten(result) {
+        Ok(n) => n,
+        Err(f) => {
+            failed.get_or_insert((At::Block(id), f));
+            0
+        }
+    };
+    let mut counted = None;
+    if let (Some(a), None) = (&around, &failed) {
+        match close(workload, a, id) {
+            Ok(n) => counted = n,
+            Err(f) => failed = Some(f),
+        }
+    }
+    CallerRun {
+        failed,
+        reported,
+        start,
+        end,
+        sample,
+        overhead_ns,
+        process,
+        counted,
+        thread_id: std::thread::current().id(),
+    }
+}
+
+/// One caller's timed share, as measured: what its operations returned,
+/// their start and end, and the caller's own samples over them.
+struct Timed {
+    result: Result<Result<u64, BoxError>, Failure>,
+    start: Ticks,
+    end: Ticks,
+    sample: ThreadSample,
+    /// CPU this caller spent sampling itself inside the process's window,
+    /// beyond its timed one, ns.
+    overhead_ns: u64,
+}
+
+/// Run `ops` as caller `c` (none when `skipped`) between two clock
+/// readings, the caller's own CPU sampled around them: the measured region
+/// between the start and end lines. Always inlined into the caller's job,
+/// so the split adds no call to the region.
+#[inline(always)]
+fn timed(workload: &dyn Workload, c: usize, ops: crate::workload::Ops, skipped: bool) -> Timed {
     // The CPU window holds the timed one and the clock's own reading only,
     // and that is taken off: a caller that works the whole block reads no
     // more CPU than the block's wall time.
@@ -268,39 +308,33 @@ fn caller(
     // reading): the process's figure has it taken off, so a lane of one
     // busy thread reads about its wall time there too (it read ~9% more).
     let overhead_ns = before.cpu_ns.saturating_sub(bracket) + closed.saturating_sub(after.cpu_ns) + cost;
-    end_line.wait();
-    let process = process_before.map(|before| before.closing());
-    session.collect(thread);
-    let reported = match flatten(result) {
-        Ok(n) => n,
-        Err(f) => {
-            failed.get_or_insert((At::Block(id), f));
-            0
-        }
-    };
-    let mut counted = None;
-    if let (Some(a), None) = (&around, &failed) {
-        let closed = a
-            .handed
-            .as_ref()
-            .map_or(Ok(()), |h| hand_in(workload, h).map_err(|f| (At::HandIn(id), f)))
-            .and_then(|()| flatten(catching(|| workload.count())).map_err(|f| (At::Count(id), f)));
-        match closed {
-            Ok(n) => counted = n,
-            Err(f) => failed = Some(f),
-        }
+    Timed { result, start, end, sample, overhead_ns }
+}
+
+/// Caller 0, before the start line: the lane resets and builds its inputs,
+/// and its threads discard their stale marks. What failed, if anything;
+/// the other callers are then told to skip the block.
+#[inline]
+fn prepare(workload: &dyn Workload, around: &Around, id: BlockId) -> Option<(At, Failure)> {
+    let prepared = flatten(catching(|| workload.before_block(&around.info)))
+        .map_err(|f| (At::BeforeBlock(id), f))
+        .and_then(|()| around.stale.as_ref().map_or(Ok(()), |h| hand_in(workload, h).map_err(|f| (At::HandIn(id), f))));
+    let failed = prepared.err();
+    if failed.is_some() {
+        around.skip.store(true, Ordering::Release);
     }
-    CallerRun {
-        failed,
-        reported,
-        start,
-        end,
-        sample,
-        overhead_ns,
-        process,
-        counted,
-        thread_id: std::thread::current().id(),
-    }
+    failed
+}
+
+/// Caller 0, after the end line of a block that went well: the lane's
+/// threads hand their marks in, then the lane counts its store.
+#[inline]
+fn close(workload: &dyn Workload, around: &Around, id: BlockId) -> Result<Option<u64>, (At, Failure)> {
+    around
+        .handed
+        .as_ref()
+        .map_or(Ok(()), |h| hand_in(workload, h).map_err(|f| (At::HandIn(id), f)))
+        .and_then(|()| flatten(catching(|| workload.count())).map_err(|f| (At::Count(id), f)))
 }
 
 /// Have the lane's threads hand in to `hand_in`, a panic caught.
