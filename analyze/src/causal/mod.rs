@@ -213,21 +213,45 @@ pub enum CausalError {
 /// Judge every arm of `samples` against the reference, round by round.
 pub fn profile(samples: &CausalSamples, seed: u64) -> Result<CausalProfile, CausalError> {
     check(samples)?;
-    // Time per operation of each arm, by round; only rounds where every arm
-    // ran a block are paired (an interrupted run's last round is not).
-    let mut rounds: BTreeMap<u32, Vec<Option<f64>>> = BTreeMap::new();
-    for b in &samples.blocks {
-        rounds.entry(b.round).or_insert_with(|| vec![None; samples.arms.len()])[b.arm] = Some(b.ns_per_op());
-    }
-    let complete: Vec<Vec<f64>> =
-        rounds.into_values().filter_map(|arms| arms.into_iter().collect::<Option<Vec<f64>>>()).collect();
+    let complete = complete_rounds(samples);
     if complete.len() < MIN_ROUNDS {
         return Err(CausalError::TooFewRounds { got: complete.len() });
     }
     let reference: Vec<f64> = complete.iter().map(|r| r[0]).collect();
     let reference_ns_per_op = Estimate::of(&reference, seed);
-    let callers = samples.callers.max(1) as f64;
+    let slices = ranked(slice_points(samples, &complete, seed));
+    let warnings = warnings(samples, &reference, reference_ns_per_op.median, &slices);
+    Ok(CausalProfile {
+        schema: CAUSAL_SCHEMA.to_owned(),
+        lane: samples.lane.clone(),
+        callers: samples.callers,
+        serial: samples.serial,
+        reference_ops_per_s: if reference_ns_per_op.median > 0.0 { 1e9 / reference_ns_per_op.median } else { 0.0 },
+        reference_ns_per_op,
+        slices,
+        rounds: complete.len(),
+        seconds: samples.seconds,
+        host: samples.host.clone(),
+        clock: samples.clock.clone(),
+        meta: samples.meta.clone(),
+        warnings,
+    })
+}
 
+/// Time per operation of each arm, by round; only rounds where every arm
+/// ran a block are paired (an interrupted run's last round is not).
+fn complete_rounds(samples: &CausalSamples) -> Vec<Vec<f64>> {
+    let mut rounds: BTreeMap<u32, Vec<Option<f64>>> = BTreeMap::new();
+    for b in &samples.blocks {
+        rounds.entry(b.round).or_insert_with(|| vec![None; samples.arms.len()])[b.arm] = Some(b.ns_per_op());
+    }
+    rounds.into_values().filter_map(|arms| arms.into_iter().collect::<Option<Vec<f64>>>()).collect()
+}
+
+/// Every slice tried with its points (each arm judged against the
+/// reference of its round), points slowest to fastest.
+fn slice_points(samples: &CausalSamples, complete: &[Vec<f64>], seed: u64) -> Vec<SliceProfile> {
+    let callers = samples.callers.max(1) as f64;
     let mut slices: Vec<SliceProfile> = samples
         .slices
         .iter()
@@ -264,30 +288,37 @@ pub fn profile(samples: &CausalSamples, seed: u64) -> Result<CausalProfile, Caus
     for s in &mut slices {
         s.points.sort_by(|a, b| a.change_pct.total_cmp(&b.change_pct));
     }
+    slices
+}
+
+/// The slices that were tried, most bought first. An effect the point
+/// does not tell counts as none (`Point::tells_an_effect`); among those,
+/// the larger slice first. A slice without a speedup tried goes last.
+fn ranked(mut slices: Vec<SliceProfile>) -> Vec<SliceProfile> {
     slices.retain(|s| !s.points.is_empty());
-    // Most bought first. An effect the point does not tell counts as none
-    // (`Point::tells_an_effect`); among those, the larger slice first. A slice without a speedup tried goes
-    // last.
     let bought = |s: &SliceProfile| {
         s.ranking_point().map_or(f64::NEG_INFINITY, |p| if p.tells_an_effect() { p.throughput_pct.median } else { 0.0 })
     };
     slices.sort_by(|a, b| bought(b).total_cmp(&bought(a)).then(b.median_ns.total_cmp(&a.median_ns)));
+    slices
+}
 
+/// What weakens the profile: the samples' own notes, a reference at two
+/// paces or far from the decomposition's, slices that respond out of
+/// proportion, and savings beyond what a change took.
+fn warnings(
+    samples: &CausalSamples,
+    reference: &[f64],
+    reference_median: f64,
+    slices: &[SliceProfile],
+) -> Vec<Recorded<CausalWarning>> {
     let mut warnings = samples.notes.clone();
-    if let Some(w) = warning::two_paces(&reference, samples.callers) {
-        warnings.push(Recorded::Typed(w));
-    }
-    if let Some(w) =
-        samples.decomposition_ns_per_op.and_then(|d| warning::medians_elsewhere(d, reference_ns_per_op.median))
-    {
-        warnings.push(Recorded::Typed(w));
-    }
-    for s in &slices {
-        if let Some(w) = warning::nonlinear(s, samples.serial) {
-            warnings.push(Recorded::Typed(w));
-        }
-    }
-    for s in &slices {
+    let typed = warning::two_paces(reference, samples.callers)
+        .into_iter()
+        .chain(samples.decomposition_ns_per_op.and_then(|d| warning::medians_elsewhere(d, reference_median)))
+        .chain(slices.iter().filter_map(|s| warning::nonlinear(s, samples.serial)));
+    warnings.extend(typed.map(Recorded::Typed));
+    for s in slices {
         // Only when the CI itself lies past the change, and the change is
         // one the lane can resolve: a 7 ns change "saving" 76 ns on a host
         // that moved is no finding.
@@ -301,21 +332,7 @@ pub fn profile(samples: &CausalSamples, seed: u64) -> Result<CausalProfile, Caus
             }));
         }
     }
-    Ok(CausalProfile {
-        schema: CAUSAL_SCHEMA.to_owned(),
-        lane: samples.lane.clone(),
-        callers: samples.callers,
-        serial: samples.serial,
-        reference_ops_per_s: if reference_ns_per_op.median > 0.0 { 1e9 / reference_ns_per_op.median } else { 0.0 },
-        reference_ns_per_op,
-        slices,
-        rounds: complete.len(),
-        seconds: samples.seconds,
-        host: samples.host.clone(),
-        clock: samples.clock.clone(),
-        meta: samples.meta.clone(),
-        warnings,
-    })
+    warnings
 }
 
 /// What arm `arm` took off its slice per operation, ns: the median over
