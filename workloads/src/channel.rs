@@ -7,10 +7,7 @@ use std::sync::mpsc;
 
 use crate::knobs::{ChannelKind, Wait};
 use crate::queue::{self, QueueRx, QueueTx};
-
-/// The receiving side is gone; nothing sent will ever be read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Disconnected;
+use crate::receive::{Disconnected, TryRecv};
 
 /// Sending half of a channel of either kind.
 #[derive(Debug)]
@@ -89,17 +86,6 @@ impl<T> Tx<T> {
             Tx::Parking(tx) => tx.send(value),
         }
     }
-}
-
-/// Outcome of a non-blocking receive.
-#[derive(Debug)]
-pub(crate) enum TryRecv<T> {
-    /// A message.
-    Got(T),
-    /// Nothing queued right now.
-    Empty,
-    /// Every sender is gone and the queue is empty.
-    Closed,
 }
 
 impl<T> Rx<T> {

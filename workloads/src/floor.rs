@@ -23,6 +23,7 @@ use crate::channel;
 use crate::db::{self, DbConfig};
 use crate::error::WriteError;
 use crate::knobs::Wait;
+use crate::receive::Disconnected;
 use crate::value::Value;
 use hopscope_harness::placement;
 
@@ -156,8 +157,7 @@ fn serve<P: Probe>(conn: &Connection, sql: &'static str, rx: &Receiver<FloorMess
         local::attach(crate::WORKER_MARK_CAPACITY);
     }
     let mut clients: Vec<mailbox::Sender<i64>> = Vec::new();
-    let next =
-        || channel::wait_for(wait, || channel::try_crossbeam(rx), || rx.recv().map_err(|_| channel::Disconnected));
+    let next = || channel::wait_for(wait, || channel::try_crossbeam(rx), || rx.recv().map_err(|_| Disconnected));
     while let Ok(message) = next() {
         match message {
             FloorMessage::Register(reply) => {

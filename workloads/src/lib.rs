@@ -35,6 +35,7 @@ mod mailbox;
 pub mod merge;
 pub mod peers;
 mod queue;
+mod receive;
 mod shape;
 mod value;
 pub mod wait;

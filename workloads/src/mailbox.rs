@@ -12,8 +12,8 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::Thread;
 
-use crate::channel::Disconnected;
 use crate::knobs::Wait;
+use crate::receive::Disconnected;
 
 struct State<T> {
     value: Option<T>,

@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::Thread;
 
-use crate::channel::{Disconnected, TryRecv};
+use crate::receive::{Disconnected, TryRecv};
 
 struct State<T> {
     items: VecDeque<T>,

@@ -18,8 +18,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use hopscope_probe::{Hop, HopTable, OpId, Owner, Probe, Side, local};
 
-use crate::channel::TryRecv;
 use crate::error::WriteError;
+use crate::receive::TryRecv;
 use crate::value::Sql;
 use crate::writer::request::{Done, Message, Reply, Request, Work};
 use crate::writer::thread::{WriterThread, execute};

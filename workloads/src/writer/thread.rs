@@ -14,9 +14,10 @@ use hopscope_probe::{Hop, Probe, local};
 use rusqlite::Connection;
 
 use crate::WORKER_MARK_CAPACITY;
-use crate::channel::{Rx, TryRecv, Tx};
+use crate::channel::{Rx, Tx};
 use crate::error::WriteError;
 use crate::knobs::{Knobs, Wait};
+use crate::receive::TryRecv;
 use crate::value::Sql;
 use crate::writer::harvest;
 use crate::writer::request::{Done, Failed, Message, Reply, ReplyTo, Request, Work, WriteOutcome};
