@@ -18,6 +18,7 @@ mod clients;
 mod fifo;
 mod group;
 pub(crate) mod harvest;
+mod hops;
 mod request;
 pub(crate) mod spin;
 mod thread;
@@ -38,8 +39,8 @@ use crate::knobs::{Knobs, ReplyMode, ResultSlot};
 use crate::mailbox::Mailbox;
 use crate::value::{Sql, Value, ValueRef};
 
-pub use group::{GroupHops, writer_hops};
 pub use harvest::Tables;
+pub use hops::{GroupHops, writer_hops};
 pub use request::WriteOutcome;
 
 use clients::Gate;
