@@ -118,8 +118,43 @@ fn backwards(slice: &str, median_us: f64, ci95: [f64; 2], across_threads: bool) 
     )
 }
 
+/// A typed warning in words: each group of warnings said by a function
+/// of its own, every variant named here so a new one must be placed.
 fn typed(w: &Warning) -> String {
-    match w {
+    let said = match w {
+        Warning::Partial(_)
+        | Warning::NoOperations { .. }
+        | Warning::Noisy { .. }
+        | Warning::PlacementMissed { .. }
+        | Warning::PinsRefused { .. }
+        | Warning::MarksLost { .. }
+        | Warning::MarksDropped { .. }
+        | Warning::CountersUnsupported { .. } => measured(w),
+        Warning::NoReference { .. }
+        | Warning::NoArithmetic
+        | Warning::NoFloor
+        | Warning::FloorRefused(_)
+        | Warning::SwitchesPastBoundary { .. }
+        | Warning::NoProbedFloor
+        | Warning::NoObserverEffect => arithmetic(w),
+        Warning::InstrumentsDisagree { .. }
+        | Warning::FloorLacksSpans { .. }
+        | Warning::PeerOutsideMarks { .. }
+        | Warning::SliceBackwards { .. } => instruments(w),
+        Warning::SlowRounds { .. } | Warning::Carryover { .. } => rounds(w),
+        Warning::ContendedKept { .. } | Warning::SpecEdited { .. } => verdict(w),
+        Warning::SeveralCallers { .. } | Warning::CallersApart { .. } | Warning::FewOpsPerCaller { .. } => callers(w),
+        Warning::SliceLikeBaseline { .. } | Warning::WrongSide { .. } | Warning::IncompleteOps { .. } => declared(w),
+    };
+    said.unwrap_or_default()
+}
+
+/// A warning about what the run measured and what it lost, in words: a
+/// partial trace, a lane with no operations or a noisy one, a placement
+/// not kept, marks lost, counters unsupported; `None` for any other
+/// warning.
+fn measured(w: &Warning) -> Option<String> {
+    Some(match w {
         Warning::Partial(partial) => format!("partial: {}", partial_sentence(partial)),
         Warning::NoOperations { lane } => format!("lane `{lane}` has no measured operations"),
         Warning::Noisy { lane, spread, .. } => {
@@ -134,6 +169,22 @@ fn typed(w: &Warning) -> String {
             "the kernel refused {count} of the run's thread pins: some threads may not have run where the placement \
              says (see each lane's cross-core figures)"
         ),
+        Warning::MarksLost { count } => format!("{count} marks were dropped"),
+        Warning::MarksDropped { count } => {
+            format!("{count} marks were dropped (buffers full); their operations are excluded")
+        }
+        Warning::CountersUnsupported { counters } => {
+            format!("counters unsupported on this host: {}", counters.join(", "))
+        }
+        _ => return None,
+    })
+}
+
+/// A warning about the lanes the arithmetic needs, in words: no baseline
+/// or floor, a floor refused, switches past the boundary, no observer
+/// effect; `None` for any other warning.
+fn arithmetic(w: &Warning) -> Option<String> {
+    Some(match w {
         Warning::NoReference { probed, observer, subject } => {
             let has = match (probed, observer) {
                 (true, true) => "this run has the slices and the observer effect only",
@@ -160,9 +211,19 @@ fn typed(w: &Warning) -> String {
         Warning::NoProbedFloor => {
             "no probed floor lane: the in-situ library figure includes the channel sends any writer pays".to_owned()
         }
-        Warning::SeveralCallers { .. } | Warning::CallersApart { .. } | Warning::FewOpsPerCaller { .. } => {
-            callers(w).unwrap_or_default()
+        Warning::NoObserverEffect => {
+            "no clean and probed build of the subject: the observer effect is not measured".to_owned()
         }
+        _ => return None,
+    })
+}
+
+/// A warning that the marks and the lanes tell different stories, in
+/// words: the two instruments apart, a floor without the subject's spans,
+/// a peer's operation outside its marks, a slice below zero; `None` for
+/// any other warning.
+fn instruments(w: &Warning) -> Option<String> {
+    Some(match w {
         Warning::InstrumentsDisagree { tolerance_us } => {
             format!("the two instruments disagree about the library's cost by more than the fixed {tolerance_us:.1} µs")
         }
@@ -176,15 +237,18 @@ fn typed(w: &Warning) -> String {
             "`{lane}`'s slices add up to a hop of {slices_hop_us:+.3} µs, its clean lanes' is {lanes_hop_us:+.3} µs: \
              more than {tolerance_us:.1} µs apart, so part of its operation lies outside its marks"
         ),
-        Warning::SliceLikeBaseline { .. } | Warning::WrongSide { .. } | Warning::IncompleteOps { .. } => {
-            declared(w).unwrap_or_default()
-        }
         Warning::SliceBackwards { slice, median_us, ci95, across_threads } => {
             backwards(slice, *median_us, *ci95, *across_threads)
         }
-        Warning::NoObserverEffect => {
-            "no clean and probed build of the subject: the observer effect is not measured".to_owned()
-        }
+        _ => return None,
+    })
+}
+
+/// A warning about what the rounds carried besides a lane's own cost, in
+/// words: slow rounds every lane shared, a neighbour's cost carried over;
+/// `None` for any other warning.
+fn rounds(w: &Warning) -> Option<String> {
+    Some(match w {
         Warning::SlowRounds { lanes, rounds, of, every, factor, with_checkpoint } => {
             let every = every.map_or(String::new(), |n| format!(", {n} rounds apart"));
             let cause = match with_checkpoint {
@@ -208,6 +272,15 @@ fn typed(w: &Warning) -> String {
              after `{slow_after}` than after `{fast_after}` (CIs apart): lane differences carry that neighbour's \
              cost; run them in a balanced order (the harness's default)"
         ),
+        _ => return None,
+    })
+}
+
+/// A warning about what an A/B verdict stands on, in words: rounds that
+/// waited for another process kept, a spec edited since; `None` for any
+/// other warning.
+fn verdict(w: &Warning) -> Option<String> {
+    Some(match w {
         Warning::ContendedKept { waited, rounds } => format!(
             "{waited} of {rounds} rounds waited for another process; an A/B verdict keeps them (it pairs each \
              round's arms, run side by side), so its CI carries those waits"
@@ -216,14 +289,8 @@ fn typed(w: &Warning) -> String {
             "the spec was edited after the run: recorded sha256 {recorded}, {path} now has {now}; the verdict uses \
              the recorded rule"
         ),
-        Warning::MarksLost { count } => format!("{count} marks were dropped"),
-        Warning::MarksDropped { count } => {
-            format!("{count} marks were dropped (buffers full); their operations are excluded")
-        }
-        Warning::CountersUnsupported { counters } => {
-            format!("counters unsupported on this host: {}", counters.join(", "))
-        }
-    }
+        _ => return None,
+    })
 }
 
 /// A warning about a lane of several callers at once, in words; `None` for
