@@ -25,6 +25,7 @@ use crate::error::WriteError;
 use crate::knobs::Wait;
 use crate::receive::Disconnected;
 use crate::value::Value;
+use crate::worker::{WORKER_MARK_CAPACITY, WRITER_ROLE};
 use hopscope_harness::placement;
 
 /// What the floor thread can be sent.
@@ -154,7 +155,7 @@ impl<P: Probe> FloorClient<P> {
 
 fn serve<P: Probe>(conn: &Connection, sql: &'static str, rx: &Receiver<FloorMessage>, probe: P, wait: Wait) {
     if P::RECORDS {
-        local::attach(crate::WORKER_MARK_CAPACITY);
+        local::attach(WORKER_MARK_CAPACITY);
     }
     let mut clients: Vec<mailbox::Sender<i64>> = Vec::new();
     let next = || channel::wait_for(wait, || channel::try_crossbeam(rx), || rx.recv().map_err(|_| Disconnected));
@@ -180,7 +181,7 @@ fn serve<P: Probe>(conn: &Connection, sql: &'static str, rx: &Receiver<FloorMess
                 probe.mark(op, Hop::IDLE);
             }
             FloorMessage::HandIn { hand_in, done } => {
-                hand_in.collect(crate::WRITER_ROLE);
+                hand_in.collect(WRITER_ROLE);
                 let _ = done.send(());
             }
         }

@@ -16,6 +16,7 @@ use hopscope_harness::{BoxError, HandIn, Ops, Workload};
 
 use crate::error::WriteError;
 use crate::knobs::Wait;
+use crate::worker::WRITER_ROLE;
 
 /// What the two threads share.
 #[derive(Debug, Default)]
@@ -158,7 +159,7 @@ fn serve(baton: &Baton, wait: Wait) {
         if baton.hand_in_pending.swap(false, Ordering::AcqRel) {
             let job = baton.hand_in.lock().unwrap_or_else(PoisonError::into_inner).take();
             if let Some((hand_in, done)) = job {
-                hand_in.collect(crate::WRITER_ROLE);
+                hand_in.collect(WRITER_ROLE);
                 let _ = done.send(());
             }
         }

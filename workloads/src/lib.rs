@@ -40,12 +40,8 @@ mod shape;
 mod value;
 pub mod wait;
 pub mod wake;
+mod worker;
 mod writer;
-
-/// Marks a probed writer or floor thread can hold between two flushes
-/// (3 MiB): far more than one block's worth; beyond it marks are dropped and
-/// counted, never blocking the thread.
-pub const WORKER_MARK_CAPACITY: usize = 1 << 17;
 
 pub use db::DbConfig;
 pub use error::{ParseError, RunError, WriteError};
@@ -53,10 +49,11 @@ pub use floor::{Floor, FloorClient, FloorOptions};
 pub use handoff::{Handoff, HandoffOptions, HandoffWorkload};
 pub use inline::Inline;
 pub use knobs::Knobs;
-pub use lane::{Builds, INLINE_HOOK, LaneKind, LaneName, LaneSpec, StandardLane, WRITER_HOOK, WRITER_ROLE};
+pub use lane::{Builds, INLINE_HOOK, LaneKind, LaneName, LaneSpec, StandardLane, WRITER_HOOK};
 pub use peers::Peer;
 pub use shape::{MAX_BATCH_ROWS, MAX_BLOB_BYTES, OpInput, SEED_ROWS, Shape};
 pub use value::{Sql, Value, ValueRef};
+pub use worker::{WORKER_MARK_CAPACITY, WRITER_ROLE};
 pub use writer::{GroupHops, MAX_PARAMS, Tables, WriteOutcome, Writer, writer_hops};
 
 /// What a run of reference lanes records about its shape and database, for

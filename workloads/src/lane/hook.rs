@@ -18,13 +18,13 @@ use hopscope_probe::collector::{Collector, DEFAULT_RING_MARKS};
 use hopscope_probe::sqlite::{self, SqliteProbe, TransactionHops, Unpaired};
 use hopscope_probe::{Hop, OpId, Probe, local};
 
-use super::WRITER_ROLE;
 use super::open::{InlineLane, Target, WriterLane};
 use crate::db::{self, DbConfig};
 use crate::error::{RunError, WriteError};
 use crate::inline::Inline;
 use crate::knobs::Knobs;
 use crate::shape::{OpInput, Shape};
+use crate::worker::WRITER_ROLE;
 
 /// The writer's marks as a peer's: `enter` and `done` recorded on the
 /// caller, the writer's `woke` turned into the operation its statement

@@ -17,6 +17,7 @@ use crate::handoff::{Handoff, HandoffOptions, HandoffWorkload};
 use crate::knobs::{BlobHandover, Knobs, Wait};
 use crate::peers::Peer;
 use crate::shape::Shape;
+use crate::worker::WRITER_ROLE;
 
 mod hook;
 mod name;
@@ -28,9 +29,6 @@ pub use name::{LaneName, StandardLane};
 pub(crate) use hook::unpaired;
 #[cfg(feature = "peers")]
 pub(crate) use open::Target;
-
-/// The thread role of the reference lanes' own thread (writer or floor).
-pub const WRITER_ROLE: &str = "writer";
 
 /// The reference writer marked the way the peers are ([`LaneKind::WriterHook`]).
 pub const WRITER_HOOK: &str = "writer-hook";

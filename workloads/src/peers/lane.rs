@@ -28,10 +28,11 @@ use tokio::runtime::Runtime;
 
 use crate::db::{self, DbConfig, JournalMode, Synchronous};
 use crate::error::{RunError, WriteError};
-use crate::lane::{Target, WRITER_ROLE, unpaired};
+use crate::lane::{Target, unpaired};
 use crate::peers::Peer;
 use crate::shape::{OpInput, Shape};
 use crate::value::Value;
+use crate::worker::WRITER_ROLE;
 
 /// Open `peer` on the database at `path` for `shape`.
 pub(crate) fn open(

@@ -13,12 +13,12 @@ use std::sync::{Arc, OnceLock};
 use hopscope_probe::{Hop, Probe, local};
 use rusqlite::Connection;
 
-use crate::WORKER_MARK_CAPACITY;
 use crate::channel::{Rx, Tx};
 use crate::error::WriteError;
 use crate::knobs::{Knobs, Wait};
 use crate::receive::TryRecv;
 use crate::value::Sql;
+use crate::worker::{WORKER_MARK_CAPACITY, WRITER_ROLE};
 use crate::writer::harvest;
 use crate::writer::request::{Done, Failed, Message, Reply, ReplyTo, Request, Work, WriteOutcome};
 use crate::writer::spin::Delay;
@@ -112,7 +112,7 @@ impl<P: Probe> WriterThread<P> {
         match message {
             Message::Write(_) => {}
             Message::HandIn { hand_in, done } => {
-                hand_in.collect(crate::WRITER_ROLE);
+                hand_in.collect(WRITER_ROLE);
                 let _ = done.send(());
             }
             Message::Register { client, reply } => {
