@@ -17,9 +17,38 @@ fn direction(faster: bool) -> &'static str {
     if faster { "faster" } else { "slower" }
 }
 
+/// A typed reason in words: each group of reasons said by a function of
+/// its own, every variant named here so a new one must be placed.
 fn typed(r: &AbReason) -> String {
-    match r {
-        AbReason::Contended(waited) => format!("no verdict: {}", super::contention::line(waited)),
+    let said = match r {
+        AbReason::Contended(waited) => Some(format!("no verdict: {}", super::contention::line(waited))),
+        AbReason::ControlMoved { .. }
+        | AbReason::SpreadApart { .. }
+        | AbReason::SignFlipped
+        | AbReason::DriftDwarfed { .. }
+        | AbReason::TwoModes { .. }
+        | AbReason::NoPass
+        | AbReason::OneOrder
+        | AbReason::EveryPass { .. }
+        | AbReason::BelowRule { .. } => within_passes(r),
+        AbReason::TooFewPasses { .. }
+        | AbReason::ControlAcross { .. }
+        | AbReason::SpreadAcross { .. }
+        | AbReason::OrdersDisagree { .. }
+        | AbReason::WithinLayouts { .. }
+        | AbReason::Across { .. }
+        | AbReason::BelowRuleAcross { .. } => across_processes(r),
+        AbReason::Unaccounted { .. } | AbReason::BySlices { .. } => by_slices(r),
+    };
+    said.unwrap_or_default()
+}
+
+/// A reason a verdict of passes gives, in words: a pass whose control
+/// moved or whose arms spread apart, the orders' signs, the drift, an arm
+/// of two paces, the passes' effect against the rule; `None` for any
+/// other reason.
+fn within_passes(r: &AbReason) -> Option<String> {
+    Some(match r {
         AbReason::ControlMoved { pass, order, pct, max_pct } => {
             format!("pass {pass} ({order}): the control moved {pct:+.1}%, more than the {max_pct:.1}% allowed")
         }
@@ -52,6 +81,16 @@ fn typed(r: &AbReason) -> String {
             "pass {pass} ({order}): Δ {:+.3} µs ({delta_pct:+.1}%), CI {:+.3}…{:+.3}: below the rule",
             d.median, d.ci95[0], d.ci95[1]
         ),
+        _ => return None,
+    })
+}
+
+/// A reason a verdict across fresh processes gives, in words: too few
+/// passes, the control or the spread across them, the orders apart, a
+/// change within the layouts' spread, the effect against the rule; `None`
+/// for any other reason.
+fn across_processes(r: &AbReason) -> Option<String> {
+    Some(match r {
         AbReason::TooFewPasses { passes, min } => {
             format!("{passes} pass(es) have both arms measured; a verdict across processes needs at least {min}")
         }
@@ -88,6 +127,15 @@ fn typed(r: &AbReason) -> String {
             "Δ {mean_us:+.3} µs ({pct:+.2}%), {level_pct:.0}% CI {:+.3}…{:+.3} over {passes} passes: below the rule",
             ci[0], ci[1]
         ),
+        _ => return None,
+    })
+}
+
+/// A reason that rests on the slices' verdicts, in words: a lane's move
+/// no slice accounts for, or a verdict the slices settled; `None` for any
+/// other reason.
+fn by_slices(r: &AbReason) -> Option<String> {
+    Some(match r {
         AbReason::Unaccounted { lane_us, ci_us, against } => {
             let why = if against.is_empty() {
                 "no slice's verdict moved that way".to_owned()
@@ -119,7 +167,8 @@ fn typed(r: &AbReason) -> String {
                 rest_ci_us[1]
             )
         }
-    }
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
