@@ -207,7 +207,7 @@ impl Crossover {
 /// The slice-level verdict on the injected slice: the slice that ends at
 /// `delayed_hop` (on the path when there are two).
 fn injected(verdicts: &SliceVerdicts, a: &LaneOps, delayed_hop: &str) -> Option<SliceRepeat> {
-    let ends_at = |name: &str| name.rsplit('→').next() == Some(delayed_hop);
+    let ends_at = |name: &str| hopscope_probe::SliceName::ends_at(name, delayed_hop);
     let on_path = |name: &str| a.slices.iter().any(|d| d.name == name && d.on_path);
     verdicts.slices.iter().filter(|s| ends_at(&s.name)).max_by_key(|s| on_path(&s.name)).map(|s| SliceRepeat {
         name: s.name.clone(),

@@ -103,6 +103,7 @@ mod reading_key;
 mod role;
 mod run_fact;
 mod session;
+mod slice_name;
 pub mod trace;
 
 #[cfg(any(feature = "tracing", feature = "sqlite"))]
@@ -139,4 +140,5 @@ pub use reading_key::{ReadingKey, ReservedRole, ThreadFigure, ThreadRole};
 pub use role::{LaneInfo, Role, UnknownRole, Variant};
 pub use run_fact::{ArmFact, LaneFact, RunFact, RunFacts};
 pub use session::Session;
+pub use slice_name::{ARROW, ASCII_ARROW, NotASliceName, SliceName};
 pub use trace::{Block, Reading, Salvage, Stream, Trace, TraceError, TraceHeader, TraceReader, TraceWriter};

@@ -506,7 +506,7 @@ fn slice_defs(header: &TraceHeader, lane: &LaneHops, hops: &[Hop]) -> Vec<SliceD
             _ => SliceSide::Cross,
         };
         SliceDef {
-            name: format!("{}→{}", name(from), name(to)),
+            name: hopscope_probe::SliceName::new(name(from), name(to)).to_string(),
             from,
             to,
             side,

@@ -282,7 +282,7 @@ impl Timeline {
                     lane,
                     thread,
                     op,
-                    name: format!("{}→{}", self.hop_name(from.hop), self.hop_name(to.hop)),
+                    name: hopscope_probe::SliceName::new(self.hop_name(from.hop), self.hop_name(to.hop)).to_string(),
                     kind: if step { SliceKind::Step } else { SliceKind::Gap },
                     start_ns: self.ns(from.ticks.0),
                     end_ns: self.ns(to.ticks.0),
