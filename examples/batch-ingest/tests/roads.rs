@@ -1,7 +1,8 @@
-//! The batching writer decomposed through each road, as its README section
-//! shows them: direct marks, `tracing` spans and SQLite's hook. Each joins
-//! every event to its batch's COMMIT, counts its batches, and gives the
-//! COMMIT both views: what each event waits, and its share.
+//! The batching writer decomposed through each road, as the guide's
+//! batches chapter (docs/guide/batches.md) shows them: direct marks,
+//! `tracing` spans and SQLite's hook. Each joins every event to its
+//! batch's COMMIT, counts its batches, and gives the COMMIT both views:
+//! what each event waits, and its share.
 
 #![cfg(feature = "hopscope")]
 
