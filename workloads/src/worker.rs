@@ -4,7 +4,7 @@
 //! leaf, so the threads and the lanes that declare them share it.
 
 /// The thread role of the reference lanes' own thread (writer or floor).
-pub const WRITER_ROLE: &str = "writer";
+pub const WRITER_ROLE: &str = hopscope_probe::WRITER_ROLE;
 
 /// Marks a probed writer or floor thread can hold between two flushes
 /// (3 MiB): far more than one block's worth; beyond it marks are dropped and

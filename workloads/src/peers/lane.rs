@@ -29,7 +29,7 @@ use tokio::runtime::Runtime;
 use crate::db::{self, DbConfig, JournalMode, Synchronous};
 use crate::error::{RunError, WriteError};
 use crate::lane::{Target, unpaired};
-use crate::peers::Peer;
+use crate::peers::peer::Peer;
 use crate::shape::{OpInput, Shape};
 use crate::value::Value;
 use crate::worker::WRITER_ROLE;
