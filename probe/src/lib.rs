@@ -136,7 +136,7 @@ pub use host::HostInfo;
 pub use machinery::{EdgeCosts, SliceKind, SpanEvents, SpanMachinery, SpanPath, SpanSequence};
 pub use placement::{Placement, UnknownPlacement};
 pub use probe::{NoProbe, Probe, Recording};
-pub use reading_key::{ReadingKey, ReservedRole, ThreadFigure, ThreadRole};
+pub use reading_key::{ReadingKey, ReservedRole, ThreadFigure, ThreadRole, WRITER_ROLE};
 pub use role::{LaneInfo, Role, UnknownRole, Variant};
 pub use run_fact::{ArmFact, LaneFact, RunFact, RunFacts};
 pub use session::Session;

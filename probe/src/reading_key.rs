@@ -36,10 +36,16 @@ pub enum ThreadRole {
     Lane(String),
 }
 
+/// The thread role hopscope's own writer lanes give their writer thread:
+/// spelled here once, for the lanes that declare it and the figures that
+/// read it.
+pub const WRITER_ROLE: &str = "writer";
+
 impl ThreadRole {
-    /// The role hopscope's own writer lanes give their writer thread.
+    /// The role hopscope's own writer lanes give their writer thread
+    /// ([`WRITER_ROLE`]).
     pub fn writer() -> ThreadRole {
-        ThreadRole::Lane("writer".to_owned())
+        ThreadRole::Lane(WRITER_ROLE.to_owned())
     }
 
     /// Whether this is one of the harness's caller threads.
