@@ -18,7 +18,9 @@ use hopscope_probe::collector::{Collector, DEFAULT_RING_MARKS};
 use hopscope_probe::sqlite::{self, SqliteProbe, TransactionHops, Unpaired};
 use hopscope_probe::{Hop, OpId, Probe, local};
 
-use super::open::{InlineLane, Target, WriterLane};
+use super::reference::{InlineLane, WriterLane};
+use super::spec::{INLINE_HOOK, WRITER_HOOK};
+use super::target::Target;
 use crate::db::{self, DbConfig};
 use crate::error::{RunError, WriteError};
 use crate::inline::Inline;
@@ -109,7 +111,7 @@ impl Target for HookedWriter {
     /// own), then the statements' marks go in as its role.
     fn hand_in(&self, hand_in: &HandIn) -> Result<(), WriteError> {
         self.lane.hand_in(hand_in)?;
-        self.statements.end(hand_in, WRITER_ROLE).map_err(|e| unpaired(super::WRITER_HOOK, e))
+        self.statements.end(hand_in, WRITER_ROLE).map_err(|e| unpaired(WRITER_HOOK, e))
     }
 }
 
@@ -182,7 +184,7 @@ impl Target for HookedInline {
 
     /// The statements' marks, made on the callers, go in as their own role.
     fn hand_in(&self, hand_in: &HandIn) -> Result<(), WriteError> {
-        self.statements.end(hand_in, hopscope_harness::SQLITE_ROLE).map_err(|e| unpaired(super::INLINE_HOOK, e))
+        self.statements.end(hand_in, hopscope_harness::SQLITE_ROLE).map_err(|e| unpaired(INLINE_HOOK, e))
     }
 }
 

@@ -7,7 +7,7 @@ use std::str::FromStr;
 
 use hopscope_probe::LaneInfo;
 
-use super::{INLINE_HOOK, LaneKind, WRITER_HOOK};
+use super::spec::{INLINE_HOOK, LaneKind, WRITER_HOOK};
 use crate::error::ParseError;
 use crate::knobs::Knobs;
 use crate::peers::Peer;
