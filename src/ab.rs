@@ -115,7 +115,67 @@ fn gate(experiment: &Experiment, fail_on: Option<FailOn>) -> ExitCode {
     ExitCode::from(gate::ab_status(experiment, fail_on))
 }
 
+/// What `hopscope ab` will do, its flags checked against each other
+/// before anything is built or run.
+enum Plan {
+    /// Judge two builds in lockstep (`--builds`, `--commits`), each block
+    /// given `deadline` at most.
+    Lockstep { builds: Builds, deadline: Option<std::time::Duration> },
+    /// Re-judge the run in this directory under the rule it recorded
+    /// (`--analyze`).
+    Rejudge(PathBuf),
+    /// Run the experiment spec's arms through the harness.
+    Spec(PathBuf),
+}
+
+/// The two builds a lockstep run judges.
+enum Builds {
+    /// Programs the user gave (`--builds`), build a's first.
+    Given([PathBuf; 2]),
+    /// Revisions to build first (`--commits`).
+    Commits(crate::commits::Commits),
+}
+
+impl Plan {
+    /// The plan `args` ask for; a flag out of place or out of range is
+    /// refused here, before anything runs.
+    fn of(args: &Args) -> anyhow::Result<Plan> {
+        refuse_misplaced(args)?;
+        let deadline = deadline(args)?;
+        let layouts = layouts(args)?;
+        if let Some(builds) = &args.builds {
+            let given = [program_path(&builds[0]), program_path(&builds[1])];
+            return Ok(Plan::Lockstep { builds: Builds::Given(given), deadline });
+        }
+        if let Some(revisions) = &args.commits {
+            let commits = crate::commits::Commits {
+                revisions: [revisions[0].clone(), revisions[1].clone()],
+                build: args.build.clone(),
+                build_b: args.build_b.clone(),
+                bin: args.bin.clone(),
+                layouts,
+            };
+            return Ok(Plan::Lockstep { builds: Builds::Commits(commits), deadline });
+        }
+        if let Some(dir) = &args.analyze {
+            return Ok(Plan::Rejudge(dir.clone()));
+        }
+        let spec = args.spec.clone().context("give an experiment spec, or --builds BIN_A BIN_B")?;
+        Ok(Plan::Spec(spec))
+    }
+}
+
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    match Plan::of(args)? {
+        Plan::Lockstep { builds, deadline } => run_lockstep(args, builds, deadline),
+        Plan::Rejudge(dir) => rejudge(args, &dir),
+        Plan::Spec(path) => run_spec(args, &path),
+    }
+}
+
+/// Refuse flags that belong to a mode not asked for: the build flags
+/// without `--commits`, `--lane` and `--minus` without builds to run.
+fn refuse_misplaced(args: &Args) -> anyhow::Result<()> {
     // Checked here as well as by clap: its `requires` is skipped when the
     // required flag conflicts with one present (clap issue 4520), and
     // `--builds` conflicts with `--commits`.
@@ -142,7 +202,13 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         crate::net::check(minus, args.lane.as_deref(), args.spec.as_deref())?;
     }
-    let deadline = match args.deadline {
+    Ok(())
+}
+
+/// `--deadline` as a duration: seconds in (0, 3600], and only for builds
+/// run in lockstep.
+fn deadline(args: &Args) -> anyhow::Result<Option<std::time::Duration>> {
+    Ok(match args.deadline {
         Some(s) if !(s > 0.0 && s <= 3_600.0) => {
             anyhow::bail!("--deadline {s}: a number of seconds above 0 and at most 3600")
         }
@@ -151,85 +217,98 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         Some(s) => Some(std::time::Duration::from_secs_f64(s)),
         None => None,
-    };
-    let layouts = match args.layouts {
+    })
+}
+
+/// Builds of each revision `--layouts` asks for: 2 to the most, else 1.
+fn layouts(args: &Args) -> anyhow::Result<u32> {
+    Ok(match args.layouts {
         Some(n) if !(2..=crate::commits::MAX_LAYOUTS).contains(&n) => {
             anyhow::bail!("--layouts {n}: between 2 and {} builds of each revision", crate::commits::MAX_LAYOUTS)
         }
         Some(n) => n,
         None => 1,
+    })
+}
+
+/// Judge two builds in lockstep (and, with `--minus`, a second lane of
+/// both, net of it); the exit status a gate reads.
+fn run_lockstep(args: &Args, builds: Builds, deadline: Option<std::time::Duration>) -> anyhow::Result<ExitCode> {
+    let (programs, origins) = match builds {
+        Builds::Given([a, b]) => ([vec![a], vec![b]], None),
+        Builds::Commits(commits) => build_commits(args, &commits)?,
     };
-    let programs = match (&args.builds, &args.commits) {
-        (Some(builds), _) => Some(([vec![program_path(&builds[0])], vec![program_path(&builds[1])]], None)),
-        (None, Some(revisions)) => {
-            // A spec that would be refused is refused before anything is built.
-            if let Some(path) = &args.spec {
-                hopscope_harness::ExperimentSpec::load(path)?;
-            }
-            hopscope_harness::interrupt::install().context("cannot handle signals")?;
-            let commits = crate::commits::Commits {
-                revisions: [revisions[0].clone(), revisions[1].clone()],
-                build: args.build.clone(),
-                build_b: args.build_b.clone(),
-                bin: args.bin.clone(),
-                layouts,
-            };
-            let [a, b] = crate::commits::programs(&commits)?;
-            // Two builds of one commit are told apart by b's command.
-            let name_b = match &args.build_b {
-                Some(command) => format!("{}, built by `{command}`", b.revision.label()),
-                None => b.revision.label(),
-            };
-            let origins = crate::builds::Origins {
-                names: [a.revision.label(), name_b],
-                commits: [a.revision.commit, b.revision.commit],
-                commands: [a.command, b.command],
-            };
-            Some(([a.programs, b.programs], Some(origins)))
-        }
-        (None, None) => None,
+    let request = crate::builds::Request {
+        programs,
+        spec: args.spec.clone(),
+        lane: args.lane.clone(),
+        out: args.out.clone(),
+        json: args.json,
+        origins,
+        minus: args.minus.clone(),
+        deadline,
     };
-    if let Some((programs, origins)) = programs {
-        let request = crate::builds::Request {
-            programs,
-            spec: args.spec.clone(),
-            lane: args.lane.clone(),
-            out: args.out.clone(),
-            json: args.json,
-            origins,
-            minus: args.minus.clone(),
-            deadline,
-        };
-        let experiment = crate::builds::run(&request)?;
-        let Some((dir, e, true)) = experiment else { return Ok(stopped()) };
-        let Some(minus) = &args.minus else {
-            if args.json {
-                print_json(&dir, &e, None)?;
-            }
-            return Ok(gate(&e, args.fail_on));
-        };
-        let Some(net) = crate::net::run(&request, &dir, &e, minus)? else { return Ok(stopped()) };
+    let experiment = crate::builds::run(&request)?;
+    let Some((dir, e, true)) = experiment else { return Ok(stopped()) };
+    let Some(minus) = &args.minus else {
         if args.json {
-            print_json(&dir, &e, Some(&net))?;
+            print_json(&dir, &e, None)?;
         }
-        let status = if net.contended { gate::NO_VERDICT } else { gate::exit_status(net.verdict, args.fail_on) };
-        return Ok(ExitCode::from(status));
+        return Ok(gate(&e, args.fail_on));
+    };
+    let Some(net) = crate::net::run(&request, &dir, &e, minus)? else { return Ok(stopped()) };
+    if args.json {
+        print_json(&dir, &e, Some(&net))?;
     }
-    if let Some(dir) = &args.analyze {
-        let current = args.spec.as_deref().map(AbSpec::load).transpose()?;
-        let experiment = reanalyze(current.as_ref(), dir)?;
-        let written = hopscope_reports::write_experiment(dir, &experiment)
-            .with_context(|| format!("cannot write the results in {}", dir.display()))?;
-        if args.json {
-            print_json(dir, &experiment, None)?;
-        } else {
-            print!("{}", hopscope_harness::ab::summary(&experiment));
-            print!("\n{written}");
-        }
-        return Ok(gate(&experiment, args.fail_on));
+    let status = if net.contended { gate::NO_VERDICT } else { gate::exit_status(net.verdict, args.fail_on) };
+    Ok(ExitCode::from(status))
+}
+
+/// Build (or find cached) both revisions' programs, one per layout, and
+/// say where each side came from.
+fn build_commits(
+    args: &Args,
+    commits: &crate::commits::Commits,
+) -> anyhow::Result<([Vec<PathBuf>; 2], Option<crate::builds::Origins>)> {
+    // A spec that would be refused is refused before anything is built.
+    if let Some(path) = &args.spec {
+        hopscope_harness::ExperimentSpec::load(path)?;
     }
+    hopscope_harness::interrupt::install().context("cannot handle signals")?;
+    let [a, b] = crate::commits::programs(commits)?;
+    // Two builds of one commit are told apart by b's command.
+    let name_b = match &args.build_b {
+        Some(command) => format!("{}, built by `{command}`", b.revision.label()),
+        None => b.revision.label(),
+    };
+    let origins = crate::builds::Origins {
+        names: [a.revision.label(), name_b],
+        commits: [a.revision.commit, b.revision.commit],
+        commands: [a.command, b.command],
+    };
+    Ok(([a.programs, b.programs], Some(origins)))
+}
+
+/// `--analyze DIR`: judge the run in `dir` again, write its results, and
+/// print them.
+fn rejudge(args: &Args, dir: &Path) -> anyhow::Result<ExitCode> {
+    let current = args.spec.as_deref().map(AbSpec::load).transpose()?;
+    let experiment = reanalyze(current.as_ref(), dir)?;
+    let written = hopscope_reports::write_experiment(dir, &experiment)
+        .with_context(|| format!("cannot write the results in {}", dir.display()))?;
+    if args.json {
+        print_json(dir, &experiment, None)?;
+    } else {
+        print!("{}", hopscope_harness::ab::summary(&experiment));
+        print!("\n{written}");
+    }
+    Ok(gate(&experiment, args.fail_on))
+}
+
+/// Run the experiment spec at `spec_path`: its arms through the harness,
+/// side by side in one process.
+fn run_spec(args: &Args, spec_path: &Path) -> anyhow::Result<ExitCode> {
     // Parse before anything else: a bad spec must fail before measuring.
-    let spec_path = args.spec.as_deref().context("give an experiment spec, or --builds BIN_A BIN_B")?;
     let spec = AbSpec::load(spec_path)?;
     let (a, b) = spec.lanes()?;
     let run = RunArgs { out: args.out.clone(), ..RunArgs::default() };
