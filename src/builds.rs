@@ -2,6 +2,7 @@
 //! builds of a harness program in lockstep ([`hopscope_harness::lockstep`])
 //! under a rule fixed before the run, and write the A/B receipt.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -127,7 +128,23 @@ fn subcommand(program: &Path) -> Vec<String> {
 /// completed (`None`: nothing was measured).
 pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experiment, bool)>> {
     hopscope_harness::interrupt::install().context("cannot handle signals")?;
-    // Everything the user gave is checked before a process starts.
+    let (spec, lane) = checked(request)?;
+    let dir = rundir::create(request.out.as_deref(), "ab-builds", "latest-ab")?;
+    if request.spec.is_none() {
+        let path = dir.join("spec.toml");
+        std::fs::write(&path, DEFAULT_SPEC).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    let planned = Planned::of(request, &spec, lane, &dir)?;
+    let meta = run_facts(request, &spec, &planned);
+    if !request.json {
+        announce(request, &spec, &planned.lockstep, &dir);
+    }
+    run_and_judge(request, &spec, &planned, &dir, meta)
+}
+
+/// Everything the user gave, checked before a process starts: the spec
+/// (or the default rule), the lane both builds run, and each program.
+fn checked(request: &Request) -> anyhow::Result<(ExperimentSpec, Option<String>)> {
     let spec = match &request.spec {
         Some(path) => ExperimentSpec::load(path)?,
         None => ExperimentSpec::parse(Path::new("(default rule of ab --builds)"), DEFAULT_SPEC)?,
@@ -141,44 +158,70 @@ pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experime
             check_program(arm, program)?;
         }
     }
-    let dir = rundir::create(request.out.as_deref(), "ab-builds", "latest-ab")?;
-    if request.spec.is_none() {
-        let path = dir.join("spec.toml");
-        std::fs::write(&path, DEFAULT_SPEC).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok((spec, lane))
+}
+
+/// A lockstep run planned: its passes and rounds, the followers each
+/// layout's passes launch, and the operations per block they were given.
+struct Planned {
+    lockstep: Lockstep,
+    launches: Vec<[Launch; 3]>,
+    ops: u64,
+}
+
+impl Planned {
+    /// The plan of `request` under `spec`: every layout in both orders,
+    /// the followers' flags, and the operations per block (build A's
+    /// program asked for its callers, into `dir`, when the spec sizes
+    /// blocks per caller).
+    fn of(request: &Request, spec: &ExperimentSpec, lane: Option<String>, dir: &Path) -> anyhow::Result<Planned> {
+        let layouts = u32::try_from(request.layouts()).context("too many layouts")?;
+        let lockstep = Lockstep {
+            samples: spec.plan.samples,
+            // Every layout runs in both orders: passes come in 2 × layouts.
+            passes: spec.plan.passes.div_ceil(2 * layouts) * 2 * layouts,
+            warmup: spec.plan.warmup_blocks,
+            deadline: request.deadline.unwrap_or(spec.plan.block_deadline),
+            lane,
+            also: request.minus.iter().cloned().collect(),
+        };
+        let mut args = follower_args(&request.programs[0][0], spec, &lockstep);
+        let lane = lockstep.lane.as_deref();
+        let ops = block_ops(spec, &request.launches(&args), lane, dir, lockstep.deadline)?;
+        set_ops(&mut args, ops);
+        Ok(Planned { launches: request.launches(&args), lockstep, ops })
     }
-    let layouts = u32::try_from(request.layouts()).context("too many layouts")?;
-    let plan = Lockstep {
-        samples: spec.plan.samples,
-        // Every layout runs in both orders: passes come in 2 × layouts.
-        passes: spec.plan.passes.div_ceil(2 * layouts) * 2 * layouts,
-        warmup: spec.plan.warmup_blocks,
-        deadline: request.deadline.unwrap_or(spec.plan.block_deadline),
-        lane: lane.clone(),
-        also: request.minus.iter().cloned().collect(),
-    };
-    let mut args = subcommand(&request.programs[0][0]);
+}
+
+/// The flags every follower runs with: the spec's block size and
+/// placement, the block deadline, and the lane when one is named.
+fn follower_args(program: &Path, spec: &ExperimentSpec, lockstep: &Lockstep) -> Vec<String> {
+    let mut args = subcommand(program);
     args.extend([
         "--ops".to_owned(),
         spec.plan.ops_per_block.to_string(),
         "--placement".to_owned(),
         spec.plan.placement.to_string(),
         "--deadline".to_owned(),
-        plan.deadline.as_secs_f64().to_string(),
+        lockstep.deadline.as_secs_f64().to_string(),
     ]);
-    if let Some(lane) = &lane {
+    if let Some(lane) = &lockstep.lane {
         args.extend(["--lanes".to_owned(), lane.clone()]);
     }
-    let ops = block_ops(&spec, &request.launches(&args), lane.as_deref(), &dir, plan.deadline)?;
-    set_ops(&mut args, ops);
-    let launches = request.launches(&args);
+    args
+}
+
+/// The facts the trace's header records: the spec's, the command, the
+/// lockstep plan's sizes, where the builds came from, and their layouts.
+fn run_facts(request: &Request, spec: &ExperimentSpec, planned: &Planned) -> BTreeMap<String, String> {
     let mut meta = spec.meta();
     meta.record(RunFact::Command, rundir::command_line());
     meta.record(RunFact::Lockstep, "builds");
     // The run's sizes are the lockstep plan's, not a follower's own defaults.
     for (fact, value) in [
-        (RunFact::OpsPerBlock, ops.to_string()),
+        (RunFact::OpsPerBlock, planned.ops.to_string()),
         (RunFact::Samples, spec.plan.samples.to_string()),
-        (RunFact::Passes, plan.passes.to_string()),
+        (RunFact::Passes, planned.lockstep.passes.to_string()),
         (RunFact::WarmupBlocks, spec.plan.warmup_blocks.to_string()),
     ] {
         meta.record(fact, value);
@@ -198,22 +241,37 @@ pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experime
             }
         }
     }
-    if !request.json {
-        let each = match request.layouts() {
-            1 => String::new(),
-            n => format!(", {n} layouts of each"),
-        };
-        eprintln!(
-            "{}: {} against {} in lockstep{each}, {} passes × {} rounds, into {}",
-            spec.name,
-            request.name(1),
-            request.name(0),
-            plan.passes,
-            plan.samples,
-            dir.display()
-        );
-    }
-    let run = lockstep::run(&launches, &plan, &dir, meta)?;
+    meta
+}
+
+/// The line a run starts with: which builds, how many passes and rounds,
+/// and where.
+fn announce(request: &Request, spec: &ExperimentSpec, lockstep: &Lockstep, dir: &Path) {
+    let each = match request.layouts() {
+        1 => String::new(),
+        n => format!(", {n} layouts of each"),
+    };
+    eprintln!(
+        "{}: {} against {} in lockstep{each}, {} passes × {} rounds, into {}",
+        spec.name,
+        request.name(1),
+        request.name(0),
+        lockstep.passes,
+        lockstep.samples,
+        dir.display()
+    );
+}
+
+/// Run the plan in lockstep, judge the trace under the spec's rule, write
+/// the results into `dir` and print them (`None`: nothing was measured).
+fn run_and_judge(
+    request: &Request,
+    spec: &ExperimentSpec,
+    planned: &Planned,
+    dir: &Path,
+    meta: BTreeMap<String, String>,
+) -> anyhow::Result<Option<(PathBuf, Experiment, bool)>> {
+    let run = lockstep::run(&planned.launches, &planned.lockstep, dir, meta)?;
     if let Some(line) = &run.stopped {
         eprintln!("hopscope: {line}");
     }
@@ -227,13 +285,13 @@ pub(crate) fn run(request: &Request) -> anyhow::Result<Option<(PathBuf, Experime
         let partial = Partial::stopped(run.blocks, line);
         e.warnings.insert(0, Recorded::Typed(Warning::Partial(partial)));
     }
-    let written = hopscope_reports::write_experiment(&dir, &e)
+    let written = hopscope_reports::write_experiment(dir, &e)
         .with_context(|| format!("cannot write the results in {}", dir.display()))?;
     if !request.json {
         print!("{}", hopscope_harness::ab::summary(&e));
         print!("\n{written}");
     }
-    Ok(Some((dir, e, run.stopped.is_none())))
+    Ok(Some((dir.to_path_buf(), e, run.stopped.is_none())))
 }
 
 /// Operations per block: the spec's `ops` when it gives them; else the
