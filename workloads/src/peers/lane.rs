@@ -96,6 +96,8 @@ impl Drop for Deadpool {
 }
 
 impl Client {
+    /// `peer` opened on `path` with `db`'s pragmas, its own thread placed on
+    /// `core` and, in a probed build, `probe` attached after the pragmas.
     async fn open(
         peer: Peer,
         path: &Path,
@@ -138,53 +140,76 @@ impl Client {
                     .map_err(|e| error(&e))?;
                 Ok(Client::AsyncSqlite(client))
             }
-            Peer::Sqlx => {
-                use sqlx::ConnectOptions;
-                use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
-                let journal = match db.journal_mode {
-                    JournalMode::Wal => SqliteJournalMode::Wal,
-                    JournalMode::Delete => SqliteJournalMode::Delete,
-                    JournalMode::Memory => SqliteJournalMode::Memory,
-                };
-                let synchronous = match db.synchronous {
-                    Synchronous::Off => SqliteSynchronous::Off,
-                    Synchronous::Normal => SqliteSynchronous::Normal,
-                    Synchronous::Full => SqliteSynchronous::Full,
-                };
-                let options = SqliteConnectOptions::new()
-                    .filename(path)
-                    .journal_mode(journal)
-                    .synchronous(synchronous)
-                    .busy_timeout(std::time::Duration::from_secs(5));
-                // sqlx offers no hook on its worker thread: the thread ids
-                // that appear while it connects are its.
-                let before = placement::task_ids();
-                let mut conn = options.connect().await.map_err(|e| error(&e))?;
-                for tid in placement::task_ids().into_iter().filter(|t| !before.contains(t)) {
-                    placement::place_task(tid, core);
-                }
-                if let Some(probe) = &probe {
-                    let mut handle = conn.lock_handle().await.map_err(|e| error(&e))?;
-                    // SAFETY: the handle is the open connection sqlx holds
-                    // locked for us; SQLite's close releases the probe.
-                    unsafe { probe.attach_raw(handle.as_raw_handle().as_ptr()) }.map_err(|e| error(&e))?;
-                }
-                Ok(Client::Sqlx(tokio::sync::Mutex::new(conn)))
-            }
-            Peer::Deadpool => {
-                let pool = deadpool_sqlite::Config::new(path)
-                    .builder(deadpool_sqlite::Runtime::Tokio1)
-                    .map_err(|e| error(&e))?
-                    .max_size(1)
-                    .build()
-                    .map_err(|e| error(&e))?;
-                let conn = pool.get().await.map_err(|e| error(&e))?;
-                conn.interact(move |conn| configure(conn)).await.map_err(|e| error(&e))?.map_err(|e| error(&e))?;
-                let runtime = tokio::runtime::Handle::current();
-                Ok(Client::Deadpool(Deadpool { pool: Some(pool), runtime }, core))
-            }
+            Peer::Sqlx => Client::open_sqlx(path, db, core, probe.as_ref()).await,
+            Peer::Deadpool => Client::open_deadpool(path, configure, core).await,
         }
     }
+
+    /// sqlx's connection with `db`'s pragmas, its worker thread placed on
+    /// `core` and, in a probed build, `probe` attached to it.
+    async fn open_sqlx(
+        path: &Path,
+        db: DbConfig,
+        core: Option<usize>,
+        probe: Option<&SqliteProbe>,
+    ) -> Result<Client, String> {
+        use sqlx::ConnectOptions;
+        let error = |e: &dyn std::fmt::Display| e.to_string();
+        // sqlx offers no hook on its worker thread: the thread ids that
+        // appear while it connects are its.
+        let before = placement::task_ids();
+        let mut conn = sqlx_options(path, db).connect().await.map_err(|e| error(&e))?;
+        for tid in placement::task_ids().into_iter().filter(|t| !before.contains(t)) {
+            placement::place_task(tid, core);
+        }
+        if let Some(probe) = probe {
+            let mut handle = conn.lock_handle().await.map_err(|e| error(&e))?;
+            // SAFETY: the handle is the open connection sqlx holds locked
+            // for us; SQLite's close releases the probe.
+            unsafe { probe.attach_raw(handle.as_raw_handle().as_ptr()) }.map_err(|e| error(&e))?;
+        }
+        Ok(Client::Sqlx(tokio::sync::Mutex::new(conn)))
+    }
+
+    /// deadpool's pool of one connection, set up by `configure` on it, its
+    /// blocking threads bound for `core`.
+    async fn open_deadpool(
+        path: &Path,
+        configure: impl FnOnce(&rusqlite::Connection) -> rusqlite::Result<()> + Send + 'static,
+        core: Option<usize>,
+    ) -> Result<Client, String> {
+        let error = |e: &dyn std::fmt::Display| e.to_string();
+        let pool = deadpool_sqlite::Config::new(path)
+            .builder(deadpool_sqlite::Runtime::Tokio1)
+            .map_err(|e| error(&e))?
+            .max_size(1)
+            .build()
+            .map_err(|e| error(&e))?;
+        let conn = pool.get().await.map_err(|e| error(&e))?;
+        conn.interact(move |conn| configure(conn)).await.map_err(|e| error(&e))?.map_err(|e| error(&e))?;
+        let runtime = tokio::runtime::Handle::current();
+        Ok(Client::Deadpool(Deadpool { pool: Some(pool), runtime }, core))
+    }
+}
+
+/// `db`'s pragmas as sqlx's connect options for the database at `path`.
+fn sqlx_options(path: &Path, db: DbConfig) -> sqlx::sqlite::SqliteConnectOptions {
+    use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
+    let journal = match db.journal_mode {
+        JournalMode::Wal => SqliteJournalMode::Wal,
+        JournalMode::Delete => SqliteJournalMode::Delete,
+        JournalMode::Memory => SqliteJournalMode::Memory,
+    };
+    let synchronous = match db.synchronous {
+        Synchronous::Off => SqliteSynchronous::Off,
+        Synchronous::Normal => SqliteSynchronous::Normal,
+        Synchronous::Full => SqliteSynchronous::Full,
+    };
+    SqliteConnectOptions::new()
+        .filename(path)
+        .journal_mode(journal)
+        .synchronous(synchronous)
+        .busy_timeout(std::time::Duration::from_secs(5))
 }
 
 struct PeerLane {
