@@ -26,6 +26,7 @@ mod channel;
 pub mod db;
 mod error;
 pub mod experiments;
+mod facts;
 mod floor;
 mod handoff;
 mod inline;
@@ -45,6 +46,7 @@ mod writer;
 
 pub use db::DbConfig;
 pub use error::{ParseError, RunError, WriteError};
+pub use facts::run_facts;
 pub use floor::{Floor, FloorClient, FloorOptions};
 pub use handoff::{Handoff, HandoffOptions, HandoffWorkload};
 pub use inline::Inline;
@@ -55,15 +57,3 @@ pub use shape::{MAX_BATCH_ROWS, MAX_BLOB_BYTES, OpInput, SEED_ROWS, Shape};
 pub use value::{Sql, Value, ValueRef};
 pub use worker::{WORKER_MARK_CAPACITY, WRITER_ROLE};
 pub use writer::{GroupHops, MAX_PARAMS, Tables, WriteOutcome, Writer, writer_hops};
-
-/// What a run of reference lanes records about its shape and database, for
-/// [`hopscope_harness::Harness::meta`]: the shape, the pragmas and SQLite's
-/// version.
-pub fn run_facts(shape: Shape, db: DbConfig) -> [(hopscope_probe::RunFact, String); 3] {
-    use hopscope_probe::RunFact;
-    [
-        (RunFact::Shape, shape.to_string()),
-        (RunFact::Db, db.to_string()),
-        (RunFact::SqliteVersion, rusqlite::version().to_owned()),
-    ]
-}

@@ -10,10 +10,14 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use hopscope_analyze::sweep::{self, BASELINE, INLINE, SweepRow};
-use hopscope_harness::{DEFAULT_SETTLE, HarnessError, MAX_SETTLE, Placement, Plan, Role, Variant};
+use hopscope_harness::{
+    DEFAULT_SETTLE, HarnessError, Lane, MAX_SETTLE, Placement, Plan, Role, RunSummary, Variant, runner,
+};
+use hopscope_probe::Trace;
 
 use crate::db::DbConfig;
 use crate::error::ParseError;
+use crate::facts::run_facts;
 use crate::knobs::{CpuBudget, Knobs, Wait};
 use crate::lane::{Builds, LaneKind, LaneSpec};
 use crate::shape::Shape;
@@ -193,13 +197,28 @@ pub fn run(
         };
         say(&format!("{name}: {} lanes", lanes.len()));
         let mut run_meta = meta.clone();
-        run_meta.extend(crate::run_facts(Shape::SingleInsert, db).map(|(k, v)| (k.to_string(), v)));
-        let (summary, trace) = super::measure(&plan, &lanes, &dir.join(&name), run_meta, progress)?;
+        run_meta.extend(run_facts(Shape::SingleInsert, db).map(|(k, v)| (k.to_string(), v)));
+        let (summary, trace) = measure(&plan, &lanes, &dir.join(&name), run_meta, progress)?;
         let d = hopscope_analyze::decompose(&trace)
             .map_err(|source| HarnessError::Analyze { path: summary.trace.clone(), source })?;
         rows.extend(sweep::rows(&name, &trace, &d));
     }
     Ok(rows)
+}
+
+/// Run `lanes` under `plan` into `dir` and read the trace back; a lane
+/// that stops the run is an error here (an experiment needs every block).
+fn measure(
+    plan: &Plan,
+    lanes: &[Lane],
+    dir: &Path,
+    meta: BTreeMap<String, String>,
+    progress: bool,
+) -> Result<(RunSummary, Trace), HarnessError> {
+    let summary = runner::run(plan, lanes, dir, meta, progress)?;
+    let trace =
+        Trace::read(&summary.trace).map_err(|source| HarnessError::Trace { path: summary.trace.clone(), source })?;
+    Ok((summary, trace))
 }
 
 /// A writer lane that waits as given.
