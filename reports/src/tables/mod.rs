@@ -6,8 +6,9 @@
 //! `docs/parquet.md`.
 //!
 //! Rows come from each run's `result.json` (already read into a
-//! [`Decomposition`]) and, for `marks`, from its `trace.hop`, streamed one
-//! block at a time into row groups, so a long trace never sits in memory.
+//! [`Decomposition`](hopscope_analyze::Decomposition)) and, for `marks`,
+//! from its `trace.hop`, streamed one block at a time into row groups, so
+//! a long trace never sits in memory.
 //!
 //! The writer is the cargo feature `parquet`; without it the types stay
 //! and [`write_tables`] refuses with [`TableError::NotBuilt`] before it

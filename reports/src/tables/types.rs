@@ -47,7 +47,8 @@ pub struct Table {
     pub rows: u64,
 }
 
-/// What [`write_tables`] wrote, and what a reader must know.
+/// What [`write_tables`](super::write_tables) wrote, and what a reader
+/// must know.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Written {
     /// The files, in [`TABLES`] order.
