@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 
 use hopscope_analyze::experiment::Experiment;
 use hopscope_analyze::{ClockInfo, Decomposition, HostInfo};
+use hopscope_probe::{RunFact, RunFacts};
 use pulldown_cmark::{Event, Options, Parser, html};
 
 use crate::charts::{ChartKind, ChartOptions};
@@ -163,7 +164,7 @@ fn figure(stem: &str, title: &str, svg: &str) -> String {
 }
 
 fn header(title: &str, host: &HostInfo, clock: &ClockInfo, meta: &BTreeMap<String, String>, date: &str) -> String {
-    let get = |key: &str| meta.get(key).map_or("unknown", String::as_str);
+    let get = |fact: RunFact| meta.fact(&fact).unwrap_or("unknown");
     let mut md = format!(
         "# {title}\n\n\
          - host: {cpu} · {cores} cores · kernel {kernel}\n\
@@ -176,8 +177,8 @@ fn header(title: &str, host: &HostInfo, clock: &ClockInfo, meta: &BTreeMap<Strin
         source = clock.source,
         ns = clock.ns_per_tick,
         tsc = clock.invariant_tsc,
-        commit = crate::receipt::code_span(get("commit")),
-        command = crate::receipt::code_span(get("command")),
+        commit = crate::receipt::code_span(get(RunFact::Commit)),
+        command = crate::receipt::code_span(get(RunFact::Command)),
     );
     if !date.is_empty() {
         let _ = writeln!(md, "- date: {date}");

@@ -8,6 +8,7 @@
 
 use hopscope_analyze::slices::{Owner, SliceFigures};
 use hopscope_analyze::{Decomposition, Role};
+use hopscope_probe::SliceName;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -41,9 +42,11 @@ fn bars<'a>(d: &'a Decomposition, between: Option<&'a SliceFigures>) -> (Vec<Bar
             end += slice.median_us.max(0.0);
             start
         } else {
-            let from = slice.name.split('→').next().unwrap_or_default();
+            // A tail starts where the path slice that ends at its first hop
+            // ends.
+            let from = slice.name.parse::<SliceName>().map(|s| s.from).unwrap_or_default();
             bars.iter()
-                .find(|b| b.slice.on_path && b.slice.name.rsplit('→').next() == Some(from))
+                .find(|b| b.slice.on_path && SliceName::ends_at(&b.slice.name, &from))
                 .map_or(end, |b| b.start + b.slice.median_us.max(0.0))
         };
         bars.push(Bar { start, slice, zoomed: false });

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use hopscope_analyze::causal::{CausalProfile, CausalWarning, Estimate, MAX_CREDIBLE_REACH, Point, SliceProfile};
 use hopscope_analyze::join::SliceSide;
 use hopscope_analyze::recorded::Recorded;
+use hopscope_probe::{RunFact, RunFacts};
 
 /// Render `p` as Markdown.
 pub fn markdown(p: &CausalProfile) -> String {
@@ -65,16 +66,16 @@ pub fn markdown(p: &CausalProfile) -> String {
          what the change buys there, and a caller-side slice's effect of a few hundred ns as within the \
          noise of waking across cores.\n"
     });
-    let meta = |k: &str| p.meta.get(k).map_or("unknown", String::as_str);
+    let meta = |fact: RunFact| p.meta.fact(&fact).unwrap_or("unknown");
     let _ = write!(
         out,
         "\n- command: {}\n- commit: {}\n- sizes: {} rounds · {} ops per block\n- the slices' medians: {}\n- host: \
          {} · {} cores\n",
-        super::wording::code_span(meta("command")),
-        super::wording::code_span(meta("commit")),
+        super::wording::code_span(meta(RunFact::Command)),
+        super::wording::code_span(meta(RunFact::Commit)),
         p.rounds,
-        meta("ops_per_block"),
-        super::wording::code_span(meta("decomposition")),
+        meta(RunFact::OpsPerBlock),
+        super::wording::code_span(meta(RunFact::Decomposition)),
         p.host.cpu_model,
         p.host.cores
     );

@@ -240,7 +240,7 @@ fn writer_sum(d: &Decomposition, lane: &str, slices: &[SliceFigures], out: &mut 
     let lane_result = d.lanes.get(lane);
     let median = lane_result.and_then(|l| l.us_per_op.as_ref()).map(|s| s.median);
     let mean = lane_result.and_then(LaneResult::mean_us_per_op);
-    let cpu = d.cpu_us_per_op.get(lane).and_then(|roles| roles.get("writer")).copied();
+    let cpu = d.cpu_us_per_op.get(lane).and_then(|roles| roles.get(hopscope_probe::WRITER_ROLE)).copied();
     write!(
         out,
         "\nThe writer's slices cost {writer:.3} µs per operation in all (means), where an operation waits {waits:.3} \

@@ -11,7 +11,7 @@ use std::time::Instant;
 use hopscope_analyze::ab_trace::AbTrace;
 use hopscope_analyze::resolution::{self, RESOLUTION_SCHEMA, Repeat, Resolution, ResolutionRow};
 use hopscope_harness::{HarnessError, Order, Placement, Plan, Role, Variant, runner};
-use hopscope_probe::{Hop, HopTable, HostInfo, RunFact, RunFacts};
+use hopscope_probe::{Hop, HopTable, HostInfo, RunFact, RunFacts, SliceName};
 
 use crate::db::DbConfig;
 use crate::error::ParseError;
@@ -47,7 +47,8 @@ impl Resolve {
     /// A measurement of the slice named by its closing hop or as
     /// `from→to` (e.g. `built` or `locked→built`).
     pub fn new(slice: &str, deltas: Vec<u64>, repeats: usize, samples: u32, ops: u64) -> Result<Resolve, ParseError> {
-        let hop = slice.rsplit('→').next().unwrap_or(slice);
+        let hop = SliceName::end_of(slice).unwrap_or_else(|| slice.to_owned());
+        let hop = hop.as_str();
         let table = HopTable::standard();
         let before = table.find(hop).filter(|h| *h != Hop::ENTER && *h != Hop::RETURNED).ok_or_else(|| {
             ParseError::new(
@@ -75,7 +76,7 @@ impl Resolve {
             .and_then(|h| table.get(*h))
             .map(|d| d.name.clone())
             .unwrap_or_default();
-        Ok(Resolve { before, slice: format!("{from}→{hop}"), deltas, repeats, samples, ops })
+        Ok(Resolve { before, slice: SliceName::new(from, hop).to_string(), deltas, repeats, samples, ops })
     }
 
     /// One repeat: two instances of the reference writer probed, in four
@@ -108,7 +109,7 @@ pub fn run(
     let base = Knobs { placement: Placement::SameCore, ..Knobs::default() };
     let mut rows = Vec::new();
     // The injected slice is found in the join by the hop that closes it.
-    let hop_name = r.slice.rsplit('→').next().unwrap_or_default().to_owned();
+    let hop_name = SliceName::end_of(&r.slice).unwrap_or_default();
     for &ns in &r.deltas {
         let started = Instant::now();
         let injected = InjectedDelay { before: r.before, ns, schedule: DelaySchedule::Always };

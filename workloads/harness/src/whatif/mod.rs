@@ -21,7 +21,7 @@ use hopscope_analyze::causal::{
 use hopscope_analyze::join::{Sharing, SliceSide};
 use hopscope_analyze::recorded::Recorded;
 use hopscope_probe::whatif::{Change, Experiment};
-use hopscope_probe::{Hop, HostInfo, RunFact, RunFacts, TraceHeader, TraceReader, Variant};
+use hopscope_probe::{Hop, HostInfo, RunFact, RunFacts, SliceName, TraceHeader, TraceReader, Variant};
 
 use crate::args::FlagError;
 use crate::lane::Lane;
@@ -378,10 +378,17 @@ fn offer(
     Ok((chosen, notes))
 }
 
+/// A wanted slice as the results name it: `from->to` is taken for
+/// `from→to` (not every keyboard has the arrow); a hop's name stays as it
+/// is (the slice that ends there).
+fn as_written(wanted: &str) -> String {
+    wanted.parse::<SliceName>().map_or_else(|_| wanted.to_owned(), |s| s.to_string())
+}
+
 /// Refuse a named slice that is a wait on a batch's other operations, in
 /// one line naming the slices that hold their work.
 fn refuse_siblings(slices: &[hopscope_analyze::slices::SliceFigures], wanted: &[String]) -> Result<(), HarnessError> {
-    for w in wanted.iter().map(|w| w.replace("->", "→")) {
+    for w in wanted.iter().map(|w| as_written(w)) {
         let Some(s) = slices.iter().find(|s| s.name == w && s.sharing == Sharing::Siblings) else { continue };
         let theirs: Vec<&str> = slices
             .iter()
@@ -460,11 +467,11 @@ struct Sliced {
 impl Sliced {
     /// The slice named `from→to` in `header`'s hops.
     fn of(header: &TraceHeader, name: &str, side: SliceSide, median_ns: f64, base_ns: f64) -> Option<Sliced> {
-        let (from, to) = name.split_once('→')?;
+        let slice = name.parse::<SliceName>().ok()?;
         Some(Sliced {
             base: SliceBase { name: name.to_owned(), side, median_ns, base_ns },
-            from: header.hops.find(from)?,
-            to: header.hops.find(to)?,
+            from: header.hops.find(&slice.from)?,
+            to: header.hops.find(&slice.to)?,
         })
     }
 }
@@ -481,17 +488,12 @@ fn choose(known: &[Sliced], wanted: &[String]) -> Result<Vec<Sliced>, String> {
     }
     wanted
         .iter()
-        // `from->to` is taken for `from→to`: not every keyboard has the arrow.
-        .map(|w| w.replace("->", "→"))
+        .map(|w| as_written(w))
         .map(|w| {
-            known
-                .iter()
-                .find(|s| s.base.name == w || s.base.name.rsplit('→').next() == Some(w.as_str()))
-                .cloned()
-                .ok_or_else(|| {
-                    let names: Vec<&str> = known.iter().map(|s| s.base.name.as_str()).collect();
-                    format!("no slice `{w}` on the lane's path; it has {}", names.join(", "))
-                })
+            known.iter().find(|s| s.base.name == w || SliceName::ends_at(&s.base.name, &w)).cloned().ok_or_else(|| {
+                let names: Vec<&str> = known.iter().map(|s| s.base.name.as_str()).collect();
+                format!("no slice `{w}` on the lane's path; it has {}", names.join(", "))
+            })
         })
         .collect()
 }
