@@ -299,7 +299,7 @@ fn rejudge(args: &Args, dir: &Path) -> anyhow::Result<ExitCode> {
     if args.json {
         print_json(dir, &experiment, None)?;
     } else {
-        print!("{}", hopscope_harness::ab::summary(&experiment));
+        print!("{}", hopscope_reports::terminal::experiment(&experiment));
         print!("\n{written}");
     }
     Ok(gate(&experiment, args.fail_on))

@@ -33,7 +33,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let written = hopscope_reports::write_decomposition(&dir, &decomposition, ChartOptions::default())
         .with_context(|| format!("cannot write the results in {}", dir.display()))?;
-    print!("{}", hopscope_harness::summary::decomposition(&decomposition));
+    print!("{}", hopscope_reports::terminal::decomposition(&decomposition));
     print!("\n{written}");
     Ok(ExitCode::SUCCESS)
 }

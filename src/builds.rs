@@ -288,7 +288,7 @@ fn run_and_judge(
     let written = hopscope_reports::write_experiment(dir, &e)
         .with_context(|| format!("cannot write the results in {}", dir.display()))?;
     if !request.json {
-        print!("{}", hopscope_harness::ab::summary(&e));
+        print!("{}", hopscope_reports::terminal::experiment(&e));
         print!("\n{written}");
     }
     Ok(Some((dir.to_path_buf(), e, run.stopped.is_none())))

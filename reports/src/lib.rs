@@ -36,6 +36,7 @@ mod render;
 #[cfg(feature = "render")]
 pub mod style;
 pub mod tables;
+pub mod terminal;
 mod text_file;
 mod written;
 

@@ -1,0 +1,157 @@
+//! What a person reads in the terminal after a decomposition: each lane's µs per
+//! operation, the derived figures, the slices, the cross-check and the
+//! observer effect, with their intervals, then the headline and warnings.
+
+use std::fmt::Write as _;
+
+use crate::receipt;
+use hopscope_analyze::Decomposition;
+
+/// The summary of `d`, as lines of text.
+pub fn decomposition(d: &Decomposition) -> String {
+    let mut out = String::new();
+    // Writing to a String cannot fail.
+    let _ = write(d, &mut out);
+    out
+}
+
+fn write(d: &Decomposition, out: &mut String) -> std::fmt::Result {
+    lanes(d, out)?;
+    if !d.slices.is_empty() {
+        slices(d, out)?;
+    }
+    for (name, lane) in d.lanes_in_order() {
+        if let Some(b) = &lane.batches {
+            writeln!(out, "batches              {}", receipt::shared::batch_line(name, b).replace('`', ""))?;
+        }
+    }
+    if let Some(sweep) = &d.batch_sweep {
+        writeln!(out, "batch sweep          {}", receipt::shared::knee_line(sweep).replace('`', ""))?;
+    }
+    crosscheck(d, out)?;
+    if let Some(o) = &d.observer_effect {
+        writeln!(
+            out,
+            "observer effect      {:+.3} µs per op (CI {:+.3} – {:+.3}, {:+.1}%)",
+            o.delta_us, o.delta_ci95[0], o.delta_ci95[1], o.delta_pct
+        )?;
+    }
+    if let Some(h) = receipt::headline(d) {
+        writeln!(out, "\n{h}")?;
+    }
+    // Last, beside the warnings, where a reader of the terminal looks:
+    // every figure above is the scheduler's when it says so.
+    let contention = d.contention.as_ref();
+    if let Some(line) = receipt::contention::verdict_line(contention) {
+        writeln!(out, "contended: {line}")?;
+    }
+    if let Some(line) = receipt::contention::left_out_line(contention) {
+        writeln!(out, "left out: {line}")?;
+    }
+    for w in &d.warnings {
+        writeln!(out, "warning: {}", receipt::warning(w))?;
+    }
+    Ok(())
+}
+
+/// Each lane's µs per operation, then the lane arithmetic.
+fn lanes(d: &Decomposition, out: &mut String) -> std::fmt::Result {
+    writeln!(out, "{:<20} {:>10} {:>21}", "lane", "µs/op", "95% CI")?;
+    for (name, lane) in d.lanes_in_order() {
+        match &lane.us_per_op {
+            Some(s) => writeln!(out, "{name:<20} {:>10.3} {:>10.3} – {:<8.3}", s.median, s.ci95[0], s.ci95[1])?,
+            None => writeln!(out, "{name:<20} {:>10}", "no ops")?,
+        }
+    }
+    if let Some(derived) = &d.derived {
+        for (name, diff) in derived.figures() {
+            writeln!(out, "{name:<20} {:>10.3} {:>10.3} – {:<8.3}", diff.median, diff.ci95[0], diff.ci95[1])?;
+        }
+    }
+    Ok(())
+}
+
+/// The in-situ slices, one line each, and the time between marks.
+fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
+    let lane = d.insitu_lane.as_deref().unwrap_or("?");
+    // Names as wide as the longest (span edges make long ones).
+    let width = d.slices.iter().map(|s| s.name.chars().count()).max().unwrap_or(0).max(22);
+    let spans = d.slices.iter().any(|s| s.machinery_us.is_some() || s.machinery_unknown.is_some());
+    let extra = if spans { "; span machinery, net of it" } else { "" };
+    writeln!(out, "\nslices of {lane} (µs per op, median of block medians, 95% CI, share{extra})")?;
+    for s in &d.slices {
+        let name = format!("{:<width$}", s.name);
+        let after = slice_notes(d, lane, s);
+        if s.within_two_grains {
+            let median = receipt::median_text(s, d.clock.grain_ns());
+            writeln!(out, "  {name} {median} {:>5.1}%{after}", s.share * 100.0)?;
+            continue;
+        }
+        writeln!(
+            out,
+            "  {name} {:>10.3} {:>10.3} – {:<8.3} {:>5.1}%{after}",
+            s.median_us,
+            s.ci95[0],
+            s.ci95[1],
+            s.share * 100.0
+        )?;
+    }
+    if let Some(c) = &d.coverage {
+        let b = &c.between;
+        writeln!(
+            out,
+            "  {:<width$} {:>10.3} {:>10.3} – {:<8.3} {:>5.1}%",
+            "(between marks)",
+            b.median_us,
+            b.ci95[0],
+            b.ci95[1],
+            c.between_share * 100.0
+        )?;
+    }
+    Ok(())
+}
+
+/// What follows a slice's figures on its line: the span machinery in it
+/// and the slice net of it, whether it is off the path, and of a batch's
+/// slice what it costs one operation.
+fn slice_notes(d: &Decomposition, lane: &str, s: &hopscope_analyze::slices::SliceFigures) -> String {
+    let machinery = match (s.machinery_us, &s.machinery_unknown) {
+        (Some(m), _) if !s.within_two_grains => format!("   {m:>6.3} {:>8.3}", s.median_us - m),
+        (Some(m), _) => format!("   {m:>6.3}        —"),
+        (None, Some(_)) => "   unknown (see the receipt)".to_owned(),
+        (None, None) => String::new(),
+    };
+    // A tail slice's share is not part of the path's 100%.
+    let machinery = if s.on_path { machinery } else { format!("{machinery}   (off the path)") };
+    // Of a batch's slices, what each costs one operation (its own cost the
+    // same as its wait, and left unsaid).
+    match s.cost_us {
+        Some(cost) if s.sharing != hopscope_analyze::join::Sharing::Own => {
+            format!("{machinery}   costs {cost:.3} ({})", receipt::shared::kind_label(d, lane, s.sharing))
+        }
+        _ => machinery,
+    }
+}
+
+/// The cross-check of the two instruments, and the accounting by owner.
+fn crosscheck(d: &Decomposition, out: &mut String) -> std::fmt::Result {
+    let Some(c) = &d.crosscheck else { return Ok(()) };
+    let (what, figure) = match &c.accounting {
+        Some(a) => ("accounting", a.net_us),
+        None => ("library slices", c.insitu_library_us),
+    };
+    writeln!(
+        out,
+        "cross-check          {what} {figure:.3} µs vs lanes {:.3} µs (CI {:.3} – {:.3}): {:+.3} µs apart → \
+         within {:.1} µs: {}",
+        c.lanes_library_us, c.lanes_library_ci95[0], c.lanes_library_ci95[1], c.difference_us, c.tolerance_us, c.agree
+    )?;
+    if let Some(a) = &c.accounting {
+        let owners: Vec<String> =
+            a.by_owner.iter().map(|o| format!("{} {:+.3}", receipt::owner_label(o.owner), o.delta.median_us)).collect();
+        let lane = |role| d.derived.as_ref().and_then(|x| x.lane(role)).unwrap_or(role.name());
+        let (s, f) = (lane(hopscope_probe::Role::Subject), lane(hopscope_probe::Role::Floor));
+        writeln!(out, "  by owner           {} (µs, {s} − {f})", owners.join(", "))?;
+    }
+    Ok(())
+}
