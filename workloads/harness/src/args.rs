@@ -21,7 +21,8 @@ pub struct RunArgs {
     /// directory Cargo built into, linked from hopscope/latest there).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Thread placement: same-core (the default: see the README), unpinned,
+    /// Thread placement: same-core (the default: see the guide's "Reading
+    /// the numbers", docs/guide/reading-the-numbers.md), unpinned,
     /// different-cores. Several (`same-core,unpinned`) run every program
     /// lane once under each, side by side, and the receipt says what the
     /// placement changed; the references (inline, floor) run under the
@@ -88,8 +89,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
     /// Run as a follower of `hopscope ab --builds`, which listens on this
-    /// Unix socket and says which block to run next (see the README's "Did
-    /// my change make writes slower?"); not for use by hand.
+    /// Unix socket and says which block to run next (see the guide's "Two
+    /// builds in lockstep", docs/guide/judging-a-change.md); not for use by
+    /// hand.
     #[arg(long, value_name = "SOCKET", conflicts_with_all = ["ab", "save_baseline", "baseline", "json"])]
     pub follow: Option<PathBuf>,
     /// Passed by `cargo bench` to bench targets; ignored.
