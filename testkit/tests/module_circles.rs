@@ -13,21 +13,25 @@ use std::path::{Path, PathBuf};
 
 use syn::visit::Visit;
 
-/// The crates whose modules are checked: every workspace member's library
-/// and binary roots.
-const ROOTS: &[&str] = &[
-    "src/main.rs",
-    "probe/src/lib.rs",
-    "workloads/src/lib.rs",
-    "workloads/harness/src/lib.rs",
-    "analyze/src/lib.rs",
-    "reports/src/lib.rs",
-    "testkit/src/lib.rs",
-    "examples/traced-writer/src/main.rs",
-    "examples/async-notes/src/main.rs",
-    "examples/kv-writer/src/main.rs",
-    "examples/batch-ingest/src/main.rs",
-];
+/// Every crate root of the workspace's members: each member's library,
+/// main binary and `src/bin/` binaries (members read from the workspace's
+/// `Cargo.toml`, so a new member is checked without a list to keep).
+fn roots(workspace: &Path) -> Vec<PathBuf> {
+    let manifest = std::fs::read_to_string(workspace.join("Cargo.toml")).expect("workspace Cargo.toml");
+    let line = manifest.lines().find(|l| l.trim_start().starts_with("members")).expect("members = [...]");
+    let members = line.split('"').skip(1).step_by(2);
+    let mut roots = Vec::new();
+    let dirs = std::iter::once(workspace.to_path_buf()).chain(members.map(|m| workspace.join(m)));
+    for dir in dirs.map(|d| d.join("src")) {
+        roots.extend(["lib.rs", "main.rs"].map(|f| dir.join(f)).into_iter().filter(|p| p.exists()));
+        if let Ok(bins) = std::fs::read_dir(dir.join("bin")) {
+            let mut bins: Vec<PathBuf> = bins.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect();
+            bins.sort();
+            roots.extend(bins);
+        }
+    }
+    roots
+}
 
 type ModPath = Vec<String>;
 
@@ -413,53 +417,29 @@ fn circles(edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Vec<Vec<PathBuf>> {
     s.out
 }
 
-/// The circles this check found when it was written, each being cut (issue
-/// 59): a circle found here that lies within one of them passes, anything
-/// else fails, and an entry no circle touches any more must be taken off.
-/// The list only shrinks.
-const KNOWN: &[&[&str]] = &[];
-
-/// Whether a circle is (within) one the list still carries.
-fn known(circle: &[String]) -> bool {
-    KNOWN.iter().any(|k| circle.iter().all(|f| k.contains(&f.as_str())))
-}
-
 #[test]
 fn no_crate_has_a_circle_between_its_files() {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let relative = |f: &PathBuf| f.strip_prefix(workspace).unwrap_or(f).display().to_string();
     let mut report = String::new();
-    let mut new = 0;
-    let mut touched = vec![false; KNOWN.len()];
-    for root in ROOTS {
-        let krate = Crate::load(&workspace.join(root));
+    let mut found = 0;
+    for root in roots(workspace) {
+        let krate = Crate::load(&root);
         let edges = graph(&krate);
         let arrows: usize = edges.values().map(BTreeSet::len).sum();
         let circles = circles(&edges);
-        report += &format!("{root}: {} files, {arrows} arrows, {} circles\n", edges.len(), circles.len());
+        report += &format!("{}: {} files, {arrows} arrows, {} circles\n", relative(&root), edges.len(), circles.len());
+        found += circles.len();
         for circle in &circles {
-            let names: Vec<String> =
-                circle.iter().map(|f| f.strip_prefix(workspace).unwrap_or(f).display().to_string()).collect();
-            for (k, seen) in KNOWN.iter().zip(touched.iter_mut()) {
-                *seen |= names.iter().any(|n| k.contains(&n.as_str()));
-            }
-            let is_new = !known(&names);
-            new += usize::from(is_new);
-            report += if is_new { "  NEW circle:\n" } else { "  circle (known, being cut):\n" };
+            report += "  circle:\n";
             for file in circle {
-                let rel = file.strip_prefix(workspace).unwrap_or(file);
-                let into: Vec<String> = edges[file]
-                    .iter()
-                    .filter(|t| circle.contains(t))
-                    .map(|t| t.strip_prefix(workspace).unwrap_or(t).display().to_string())
-                    .collect();
-                report += &format!("    {} → {}\n", rel.display(), into.join(", "));
+                let into: Vec<String> = edges[file].iter().filter(|t| circle.contains(t)).map(relative).collect();
+                report += &format!("    {} → {}\n", relative(file), into.join(", "));
             }
         }
     }
     println!("{report}");
-    assert_eq!(new, 0, "new circles between a crate's files (move what both sides need one floor down):\n{report}");
-    let gone: Vec<&str> = KNOWN.iter().zip(&touched).filter(|(_, t)| !**t).map(|(k, _)| k[0]).collect();
-    assert!(gone.is_empty(), "known circles no longer found, take them off KNOWN: {gone:?}");
+    assert_eq!(found, 0, "circles between a crate's files (move what both sides need one floor down):\n{report}");
 }
 
 /// Writes a small crate (file name → text) and returns its circles.

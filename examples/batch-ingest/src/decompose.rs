@@ -4,8 +4,9 @@
 use hopscope_harness::{BoxError, HandIn, Lane, Ops, Role, Setup, Workload};
 use hopscope_probe::collector::{Collector, DEFAULT_RING_MARKS};
 use hopscope_probe::sqlite::{SqliteProbe, TransactionHops};
-use hopscope_probe::{Hop, HopLayer, HopTable, Owner, Side};
+use hopscope_probe::{Hop, HopLayer, HopTable, Owner};
 
+pub use crate::hops::{BatchHops, HOPS, hops};
 use crate::{Ingest, Road};
 
 /// Events one transaction runs at most.
@@ -13,48 +14,6 @@ pub const MAX_BATCH: usize = 64;
 
 /// Producers at once.
 pub const PRODUCERS: usize = 8;
-
-/// The hops direct marks use beyond the standard ones, at their ids in
-/// [`hops`].
-#[derive(Debug, Clone, Copy)]
-pub struct BatchHops {
-    /// BEGIN starts (once per batch).
-    pub begin: Hop,
-    /// BEGIN returned.
-    pub began: Hop,
-    /// An event's own statement starts.
-    pub executing: Hop,
-    /// COMMIT starts (once per batch).
-    pub commit: Hop,
-    /// COMMIT returned.
-    pub committed: Hop,
-}
-
-// readme-excerpt: hops
-/// [`BatchHops`] at the ids [`hops`] gives them, after the standard twelve.
-pub const HOPS: BatchHops =
-    BatchHops { begin: Hop(12), began: Hop(13), executing: Hop(14), commit: Hop(15), committed: Hop(16) };
-
-/// The direct marks' hop table: the standard hops, then the batch's, the
-/// slices ending at `began`, `executed` and `committed` SQLite's.
-pub fn hops() -> HopTable {
-    let mut table = HopTable::standard();
-    for (name, owner) in [
-        ("begin", None),
-        ("began", Some(Owner::Sqlite)),
-        ("executing", None),
-        ("commit", None),
-        ("committed", Some(Owner::Sqlite)),
-    ] {
-        let hop = table.add(name, Side::Writer);
-        if let Some(owner) = owner {
-            // Declarable: cannot fail.
-            let _ = table.set_owner(hop, owner);
-        }
-    }
-    table
-}
-// readme-excerpt: end
 
 // readme-excerpt: layer
 /// The spans road's layer: each producer's `insert`, each event's

@@ -11,7 +11,11 @@
 
 #[cfg(feature = "hopscope")]
 pub mod decompose;
+#[cfg(feature = "hopscope")]
+mod hops;
 mod marks;
+mod request;
 mod writer;
 
-pub use writer::{Ingest, Road};
+pub use request::Road;
+pub use writer::Ingest;

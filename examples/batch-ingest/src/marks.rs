@@ -8,7 +8,7 @@ pub(crate) use unmarked::*;
 
 #[cfg(not(feature = "hopscope"))]
 mod unmarked {
-    use crate::writer::{Outcomes, Request, Road, insert};
+    use crate::request::{Outcomes, Request, Road, insert};
 
     pub(crate) fn caller(_road: Road, _op: u64, _enter: bool) {}
 
@@ -28,8 +28,8 @@ mod marked {
     use hopscope_probe::{Hop, OpId, hop, serves};
     use rusqlite::Connection;
 
-    use crate::decompose::HOPS;
-    use crate::writer::{Outcomes, Request, Road, insert};
+    use crate::hops::HOPS;
+    use crate::request::{Outcomes, Request, Road, insert};
 
     /// A producer's marks around its call: `enter` and `done`.
     pub(crate) fn caller(road: Road, op: u64, enter: bool) {

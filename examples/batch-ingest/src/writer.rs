@@ -6,29 +6,7 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{Receiver, Sender, bounded};
 use rusqlite::Connection;
 
-/// How the writer is marked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Road {
-    /// No marks: the clean build.
-    Plain,
-    /// `hop!` and `serves!` marks (the `hopscope` feature).
-    Marks,
-    /// `tracing` spans, marked by whatever subscriber is installed.
-    Spans,
-    /// Each statement named for SQLite's trace hook (the `hopscope`
-    /// feature; a probe attached to the connection marks it).
-    Hook,
-}
-
-/// One event on its way to the writer, with where its reply goes.
-pub(crate) struct Request {
-    pub(crate) op: u64,
-    pub(crate) event: String,
-    reply: Sender<Result<i64, String>>,
-}
-
-/// A batch's row ids, or why the whole batch failed.
-pub(crate) type Outcomes = rusqlite::Result<Vec<rusqlite::Result<i64>>>;
+use crate::request::{Outcomes, Request, Road, insert};
 
 /// What the writer thread is sent: an event, or a job to run on it
 /// between batches (a measuring harness's hand-in of its marks).
@@ -153,11 +131,6 @@ fn commit_and_reply(conn: &Connection, batch: &mut Vec<Request>, road: Road) {
         };
         let _ = request.reply.send(outcome);
     }
-}
-
-/// One event's statement.
-pub(crate) fn insert(conn: &Connection, request: &Request) -> rusqlite::Result<i64> {
-    conn.prepare_cached("INSERT INTO events (body) VALUES (?1)")?.insert([&request.event])
 }
 
 /// The batch in one transaction, unmarked.
