@@ -13,6 +13,10 @@ use super::run_date::date;
 use crate::receipt::lane_facts::grown_blocks;
 use crate::receipt::wording::{code_span, median_text, owner_label};
 
+/// What a block's readings can leave in the process's CPU figure after the
+/// empty blocks' cost is taken off, µs a block (measured).
+const READINGS_KEPT_US: f64 = 2.0;
+
 /// Every lane's time per operation.
 pub(super) fn lanes(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     writeln!(out, "## Lanes (µs per operation, median of blocks)\n")?;
@@ -297,12 +301,19 @@ pub(super) fn cpu(d: &Decomposition, out: &mut String) -> std::fmt::Result {
             let cells: Vec<String> = roles.iter().map(|r| cell(r)).chain(roles.iter().map(|r| ctx(r))).collect();
             writeln!(out, "| {lane} | {} |", cells.join(" | "))?;
         }
+        // What the ~2 µs a block the process's figure can keep is per
+        // operation at this run's block size.
+        let kept = d
+            .run
+            .meta
+            .parsed::<f64>(&RunFact::OpsPerBlock)
+            .filter(|n| *n > 0.0)
+            .map_or(String::new(), |n| format!(", ~{:.3} µs a write at {n} writes a block", READINGS_KEPT_US / n));
         writeln!(
             out,
             "\nCPU from per-thread and process CPU clocks, with what a block's own readings cost taken off \
-             (measured on empty blocks; the process's figure can keep ~2 µs a block of it, ~1% of a 20-write \
-             block); context switches from `getrusage` (the process column counts every thread, a peer's \
-             included)."
+             (measured on empty blocks; the process's figure can keep ~{READINGS_KEPT_US} µs a block of it{kept}); \
+             context switches from `getrusage` (the process column counts every thread, a peer's included)."
         )?;
         if roles.len() > 2 {
             writeln!(
