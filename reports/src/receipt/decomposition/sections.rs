@@ -371,7 +371,7 @@ fn wait_table(c: &Contention, out: &mut String) -> std::fmt::Result {
     writeln!(
         out,
         "| lane | every thread µs | {}share of wall time | involuntary switches | blocks that waited for another \
-         process | in those blocks, µs waited of µs |",
+         process | in those blocks: every thread's waits, summed, of the wall time (µs) |",
         heads.iter().map(|h| format!("{h} | ")).collect::<String>(),
     )?;
     writeln!(out, "|---|---:|{}---:|---:|---:|---:|", "---:|".repeat(heads.len()))?;
