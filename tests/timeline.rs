@@ -1,75 +1,28 @@
 //! The exported timeline as a viewer reads it: every flow arrow must bind
 //! to the slices of its own operation, on the threads its marks are on, in
 //! both formats. Checked by replaying Perfetto's importer
-//! (`hopscope_analyze::timeline::importer`) over the decoded files; the
-//! protobuf is decoded with Perfetto's own generated protos.
+//! (`hopscope_analyze::timeline::importer`) over the decoded files. The
+//! protobuf is read back with hopscope's own declaration of Perfetto's
+//! messages; where `HOPSCOPE_PERFETTO_DECODER` names Perfetto's generated
+//! decoder (`checks/perfetto-decode`, built in CI), it reads the same files
+//! and must print the same rows.
 
 use std::collections::BTreeMap;
 
 use hopscope_analyze::timeline::importer::{self, Imported, TrackEventRow};
+use hopscope_analyze::timeline::track_events;
 use hopscope_analyze::timeline::{self, Cut};
 use hopscope_probe::{
     Block, ClockInfo, ClockSource, Hop, HopTable, HostInfo, Mark, OpId, Reading, Stream, Ticks, Trace, TraceHeader,
 };
-use perfetto_protos::debug_annotation::debug_annotation;
-use perfetto_protos::trace_packet::trace_packet::Data;
-use perfetto_protos::track_event::track_event::Type;
-use protobuf::Message;
 
 mod common;
 use common::{hopscope, small_decompose_args, temp_dir};
 
-/// The protobuf timeline decoded with Perfetto's generated types, as the
-/// importer's rows (slices, ends and thread tracks; counters checked here).
+/// The protobuf timeline as the importer's rows.
 fn decode(bytes: &[u8]) -> Vec<TrackEventRow> {
-    let trace = perfetto_protos::trace::Trace::parse_from_bytes(bytes).expect("a Perfetto Trace message");
-    assert!(!trace.packet.is_empty(), "no packets");
-    assert_eq!(trace.packet[0].sequence_flags(), 1, "the first packet clears the sequence's state");
-    let mut rows = Vec::new();
-    for packet in &trace.packet {
-        assert_eq!(packet.trusted_packet_sequence_id(), 1);
-        assert!(
-            packet.special_fields.unknown_fields().iter().next().is_none(),
-            "a field Perfetto does not know: {packet:?}"
-        );
-        match &packet.data {
-            Some(Data::TrackDescriptor(track)) => {
-                assert!(track.special_fields.unknown_fields().iter().next().is_none(), "{track:?}");
-                if let Some(thread) = track.thread.as_ref() {
-                    rows.push(TrackEventRow::Thread {
-                        uuid: track.uuid(),
-                        pid: i64::from(thread.pid()),
-                        tid: i64::from(thread.tid()),
-                    });
-                }
-            }
-            Some(Data::TrackEvent(event)) => {
-                assert!(event.special_fields.unknown_fields().iter().next().is_none(), "{event:?}");
-                let ts = i64::try_from(packet.timestamp()).expect("ns");
-                match event.type_() {
-                    Type::TYPE_SLICE_BEGIN => {
-                        let op =
-                            event.debug_annotations.iter().find(|a| a.name() == "op").and_then(|a| match a.value {
-                                Some(debug_annotation::Value::UintValue(v)) => Some(v),
-                                _ => None,
-                            });
-                        rows.push(TrackEventRow::Begin {
-                            ts,
-                            track: event.track_uuid(),
-                            name: event.name().to_owned(),
-                            op,
-                            flow_ids: event.flow_ids.clone(),
-                            terminating_flow_ids: event.terminating_flow_ids.clone(),
-                        });
-                    }
-                    Type::TYPE_SLICE_END => rows.push(TrackEventRow::End { ts, track: event.track_uuid() }),
-                    Type::TYPE_COUNTER => assert!(event.has_double_counter_value(), "{event:?}"),
-                    other => panic!("unexpected event type {other:?}"),
-                }
-            }
-            other => panic!("unexpected packet {other:?}"),
-        }
-    }
+    let rows = track_events::read(bytes).expect("a Perfetto Trace of track events");
+    assert!(!rows.is_empty(), "no rows");
     rows
 }
 
@@ -347,4 +300,65 @@ fn a_group_commit_runs_timeline_binds_an_arrow_from_every_request_into_its_trans
         let wrong = importer::misbound(&imported, &arrows);
         assert!(wrong.is_empty(), "{format}: {} problems, first: {:#?}", wrong.len(), &wrong[..wrong.len().min(5)]);
     }
+}
+
+// --- Perfetto's own decoder (CI): the same rows from the same files. ---
+
+/// Perfetto's generated decoder, when this run was given one.
+fn perfetto_decoder() -> Option<std::path::PathBuf> {
+    std::env::var_os("HOPSCOPE_PERFETTO_DECODER").map(std::path::PathBuf::from)
+}
+
+/// What Perfetto's decoder prints for `bytes`, or its one-line refusal.
+fn perfetto_rows(decoder: &std::path::Path, file: &std::path::Path, bytes: &[u8]) -> Result<String, String> {
+    std::fs::write(file, bytes).expect("write the timeline");
+    let out = std::process::Command::new(decoder)
+        .arg(file)
+        .output()
+        .unwrap_or_else(|e| panic!("HOPSCOPE_PERFETTO_DECODER={}: {e}", decoder.display()));
+    if out.status.success() {
+        Ok(String::from_utf8(out.stdout).expect("utf-8 rows"))
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+#[test]
+fn perfetto_s_own_decoder_reads_the_rows_hopscope_reads() {
+    let Some(decoder) = perfetto_decoder() else {
+        eprintln!(
+            "skipped: HOPSCOPE_PERFETTO_DECODER names no decoder (build checks/perfetto-decode, as .ci/run does)"
+        );
+        return;
+    };
+    let dir = temp_dir("perfetto-decoder");
+    let out = hopscope(&small_decompose_args(&dir, &[]));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = Trace::read(&dir.join("trace.hop")).expect("trace");
+    let cut = Cut { ops_per_lane: Some(4), lanes: Some(vec![0, 2]) };
+    let timelines = [
+        ("synthetic", timeline::perfetto_trace(&synthetic(), Cut::default()).expect("protobuf")),
+        ("synthetic, cut", timeline::perfetto_trace(&synthetic(), cut).expect("protobuf")),
+        ("a quick run", timeline::perfetto_trace(&run, Cut::default()).expect("protobuf")),
+    ];
+    for (name, bytes) in &timelines {
+        let theirs = perfetto_rows(&decoder, &dir.join("timeline.perfetto-trace"), bytes)
+            .unwrap_or_else(|refusal| panic!("{name}: Perfetto's decoder refused it: {refusal}"));
+        let ours: String = decode(bytes).iter().map(|row| format!("{row}\n")).collect();
+        let first_difference = ours.lines().zip(theirs.lines()).find(|(a, b)| a != b);
+        assert_eq!(first_difference, None, "{name}: hopscope's row, then Perfetto's");
+        assert_eq!(ours.lines().count(), theirs.lines().count(), "{name}: rows");
+    }
+    let kinds = |text: &str, kind: &str| text.lines().filter(|l| l.starts_with(kind)).count();
+    let ours: String = decode(&timelines[2].1).iter().map(|row| format!("{row}\n")).collect();
+    for kind in ["thread\t", "begin\t", "end\t", "counter\t"] {
+        assert!(kinds(&ours, kind) > 0, "the quick run's timeline has no {kind:?} row");
+    }
+
+    // The check can fail: a packet whose event carries field 9999 (what a
+    // wrong field number in the declaration would write) is refused.
+    let mut bytes = timelines[0].1.clone();
+    bytes.extend_from_slice(&[0x0a, 0x0a, 0x50, 0x01, 0x68, 0x02, 0x5a, 0x04, 0xf8, 0xf0, 0x04, 0x00]);
+    let refusal = perfetto_rows(&decoder, &dir.join("bad.perfetto-trace"), &bytes).expect_err("refused");
+    assert!(refusal.contains("field 9999") && refusal.contains("does not declare"), "{refusal}");
 }

@@ -25,6 +25,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+pub use super::track_events::TrackEventRow;
+
 /// A thread as the importer keys it: (process id, thread id).
 pub type Thread = (i64, i64);
 
@@ -54,42 +56,6 @@ pub struct Imported {
     pub flows: Vec<(usize, usize)>,
     /// What the importer would count as an error or drop, one line each.
     pub problems: Vec<String>,
-}
-
-/// One event of a protobuf timeline, decoded by the caller.
-#[derive(Debug, Clone, PartialEq)]
-pub enum TrackEventRow {
-    /// A thread track's descriptor.
-    Thread {
-        /// Track uuid.
-        uuid: u64,
-        /// Process id.
-        pid: i64,
-        /// Thread id.
-        tid: i64,
-    },
-    /// `TYPE_SLICE_BEGIN`.
-    Begin {
-        /// Time, ns.
-        ts: i64,
-        /// Track uuid.
-        track: u64,
-        /// Name.
-        name: String,
-        /// The `op` debug annotation.
-        op: Option<u64>,
-        /// `flow_ids`.
-        flow_ids: Vec<u64>,
-        /// `terminating_flow_ids`.
-        terminating_flow_ids: Vec<u64>,
-    },
-    /// `TYPE_SLICE_END`.
-    End {
-        /// Time, ns.
-        ts: i64,
-        /// Track uuid.
-        track: u64,
-    },
 }
 
 #[derive(Debug, Default)]
@@ -240,14 +206,15 @@ pub fn import_track_events(rows: &[TrackEventRow]) -> Imported {
         })
         .collect();
     let at = |r: &TrackEventRow| match r {
-        TrackEventRow::Begin { ts, .. } | TrackEventRow::End { ts, .. } => *ts,
+        TrackEventRow::Begin { ts, .. } | TrackEventRow::End { ts, .. } | TrackEventRow::Counter { ts, .. } => *ts,
         TrackEventRow::Thread { .. } => i64::MIN,
     };
     let mut order: Vec<usize> = (0..rows.len()).collect();
     order.sort_by_key(|&i| (at(&rows[i]), i));
     for i in order {
         match &rows[i] {
-            TrackEventRow::Thread { .. } => {}
+            // Counters bind no flow and open no slice.
+            TrackEventRow::Thread { .. } | TrackEventRow::Counter { .. } => {}
             TrackEventRow::Begin { ts, track, name, op, flow_ids, terminating_flow_ids } => {
                 let Some(&thread) = threads.get(track) else {
                     importer.out.problems.push(format!("{name} is on track {track}, which no thread describes"));

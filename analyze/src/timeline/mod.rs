@@ -27,6 +27,7 @@ mod export;
 pub mod importer;
 pub mod perfetto;
 mod proto;
+pub mod track_events;
 
 pub use export::{ExportError, Exported, Selection, TimelineFormat, export};
 mod layout;

@@ -1,9 +1,17 @@
 //! The part of Perfetto's trace protobuf the timeline writes, declared with
 //! prost's derive. Field numbers and types are Perfetto's own
 //! (`protos/perfetto/trace/trace_packet.proto`, `track_event/*.proto`);
-//! the workspace's timeline test decodes the output with the generated
-//! bindings of those files (the `perfetto_protos` crate) to hold them to it.
+//! CI decodes the output with the generated bindings of those files (the
+//! `perfetto_protos` crate, in `checks/perfetto-decode`) to hold them to it.
 //! Perfetto's protos are proto2: repeated numbers are not packed.
+
+/// `Trace`: the file, a sequence of packets (read back by
+/// [`super::track_events`]; the writer streams the packets one by one).
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct Trace {
+    #[prost(message, repeated, tag = "1")]
+    pub(crate) packet: Vec<TracePacket>,
+}
 
 /// `TracePacket`: one event or descriptor.
 #[derive(Clone, PartialEq, prost::Message)]
