@@ -11,8 +11,8 @@
 //! `tests/fuzz-regressions/` (crashes found before, crafted overflows) runs
 //! first.
 //!
-//! `cargo test` runs 2,000 inputs of one fixed sequence in the test profile
-//! (overflow checks on, the analyzer unoptimized: ~7 s here, the regressions
+//! `cargo test` runs 1,000 inputs of one fixed sequence in the test profile
+//! (overflow checks on, the analyzer unoptimized: ~4 s here, the regressions
 //! included). CI runs 20,000 more as a stage of its own (~65 s), seeded by
 //! the commit, so each commit explores inputs no run before it did and any
 //! failure is reproduced from the seed in its file name. On demand, with
@@ -303,7 +303,7 @@ fn mutated_traces_never_panic_hang_or_balloon() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
     let corpus: Vec<Vec<u8>> = files(&root.join("corpus")).into_iter().map(|(_, b)| b).collect();
     assert!(corpus.len() >= 5, "the seed corpus is missing");
-    let inputs: u64 = std::env::var("FUZZ_INPUTS").ok().and_then(|v| v.parse().ok()).unwrap_or(2_000);
+    let inputs: u64 = std::env::var("FUZZ_INPUTS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000);
     let seed: u64 = std::env::var("FUZZ_SEED")
         .map(|v| v.parse().unwrap_or_else(|_| panic!("FUZZ_SEED={v}: not a whole number")))
         .unwrap_or(0x5eed);

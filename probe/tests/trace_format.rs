@@ -1,7 +1,7 @@
 //! The `.hop` format: round trips, and refusal of every kind of damage.
 
 use hopscope_probe::trace::{FORMAT_VERSION, MAGIC};
-use hopscope_probe::{Block, Hop, Mark, OpId, Reading, Stream, Ticks, Trace, TraceError, TraceHeader, TraceWriter};
+use hopscope_probe::{Block, Hop, HopDef, Mark, OpId, Reading, Stream, Ticks, Trace, TraceError, TraceHeader, TraceWriter};
 use proptest::prelude::*;
 
 fn header() -> TraceHeader {
@@ -514,9 +514,17 @@ fn a_version_3_header_checksum_covers_the_version() {
 #[test]
 fn a_header_declaring_more_hops_than_an_index_holds_is_not_written() {
     let mut header = header();
-    for i in header.hops.len()..=hopscope_probe::MAX_HOPS {
-        header.hops.add(&format!("h{i}"), hopscope_probe::Side::Writer);
-    }
+    // One past the cap, built as the table's serialized form (`add` looks
+    // each name up first: 65,536 of them one by one took seconds).
+    let mut defs: Vec<HopDef> = header.hops.iter().map(|(_, def)| def.clone()).collect();
+    defs.extend((defs.len()..=hopscope_probe::MAX_HOPS).map(|i| HopDef {
+        name: format!("h{i}"),
+        side: hopscope_probe::Side::Writer,
+        span: None,
+        owns: None,
+    }));
+    header.hops = serde_json::from_value(serde_json::to_value(defs).expect("hop defs")).expect("a hop table");
+    assert_eq!(header.hops.len(), hopscope_probe::MAX_HOPS + 1);
     let err = TraceWriter::new(Vec::new(), header).unwrap_err();
     assert!(err.to_string().contains("hops declared"), "{err}");
 }
