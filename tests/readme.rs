@@ -455,12 +455,22 @@ impl Checker {
         let mut package = String::from("hopscope");
         let mut features = Vec::new();
         let mut targets = Vec::new();
+        let mut manifest = None;
         let mut at = 0;
         while at < cargo.len() {
             let flag = cargo[at].text.as_str();
             let takes_value = matches!(
                 flag,
-                "-p" | "--package" | "--features" | "-F" | "--profile" | "--bin" | "--example" | "--test" | "--bench"
+                "-p" | "--package"
+                    | "--features"
+                    | "-F"
+                    | "--profile"
+                    | "--bin"
+                    | "--example"
+                    | "--test"
+                    | "--bench"
+                    | "--manifest-path"
+                    | "--target-dir"
             );
             let value = match cargo.get(at + 1) {
                 Some(v) if takes_value => v.text.clone(),
@@ -476,9 +486,15 @@ impl Checker {
                 }
                 "--profile" => {}
                 "--bin" | "--example" | "--test" | "--bench" => targets.push((flag[2..].to_owned(), value)),
+                "--manifest-path" => manifest = Some(value),
+                "--target-dir" => {}
                 other => return Err(format!("`cargo {verb} {other}`: a flag this check does not know")),
             }
             at += if takes_value { 2 } else { 1 };
+        }
+        // A crate outside the workspace (checks/): its manifest must exist.
+        if let Some(manifest) = manifest {
+            return if root().join(&manifest).is_file() { Ok(true) } else { Err(format!("no manifest {manifest}")) };
         }
         let member = self.members.get(&package).ok_or_else(|| format!("`-p {package}`: not a workspace member"))?;
         let known = member.features();
