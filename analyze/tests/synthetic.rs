@@ -5,11 +5,15 @@ mod common;
 
 use std::collections::BTreeMap;
 
+use hopscope_analyze::change::RunSamples;
 use hopscope_analyze::recorded::Recorded;
+use hopscope_analyze::source::TraceFile;
 use hopscope_analyze::warning::Warning;
 use hopscope_analyze::{AnalyzeError, decompose};
 use hopscope_probe::counters::{Counter, CounterSupport, Support};
-use hopscope_probe::{Block, Hop, HopTable, Mark, OpId, Reading, Stream, ThreadRole, Ticks, Trace, TraceHeader};
+use hopscope_probe::{
+    Block, Hop, HopTable, Mark, OpId, Reading, Stream, ThreadRole, Ticks, Trace, TraceHeader, TraceWriter,
+};
 use hopscope_reports::receipt;
 
 const LANES: [&str; 5] = ["inline", "floor", "floor-probed", "writer", "writer-probed"];
@@ -575,6 +579,25 @@ fn rounds_that_waited_for_another_process_are_left_out_and_said() {
     let md = receipt::markdown(&d);
     assert!(md.contains("**Left out:** 2 of 10 rounds waited for another process (blocks: writer 2 of 10)"), "{md}");
     assert!(!md.contains("**Contended:**"));
+
+    // Judged again from its file (`compare`, a baseline), the run reads
+    // the operations it was judged by: those rounds are left out there too.
+    let crowded = waiting(&[(0, 1), (1, 3)]);
+    let path = common::scratch_trace("synthetic", "left-out");
+    let mut writer = TraceWriter::new(Vec::new(), crowded.header.clone()).expect("writer");
+    for block in &crowded.blocks {
+        writer.write_block(block).expect("block");
+    }
+    std::fs::write(&path, writer.finish().expect("trace")).expect("write");
+    let (header, joined) = hopscope_analyze::join_file(&path).expect("joins");
+    let rounds: Vec<(u32, u32)> = joined.iter().flat_map(|l| l.blocks.iter().map(|b| (b.pass, b.sample))).collect();
+    assert!(joined.iter().all(|l| l.blocks.is_empty() || l.blocks.len() == 8) && !rounds.is_empty(), "{rounds:?}");
+    assert!(!rounds.contains(&(0, 1)) && !rounds.contains(&(1, 3)), "{rounds:?}");
+    let (held, samples) =
+        hopscope_analyze::decompose_source_with_samples(&mut TraceFile::open(&path).expect("opens"), None)
+            .expect("decomposes");
+    assert_eq!(RunSamples::new(&held, Some((&header, &joined))), samples);
+    let _ = std::fs::remove_dir_all(path.parent().expect("dir"));
 
     // Half the rounds or more: nothing is left out, and the run says whose
     // figures these are.

@@ -54,17 +54,16 @@ pub fn decompose_file(path: &std::path::Path) -> Result<Decomposition, AnalyzeEr
     decompose_source(&mut file, None)
 }
 
-/// Join the trace file at `path` (two streaming reads, as
-/// [`decompose_file`]): its header and every lane's operations, block by
-/// block — what a comparison of two runs' slices needs.
+/// Join the trace file at `path` (streaming reads, as [`decompose_file`]):
+/// its header and every lane's operations, block by block, of the blocks
+/// the decomposition reads (rounds another process crowded left out as it
+/// leaves them out) — what a comparison of two runs' slices needs, so a run
+/// judged again from its files reads what it was judged by.
 pub fn join_file(path: &std::path::Path) -> Result<(TraceHeader, Vec<LaneOps>), AnalyzeError> {
     let mut file = TraceFile::open(path)?;
     let header = file.header().clone();
-    let mut hops = HopScan::new(&header);
-    file.replay(&mut |_, block: &Block| hops.add(block))?;
-    let mut join = Join::new(&header, &hops);
-    file.replay(&mut |index, block: &Block| join.add(index, block))?;
-    Ok((header, join.finish()))
+    let kept = kept_blocks(&mut file, &header)?;
+    Ok((header, kept.joined))
 }
 
 /// [`decompose_partial`] over any [`BlockSource`]; the source's own
@@ -139,33 +138,52 @@ fn scan(
 /// leaves them out and so does the join.
 fn decompose_blocks(source: &mut impl BlockSource) -> Result<(Decomposition, u64, Vec<LaneOps>), AnalyzeError> {
     let header = source.header().clone();
-    let (mut scanned, rounds) = scan(source, &header, None)?;
+    let Kept { mut scanned, all_lanes, joined } = kept_blocks(source, &header)?;
     if scanned.blocks == 0 {
         return Err(match source.partial() {
             Some(p) => AnalyzeError::NothingSalvaged { detail: p.reader_detail().unwrap_or_default().to_owned() },
             None => AnalyzeError::NoBlocks,
         });
     }
-    let contention = crate::contention::of(&header, &scanned.lanes, &rounds);
+    if let Some(c) = scanned.contention.as_mut() {
+        c.in_slices = crate::contention::slices::of(all_lanes.as_ref().unwrap_or(&scanned.lanes), &joined, &c.lanes);
+    }
+    Ok((analyze(&header, &scanned, &joined), scanned.blocks, joined))
+}
+
+/// The blocks a decomposition's figures read, joined.
+struct Kept {
+    /// Every kept block scanned, with the run's waits (from every block).
+    scanned: Scanned,
+    /// Every block's lanes, those left out included, when rounds were left
+    /// out: where the waits sat.
+    all_lanes: Option<Vec<LaneBlocks>>,
+    /// The kept blocks' operations.
+    joined: Vec<LaneOps>,
+}
+
+/// Scan `source`, leave out the rounds another process crowded (when the
+/// rule drops them), and join the rest. The decomposition and a run judged
+/// again from its files (`compare`, a baseline) both read this, so both
+/// read the same operations.
+fn kept_blocks(source: &mut impl BlockSource, header: &TraceHeader) -> Result<Kept, AnalyzeError> {
+    let (mut scanned, rounds) = scan(source, header, None)?;
+    let contention = crate::contention::of(header, &scanned.lanes, &rounds);
     let skip = rounds.to_drop();
     // Every block's waits, those left out included, for placing them in
-    // the slices below.
+    // the slices.
     let all_lanes = skip.is_some().then(|| scanned.lanes.clone());
     if let Some(skip) = skip {
-        scanned = scan(source, &header, Some(skip))?.0;
+        scanned = scan(source, header, Some(skip))?.0;
     }
     scanned.contention = contention;
-    let mut join = Join::new(&header, &scanned.hops);
+    let mut join = Join::new(header, &scanned.hops);
     source.replay(&mut |index, block: &Block| {
         if !skip.is_some_and(|s| s.contains(&(block.pass, block.sample))) {
             join.add(index, block);
         }
     })?;
-    let joined = join.finish();
-    if let Some(c) = scanned.contention.as_mut() {
-        c.in_slices = crate::contention::slices::of(all_lanes.as_ref().unwrap_or(&scanned.lanes), &joined, &c.lanes);
-    }
-    Ok((analyze(&header, &scanned, &joined), scanned.blocks, joined))
+    Ok(Kept { scanned, all_lanes, joined: join.finish() })
 }
 
 /// Every figure of a decomposition, from the scanned and joined blocks.
