@@ -456,6 +456,7 @@ impl Checker {
         let mut features = Vec::new();
         let mut targets = Vec::new();
         let mut manifest = None;
+        let mut workspace = false;
         let mut at = 0;
         while at < cargo.len() {
             let flag = cargo[at].text.as_str();
@@ -478,7 +479,8 @@ impl Checker {
                 _ => String::new(),
             };
             match flag {
-                "--release" | "--locked" | "--workspace" | "--all-targets" | "--no-run" | "-q" | "--quiet" => {}
+                "--workspace" => workspace = true,
+                "--release" | "--locked" | "--all-targets" | "--no-run" | "-q" | "--quiet" => {}
                 "-p" | "--package" => package = value,
                 "--features" | "-F" => features.extend(value.split([',', ' ']).map(str::to_owned)),
                 "--profile" if !self.profiles.contains(&value) => {
@@ -495,6 +497,15 @@ impl Checker {
         // A crate outside the workspace (checks/): its manifest must exist.
         if let Some(manifest) = manifest {
             return if root().join(&manifest).is_file() { Ok(true) } else { Err(format!("no manifest {manifest}")) };
+        }
+        // `--workspace --test NAME`: some member has the target.
+        if workspace && package == "hopscope" {
+            if let Some((kind, name)) =
+                targets.iter().find(|(kind, name)| !self.members.values().any(|m| m.has_target(kind, name)))
+            {
+                return Err(format!("no workspace member has a {kind} target `{name}`"));
+            }
+            return Ok(true);
         }
         let member = self.members.get(&package).ok_or_else(|| format!("`-p {package}`: not a workspace member"))?;
         let known = member.features();
