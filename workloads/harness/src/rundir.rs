@@ -35,9 +35,17 @@ pub const LANES_DIR: &str = "lanes";
 /// runs in `hopscope history`, most in folders since deleted).
 fn tests_root() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
-    let deps = exe.parent()?;
-    let built = deps.file_name()? == "deps" && deps.ancestors().any(|d| d.join("CACHEDIR.TAG").is_file());
-    built.then(|| std::env::temp_dir().join("hopscope-test-runs"))
+    cargo_deps(exe.parent()?).then(|| std::env::temp_dir().join("hopscope-test-runs"))
+}
+
+/// Whether `dir` is the `deps/` of a Cargo profile directory: beside
+/// Cargo's `.fingerprint/`, or under the `CACHEDIR.TAG` Cargo writes in a
+/// target directory it made (a target directory made beforehand, or a link
+/// to one, has no tag: a newcomer's tests then wrote into the project).
+fn cargo_deps(dir: &Path) -> bool {
+    dir.file_name().is_some_and(|name| name == "deps")
+        && (dir.parent().is_some_and(|profile| profile.join(".fingerprint").is_dir())
+            || dir.ancestors().any(|d| d.join("CACHEDIR.TAG").is_file()))
 }
 
 /// Where run directories go by default: `$HOPSCOPE_RUNS` when set; for a
@@ -264,6 +272,25 @@ mod tests {
             None => assert_eq!(runs_dir(), std::env::temp_dir().join("hopscope-test-runs")),
         }
         assert!(tests_root().is_some(), "a binary in a target directory's deps/ is a test's");
+    }
+
+    #[test]
+    fn a_deps_folder_is_cargo_s_by_its_fingerprints_or_its_tag() {
+        let root = std::env::temp_dir().join(format!("hopscope-rundir-deps-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        // A target directory made beforehand: no tag, Cargo's fingerprints.
+        let premade = root.join("premade/debug");
+        std::fs::create_dir_all(premade.join("deps")).expect("deps");
+        assert!(!cargo_deps(&premade.join("deps")), "a deps/ alone is anyone's");
+        std::fs::create_dir_all(premade.join(".fingerprint")).expect("fingerprints");
+        assert!(cargo_deps(&premade.join("deps")));
+        // A target directory Cargo made: its tag above.
+        let tagged = root.join("tagged");
+        std::fs::create_dir_all(tagged.join("debug/deps")).expect("deps");
+        std::fs::write(tagged.join("CACHEDIR.TAG"), "Signature: 8a477f597d28d172789f06886806bc55").expect("tag");
+        assert!(cargo_deps(&tagged.join("debug/deps")));
+        assert!(!cargo_deps(&tagged.join("debug")), "not a deps/");
+        let _ = std::fs::remove_dir_all(&root);
         if std::env::var_os("HOPSCOPE_INDEX").is_none() {
             let index = crate::index::RunIndex::located();
             assert_eq!(index.path(), runs_dir().join(crate::index::INDEX_FILE), "the index goes with the runs");
