@@ -85,9 +85,12 @@ impl fmt::Display for TrackEventRow {
         match self {
             Self::Thread { uuid, pid, tid } => write!(f, "thread\t{uuid}\t{pid}\t{tid}"),
             Self::Begin { ts, track, name, op, flow_ids, terminating_flow_ids } => {
-                let op = op.map_or_else(|| "-".to_owned(), |op| op.to_string());
-                let (flows, ends) = (IdList(flow_ids), IdList(terminating_flow_ids));
-                write!(f, "begin\t{ts}\t{track}\t{name:?}\t{op}\t{flows}\t{ends}")
+                write!(f, "begin\t{ts}\t{track}\t{name:?}\t")?;
+                match op {
+                    Some(op) => write!(f, "{op}")?,
+                    None => f.write_str("-")?,
+                }
+                write!(f, "\t{}\t{}", IdList(flow_ids), IdList(terminating_flow_ids))
             }
             Self::End { ts, track } => write!(f, "end\t{ts}\t{track}"),
             Self::Counter { ts, track, value } => write!(f, "counter\t{ts}\t{track}\t{value}"),
