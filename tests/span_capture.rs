@@ -84,7 +84,7 @@ fn a_captured_program_is_decomposed_into_its_spans_slices() {
     let path = dir.join("app.hop");
     let (layer, capture) = HopLayer::new().caller("write").writer("execute").capture(&path).expect("capture");
     program(&tracing::Dispatch::new(tracing_subscriber::registry().with(layer)));
-    assert_eq!(capture.finish().expect("finish"), path);
+    assert_eq!(capture.finish().expect("finish").path, path);
     let receipt = decomposed(&path);
     assert!(receipt.contains("The spans took the Registry + HopLayer path"), "{receipt}");
     let _ = std::fs::remove_dir_all(&dir);
@@ -97,7 +97,7 @@ fn the_profiling_path_is_captured_decomposed_and_named() {
     let (subscriber, capture) =
         HopLayer::new().caller("write").writer("execute").capture_profiling(&path).expect("capture");
     program(&tracing::Dispatch::new(subscriber));
-    assert_eq!(capture.finish().expect("finish"), path);
+    assert_eq!(capture.finish().expect("finish").path, path);
     let machinery = Trace::read(&path).expect("trace").header.span_machinery.expect("measured");
     assert_eq!(machinery.path, SpanPath::Subscriber, "measured through the path the program took");
     let receipt = decomposed(&path);

@@ -96,6 +96,7 @@ pub mod counters;
 mod hook_cost;
 mod hop;
 mod host;
+mod live_fact;
 pub mod local;
 mod placement;
 mod probe;
@@ -106,8 +107,8 @@ mod session;
 mod slice_name;
 pub mod trace;
 
-#[cfg(any(feature = "tracing", feature = "sqlite"))]
 pub mod collector;
+pub mod live;
 pub mod machinery;
 #[cfg(feature = "tracing")]
 pub mod spans;
@@ -133,12 +134,13 @@ pub use clock::{ClockInfo, ClockSource, Ticks};
 pub use hook_cost::{HookCost, STATEMENT_ROLE};
 pub use hop::{Edge, Hop, HopDef, HopTable, MAX_HOPS, Mark, OpId, Owner, Side, SpanEdge};
 pub use host::HostInfo;
+pub use live::{CaptureSummary, LiveCapture, LiveOptions};
 pub use machinery::{EdgeCosts, SliceKind, SpanEvents, SpanMachinery, SpanPath, SpanSequence};
 pub use placement::{Placement, UnknownPlacement};
 pub use probe::{NoProbe, Probe, Recording};
 pub use reading_key::{ReadingKey, ReservedRole, ThreadFigure, ThreadRole, WRITER_ROLE};
 pub use role::{LaneInfo, Role, UnknownRole, Variant};
-pub use run_fact::{ArmFact, LaneFact, RunFact, RunFacts};
+pub use run_fact::{ArmFact, LaneFact, LiveFact, RunFact, RunFacts};
 pub use session::Session;
 pub use slice_name::{ARROW, ASCII_ARROW, NotASliceName, SliceName};
 pub use trace::{Block, Reading, Salvage, Stream, Trace, TraceError, TraceHeader, TraceReader, TraceWriter};

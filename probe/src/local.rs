@@ -60,13 +60,27 @@ pub fn attach(capacity: usize) {
 ///
 /// Cost: one clock read plus a thread-local bounds-checked store (measured
 /// by `hopscope calibrate` and `cargo bench -p hopscope-probe`). Never
-/// allocates: a thread without a buffer ([`attach`] not called) or with a
-/// full one drops the mark and counts it.
+/// allocates: a thread with a full buffer drops the mark and counts it. A
+/// thread without a buffer ([`attach`] not called) hands the mark to the
+/// running live capture ([`crate::Capture::live`]), which keeps the
+/// operations its sampling keeps, or, with none running, counts it as
+/// dropped.
 #[inline]
 pub fn record(op: OpId, hop: Hop) {
     #[cfg(feature = "what-if")]
     crate::whatif::on_mark(op, hop);
-    push(Mark::new(op, hop, clock::now()));
+    let stored = LOCAL.try_with(|local| {
+        if local.limit.get() == 0 {
+            if !crate::collector::route::offer(op, hop) {
+                local.dropped.set(local.dropped.get() + 1);
+            }
+            return;
+        }
+        store(local, Mark::new(op, hop, clock::now()));
+    });
+    if stored.is_err() {
+        DROPPED_AFTER_EXIT.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// [`record`], and sample the CPU the thread runs on into the mark. On TSC
@@ -86,7 +100,9 @@ pub fn record_on_cpu(op: OpId, hop: Hop) {
 /// store of a link ([`Mark::serves`]), no clock read. Mark the interval's
 /// own hops once, under `shared`'s id; each member then waits for all of
 /// it in the analysis, and its cost is divided among the members. Same
-/// guarantees as [`record`].
+/// guarantees as [`record`]; under a live capture's sampling, link an
+/// interval to its members before marking its hops (see
+/// [`crate::collector::Sampling`]).
 #[inline]
 pub fn serves(shared: OpId, member: OpId) {
     push(Mark::serves(shared, member));
@@ -97,22 +113,34 @@ pub fn serves(shared: OpId, member: OpId) {
 #[inline]
 pub fn push(mark: Mark) {
     let stored = LOCAL.try_with(|local| {
-        // A failed borrow means re-entry (a mark taken inside a drain on the
-        // same thread, e.g. from a signal handler): drop and count it.
-        let Ok(mut marks) = local.marks.try_borrow_mut() else {
-            local.dropped.set(local.dropped.get() + 1);
+        if local.limit.get() == 0 {
+            if !crate::collector::route::push(mark) {
+                local.dropped.set(local.dropped.get() + 1);
+            }
             return;
-        };
-        // `limit <= capacity`, so `len < limit` guarantees `push` does not
-        // reallocate.
-        if marks.len() < local.limit.get() {
-            marks.push(mark);
-        } else {
-            local.dropped.set(local.dropped.get() + 1);
         }
+        store(local, mark);
     });
     if stored.is_err() {
         DROPPED_AFTER_EXIT.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// `mark` into an attached thread's buffer, or counted as dropped.
+#[inline]
+fn store(local: &Local, mark: Mark) {
+    // A failed borrow means re-entry (a mark taken inside a drain on the
+    // same thread, e.g. from a signal handler): drop and count it.
+    let Ok(mut marks) = local.marks.try_borrow_mut() else {
+        local.dropped.set(local.dropped.get() + 1);
+        return;
+    };
+    // `limit <= capacity`, so `len < limit` guarantees `push` does not
+    // reallocate.
+    if marks.len() < local.limit.get() {
+        marks.push(mark);
+    } else {
+        local.dropped.set(local.dropped.get() + 1);
     }
 }
 

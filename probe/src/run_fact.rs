@@ -11,6 +11,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
+pub use crate::live_fact::LiveFact;
+
 /// One fact of a run, as the key it is stored under.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RunFact {
@@ -121,6 +123,8 @@ pub enum RunFact {
     LaneDescription(String),
     /// One fact of lane `name` (`lane.<name>.<fact>`).
     Lane(String, LaneFact),
+    /// One fact of a live capture (`live.<fact>`).
+    Live(LiveFact),
     /// A key this build does not name.
     Other(String),
 }
@@ -256,6 +260,7 @@ impl fmt::Display for RunFact {
             RunFact::Lane(name, fact) => write!(f, "lane.{name}.{}", fact.name()),
             RunFact::LockstepArm(arm, fact) => write!(f, "lockstep.{arm}.{}", fact.name()),
             RunFact::LockstepLayout(arm, n) => write!(f, "lockstep.{arm}.layout.{n}"),
+            RunFact::Live(fact) => write!(f, "live.{}", fact.name()),
             RunFact::Other(key) => f.write_str(key),
             fixed => {
                 let key = FIXED.iter().find(|(fact, _)| fact == fixed).map_or("", |(_, key)| key);
@@ -272,6 +277,10 @@ impl FromStr for RunFact {
     fn from_str(key: &str) -> Result<RunFact, Self::Err> {
         if let Some((fact, _)) = FIXED.iter().find(|(_, k)| *k == key) {
             return Ok(fact.clone());
+        }
+        if let Some(what) = key.strip_prefix("live.") {
+            let fact = LiveFact::ALL.into_iter().find(|f| f.name() == what);
+            return Ok(fact.map_or_else(|| RunFact::Other(key.to_owned()), RunFact::Live));
         }
         if let Some(arm) = key.strip_prefix("lockstep.") {
             return Ok(lockstep_arm(arm).unwrap_or_else(|| RunFact::Other(key.to_owned())));
@@ -334,6 +343,7 @@ mod tests {
         facts.extend(LaneFact::ALL.map(|f| RunFact::Lane("floor".into(), f)));
         facts.extend(ArmFact::ALL.map(|f| RunFact::LockstepArm("control".into(), f)));
         facts.push(RunFact::LockstepLayout("b".into(), 2));
+        facts.extend(LiveFact::ALL.map(RunFact::Live));
         facts.push(RunFact::Other("lockstep.a.colour".into()));
         for fact in facts {
             let key = fact.to_string();

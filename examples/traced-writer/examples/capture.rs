@@ -6,6 +6,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::registry().with(layer).init();
     let writer = traced_writer::Writer::open("target/notes.db".as_ref())?;
     for k in 0..10_000 { writer.insert(k, traced_writer::note(k as u64))?; }
-    println!("trace: {}", capture.finish()?.display());
+    println!("trace: {}", capture.finish()?.path.display());
     Ok(())
 }

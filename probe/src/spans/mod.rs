@@ -47,7 +47,7 @@ mod subscriber_switch;
 mod switch;
 
 pub use crate::collector::{Collector, DEFAULT_RING_MARKS, Drained, MAX_RING_MARKS, ThreadMarks};
-pub use capture::{BLOCKS, MAX_HELD_MARKS, SpanCapture};
+pub use capture::SpanCapture;
 pub use layer::{Edges, HopLayer, MAX_LIVE_SPANS, MAX_WATCHES, SERVES_FIELD, SpanCounts};
 pub use subscriber::HopSubscriber;
 pub use subscriber_switch::{MAX_SUBSCRIBERS, SubscriberSwitch};

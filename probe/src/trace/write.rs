@@ -21,7 +21,32 @@ pub struct TraceWriter<W: Write> {
     header_len: usize,
     blocks: u64,
     dropped: u64,
+    /// How many threads, hops and readings the blocks written use.
+    used: Used,
     scratch: Vec<u8>,
+}
+
+/// Counts of the header's lists that written blocks refer to: a rewritten
+/// header may not drop what they use.
+#[derive(Debug, Default, Clone, Copy)]
+struct Used {
+    threads: usize,
+    hops: usize,
+    readings: usize,
+}
+
+impl Used {
+    fn add(&mut self, block: &Block) {
+        for stream in &block.streams {
+            self.threads = self.threads.max(usize::from(stream.thread) + 1);
+            if let Some(hop) = stream.marks.iter().filter(|m| !m.is_link()).map(|m| usize::from(m.hop.0)).max() {
+                self.hops = self.hops.max(hop + 1);
+            }
+        }
+        if let Some(key) = block.readings.iter().map(|r| usize::from(r.key)).max() {
+            self.readings = self.readings.max(key + 1);
+        }
+    }
 }
 
 impl TraceWriter<BufWriter<File>> {
@@ -50,6 +75,36 @@ impl<W: Write + Seek> TraceWriter<W> {
                 Some(slot) => name.clone_into(slot),
                 None => return Ok(false),
             }
+        }
+        self.rewrite_header(header)
+    }
+
+    /// Replace the header in place with `header`, when it fits the record
+    /// written at the start (see [`TraceWriter::create_with_room`]); whether
+    /// it did. The blocks written so far must still read against it: the
+    /// same lanes, and at least the threads, hops and readings they use,
+    /// else it is refused. A live capture names its threads and states its
+    /// totals so, once it knows them.
+    pub fn rewrite_header(&mut self, header: TraceHeader) -> Result<bool, TraceError> {
+        let used = &self.used;
+        if header.lanes.len() != self.header.lanes.len()
+            || header.threads.len() < used.threads
+            || header.hops.len() < used.hops
+            || header.readings.len() < used.readings
+        {
+            return Err(TraceError::Unwritable {
+                reason: format!(
+                    "a header of {} lanes, {} threads, {} hops and {} readings for blocks that use {} lanes, {} threads, {} hops and {} readings",
+                    header.lanes.len(),
+                    header.threads.len(),
+                    header.hops.len(),
+                    header.readings.len(),
+                    self.header.lanes.len(),
+                    used.threads,
+                    used.hops,
+                    used.readings
+                ),
+            });
         }
         let mut json = serde_json::to_vec(&header).map_err(|e| TraceError::Io(e.into()))?;
         if json.len() > self.header_len {
@@ -98,7 +153,7 @@ impl<W: Write> TraceWriter<W> {
         write_record(&mut out, TAG_HEADER, &json, header_crc(FORMAT_VERSION, &json))?;
         out.flush()?;
         let header_len = json.len();
-        Ok(TraceWriter { out, header, header_len, blocks: 0, dropped: 0, scratch: Vec::new() })
+        Ok(TraceWriter { out, header, header_len, blocks: 0, dropped: 0, used: Used::default(), scratch: Vec::new() })
     }
 
     /// The header this trace was opened with.
@@ -132,6 +187,7 @@ impl<W: Write> TraceWriter<W> {
         self.out.flush()?;
         self.blocks += 1;
         self.dropped = total;
+        self.used.add(block);
         Ok(())
     }
 

@@ -1,0 +1,177 @@
+//! One thread's ring: its writing end, kept in the thread's locals, and its
+//! reading end, kept by the collector.
+//!
+//! The writing end decides which marks it keeps (the collector's
+//! [`Sampling`]), wakes the drain when its ring is half full, and, when a
+//! ring fills anyway (the drain starved by a busy core, a burst), moves on
+//! to a ring twice the size up to the collector's cap: the full one is
+//! drained and forgotten, and no mark is lost until the cap is reached.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock, PoisonError, Weak};
+use std::thread::{Thread, ThreadId};
+
+use super::Inner;
+use super::sampling::{LinkedIntervals, Sampling};
+use super::tally::Tally;
+use crate::hop::{Hop, Mark, OpId};
+
+/// Pushes between two looks at how full the ring is: a look reads the
+/// reading end's position, a line another core writes.
+const LOOK_EVERY: u32 = 1 << 10;
+
+/// What a ring's two ends share.
+#[derive(Debug)]
+pub(super) struct RingInfo {
+    pub(super) thread: ThreadId,
+    pub(super) name: String,
+    pub(super) dropped: AtomicU64,
+    /// The largest ring this thread has had, marks.
+    pub(super) ring_marks: AtomicUsize,
+    /// This thread's closing spans, per watch.
+    pub(super) tallies: Box<[Tally]>,
+}
+
+/// The collector's end of one ring.
+#[derive(Debug)]
+pub(super) struct Reader {
+    pub(super) ring: rtrb::Consumer<Mark>,
+    pub(super) info: Arc<RingInfo>,
+}
+
+/// A thread's end of its ring for one collector.
+pub(super) struct Writer {
+    pub(super) collector: u64,
+    ring: rtrb::Producer<Mark>,
+    pub(super) info: Arc<RingInfo>,
+    sampling: Sampling,
+    links: LinkedIntervals,
+    ring_cap: usize,
+    waker: Arc<OnceLock<Thread>>,
+    inner: Weak<Inner>,
+    pushed: u32,
+}
+
+impl Writer {
+    /// A writing end for the current thread, its reading end registered
+    /// with `inner`.
+    pub(super) fn register(inner: &Arc<Inner>, name: impl FnOnce(usize) -> String) -> Writer {
+        let (ring, reader) = rtrb::RingBuffer::new(inner.ring_marks);
+        let mut rings = inner.rings.lock().unwrap_or_else(PoisonError::into_inner);
+        let current = std::thread::current();
+        let name = current.name().map_or_else(|| name(rings.len() + 1), str::to_owned);
+        let info = Arc::new(RingInfo {
+            thread: current.id(),
+            name,
+            dropped: AtomicU64::new(0),
+            ring_marks: AtomicUsize::new(inner.ring_marks),
+            tallies: super::tally::tallies(),
+        });
+        rings.push(Reader { ring: reader, info: info.clone() });
+        drop(rings);
+        Writer {
+            collector: inner.id,
+            ring,
+            info,
+            sampling: inner.sampling,
+            links: LinkedIntervals::default(),
+            ring_cap: inner.ring_cap,
+            waker: inner.waker.clone(),
+            inner: Arc::downgrade(inner),
+            pushed: 0,
+        }
+    }
+
+    /// Whether the collector this writes for is gone (its reading ends
+    /// dropped): a thread prunes such writers when it registers another.
+    pub(super) fn is_stale(&self) -> bool {
+        self.ring.is_abandoned() || self.inner.strong_count() == 0
+    }
+
+    /// `marks` into the ring, those the sampling keeps; any the ring and
+    /// its growth cannot take are counted.
+    #[inline]
+    pub(super) fn push(&mut self, marks: &[Mark]) {
+        for mark in marks {
+            if self.sampling.keeps_all() || self.keeps(mark) {
+                self.store(*mark);
+            }
+        }
+    }
+
+    /// A mark of `op` at `hop`, its clock read only when the sampling keeps
+    /// the operation.
+    #[inline]
+    pub(super) fn offer(&mut self, op: OpId, hop: Hop) {
+        if self.sampling.keeps_all() || self.links.keeps(self.sampling, op) {
+            self.store(Mark::new(op, hop, crate::clock::now()));
+        }
+    }
+
+    /// Whether the sampling keeps `mark` (a link decides its interval's fate
+    /// on this thread).
+    #[inline]
+    fn keeps(&mut self, mark: &Mark) -> bool {
+        if mark.hop == Hop::LINK {
+            self.links.link(self.sampling, mark.ticks.0, mark.op)
+        } else {
+            self.links.keeps(self.sampling, mark.op)
+        }
+    }
+
+    #[inline]
+    fn store(&mut self, mark: Mark) {
+        if let Err(rtrb::PushError::Full(mark)) = self.ring.push(mark) {
+            self.full(mark);
+        }
+        self.pushed = self.pushed.wrapping_add(1);
+        if self.pushed.is_multiple_of(LOOK_EVERY) {
+            self.wake_if_filling();
+        }
+    }
+
+    /// Wake the drain when the ring is half full: it empties the ring
+    /// before it fills, where a drain on its timer alone may come late.
+    #[inline]
+    fn wake_if_filling(&self) {
+        if let Some(drain) = self.waker.get()
+            && self.ring.slots() < self.ring.buffer().capacity() / 2
+        {
+            drain.unpark();
+        }
+    }
+
+    /// The ring is full: move on to a larger one within the cap, or count
+    /// the mark as dropped.
+    #[cold]
+    #[inline(never)]
+    fn full(&mut self, mark: Mark) {
+        if let Some(drain) = self.waker.get() {
+            drain.unpark();
+        }
+        if self.grow() && self.ring.push(mark).is_ok() {
+            return;
+        }
+        self.info.dropped.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A ring twice the size of the full one, up to the cap, registered
+    /// after it: the drain empties the full one and then forgets it.
+    fn grow(&mut self) -> bool {
+        let capacity = self.ring.buffer().capacity();
+        if capacity >= self.ring_cap {
+            return false;
+        }
+        let Some(inner) = self.inner.upgrade() else { return false };
+        let next = capacity.saturating_mul(2).min(self.ring_cap);
+        let (ring, reader) = rtrb::RingBuffer::new(next);
+        inner
+            .rings
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Reader { ring: reader, info: self.info.clone() });
+        self.info.ring_marks.fetch_max(next, Ordering::Relaxed);
+        self.ring = ring;
+        true
+    }
+}

@@ -1,0 +1,255 @@
+//! Marks a live capture holds until their operation is done.
+//!
+//! A block must hold each operation whole: the analyzer joins an
+//! operation's marks within one block and reports one split across two as
+//! incomplete. A running program never says when an operation is done, so
+//! an operation counts as done once no mark of it has arrived for the
+//! capture's settle time. A shared interval and the operations it serves
+//! (its links) are one group and are done together, so a batch and its
+//! members always land in the same block.
+//!
+//! Cost: one hash look-up per mark on arrival and one per mark per sweep;
+//! a sweep runs about twice per settle time, so a mark is looked up about
+//! three times.
+
+use rustc_hash::FxHashMap;
+
+use crate::hop::Mark;
+
+/// One operation's place in its group, and, for a group's root, the
+/// group's figures.
+#[derive(Debug, Clone, Copy)]
+struct Op {
+    /// The op its group is rooted at (itself for a root).
+    root: u64,
+    /// A root's: when a mark of the group last arrived (the engine's clock,
+    /// ns since the capture started).
+    last_arrival: u64,
+    /// A root's: the group's earliest mark, ticks.
+    first_tick: u64,
+    /// Whether a link names this op as a shared interval.
+    shared: bool,
+}
+
+/// A mark held for its operation, with the thread role that made it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct HeldMark {
+    pub(super) thread: u16,
+    pub(super) mark: Mark,
+}
+
+/// What a sweep hands on: each done operation's marks, and the groups'
+/// first ticks.
+#[derive(Debug, Default)]
+pub(super) struct Done {
+    /// Marks of done operations, each with its group's first tick, in
+    /// arrival order.
+    pub(super) marks: Vec<(HeldMark, u64)>,
+    /// Done operations that are no shared interval, each by its group's
+    /// first tick.
+    pub(super) ops: Vec<u64>,
+    /// Operations handed on before their settle time because the held
+    /// marks reached their cap: any later mark of theirs lands apart.
+    pub(super) cut: u64,
+}
+
+/// Which operations a sweep hands on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Sweep {
+    /// Those that have settled.
+    Settled,
+    /// All: the held marks reached their cap (those not settled are cut).
+    AtCap,
+    /// All: the capture ends, every mark is in.
+    AtEnd,
+}
+
+/// The held marks and their operations.
+#[derive(Debug, Default)]
+pub(super) struct Held {
+    marks: Vec<HeldMark>,
+    ops: FxHashMap<u64, Op>,
+    /// The most marks held at once.
+    pub(super) peak: usize,
+}
+
+/// How many parent steps a look-up follows before it stops: groups are a
+/// root and its members, so two is the most a real one needs.
+const MAX_DEPTH: usize = 64;
+
+impl Held {
+    /// Marks held now.
+    pub(super) fn len(&self) -> usize {
+        self.marks.len()
+    }
+
+    /// Hold `marks`, made by thread role `thread`, arrived at `now`.
+    pub(super) fn add(&mut self, thread: u16, marks: &[Mark], now: u64) {
+        self.marks.reserve(marks.len());
+        for &mark in marks {
+            if mark.is_link() {
+                self.link(mark.ticks.0, mark.op.0, now);
+            } else {
+                self.touch(mark.op.0, Some(mark.ticks.0), now);
+            }
+            self.marks.push(HeldMark { thread, mark });
+        }
+        self.peak = self.peak.max(self.marks.len());
+    }
+
+    /// The root of `op`'s group, adding `op` as a root of its own if new.
+    fn root(&mut self, op: u64, now: u64) -> u64 {
+        let mut at = op;
+        for _ in 0..MAX_DEPTH {
+            match self.ops.get(&at) {
+                Some(state) if state.root == at => return at,
+                Some(state) => at = state.root,
+                None => {
+                    self.ops.insert(at, Op { root: at, last_arrival: now, first_tick: u64::MAX, shared: false });
+                    return at;
+                }
+            }
+        }
+        at
+    }
+
+    /// A mark of `op` arrived at `now`, made at `tick` (none for a link).
+    fn touch(&mut self, op: u64, tick: Option<u64>, now: u64) {
+        let root = self.root(op, now);
+        if let Some(state) = self.ops.get_mut(&root) {
+            state.last_arrival = state.last_arrival.max(now);
+            if let Some(tick) = tick {
+                state.first_tick = state.first_tick.min(tick);
+            }
+        }
+    }
+
+    /// A link: `member` is served by `shared`; their groups become one.
+    fn link(&mut self, shared: u64, member: u64, now: u64) {
+        let (a, b) = (self.root(shared, now), self.root(member, now));
+        if let Some(state) = self.ops.get_mut(&shared) {
+            state.shared = true;
+        }
+        if a == b {
+            self.touch(a, None, now);
+            return;
+        }
+        let (Some(&sa), Some(&sb)) = (self.ops.get(&a), self.ops.get(&b)) else { return };
+        if let Some(state) = self.ops.get_mut(&a) {
+            state.last_arrival = sa.last_arrival.max(sb.last_arrival).max(now);
+            state.first_tick = sa.first_tick.min(sb.first_tick);
+        }
+        if let Some(state) = self.ops.get_mut(&b) {
+            state.root = a;
+        }
+    }
+
+    /// The group root of `op` without adding anything.
+    fn find(&self, op: u64) -> Option<&Op> {
+        let mut at = op;
+        for _ in 0..MAX_DEPTH {
+            let state = self.ops.get(&at)?;
+            if state.root == at {
+                return Some(state);
+            }
+            at = state.root;
+        }
+        None
+    }
+
+    /// Hand on every operation whose group has had no mark since
+    /// `now - settle` (every one, when `all`: at the end, or at the cap,
+    /// when those not settled count as `cut`), and forget them.
+    pub(super) fn sweep(&mut self, now: u64, settle: u64, all: Sweep) -> Done {
+        let counts_cut = all == Sweep::AtCap;
+        let all = all != Sweep::Settled;
+        let done_at = |op: &Op| all || op.last_arrival.saturating_add(settle) <= now;
+        let mut done = Done::default();
+        let mut kept = Vec::with_capacity(self.marks.len() / 4);
+        for held in std::mem::take(&mut self.marks) {
+            match self.find(held.mark.op.0) {
+                Some(group) if done_at(group) => done.marks.push((held, group.first_tick)),
+                Some(_) => kept.push(held),
+                // Only a group deeper than any real one: hand it on.
+                None => done.marks.push((held, u64::MAX)),
+            }
+        }
+        self.marks = kept;
+        let finished: Vec<(u64, Op, Op)> = self
+            .ops
+            .iter()
+            .filter_map(|(&id, &op)| self.find(id).filter(|group| done_at(group)).map(|group| (id, op, *group)))
+            .collect();
+        for (id, op, group) in finished {
+            self.ops.remove(&id);
+            if !op.shared {
+                done.ops.push(group.first_tick);
+            }
+            if counts_cut && group.last_arrival.saturating_add(settle) > now && op.root == id {
+                done.cut += 1;
+            }
+        }
+        done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::Ticks;
+    use crate::hop::{Hop, OpId};
+
+    fn mark(op: u64, tick: u64) -> Mark {
+        Mark::new(OpId(op), Hop::ENTER, Ticks(tick))
+    }
+
+    #[test]
+    fn an_operation_is_handed_on_once_it_settles_and_whole() {
+        let mut held = Held::default();
+        held.add(0, &[mark(1, 100), mark(2, 110)], 0);
+        held.add(1, &[mark(1, 120)], 5);
+        let early = held.sweep(8, 10, Sweep::Settled);
+        assert!(early.marks.is_empty() && early.ops.is_empty(), "nothing has settled at 8");
+        held.add(1, &[mark(2, 130)], 12);
+        let first = held.sweep(15, 10, Sweep::Settled);
+        let ops: Vec<u64> = first.marks.iter().map(|(h, _)| h.mark.op.0).collect();
+        assert_eq!(ops, [1, 1], "op 1 (last mark at 5) settled by 15; op 2 (at 12) not");
+        assert_eq!(first.ops, [100]);
+        let rest = held.sweep(40, 10, Sweep::Settled);
+        assert_eq!(rest.marks.len(), 2);
+        assert_eq!(rest.ops, [110]);
+        assert_eq!(held.len(), 0);
+        assert_eq!(rest.cut, 0);
+    }
+
+    #[test]
+    fn a_shared_interval_and_its_members_go_together() {
+        let mut held = Held::default();
+        let txn = 1_000;
+        held.add(1, &[Mark::serves(OpId(txn), OpId(7)), Mark::serves(OpId(txn), OpId(8))], 0);
+        held.add(0, &[mark(7, 50), mark(8, 60)], 0);
+        held.add(1, &[mark(txn, 70)], 0);
+        // Member 8 marks again late: the whole batch waits for it.
+        held.add(0, &[mark(8, 90)], 20);
+        assert!(held.sweep(25, 10, Sweep::Settled).marks.is_empty(), "op 8 has not settled, so neither has its batch");
+        let done = held.sweep(30, 10, Sweep::Settled);
+        assert_eq!(done.marks.len(), 6);
+        assert!(done.marks.iter().all(|&(_, first)| first == 50), "one group, first tick 50");
+        let mut ops = done.ops.clone();
+        ops.sort_unstable();
+        assert_eq!(ops, [50, 50], "two operations; the interval is no operation");
+    }
+
+    #[test]
+    fn a_forced_sweep_hands_on_everything_and_counts_the_unsettled() {
+        let mut held = Held::default();
+        held.add(0, &[mark(1, 10), mark(2, 20)], 0);
+        held.add(0, &[mark(2, 30)], 9);
+        let done = held.sweep(10, 5, Sweep::AtCap);
+        assert_eq!((done.marks.len(), done.ops.len(), done.cut), (3, 2, 1), "op 2 had not settled");
+        held.add(0, &[mark(3, 40)], 10);
+        let end = held.sweep(11, 5, Sweep::AtEnd);
+        assert_eq!((end.marks.len(), end.cut), (1, 0), "at the end nothing is cut: every mark is in");
+        assert_eq!(held.peak, 3);
+    }
+}
