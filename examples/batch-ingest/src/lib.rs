@@ -12,7 +12,7 @@
 #[cfg(feature = "hopscope")]
 pub mod decompose;
 #[cfg(feature = "hopscope")]
-mod hops;
+pub mod hops;
 mod marks;
 mod request;
 mod writer;

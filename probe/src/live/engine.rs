@@ -47,7 +47,6 @@ pub(super) struct Engine {
 #[derive(Debug, Default)]
 pub(super) struct Totals {
     pub(super) marks: u64,
-    pub(super) operations: u64,
     pub(super) cut: u64,
     /// Per role, marks dropped.
     pub(super) dropped: Vec<u64>,
@@ -130,10 +129,7 @@ impl Engine {
     /// write the blocks of windows that have closed.
     fn sweep(&mut self, now: u64, all: Sweep) -> Result<(), TraceError> {
         self.last_sweep = now;
-        let done = self.held.sweep(now, self.settings.settle_ns, all);
-        self.totals.operations += done.ops.len() as u64;
-        self.totals.cut += done.cut;
-        self.windows.add(&done);
+        self.totals.cut += self.held.sweep(now, self.settings.settle_ns, all, &mut self.windows);
         let settle_ticks = (self.settings.settle_ns as f64 / self.clock.ns_per_tick.max(f64::MIN_POSITIVE)) as u64;
         let settled = clock::now().0.saturating_sub(settle_ticks);
         let blocks = self.windows.ready(settled);
@@ -197,7 +193,7 @@ impl Engine {
         }
         CaptureSummary {
             path: self.settings.path.clone(),
-            operations: self.totals.operations,
+            operations: self.windows.operations(),
             marks: self.totals.marks,
             dropped: dropped_by_thread.iter().map(|d| d.dropped).sum(),
             dropped_by_thread,

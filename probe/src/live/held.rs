@@ -38,21 +38,6 @@ pub(super) struct HeldMark {
     pub(super) mark: Mark,
 }
 
-/// What a sweep hands on: each done operation's marks, and the groups'
-/// first ticks.
-#[derive(Debug, Default)]
-pub(super) struct Done {
-    /// Marks of done operations, each with its group's first tick, in
-    /// arrival order.
-    pub(super) marks: Vec<(HeldMark, u64)>,
-    /// Done operations that are no shared interval, each by its group's
-    /// first tick.
-    pub(super) ops: Vec<u64>,
-    /// Operations handed on before their settle time because the held
-    /// marks reached their cap: any later mark of theirs lands apart.
-    pub(super) cut: u64,
-}
-
 /// Which operations a sweep hands on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Sweep {
@@ -144,51 +129,100 @@ impl Held {
         }
     }
 
-    /// The group root of `op` without adding anything.
-    fn find(&self, op: u64) -> Option<&Op> {
-        let mut at = op;
-        for _ in 0..MAX_DEPTH {
-            let state = self.ops.get(&at)?;
-            if state.root == at {
-                return Some(state);
+    /// Hand on to `sink` every operation whose group has had no mark since
+    /// `now - settle` (every one, when the sweep is not [`Sweep::Settled`]),
+    /// and forget them; returns how many were cut (handed on unsettled at
+    /// the cap). The held marks are kept in place: no copy of them is made.
+    pub(super) fn sweep(&mut self, now: u64, settle: u64, mode: Sweep, sink: &mut impl Sink) -> u64 {
+        let all = mode != Sweep::Settled;
+        let done_at = |op: &Op| all || op.last_arrival.saturating_add(settle) <= now;
+        let ops = &self.ops;
+        self.marks.retain(|held| match find(ops, held.mark.op.0) {
+            Some(group) if done_at(group) => {
+                sink.mark(*held, group.first_tick);
+                false
             }
-            at = state.root;
+            Some(_) => true,
+            // Only a group deeper than any real one: hand it on.
+            None => {
+                sink.mark(*held, u64::MAX);
+                false
+            }
+        });
+        // Each done op's id, its group's first tick, whether it is a shared
+        // interval, and whether it was cut.
+        let finished: Vec<(u64, u64, bool, bool)> = ops
+            .iter()
+            .filter_map(|(&id, op)| {
+                let group = find(ops, id).filter(|group| done_at(group))?;
+                let cut = mode == Sweep::AtCap && op.root == id && group.last_arrival.saturating_add(settle) > now;
+                Some((id, group.first_tick, op.shared, cut))
+            })
+            .collect();
+        let mut cut = 0;
+        for (id, first_tick, shared, was_cut) in finished {
+            self.ops.remove(&id);
+            if !shared {
+                sink.operation(first_tick);
+            }
+            cut += u64::from(was_cut);
         }
-        None
+        cut
+    }
+}
+
+/// Where a sweep hands done operations: each mark with its group's first
+/// tick, then each operation (no shared interval) by its group's first
+/// tick.
+pub(super) trait Sink {
+    /// A mark of a done operation.
+    fn mark(&mut self, held: HeldMark, first_tick: u64);
+    /// A done operation.
+    fn operation(&mut self, first_tick: u64);
+}
+
+/// The group root of `op` in `ops`, without adding anything.
+fn find(ops: &FxHashMap<u64, Op>, op: u64) -> Option<&Op> {
+    let mut at = op;
+    for _ in 0..MAX_DEPTH {
+        let state = ops.get(&at)?;
+        if state.root == at {
+            return Some(state);
+        }
+        at = state.root;
+    }
+    None
+}
+
+/// What a sweep handed on, gathered (the tests' sink).
+#[cfg(test)]
+#[derive(Debug, Default)]
+pub(super) struct Done {
+    /// Marks of done operations, each with its group's first tick.
+    pub(super) marks: Vec<(HeldMark, u64)>,
+    /// Done operations' first ticks.
+    pub(super) ops: Vec<u64>,
+    /// Operations cut.
+    pub(super) cut: u64,
+}
+
+#[cfg(test)]
+impl Sink for Done {
+    fn mark(&mut self, held: HeldMark, first_tick: u64) {
+        self.marks.push((held, first_tick));
     }
 
-    /// Hand on every operation whose group has had no mark since
-    /// `now - settle` (every one, when `all`: at the end, or at the cap,
-    /// when those not settled count as `cut`), and forget them.
-    pub(super) fn sweep(&mut self, now: u64, settle: u64, all: Sweep) -> Done {
-        let counts_cut = all == Sweep::AtCap;
-        let all = all != Sweep::Settled;
-        let done_at = |op: &Op| all || op.last_arrival.saturating_add(settle) <= now;
+    fn operation(&mut self, first_tick: u64) {
+        self.ops.push(first_tick);
+    }
+}
+
+#[cfg(test)]
+impl Held {
+    /// A sweep gathered.
+    fn swept(&mut self, now: u64, settle: u64, mode: Sweep) -> Done {
         let mut done = Done::default();
-        let mut kept = Vec::with_capacity(self.marks.len() / 4);
-        for held in std::mem::take(&mut self.marks) {
-            match self.find(held.mark.op.0) {
-                Some(group) if done_at(group) => done.marks.push((held, group.first_tick)),
-                Some(_) => kept.push(held),
-                // Only a group deeper than any real one: hand it on.
-                None => done.marks.push((held, u64::MAX)),
-            }
-        }
-        self.marks = kept;
-        let finished: Vec<(u64, Op, Op)> = self
-            .ops
-            .iter()
-            .filter_map(|(&id, &op)| self.find(id).filter(|group| done_at(group)).map(|group| (id, op, *group)))
-            .collect();
-        for (id, op, group) in finished {
-            self.ops.remove(&id);
-            if !op.shared {
-                done.ops.push(group.first_tick);
-            }
-            if counts_cut && group.last_arrival.saturating_add(settle) > now && op.root == id {
-                done.cut += 1;
-            }
-        }
+        done.cut = self.sweep(now, settle, mode, &mut done);
         done
     }
 }
@@ -208,14 +242,14 @@ mod tests {
         let mut held = Held::default();
         held.add(0, &[mark(1, 100), mark(2, 110)], 0);
         held.add(1, &[mark(1, 120)], 5);
-        let early = held.sweep(8, 10, Sweep::Settled);
+        let early = held.swept(8, 10, Sweep::Settled);
         assert!(early.marks.is_empty() && early.ops.is_empty(), "nothing has settled at 8");
         held.add(1, &[mark(2, 130)], 12);
-        let first = held.sweep(15, 10, Sweep::Settled);
+        let first = held.swept(15, 10, Sweep::Settled);
         let ops: Vec<u64> = first.marks.iter().map(|(h, _)| h.mark.op.0).collect();
         assert_eq!(ops, [1, 1], "op 1 (last mark at 5) settled by 15; op 2 (at 12) not");
         assert_eq!(first.ops, [100]);
-        let rest = held.sweep(40, 10, Sweep::Settled);
+        let rest = held.swept(40, 10, Sweep::Settled);
         assert_eq!(rest.marks.len(), 2);
         assert_eq!(rest.ops, [110]);
         assert_eq!(held.len(), 0);
@@ -231,8 +265,8 @@ mod tests {
         held.add(1, &[mark(txn, 70)], 0);
         // Member 8 marks again late: the whole batch waits for it.
         held.add(0, &[mark(8, 90)], 20);
-        assert!(held.sweep(25, 10, Sweep::Settled).marks.is_empty(), "op 8 has not settled, so neither has its batch");
-        let done = held.sweep(30, 10, Sweep::Settled);
+        assert!(held.swept(25, 10, Sweep::Settled).marks.is_empty(), "op 8 has not settled, so neither has its batch");
+        let done = held.swept(30, 10, Sweep::Settled);
         assert_eq!(done.marks.len(), 6);
         assert!(done.marks.iter().all(|&(_, first)| first == 50), "one group, first tick 50");
         let mut ops = done.ops.clone();
@@ -245,10 +279,10 @@ mod tests {
         let mut held = Held::default();
         held.add(0, &[mark(1, 10), mark(2, 20)], 0);
         held.add(0, &[mark(2, 30)], 9);
-        let done = held.sweep(10, 5, Sweep::AtCap);
+        let done = held.swept(10, 5, Sweep::AtCap);
         assert_eq!((done.marks.len(), done.ops.len(), done.cut), (3, 2, 1), "op 2 had not settled");
         held.add(0, &[mark(3, 40)], 10);
-        let end = held.sweep(11, 5, Sweep::AtEnd);
+        let end = held.swept(11, 5, Sweep::AtEnd);
         assert_eq!((end.marks.len(), end.cut), (1, 0), "at the end nothing is cut: every mark is in");
         assert_eq!(held.peak, 3);
     }

@@ -56,7 +56,8 @@ use std::thread::JoinHandle;
 
 pub(crate) use options::Settings;
 pub use options::{
-    DEFAULT_HELD_MARKS, DEFAULT_MAX_THREADS, DEFAULT_RING_CAP, DEFAULT_SETTLE, DEFAULT_WINDOW, LiveOptions, MAX_THREADS,
+    DEFAULT_HELD_MARKS, DEFAULT_LIVE_RING_MARKS, DEFAULT_MAX_THREADS, DEFAULT_RING_CAP, DEFAULT_SETTLE, DEFAULT_WINDOW,
+    LiveOptions, MAX_THREADS,
 };
 
 use crate::collector::{Collector, route};
@@ -68,7 +69,9 @@ use crate::trace::TraceError;
 pub struct LiveCapture {
     path: PathBuf,
     collector: Collector,
-    /// Whether `hop!` marks of unattached threads are routed to it.
+    /// Whether it captures `hop!` marks (not a layer's spans).
+    routes: bool,
+    /// Whether `hop!` marks of unattached threads are routed to it now.
     routed: bool,
     stop: Arc<AtomicBool>,
     drain: Option<JoinHandle<Result<CaptureSummary, TraceError>>>,
@@ -160,6 +163,28 @@ impl LiveCapture {
     /// The collector the capture drains (a span capture's is its layer's).
     pub fn collector(&self) -> &Collector {
         &self.collector
+    }
+
+    /// Stop routing `hop!` marks to the capture until
+    /// [`LiveCapture::resume`]: marks made meanwhile cost a thread-local
+    /// look-up and a relaxed load, and are counted as made on a thread with
+    /// no buffer. For paired runs of the same program, capture on and off.
+    pub fn pause(&mut self) {
+        if self.routed {
+            route::uninstall(&self.collector);
+            self.routed = false;
+        }
+    }
+
+    /// Route `hop!` marks to the capture again after a
+    /// [`LiveCapture::pause`]; false when another live capture took the
+    /// route meanwhile, or this one captures a layer's spans.
+    pub fn resume(&mut self) -> bool {
+        self.routed
+            || (self.routes && route::install(&self.collector) && {
+                self.routed = true;
+                true
+            })
     }
 
     /// Stop, drain what is left, write the trace's end and return what it

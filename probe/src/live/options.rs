@@ -13,11 +13,16 @@ use super::windows::Windows;
 use super::{LiveCapture, facts};
 use crate::capture::Capture;
 use crate::clock;
-use crate::collector::{Collector, DEFAULT_RING_MARKS, MAX_RING_MARKS, Sampling, route};
+use crate::collector::{Collector, MAX_RING_MARKS, Sampling, route};
 use crate::hop::HopTable;
 use crate::machinery::SpanMachinery;
 use crate::role::LaneInfo;
 use crate::trace::{TraceError, TraceHeader, TraceWriter};
+
+/// Marks of each thread's first ring unless asked otherwise (384 KiB): a
+/// ring is woken half full and grows when a burst outruns the drain, so a
+/// small one costs a steady program little memory and loses nothing.
+pub const DEFAULT_LIVE_RING_MARKS: usize = 1 << 14;
 
 /// Seconds per window unless asked otherwise.
 pub const DEFAULT_WINDOW: Duration = Duration::from_secs(10);
@@ -36,8 +41,9 @@ pub const DEFAULT_MAX_THREADS: usize = 256;
 pub const MAX_THREADS: usize = 4_096;
 
 /// Marks a block holds before it is written early: a window of a busy
-/// program becomes several blocks of at most about this many (24 MiB).
-const BLOCK_MARKS: usize = 1 << 20;
+/// program becomes several blocks of about this many (1.3 MiB held, 0.7
+/// MiB encoded), so what a capture holds stays a few MiB.
+const BLOCK_MARKS: usize = 1 << 15;
 
 /// The options of a live capture ([`Capture::live`]): set what differs
 /// from the defaults, then [`LiveOptions::start`].
@@ -78,7 +84,7 @@ impl Capture {
             sampling: Sampling::ALL,
             window: super::DEFAULT_WINDOW,
             settle: DEFAULT_SETTLE,
-            ring_marks: DEFAULT_RING_MARKS,
+            ring_marks: DEFAULT_LIVE_RING_MARKS,
             ring_cap: DEFAULT_RING_CAP,
             held_marks: DEFAULT_HELD_MARKS,
             max_threads: DEFAULT_MAX_THREADS,
@@ -155,7 +161,7 @@ impl LiveOptions {
         self
     }
 
-    /// Marks each thread's first ring holds (65,536 by default, 1.5 MiB).
+    /// Marks each thread's first ring holds (16,384 by default, 384 KiB).
     pub fn ring_marks(mut self, marks: usize) -> LiveOptions {
         if !(1..=MAX_RING_MARKS).contains(&marks) {
             return self.refuse(format!("a ring of {marks} marks (1 to {MAX_RING_MARKS})"));
@@ -213,6 +219,7 @@ impl LiveOptions {
         }
         match self.start_draining(collector.clone(), "hopscope_probe::Capture::live", None, None) {
             Ok(mut capture) => {
+                capture.routes = true;
                 capture.routed = true;
                 Ok(capture)
             }
@@ -271,7 +278,7 @@ impl LiveOptions {
             std::thread::Builder::new().name("hopscope-drain".to_owned()).spawn(move || engine.run(&stop))?
         };
         collector.wake(drain.thread().clone());
-        Ok(LiveCapture { path: self.path, collector, routed: false, stop, drain: Some(drain) })
+        Ok(LiveCapture { path: self.path, collector, routes: false, routed: false, stop, drain: Some(drain) })
     }
 
     /// The header: one lane (the program), room for the thread roles, the

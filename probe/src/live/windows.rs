@@ -3,7 +3,7 @@
 //! A window is the capture's unit of comparison (every K seconds): its
 //! blocks carry the window's index as their pass, so a capture of an hour
 //! is analysed, and compared, window by window. Within a window, blocks
-//! are a tenth of it each (the analyzer's confidence intervals are over
+//! are a twentieth of it each (the analyzer's confidence intervals are over
 //! blocks). An operation belongs to the block of its group's first mark.
 //! A block is written once its stretch has ended and its operations have
 //! had time to settle, or sooner when it holds a block's worth of marks.
@@ -12,12 +12,12 @@
 
 use std::collections::BTreeMap;
 
-use super::held::{Done, HeldMark};
+use super::held::{HeldMark, Sink};
 use crate::clock::Ticks;
 use crate::trace::{Block, Stream};
 
-/// Blocks each window is cut into.
-const BLOCKS_PER_WINDOW: u64 = 10;
+/// Blocks each window is cut into: half a second each in a window of ten.
+const BLOCKS_PER_WINDOW: u64 = 20;
 
 /// Blocks a capture ends with at least, when it has the operations for
 /// them: enough for the analyzer's confidence intervals.
@@ -47,6 +47,22 @@ pub(super) struct Windows {
     written: u32,
     /// The last window any block was written for.
     last_window: Option<u32>,
+    /// Operations handed in so far.
+    operations: u64,
+}
+
+/// A sweep's done operations, each to its stretch.
+impl Sink for Windows {
+    fn mark(&mut self, held: HeldMark, first_tick: u64) {
+        let at = self.stretch_of(first_tick);
+        self.open.entry(at).or_default().marks.push((first_tick, held));
+    }
+
+    fn operation(&mut self, first_tick: u64) {
+        let at = self.stretch_of(first_tick);
+        self.open.entry(at).or_default().ops.push(first_tick);
+        self.operations += 1;
+    }
 }
 
 impl Windows {
@@ -54,7 +70,7 @@ impl Windows {
     /// `block_marks` marks.
     pub(super) fn new(start: u64, window: u64, block_marks: usize) -> Windows {
         let stretch = (window / BLOCKS_PER_WINDOW).max(1);
-        Windows { start, stretch, block_marks, open: BTreeMap::new(), written: 0, last_window: None }
+        Windows { start, stretch, block_marks, open: BTreeMap::new(), written: 0, last_window: None, operations: 0 }
     }
 
     /// The stretch `tick` falls in (before the start: the first).
@@ -72,16 +88,9 @@ impl Windows {
         self.last_window.map_or(0, |w| w.saturating_add(1))
     }
 
-    /// Add a sweep's done operations, each to its stretch.
-    pub(super) fn add(&mut self, done: &Done) {
-        for &(held, first) in &done.marks {
-            let at = self.stretch_of(first);
-            self.open.entry(at).or_default().marks.push((first, held));
-        }
-        for &first in &done.ops {
-            let at = self.stretch_of(first);
-            self.open.entry(at).or_default().ops.push(first);
-        }
+    /// Operations handed in so far.
+    pub(super) fn operations(&self) -> u64 {
+        self.operations
     }
 
     /// Count `dropped` marks of thread role `thread` at `tick`: a drop is
@@ -209,6 +218,7 @@ fn split(mut filling: Filling, parts: usize) -> Vec<Filling> {
 mod tests {
     use super::*;
     use crate::hop::{Hop, Mark, OpId};
+    use crate::live::held::Done;
 
     fn done(ops: &[(u64, u64)]) -> Done {
         Done {
@@ -221,18 +231,29 @@ mod tests {
         }
     }
 
+    impl Windows {
+        fn add(&mut self, done: &Done) {
+            for &(held, first) in &done.marks {
+                self.mark(held, first);
+            }
+            for &first in &done.ops {
+                self.operation(first);
+            }
+        }
+    }
+
     #[test]
     fn operations_go_to_the_stretch_they_began_in() {
-        // Windows of 1,000 ticks: stretches of 100.
-        let mut windows = Windows::new(1_000, 1_000, 1_000);
-        windows.add(&done(&[(1, 1_010), (2, 1_150), (3, 1_199), (4, 2_220)]));
+        // Windows of 2,000 ticks: stretches of 100.
+        let mut windows = Windows::new(1_000, 2_000, 1_000);
+        windows.add(&done(&[(1, 1_010), (2, 1_150), (3, 1_199), (4, 3_220)]));
         assert!(windows.ready(1_099).is_empty(), "the first stretch ends at 1,100");
         let first = windows.ready(1_200);
         let summary: Vec<(u32, u32, u64)> = first.iter().map(|b| (b.pass, b.sample, b.op_count)).collect();
         assert_eq!(summary, [(0, 0, 1), (0, 1, 2)]);
         assert_eq!((first[1].start, first[1].end), (Ticks(1_150), Ticks(1_199)));
         let rest = windows.rest();
-        assert_eq!((rest[0].pass, rest[0].op_count), (1, 1), "tick 2,220 is in the second window");
+        assert_eq!((rest[0].pass, rest[0].op_count), (1, 1), "tick 3,220 is in the second window");
         assert_eq!(windows.windows(), 2);
     }
 

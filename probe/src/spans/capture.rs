@@ -49,8 +49,18 @@ impl HopLayer {
     /// layer with a [`HopLayer::problem`], and a path it cannot create,
     /// before anything runs.
     pub fn capture(self, path: impl AsRef<Path>) -> Result<(HopLayer, SpanCapture), TraceError> {
-        let ring = self.collector().ring_marks();
-        self.capture_with(Capture::live(path).ring_marks(ring))
+        let options = self.live_options(path.as_ref());
+        self.capture_with(options)
+    }
+
+    /// A live capture's default options, with the ring this layer was
+    /// given if it was given one ([`HopLayer::ring_marks`]).
+    fn live_options(&self, path: &Path) -> LiveOptions {
+        let options = Capture::live(path);
+        match self.collector().ring_marks() {
+            crate::collector::DEFAULT_RING_MARKS => options,
+            ring => options.ring_marks(ring),
+        }
     }
 
     /// [`HopLayer::capture`] with the options of a live capture: its
@@ -64,8 +74,8 @@ impl HopLayer {
     /// default), and the guard; the span machinery is measured through
     /// that path and the trace says so.
     pub fn capture_profiling(self, path: impl AsRef<Path>) -> Result<(super::HopSubscriber, SpanCapture), TraceError> {
-        let ring = self.collector().ring_marks();
-        self.capture_profiling_with(Capture::live(path).ring_marks(ring))
+        let options = self.live_options(path.as_ref());
+        self.capture_profiling_with(options)
     }
 
     /// [`HopLayer::capture_profiling`] with the options of a live capture.
