@@ -12,6 +12,8 @@
 //! a sweep runs about twice per settle time, so a mark is looked up about
 //! three times.
 
+use std::collections::VecDeque;
+
 use rustc_hash::FxHashMap;
 
 use crate::hop::Mark;
@@ -52,8 +54,15 @@ pub(super) enum Sweep {
 /// The held marks and their operations.
 #[derive(Debug, Default)]
 pub(super) struct Held {
-    marks: Vec<HeldMark>,
+    /// Marks by the drain that brought them (its arrival time), oldest
+    /// first: a sweep looks only at those old enough to be done.
+    arrived: VecDeque<(u64, Vec<HeldMark>)>,
+    /// Marks of operations still open when their drain's marks aged: a
+    /// long operation's, looked at again each sweep.
+    waiting: Vec<HeldMark>,
     ops: FxHashMap<u64, Op>,
+    /// Marks held now.
+    len: usize,
     /// The most marks held at once.
     pub(super) peak: usize,
 }
@@ -65,21 +74,28 @@ const MAX_DEPTH: usize = 64;
 impl Held {
     /// Marks held now.
     pub(super) fn len(&self) -> usize {
-        self.marks.len()
+        self.len
     }
 
     /// Hold `marks`, made by thread role `thread`, arrived at `now`.
     pub(super) fn add(&mut self, thread: u16, marks: &[Mark], now: u64) {
-        self.marks.reserve(marks.len());
         for &mark in marks {
             if mark.is_link() {
                 self.link(mark.ticks.0, mark.op.0, now);
             } else {
                 self.touch(mark.op.0, Some(mark.ticks.0), now);
             }
-            self.marks.push(HeldMark { thread, mark });
         }
-        self.peak = self.peak.max(self.marks.len());
+        let batch = match self.arrived.back_mut() {
+            Some((arrival, batch)) if *arrival == now => batch,
+            _ => {
+                self.arrived.push_back((now, Vec::with_capacity(marks.len())));
+                &mut self.arrived.back_mut().expect("just pushed").1
+            }
+        };
+        batch.extend(marks.iter().map(|&mark| HeldMark { thread, mark }));
+        self.len += marks.len();
+        self.peak = self.peak.max(self.len);
     }
 
     /// The root of `op`'s group, adding `op` as a root of its own if new.
@@ -132,40 +148,63 @@ impl Held {
     /// Hand on to `sink` every operation whose group has had no mark since
     /// `now - settle` (every one, when the sweep is not [`Sweep::Settled`]),
     /// and forget them; returns how many were cut (handed on unsettled at
-    /// the cap). The held marks are kept in place: no copy of them is made.
+    /// the cap). Only marks that arrived before `now - settle` can be done,
+    /// so only those are looked at: a mark is looked up about once.
     pub(super) fn sweep(&mut self, now: u64, settle: u64, mode: Sweep, sink: &mut impl Sink) -> u64 {
         let all = mode != Sweep::Settled;
         let done_at = |op: &Op| all || op.last_arrival.saturating_add(settle) <= now;
-        let ops = &self.ops;
-        self.marks.retain(|held| match find(ops, held.mark.op.0) {
-            Some(group) if done_at(group) => {
-                sink.mark(*held, group.first_tick);
-                false
+        let mut candidates = std::mem::take(&mut self.waiting);
+        while let Some((arrival, _)) = self.arrived.front() {
+            if !all && arrival.saturating_add(settle) > now {
+                break;
             }
-            Some(_) => true,
-            // Only a group deeper than any real one: hand it on.
-            None => {
-                sink.mark(*held, u64::MAX);
-                false
+            let (_, batch) = self.arrived.pop_front().expect("looked at");
+            candidates.extend(batch);
+        }
+        // Each done mark's op, with its group's first tick.
+        let mut done: Vec<(u64, u64)> = Vec::new();
+        for held in candidates {
+            match find(&self.ops, held.mark.op.0) {
+                Some(group) if done_at(group) => {
+                    done.push((held.mark.op.0, group.first_tick));
+                    sink.mark(held, group.first_tick);
+                    self.len -= 1;
+                }
+                Some(_) => self.waiting.push(held),
+                // Only a group deeper than any real one: hand it on.
+                None => {
+                    sink.mark(held, u64::MAX);
+                    self.len -= 1;
+                }
             }
-        });
-        // Each done op's id, its group's first tick, whether it is a shared
-        // interval, and whether it was cut.
-        let finished: Vec<(u64, u64, bool, bool)> = ops
-            .iter()
-            .filter_map(|(&id, op)| {
-                let group = find(ops, id).filter(|group| done_at(group))?;
-                let cut = mode == Sweep::AtCap && op.root == id && group.last_arrival.saturating_add(settle) > now;
-                Some((id, group.first_tick, op.shared, cut))
-            })
-            .collect();
+        }
+        self.forget(done, now, settle, mode == Sweep::AtCap, sink)
+    }
+
+    /// Forget the done operations `done` (op, group's first tick) and their
+    /// groups' roots (a shared interval linked to but never marked has no
+    /// mark of its own); hand each that is no shared interval to `sink`.
+    /// Returns the roots cut: not settled at `now`, when `counts_cut`.
+    fn forget(
+        &mut self,
+        mut done: Vec<(u64, u64)>,
+        now: u64,
+        settle: u64,
+        counts_cut: bool,
+        sink: &mut impl Sink,
+    ) -> u64 {
         let mut cut = 0;
-        for (id, first_tick, shared, was_cut) in finished {
-            self.ops.remove(&id);
-            if !shared {
+        while let Some((id, first_tick)) = done.pop() {
+            // A second mark of one op finds it gone.
+            let Some(op) = self.ops.remove(&id) else { continue };
+            if op.root != id {
+                done.push((op.root, first_tick));
+            } else if counts_cut && op.last_arrival.saturating_add(settle) > now {
+                cut += 1;
+            }
+            if !op.shared {
                 sink.operation(first_tick);
             }
-            cut += u64::from(was_cut);
         }
         cut
     }
