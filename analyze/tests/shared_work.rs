@@ -112,6 +112,38 @@ fn a_request_whose_batch_was_not_marked_is_incomplete_and_nothing_else_moves() {
 }
 
 #[test]
+fn members_a_sampling_capture_left_out_size_their_batch_and_are_no_operation() {
+    let steps = Steps::KNOWN;
+    let mut block = batched::block(0, 0, &steps, 8, 5, 1_000);
+    // Keep the first request of each batch (as a capture sampling one in
+    // eight might): the others' marks gone, their links flagged.
+    let mut first_of: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+    for link in block.streams.iter().flat_map(|s| &s.marks).filter(|m| m.is_link()) {
+        first_of.entry(link.ticks.0).or_insert(link.op.0);
+    }
+    let kept: Vec<u64> = first_of.values().copied().collect();
+    for stream in &mut block.streams {
+        stream.marks = stream
+            .marks
+            .iter()
+            .filter_map(|m| match m.link() {
+                Some(batch) if !kept.contains(&m.op.0) => Some(Mark::serves_unsampled(batch, m.op)),
+                Some(_) => Some(*m),
+                None if first_of.contains_key(&m.op.0) || kept.contains(&m.op.0) => Some(*m),
+                None => None,
+            })
+            .collect();
+    }
+    let lane = joined(vec![block]);
+    assert_eq!((lane.complete, lane.incomplete), (5, 0), "a left-out member is neither joined nor incomplete");
+    assert_eq!(lane.batch_sizes.counts, [(8, 5)], "each batch's size counts its left-out members");
+    let block = &lane.blocks[0];
+    let commit = slice(&lane, "commit→committed");
+    assert_eq!(block.slice_mean_ns[commit], Some(steps.commit as f64), "each kept request waits for all of it");
+    assert_eq!(block.slice_cost_mean_ns[commit], Some(steps.commit as f64 / 8.0), "and pays an eighth");
+}
+
+#[test]
 fn a_batch_that_marks_begin_and_commit_apart_counts_each_request_once() {
     let steps = Steps::KNOWN;
     let mut block = batched::block(0, 0, &steps, 8, 3, 1_000);

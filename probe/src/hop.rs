@@ -159,6 +159,23 @@ impl Mark {
         Mark { op: member, hop: Hop::LINK, cpu: Mark::UNKNOWN_CPU, ticks: Ticks(shared.0) }
     }
 
+    /// `cpu` value of a link whose member a sampling capture left out
+    /// ([`Mark::serves_unsampled`]).
+    pub const UNSAMPLED_MEMBER: u16 = u16::MAX - 1;
+
+    /// A link from `shared` to a member a sampling capture left out: it
+    /// has no marks of its own, but the interval served it, so it counts
+    /// in the batch's size (and the interval's cost is divided by it), and
+    /// is no operation of the trace.
+    pub fn serves_unsampled(shared: OpId, member: OpId) -> Mark {
+        Mark { op: member, hop: Hop::LINK, cpu: Mark::UNSAMPLED_MEMBER, ticks: Ticks(shared.0) }
+    }
+
+    /// Whether this is a link to a member a sampling capture left out.
+    pub fn is_unsampled_link(&self) -> bool {
+        self.hop == Hop::LINK && self.cpu == Mark::UNSAMPLED_MEMBER
+    }
+
     /// The shared interval this mark links its operation to, when it is a
     /// link ([`Mark::serves`]); `None` for a mark of a hop.
     pub fn link(&self) -> Option<OpId> {

@@ -147,9 +147,14 @@ fn sampling_keeps_whole_operations_and_whole_batches() {
     let expected = total as f64 / 16.0;
     let kept = summary.operations as f64;
     assert!((kept - expected).abs() < 5.0 * expected.sqrt(), "{kept} of {total} kept at 1 in 16");
-    let mut links: HashMap<u64, Vec<u64>> = HashMap::new();
+    // Per kept batch, its sampled members and all its members.
+    let mut links: HashMap<u64, (Vec<u64>, usize)> = HashMap::new();
     for mark in trace.blocks.iter().flat_map(|b| b.streams.iter().flat_map(|s| &s.marks)).filter(|m| m.is_link()) {
-        links.entry(mark.ticks.0).or_default().push(mark.op.0);
+        let batch = links.entry(mark.ticks.0).or_default();
+        batch.1 += 1;
+        if !mark.is_unsampled_link() {
+            batch.0.push(mark.op.0);
+        }
     }
     let ops = operations(&trace);
     for (op, (_, hops)) in &ops {
@@ -158,9 +163,11 @@ fn sampling_keeps_whole_operations_and_whole_batches() {
         hops.sort();
         assert_eq!(hops, whole, "op {op} kept whole");
     }
-    for (txn, served) in &links {
+    for (txn, (sampled, all)) in &links {
         assert!(ops.contains_key(txn), "a batch that serves a kept operation is kept");
-        assert!(served.iter().all(|m| ops.contains_key(m)), "only kept operations are linked");
+        assert!(!sampled.is_empty(), "a batch of left-out operations only is left out");
+        assert!(sampled.iter().all(|m| ops.contains_key(m)), "a sampled member is kept");
+        assert_eq!(*all, members as usize, "the batch's size is known: its left-out members are linked too");
     }
     assert_eq!(ops.len() - links.len(), summary.operations as usize, "batches are no operations");
     assert_eq!(trace.header.run.fact(&RunFact::SampleEvery), Some("16"));

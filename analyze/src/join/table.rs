@@ -31,6 +31,9 @@ pub(super) struct Table {
     served: Vec<u32>,
     /// `(member, shared interval)` rows of every link resolved, ascending.
     links: Vec<(usize, usize)>,
+    /// Per row, whether it is a member a sampling capture left out (see
+    /// [`hopscope_probe::Mark::serves_unsampled`]). Empty when none is.
+    left_out: Vec<bool>,
 }
 
 /// Operation id → table row. A thread numbers its operations one after
@@ -96,6 +99,8 @@ impl Table {
         let mut counts: Vec<u32> = Vec::with_capacity(expected_rows);
         // (member's row, shared interval's op id), as the links come.
         let mut links: Vec<(usize, u64)> = Vec::new();
+        // Rows linked as members a sampling capture left out.
+        let mut left_out: Vec<usize> = Vec::new();
         for stream in &block.streams {
             // A thread marks one operation's hops back to back (the caller
             // its whole call, the writer its whole turn), so the previous
@@ -113,6 +118,9 @@ impl Table {
                             counts.push(0);
                         }
                         links.push((row, shared.0));
+                        if mark.is_unsampled_link() {
+                            left_out.push(row);
+                        }
                     }
                     continue;
                 }
@@ -147,11 +155,28 @@ impl Table {
             source: Vec::new(),
             served: Vec::new(),
             links: Vec::new(),
+            left_out: Vec::new(),
         };
         if !links.is_empty() {
+            table.leave_out(left_out);
             table.share(&index, links);
         }
         table
+    }
+
+    /// Note the rows of members a sampling capture left out: linked, with
+    /// no marks of their own. They count in their interval's size, and are
+    /// no operation (neither joined nor incomplete).
+    fn leave_out(&mut self, rows: Vec<usize>) {
+        if rows.is_empty() {
+            return;
+        }
+        self.left_out = vec![false; self.rows];
+        for row in rows {
+            if self.marks.get(row) == Some(&0) {
+                self.left_out[row] = true;
+            }
+        }
     }
 
     /// Copy each shared interval's marks into the rows of the operations
@@ -172,7 +197,8 @@ impl Table {
                     resolved.push((member, row));
                 }
                 // No such interval here: the operation cannot be whole.
-                None => self.marks[member] = u32::MAX,
+                None if !self.is_left_out(member) => self.marks[member] = u32::MAX,
+                None => {}
             }
         }
         resolved.retain(|&(member, _)| !shared_rows[member]);
@@ -219,9 +245,15 @@ impl Table {
         self.columns
     }
 
-    /// Whether `row` is an operation (not a shared interval serving others).
+    /// Whether `row` is an operation (not a shared interval serving
+    /// others, nor a member a sampling capture left out).
     pub(super) fn is_operation(&self, row: usize) -> bool {
-        self.served.get(row).is_none_or(|&n| n == 0)
+        self.served.get(row).is_none_or(|&n| n == 0) && !self.is_left_out(row)
+    }
+
+    /// Whether `row` is a member a sampling capture left out.
+    fn is_left_out(&self, row: usize) -> bool {
+        self.left_out.get(row).copied().unwrap_or(false)
     }
 
     /// Whether the block holds shared intervals.

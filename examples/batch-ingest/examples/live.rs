@@ -86,7 +86,7 @@ fn serve(ingest: &Ingest, producers: u64, stop: &AtomicBool, done: &AtomicU64) {
                 .spawn_scoped(s, move || {
                     let mut i = 0u64;
                     while !stop.load(Ordering::Relaxed) {
-                        ingest.insert(producer << 40 | i, "an event").expect("the writer answers");
+                        ingest.insert(producer << 32 | i, "an event").expect("the writer answers");
                         done.fetch_add(1, Ordering::Relaxed);
                         i += 1;
                     }

@@ -89,11 +89,19 @@ impl Writer {
     }
 
     /// `marks` into the ring, those the sampling keeps; any the ring and
-    /// its growth cannot take are counted.
+    /// its growth cannot take are counted. A link is always kept, marked
+    /// as its member's sampling decided ([`Mark::serves_unsampled`]), so a
+    /// batch's size is known whatever the sampling.
     #[inline]
     pub(super) fn push(&mut self, marks: &[Mark]) {
         for mark in marks {
-            if self.sampling.keeps_all() || self.keeps(mark) {
+            if self.sampling.keeps_all() {
+                self.store(*mark);
+            } else if mark.is_link() {
+                let shared = OpId(mark.ticks.0);
+                let kept = self.links.link(self.sampling, shared.0, mark.op);
+                self.store(if kept { *mark } else { Mark::serves_unsampled(shared, mark.op) });
+            } else if self.links.keeps(self.sampling, mark.op) {
                 self.store(*mark);
             }
         }
@@ -105,17 +113,6 @@ impl Writer {
     pub(super) fn offer(&mut self, op: OpId, hop: Hop) {
         if self.sampling.keeps_all() || self.links.keeps(self.sampling, op) {
             self.store(Mark::new(op, hop, crate::clock::now()));
-        }
-    }
-
-    /// Whether the sampling keeps `mark` (a link decides its interval's fate
-    /// on this thread).
-    #[inline]
-    fn keeps(&mut self, mark: &Mark) -> bool {
-        if mark.hop == Hop::LINK {
-            self.links.link(self.sampling, mark.ticks.0, mark.op)
-        } else {
-            self.links.keeps(self.sampling, mark.op)
         }
     }
 

@@ -31,6 +31,13 @@ struct Op {
     first_tick: u64,
     /// Whether a link names this op as a shared interval.
     shared: bool,
+    /// Whether this op has marks of hops of its own (not only links: a
+    /// member a sampling capture left out has none).
+    own: bool,
+    /// A root's: whether any op of the group has marks of hops. A group of
+    /// links only (an interval left out, serving left-out members) is
+    /// dropped whole.
+    marked: bool,
 }
 
 /// A mark held for its operation, with the thread role that made it.
@@ -106,7 +113,15 @@ impl Held {
                 Some(state) if state.root == at => return at,
                 Some(state) => at = state.root,
                 None => {
-                    self.ops.insert(at, Op { root: at, last_arrival: now, first_tick: u64::MAX, shared: false });
+                    let op = Op {
+                        root: at,
+                        last_arrival: now,
+                        first_tick: u64::MAX,
+                        shared: false,
+                        own: false,
+                        marked: false,
+                    };
+                    self.ops.insert(at, op);
                     return at;
                 }
             }
@@ -117,10 +132,16 @@ impl Held {
     /// A mark of `op` arrived at `now`, made at `tick` (none for a link).
     fn touch(&mut self, op: u64, tick: Option<u64>, now: u64) {
         let root = self.root(op, now);
+        if tick.is_some()
+            && let Some(state) = self.ops.get_mut(&op)
+        {
+            state.own = true;
+        }
         if let Some(state) = self.ops.get_mut(&root) {
             state.last_arrival = state.last_arrival.max(now);
             if let Some(tick) = tick {
                 state.first_tick = state.first_tick.min(tick);
+                state.marked = true;
             }
         }
     }
@@ -139,6 +160,7 @@ impl Held {
         if let Some(state) = self.ops.get_mut(&a) {
             state.last_arrival = sa.last_arrival.max(sb.last_arrival).max(now);
             state.first_tick = sa.first_tick.min(sb.first_tick);
+            state.marked = sa.marked || sb.marked;
         }
         if let Some(state) = self.ops.get_mut(&b) {
             state.root = a;
@@ -167,7 +189,10 @@ impl Held {
             match find(&self.ops, held.mark.op.0) {
                 Some(group) if done_at(group) => {
                     done.push((held.mark.op.0, group.first_tick));
-                    sink.mark(held, group.first_tick);
+                    // A group of links only has nothing to analyse.
+                    if group.marked {
+                        sink.mark(held, group.first_tick);
+                    }
                     self.len -= 1;
                 }
                 Some(_) => self.waiting.push(held),
@@ -183,7 +208,8 @@ impl Held {
 
     /// Forget the done operations `done` (op, group's first tick) and their
     /// groups' roots (a shared interval linked to but never marked has no
-    /// mark of its own); hand each that is no shared interval to `sink`.
+    /// mark of its own); hand each with marks of its own that is no shared
+    /// interval to `sink`.
     /// Returns the roots cut: not settled at `now`, when `counts_cut`.
     fn forget(
         &mut self,
@@ -202,7 +228,7 @@ impl Held {
             } else if counts_cut && op.last_arrival.saturating_add(settle) > now {
                 cut += 1;
             }
-            if !op.shared {
+            if op.own && !op.shared {
                 sink.operation(first_tick);
             }
         }
@@ -311,6 +337,30 @@ mod tests {
         let mut ops = done.ops.clone();
         ops.sort_unstable();
         assert_eq!(ops, [50, 50], "two operations; the interval is no operation");
+    }
+
+    #[test]
+    fn left_out_members_count_in_their_batch_and_a_batch_of_links_only_is_dropped() {
+        let mut held = Held::default();
+        // Batch 1000 serves 7 (sampled) and 8 (left out); batch 2000 serves
+        // only 9, left out, and was not marked.
+        held.add(
+            1,
+            &[
+                Mark::serves(OpId(1_000), OpId(7)),
+                Mark::serves_unsampled(OpId(1_000), OpId(8)),
+                Mark::serves_unsampled(OpId(2_000), OpId(9)),
+            ],
+            0,
+        );
+        held.add(0, &[mark(7, 50), mark(7, 80)], 0);
+        held.add(1, &[mark(1_000, 60)], 0);
+        let done = held.swept(100, 10, Sweep::Settled);
+        assert_eq!(done.marks.len(), 5, "batch 1000's marks and links; batch 2000 dropped");
+        assert!(done.marks.iter().all(|(h, _)| h.mark.op.0 != 9));
+        assert_eq!(done.ops, [50], "one operation: the left-out member is none");
+        assert_eq!(held.len(), 0);
+        assert!(held.ops.is_empty(), "every group forgotten");
     }
 
     #[test]
