@@ -318,7 +318,10 @@ impl Member {
                 }
             })
         }
-        walk(&self.dir.join("src"), &format!("\"{flag}\""))
+        // A program's flags are named in its sources: its library and
+        // binaries, or the example a command runs.
+        let needle = format!("\"{flag}\"");
+        ["src", "examples"].iter().any(|dir| walk(&self.dir.join(dir), &needle))
     }
 }
 

@@ -20,6 +20,7 @@ pub mod ab_trace;
 pub mod accounting;
 pub mod attribution;
 pub mod batches;
+pub mod capture;
 pub mod carryover;
 pub mod causal;
 pub mod change;

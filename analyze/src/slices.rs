@@ -33,6 +33,9 @@ pub struct SliceFigures {
     pub p90_us: f64,
     /// 99th percentile, pooled.
     pub p99_us: f64,
+    /// 99.9th percentile, pooled (results written before it had none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p999_us: Option<f64>,
     /// Tukey outliers among pooled operations (counted, not removed; from
     /// the pooled distribution, so an operation within its accuracy of a
     /// fence may count either way).
@@ -130,6 +133,7 @@ pub fn slice_figures(ops: &LaneOps, seed: u64) -> Vec<SliceFigures> {
                 p10_us: pooled_us(0.10),
                 p90_us: pooled_us(0.90),
                 p99_us: pooled_us(0.99),
+                p999_us: pooled.quantile(0.999).map(|ns| ns / NS_PER_US),
                 outliers: pooled.tukey_outliers().unwrap_or(0),
                 share: 0.0,
                 owner: batch_owner(ops, def),

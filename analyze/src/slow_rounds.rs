@@ -144,6 +144,7 @@ mod tests {
             cross_core_hops_per_op: None,
             ops_crossing_cores: None,
             op_latency_quantiles_us: Vec::new(),
+            op_latency_p999_us: None,
             batches: None,
         }
     }

@@ -17,6 +17,10 @@ pub enum LiveFact {
     HeldMarks,
     /// Thread roles the capture had room for (`max_threads`).
     MaxThreads,
+    /// What the mark of an operation the sampling leaves out costs, ns,
+    /// measured at the start (`left_out_mark_ns`; a kept one's is the
+    /// header's `mark_ns`).
+    LeftOutMarkNs,
     /// How long the capture ran, s (`seconds`).
     Seconds,
     /// Operations it wrote (`operations`).
@@ -41,13 +45,14 @@ pub enum LiveFact {
 
 impl LiveFact {
     /// Every live fact.
-    pub const ALL: [LiveFact; 14] = [
+    pub const ALL: [LiveFact; 15] = [
         LiveFact::WindowS,
         LiveFact::SettleMs,
         LiveFact::RingMarks,
         LiveFact::RingCap,
         LiveFact::HeldMarks,
         LiveFact::MaxThreads,
+        LiveFact::LeftOutMarkNs,
         LiveFact::Seconds,
         LiveFact::Operations,
         LiveFact::Marks,
@@ -67,6 +72,7 @@ impl LiveFact {
             LiveFact::RingCap => "ring_cap",
             LiveFact::HeldMarks => "held_marks",
             LiveFact::MaxThreads => "max_threads",
+            LiveFact::LeftOutMarkNs => "left_out_mark_ns",
             LiveFact::Seconds => "seconds",
             LiveFact::Operations => "operations",
             LiveFact::Marks => "marks",

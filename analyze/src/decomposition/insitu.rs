@@ -55,14 +55,19 @@ pub(super) fn insitu(
         .and_then(|o| header.lanes.get(usize::from(o.lane)))
         .map(|name| (name, crate::contention::lane_callers(header, name)))
         .filter(|(_, callers)| *callers > 1);
-    if let Some((lane, callers)) = callers {
+    // A capture's receipt reads its callers' latency and throughput as
+    // such; the lanes' µs per write it does not give.
+    let capture = crate::capture::is_capture(header);
+    if let Some((lane, callers)) = callers.filter(|_| !capture) {
         warnings.push(Warning::SeveralCallers { lane: lane.clone(), callers });
     }
     let machinery =
         sliced.and_then(|o| blocks.get(usize::from(o.lane))).and_then(|l| crate::lanes::span_machinery(header, l));
     // Shares of the lane's µs per write, and the time between marks, need
-    // the slices to add up to it: with one caller at a time.
-    let coverage = sliced.filter(|_| callers.is_none()).and_then(|o| {
+    // the slices to add up to it: with one caller at a time, and every
+    // operation marked (a capture's blocks are stretches of the program's
+    // time, sampled, not its operations back to back).
+    let coverage = sliced.filter(|_| callers.is_none() && !capture).and_then(|o| {
         let lane = blocks.get(usize::from(o.lane))?;
         crate::coverage::coverage(lane, o, seed.wrapping_add(50))
     });

@@ -54,6 +54,7 @@ fn figures_of(lane: &LaneBlocks, ops: &LaneOps, figures: Option<&LaneFigures>) -
             .map(|(&(pass, sample), &us_per_op)| BlockFigure { pass, sample, us_per_op })
             .collect(),
         op_latency_quantiles_us,
+        op_latency_p999_us: pooled.and_then(|d| d.quantile(0.999)).map(|ns| ns / 1_000.0),
         batches: crate::batches::batch_figures(ops),
         cross_core_hops_per_op: cross_core(ops).map(|(hops, _)| hops),
         ops_crossing_cores: cross_core(ops).map(|(_, share)| share),
@@ -97,7 +98,9 @@ pub(super) fn per_lane(
                     out.ctx_switches.insert(lane.name.clone(), switches.clone());
                 }
                 let spread = f.us_per_op.mad / f.us_per_op.median;
-                if spread > NOISY_SPREAD {
+                // A capture's blocks spread with the program's traffic, not
+                // with the host's noise.
+                if spread > NOISY_SPREAD && !crate::capture::is_capture(header) {
                     warnings.push(Warning::Noisy { lane: lane.name.clone(), spread, limit: NOISY_SPREAD });
                 }
             }

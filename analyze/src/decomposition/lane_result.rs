@@ -40,6 +40,10 @@ pub struct LaneResult {
     /// quantiles (0%, 1%, …, 100%) of the pooled operations, µs. Empty for
     /// clean lanes.
     pub op_latency_quantiles_us: Vec<f64>,
+    /// The 99.9th percentile of the same latency, µs (results written
+    /// before it had none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op_latency_p999_us: Option<f64>,
     /// How many operations each shared interval served (a group commit's
     /// transaction), when the lane's operations shared any.
     #[serde(default, skip_serializing_if = "Option::is_none")]

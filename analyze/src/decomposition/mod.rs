@@ -194,7 +194,9 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
     let mut warnings = Vec::new();
     let per_lane = lane::per_lane(header, blocks, joined, seed, &mut warnings);
     let measured = Measured::of(blocks, &roles);
-    if !measured.has_reference() {
+    // A capture is one lane, the program: its receipt says what it is,
+    // rather than warn of the lanes it has not.
+    if !measured.has_reference() && !crate::capture::is_capture(header) {
         warnings.push(measured.no_reference(header, blocks));
     }
     let (derived, floor_stands) = lane_arithmetic(header, joined, &roles, &measured, &mut warnings);
@@ -223,7 +225,13 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         batch_sweep: crate::batches::sweep(&per_lane.results, header, |name| clean_twin(header, &roles, name)),
         placements: placements::placements(header, blocks, joined, &per_lane.results),
     };
-    assemble(header, scanned, per_lane, derived, insitu, observer_effect, rounds, warnings)
+    let mut d = assemble(header, scanned, per_lane, derived, insitu, observer_effect, rounds, warnings);
+    d.capture = crate::capture::figures(
+        header,
+        d.lanes.values().next().and_then(|l| l.op_latency_quantiles_us.get(50).copied()),
+        sliced.and_then(crate::capture::marks_per_op),
+    );
+    d
 }
 
 /// The run's measured lanes (at least one operation) by the role each
@@ -410,6 +418,7 @@ fn assemble(
         clock: header.clock.clone(),
         counters: header.counters.clone(),
         lane_order: lane_order(header, &per_lane.results),
+        capture: None,
         lanes: per_lane.results,
         derived,
         insitu_lane: insitu.lane,
@@ -426,8 +435,10 @@ fn assemble(
         comparison: rounds.comparison,
         span_machinery: insitu.machinery.or_else(|| header.span_machinery.clone()),
         statement_hook: header.statement_hook.clone(),
-        cold_start: rounds.cold_start,
-        carryover: rounds.carryover,
+        // Lanes taking turns make a block's first operation cold and one
+        // lane's figure depend on the lane before: a capture has no turns.
+        cold_start: rounds.cold_start.filter(|_| !crate::capture::is_capture(header)),
+        carryover: rounds.carryover.filter(|_| !crate::capture::is_capture(header)),
         drops: rounds.drops,
         slow_rounds: rounds.slow_rounds,
         checkpoints: rounds.checkpoints,
@@ -623,6 +634,7 @@ mod tests {
                     cross_core_hops_per_op: None,
                     ops_crossing_cores: None,
                     op_latency_quantiles_us: Vec::new(),
+                    op_latency_p999_us: None,
                     batches: None,
                 };
                 ((*name).to_owned(), result)

@@ -80,6 +80,10 @@ pub struct Decomposition {
     /// the run has any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comparison: Option<crate::comparison::Comparison>,
+    /// What a capture of a running program is, when the run is one: its
+    /// sampling, windows, throughput and what its marks cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture: Option<crate::capture::CaptureFigures>,
     /// The `tracing` span machinery measured before the run, when spans
     /// mark some hops: what each kind of span-to-span slice holds besides
     /// the code under study (slices state their share in

@@ -112,6 +112,7 @@ fn run() -> Result<(), String> {
     if let Some(dir) = asked.trace.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
+    // readme-excerpt: live
     // One call: the program's own hops, its callers, the sampling.
     let mut capture = Capture::live(&asked.trace)
         .hops(batch_ingest::hops::hops())
@@ -120,6 +121,7 @@ fn run() -> Result<(), String> {
         .window(Duration::from_secs_f64(asked.window))
         .start()
         .map_err(|e| e.to_string())?;
+    // readme-excerpt: end
     if !asked.capture {
         capture.pause();
     }

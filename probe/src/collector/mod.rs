@@ -26,7 +26,7 @@ pub(crate) mod route;
 mod sampling;
 mod tally;
 
-use ring::{Reader, Writer};
+use ring::{Reader, Rings, Writer};
 pub use sampling::{MAX_SAMPLE_EVERY, Sampling};
 #[cfg(feature = "tracing")]
 pub(crate) use tally::TALLIES;
@@ -61,16 +61,7 @@ pub struct Collector {
 
 #[derive(Debug)]
 struct Inner {
-    /// Tells this collector's rings apart in a thread's list of producers.
-    id: u64,
-    ring_marks: usize,
-    /// The largest ring a thread's may grow to when full.
-    ring_cap: usize,
-    sampling: Sampling,
-    /// The thread to wake when a ring is half full (a live capture's
-    /// drain).
-    waker: Arc<OnceLock<Thread>>,
-    rings: Mutex<Vec<Reader>>,
+    rings: Arc<Rings>,
     /// Marks lost without a ring to count them in: the thread's
     /// thread-locals were gone, or a mark re-entered a push on its thread.
     dropped_elsewhere: AtomicU64,
@@ -150,12 +141,14 @@ impl Collector {
         let ring_marks = ring_marks.clamp(1, MAX_RING_MARKS);
         Collector {
             inner: Arc::new(Inner {
-                id: COLLECTORS.fetch_add(1, Ordering::Relaxed),
-                ring_marks,
-                ring_cap: ring_cap.clamp(ring_marks, MAX_RING_MARKS),
-                sampling,
-                waker: Arc::new(OnceLock::new()),
-                rings: Mutex::new(Vec::new()),
+                rings: Arc::new(Rings {
+                    id: COLLECTORS.fetch_add(1, Ordering::Relaxed),
+                    ring_marks,
+                    ring_cap: ring_cap.clamp(ring_marks, MAX_RING_MARKS),
+                    sampling,
+                    waker: Arc::new(OnceLock::new()),
+                    readers: Mutex::new(Vec::new()),
+                }),
                 dropped_elsewhere: AtomicU64::new(0),
                 retired: tallies(),
             }),
@@ -169,23 +162,23 @@ impl Collector {
 
     /// Marks per thread's ring.
     pub fn ring_marks(&self) -> usize {
-        self.inner.ring_marks
+        self.inner.rings.ring_marks
     }
 
     /// The largest ring a thread's may grow to.
     pub fn ring_cap(&self) -> usize {
-        self.inner.ring_cap
+        self.inner.rings.ring_cap
     }
 
     /// Which operations it keeps.
     pub fn sampling(&self) -> Sampling {
-        self.inner.sampling
+        self.inner.rings.sampling
     }
 
     /// Have marking threads wake `drain` (unpark it) when their ring is
     /// half full or full. Set once; later calls are ignored.
     pub fn wake(&self, drain: Thread) {
-        let _ = self.inner.waker.set(drain);
+        let _ = self.inner.rings.waker.set(drain);
     }
 
     /// Hand `mark` to the collector from the current thread. Wait-free after
@@ -239,7 +232,7 @@ impl Collector {
     /// every thread.
     #[cfg(feature = "tracing")]
     pub(crate) fn tally(&self, watch: usize) -> [u64; 3] {
-        let rings = self.inner.rings.lock().unwrap_or_else(PoisonError::into_inner);
+        let rings = self.inner.rings.readers.lock().unwrap_or_else(PoisonError::into_inner);
         let of = |tallies: &[Tally]| tallies.get(watch).map_or([0; 3], Tally::read);
         let mut seen: Vec<*const ring::RingInfo> = Vec::new();
         let mut sum = of(&self.inner.retired);
@@ -259,7 +252,7 @@ impl Collector {
     /// thread-locals are gone, or `f` would re-enter a push on it).
     #[inline]
     fn with_writer(&self, f: impl FnOnce(&mut Writer)) -> bool {
-        with_writer_of(self.inner.id, || Some(self.clone()), f)
+        with_writer_of(self.inner.rings.id, || Some(self.clone()), f)
     }
 
     /// Take every mark handed over so far, from every thread, and the drop
@@ -267,7 +260,7 @@ impl Collector {
     /// are emptied and then forgotten, as is the full ring a thread moved
     /// on from.
     pub fn drain(&self) -> Drained {
-        let mut rings = self.inner.rings.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut rings = self.inner.rings.readers.lock().unwrap_or_else(PoisonError::into_inner);
         let mut drained = Drained::default();
         for reader in rings.iter_mut() {
             // Read `dropped` first: a drop counted after this read belongs to
@@ -316,7 +309,7 @@ impl Collector {
 
     /// Threads that hold a ring of this collector now.
     pub fn threads(&self) -> usize {
-        let rings = self.inner.rings.lock().unwrap_or_else(PoisonError::into_inner);
+        let rings = self.inner.rings.readers.lock().unwrap_or_else(PoisonError::into_inner);
         let mut seen: Vec<ThreadId> = Vec::new();
         for r in rings.iter() {
             if !seen.contains(&r.info.thread) {
@@ -328,7 +321,7 @@ impl Collector {
 
     /// The largest ring each thread that holds one has had, by name.
     pub fn ring_sizes(&self) -> Vec<(String, usize)> {
-        let rings = self.inner.rings.lock().unwrap_or_else(PoisonError::into_inner);
+        let rings = self.inner.rings.readers.lock().unwrap_or_else(PoisonError::into_inner);
         let mut sizes: Vec<(String, usize)> = Vec::new();
         for r in rings.iter() {
             let size = r.info.ring_marks.load(Ordering::Relaxed);
@@ -371,7 +364,7 @@ fn with_writer_of(id: u64, get: impl FnOnce() -> Option<Collector>, f: impl FnOn
 #[inline(never)]
 fn register<'a>(collector: &Collector, writers: &'a mut Vec<Writer>) -> &'a mut Writer {
     writers.retain(|w| !w.is_stale());
-    writers.push(Writer::register(&collector.inner, |n| format!("{UNNAMED}{n}")));
+    writers.push(Writer::register(&collector.inner.rings, |n| format!("{UNNAMED}{n}")));
     let last = writers.len() - 1;
     &mut writers[last]
 }

@@ -8,10 +8,9 @@
 //! drained and forgotten, and no mark is lost until the cap is reached.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::thread::{Thread, ThreadId};
 
-use super::Inner;
 use super::sampling::{LinkedIntervals, Sampling};
 use super::tally::Tally;
 use crate::hop::{Hop, Mark, OpId};
@@ -19,6 +18,25 @@ use crate::hop::{Hop, Mark, OpId};
 /// Pushes between two looks at how full the ring is: a look reads the
 /// reading end's position, a line another core writes.
 const LOOK_EVERY: u32 = 1 << 10;
+
+/// A collector's rings and how they are made: what its threads' writing
+/// ends need of it (its id, its ring sizes and sampling, the drain to
+/// wake, where a grown ring's reading end goes).
+#[derive(Debug)]
+pub(super) struct Rings {
+    /// Tells this collector's rings apart in a thread's list of producers.
+    pub(super) id: u64,
+    pub(super) ring_marks: usize,
+    /// The largest ring a thread's may grow to when full.
+    pub(super) ring_cap: usize,
+    pub(super) sampling: Sampling,
+    /// The thread to wake when a ring is half full (a live capture's
+    /// drain).
+    pub(super) waker: Arc<OnceLock<Thread>>,
+    /// The reading ends, in the order threads first marked (a grown
+    /// ring's after the full one it replaces).
+    pub(super) readers: Mutex<Vec<Reader>>,
+}
 
 /// What a ring's two ends share.
 #[derive(Debug)]
@@ -48,16 +66,16 @@ pub(super) struct Writer {
     links: LinkedIntervals,
     ring_cap: usize,
     waker: Arc<OnceLock<Thread>>,
-    inner: Weak<Inner>,
+    rings: Weak<Rings>,
     pushed: u32,
 }
 
 impl Writer {
     /// A writing end for the current thread, its reading end registered
     /// with `inner`.
-    pub(super) fn register(inner: &Arc<Inner>, name: impl FnOnce(usize) -> String) -> Writer {
+    pub(super) fn register(inner: &Arc<Rings>, name: impl FnOnce(usize) -> String) -> Writer {
         let (ring, reader) = rtrb::RingBuffer::new(inner.ring_marks);
-        let mut rings = inner.rings.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut rings = inner.readers.lock().unwrap_or_else(PoisonError::into_inner);
         let current = std::thread::current();
         let name = current.name().map_or_else(|| name(rings.len() + 1), str::to_owned);
         let info = Arc::new(RingInfo {
@@ -77,7 +95,7 @@ impl Writer {
             links: LinkedIntervals::default(),
             ring_cap: inner.ring_cap,
             waker: inner.waker.clone(),
-            inner: Arc::downgrade(inner),
+            rings: Arc::downgrade(inner),
             pushed: 0,
         }
     }
@@ -85,7 +103,7 @@ impl Writer {
     /// Whether the collector this writes for is gone (its reading ends
     /// dropped): a thread prunes such writers when it registers another.
     pub(super) fn is_stale(&self) -> bool {
-        self.ring.is_abandoned() || self.inner.strong_count() == 0
+        self.ring.is_abandoned() || self.rings.strong_count() == 0
     }
 
     /// `marks` into the ring, those the sampling keeps; any the ring and
@@ -159,11 +177,11 @@ impl Writer {
         if capacity >= self.ring_cap {
             return false;
         }
-        let Some(inner) = self.inner.upgrade() else { return false };
+        let Some(inner) = self.rings.upgrade() else { return false };
         let next = capacity.saturating_mul(2).min(self.ring_cap);
         let (ring, reader) = rtrb::RingBuffer::new(next);
         inner
-            .rings
+            .readers
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(Reader { ring: reader, info: self.info.clone() });

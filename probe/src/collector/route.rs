@@ -23,7 +23,7 @@ pub(crate) fn install(collector: &Collector) -> bool {
         return false;
     }
     *live = Some(collector.clone());
-    LIVE_ID.store(collector.inner.id, Ordering::Release);
+    LIVE_ID.store(collector.inner.rings.id, Ordering::Release);
     true
 }
 
@@ -57,6 +57,6 @@ pub(crate) fn push(mark: Mark) -> bool {
 fn installed(id: u64) -> impl FnOnce() -> Option<Collector> {
     move || {
         let live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
-        live.as_ref().filter(|c| c.inner.id == id).cloned()
+        live.as_ref().filter(|c| c.inner.rings.id == id).cloned()
     }
 }

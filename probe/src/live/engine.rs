@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use super::held::{Held, Sweep};
 use super::roles::Roles;
+use super::summary::{CaptureSummary, ThreadDrops};
 use super::windows::Windows;
-use super::{CaptureSummary, Settings, ThreadDrops};
 use crate::clock::{self, ClockInfo};
 use crate::collector::{Collector, Drained};
 use crate::trace::{TraceError, TraceWriter};
@@ -27,6 +27,14 @@ pub(super) const DRAIN_EVERY: Duration = Duration::from_millis(10);
 /// What runs once before the last drain: a span capture waits for spans
 /// still open on other threads.
 pub(super) type BeforeLast = Box<dyn FnOnce() + Send>;
+
+/// The checked settings the drain runs with.
+#[derive(Debug, Clone)]
+pub(super) struct Settings {
+    pub(super) path: std::path::PathBuf,
+    pub(super) settle_ns: u64,
+    pub(super) held_marks: usize,
+}
 
 /// The drain thread's state.
 pub(super) struct Engine {

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::CaptureSummary;
+use super::summary::CaptureSummary;
 use crate::collector::Sampling;
 use crate::placement::Placement;
 use crate::run_fact::{LaneFact, LiveFact, RunFact, RunFacts};

@@ -6,17 +6,19 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use super::engine::{BeforeLast, Engine, Totals};
+use super::capture::LiveCapture;
+use super::engine::{BeforeLast, Engine, Settings, Totals};
+use super::facts;
 use super::held::Held;
 use super::roles::{self, Roles};
 use super::windows::Windows;
-use super::{LiveCapture, facts};
 use crate::capture::Capture;
 use crate::clock;
 use crate::collector::{Collector, MAX_RING_MARKS, Sampling, route};
 use crate::hop::HopTable;
 use crate::machinery::SpanMachinery;
 use crate::role::LaneInfo;
+use crate::run_fact::{LiveFact, RunFact, RunFacts};
 use crate::trace::{TraceError, TraceHeader, TraceWriter};
 
 /// Marks of each thread's first ring unless asked otherwise (384 KiB): a
@@ -61,14 +63,6 @@ pub struct LiveOptions {
     held_marks: usize,
     max_threads: usize,
     problem: Option<String>,
-}
-
-/// The checked settings the drain runs with.
-#[derive(Debug, Clone)]
-pub(crate) struct Settings {
-    pub(crate) path: PathBuf,
-    pub(crate) settle_ns: u64,
-    pub(crate) held_marks: usize,
 }
 
 impl Capture {
@@ -290,6 +284,11 @@ impl LiveOptions {
         header.hops = self.hops.clone();
         header.lane_info = vec![LaneInfo::program(&self.lane)];
         header.span_machinery = machinery;
+        // What a mark costs here, kept or left out by the sampling: the
+        // receipt prices each operation's marks with them.
+        let (kept_ns, left_out_ns) = super::cost::measure();
+        header.mark_ns = Some(kept_ns);
+        header.run.record(RunFact::Live(LiveFact::LeftOutMarkNs), format!("{left_out_ns:.2}"));
         facts::record_start(&mut header.run, how, &self.lane, self.callers, self.sampling, self.settings_facts());
         header
     }

@@ -343,6 +343,7 @@ fn between_marks(c: &hopscope_analyze::coverage::Coverage) -> SliceFigures {
         p10_us: b.median_us,
         p90_us: b.median_us,
         p99_us: b.median_us,
+        p999_us: None,
         outliers: 0,
         share: c.between_share,
         owner: Owner::Between,

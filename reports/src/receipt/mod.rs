@@ -7,6 +7,7 @@
 //!   result's `receipt.md`.
 
 mod ab_reason;
+mod capture;
 pub mod causal;
 mod checkpoints;
 pub mod contention;

@@ -66,11 +66,19 @@ pub(crate) fn section(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     for (name, _, b) in &lanes {
         writeln!(out, "- {}.", batch_line(name, b))?;
     }
-    writeln!(
-        out,
-        "\nBatch sizes are read from the probed build's marks (its shared intervals and the operations linked to \
-         each); a clean build runs the same code unmarked, so its sizes are not known, only alike in kind.\n"
-    )?;
+    if d.capture.is_some() {
+        writeln!(
+            out,
+            "\nBatch sizes count every operation a shared interval served, sampled or not (a capture links each \
+             one, flagging those it left out), so an interval's cost is divided among all it served.\n"
+        )?;
+    } else {
+        writeln!(
+            out,
+            "\nBatch sizes are read from the probed build's marks (its shared intervals and the operations linked \
+             to each); a clean build runs the same code unmarked, so its sizes are not known, only alike in kind.\n"
+        )?;
+    }
     if let Some(sweep) = &d.batch_sweep {
         sweep_section(sweep, out)?;
     }

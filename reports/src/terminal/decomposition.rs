@@ -16,7 +16,10 @@ pub fn decomposition(d: &Decomposition) -> String {
 }
 
 fn write(d: &Decomposition, out: &mut String) -> std::fmt::Result {
-    lanes(d, out)?;
+    match &d.capture {
+        Some(c) => capture(d, c, out)?,
+        None => lanes(d, out)?,
+    }
     if !d.slices.is_empty() {
         slices(d, out)?;
     }
@@ -54,6 +57,29 @@ fn write(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     Ok(())
 }
 
+/// A capture's operations, rate and drops, its latency quantiles and what
+/// its marks cost.
+fn capture(d: &Decomposition, c: &hopscope_analyze::capture::CaptureFigures, out: &mut String) -> std::fmt::Result {
+    let Some(lane) = d.lanes.values().next() else { return Ok(()) };
+    let f = &c.facts;
+    let kept = if f.keeps_all() { String::new() } else { format!(" (1 in {} kept)", f.sample_every) };
+    let rate = c.ops_per_s.map_or_else(String::new, |r| format!(", {r:.0} operations/s"));
+    let seconds = f.seconds.map_or_else(String::new, |s| format!(" over {s:.1} s"));
+    let dropped = f.dropped.map_or_else(String::new, |n| format!(", {n} marks dropped"));
+    writeln!(out, "{:<20} {} operations{kept}{rate}{seconds}{dropped}", "capture", lane.ops)?;
+    let q = &lane.op_latency_quantiles_us;
+    if q.len() == 101 {
+        let p999 = lane.op_latency_p999_us.map_or_else(|| "–".to_owned(), |v| format!("{v:.2}"));
+        writeln!(out, "{:<20} p50 {:.2}   p90 {:.2}   p99 {:.2}   p99.9 {p999}", "latency µs", q[50], q[90], q[99])?;
+    }
+    if let Some(cost) = c.marks_us_per_op {
+        let share =
+            c.marks_share_of_latency.map_or_else(String::new, |s| format!(" ({:.2}% of the median)", s * 100.0));
+        writeln!(out, "{:<20} ≈ {cost:.3} µs per operation{share}, estimated", "marks cost")?;
+    }
+    Ok(())
+}
+
 /// Each lane's µs per operation, then the lane arithmetic.
 fn lanes(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     writeln!(out, "{:<20} {:>10} {:>21}", "lane", "µs/op", "95% CI")?;
@@ -78,6 +104,9 @@ fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     let width = d.slices.iter().map(|s| s.name.chars().count()).max().unwrap_or(0).max(22);
     let spans = d.slices.iter().any(|s| s.machinery_us.is_some() || s.machinery_unknown.is_some());
     let extra = if spans { "; span machinery, net of it" } else { "" };
+    if d.capture.is_some() {
+        return capture_slices(d, lane, width, out);
+    }
     writeln!(out, "\nslices of {lane} (µs per op, median of block medians, 95% CI, share{extra})")?;
     for s in &d.slices {
         let name = format!("{:<width$}", s.name);
@@ -106,6 +135,23 @@ fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
             b.ci95[0],
             b.ci95[1],
             c.between_share * 100.0
+        )?;
+    }
+    Ok(())
+}
+
+/// A capture's slices: each one's median with its CI, then its tail.
+fn capture_slices(d: &Decomposition, lane: &str, width: usize, out: &mut String) -> std::fmt::Result {
+    writeln!(
+        out,
+        "\nslices of {lane} (µs per op: median of block medians, 95% CI; p90, p99, p99.9 of every operation)"
+    )?;
+    for s in &d.slices {
+        let p999 = s.p999_us.map_or_else(|| "–".to_owned(), |v| format!("{v:.3}"));
+        writeln!(
+            out,
+            "  {:<width$} {:>10.3} {:>10.3} – {:<8.3}  p90 {:.3}  p99 {:.3}  p99.9 {p999}",
+            s.name, s.median_us, s.ci95[0], s.ci95[1], s.p90_us, s.p99_us
         )?;
     }
     Ok(())

@@ -36,8 +36,12 @@ pub fn body_markdown(d: &Decomposition) -> String {
     out
 }
 
-/// One sentence with the headline figures, or `None` without lane arithmetic.
+/// One sentence with the headline figures (a capture's: its latency
+/// quantiles), or `None` without lane arithmetic.
 pub fn headline(d: &Decomposition) -> Option<String> {
+    if let Some(c) = &d.capture {
+        return super::capture::headline(d, c);
+    }
     let derived = d.derived.as_ref()?;
     let mut sentence = match (&derived.boundary_us, &derived.library_us) {
         (Some(boundary), Some(library)) => format!(
@@ -109,6 +113,9 @@ fn render_head(d: &Decomposition, out: &mut String) -> std::fmt::Result {
 }
 
 fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
+    if let Some(c) = &d.capture {
+        return render_capture(d, c, out);
+    }
     sections::lanes(d, out)?;
     super::placements::section(d, out)?;
     sections::derived(d, out)?;
@@ -127,6 +134,24 @@ fn render(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     }
     sections::observer(d, out)?;
     sections::cpu(d, out)?;
+    sections::waits(d, out)?;
+    render_counters(d, out)?;
+    super::checkpoints::section(d, out)?;
+    sections::drops(d, out)?;
+    sections::run(d, out)
+}
+
+/// A capture's receipt: what it is, its slices and batches, its marks'
+/// cost, and what the run recorded; none of the lanes' sections.
+fn render_capture(
+    d: &Decomposition,
+    c: &hopscope_analyze::capture::CaptureFigures,
+    out: &mut String,
+) -> std::fmt::Result {
+    super::capture::section(d, c, out)?;
+    sections::slices(d, out)?;
+    super::shared::section(d, out)?;
+    super::capture::observer(c, out)?;
     sections::waits(d, out)?;
     render_counters(d, out)?;
     super::checkpoints::section(d, out)?;

@@ -98,8 +98,11 @@ pub(super) fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         writeln!(out, "## Slices of `{lane}` (µs per operation, median of block medians)\n")?;
         let spans = d.slices.iter().any(|s| s.machinery_us.is_some() || s.machinery_unknown.is_some());
         let (extra_head, extra_rule) = if spans { (" span machinery | net of it |", "---:|---:|") } else { ("", "") };
-        writeln!(out, "| slice | side | owner | median | 95% CI | p90 | p99 | mean | share |{extra_head}")?;
-        writeln!(out, "|---|---|---|---:|---:|---:|---:|---:|---:|{extra_rule}")?;
+        // A capture is read for its tail: its slices' p99.9 too.
+        let tail_column = d.capture.is_some();
+        let (p999_head, p999_rule) = if tail_column { (" p99.9 |", "---:|") } else { ("", "") };
+        writeln!(out, "| slice | side | owner | median | 95% CI | p90 | p99 |{p999_head} mean | share |{extra_head}")?;
+        writeln!(out, "|---|---|---|---:|---:|---:|---:|{p999_rule}---:|---:|{extra_rule}")?;
         for s in &d.slices {
             let side = match s.side {
                 SliceSide::Caller => "caller",
@@ -120,9 +123,14 @@ pub(super) fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
             // A tail slice runs beside the path (after the reply): its share
             // is not part of the path's 100%, and the row says so.
             let tail = if s.on_path { "" } else { " *(off the path)*" };
+            let p999 = match (tail_column, s.p999_us) {
+                (false, _) => String::new(),
+                (true, Some(v)) => format!(" {v:.3} |"),
+                (true, None) => " — |".to_owned(),
+            };
             writeln!(
                 out,
-                "| {}{tail} | {side} | {owner} | {} | {ci} | {:.3} | {:.3} | {} | {:.1}% |{extra}",
+                "| {}{tail} | {side} | {owner} | {} | {ci} | {:.3} | {:.3} |{p999} {} | {:.1}% |{extra}",
                 s.name,
                 median_text(s, grain_ns),
                 s.p90_us,
@@ -135,10 +143,11 @@ pub(super) fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
             let extra = if spans { " — | — |" } else { "" };
             writeln!(
                 out,
-                "| *between marks* | — | between marks | {:.3} | {:.3}–{:.3} | | | {:.3} | {:.1}% |{extra}",
+                "| *between marks* | — | between marks | {:.3} | {:.3}–{:.3} | | |{} {:.3} | {:.1}% |{extra}",
                 c.between.median_us,
                 c.between.ci95[0],
                 c.between.ci95[1],
+                if tail_column { " |" } else { "" },
                 c.between_mean_us,
                 c.between_share * 100.0
             )?;
@@ -341,10 +350,15 @@ pub(super) fn cpu(d: &Decomposition, out: &mut String) -> std::fmt::Result {
 /// involuntary switches, and the rule a contended run is judged by.
 pub(super) fn waits(d: &Decomposition, out: &mut String) -> std::fmt::Result {
     let Some(c) = &d.contention else {
+        let why = if d.capture.is_some() {
+            "this capture took no run-queue readings"
+        } else {
+            "the kernel keeps none (scheduler statistics off)"
+        };
         writeln!(
             out,
-            "## What the machine did\n\nNo run-queue delay was recorded: the kernel keeps none (scheduler \
-             statistics off), so this run cannot say whether another process held its CPUs.\n"
+            "## What the machine did\n\nNo run-queue delay was recorded: {why}, so this run cannot say whether \
+             another process held its CPUs.\n"
         )?;
         return Ok(());
     };

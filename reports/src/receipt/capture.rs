@@ -1,0 +1,141 @@
+//! A capture's receipt sections: what the capture is (how it was taken,
+//! its sampling and windows, its throughput), how long one operation took
+//! (its quantiles), and what its marks cost. A capture is one lane, the
+//! program, so the lanes' sections (arithmetic, cold starts, a clean build
+//! beside the probed one) are left out, not filled with their absence.
+
+use std::fmt::Write as _;
+
+use hopscope_analyze::Decomposition;
+use hopscope_analyze::capture::CaptureFigures;
+
+/// The receipt's sections of a capture, in place of the lanes' ones.
+pub(super) fn section(d: &Decomposition, c: &CaptureFigures, out: &mut String) -> std::fmt::Result {
+    writeln!(out, "## The capture\n")?;
+    writeln!(out, "{}\n", what_it_is(d, c))?;
+    latency(d, c, out)
+}
+
+/// One paragraph: how it was taken, what it holds, its rate and drops.
+fn what_it_is(d: &Decomposition, c: &CaptureFigures) -> String {
+    let f = &c.facts;
+    let lane = d.lanes.values().next();
+    let ops = lane.map_or(0, |l| l.ops);
+    let mut parts = vec![format!("Taken by the program itself (`{}`), one lane: the program", f.how)];
+    if let Some(seconds) = f.seconds {
+        parts.push(format!("over {seconds:.1} s"));
+    }
+    if let Some(window) = f.window_s {
+        let windows =
+            d.lanes.values().next().map_or(0, |l| l.blocks_us.iter().map(|b| b.pass).max().map_or(0, |p| p + 1));
+        parts.push(format!("in {windows} windows of {window} s (a window is a pass: its blocks are compared as one)"));
+    }
+    let mut text = parts.join(", ") + ".";
+    if f.keeps_all() {
+        write!(text, " Every operation was kept: {ops} operations joined.").ok();
+    } else {
+        write!(
+            text,
+            " One operation in {} was kept, decided by its id so every thread keeps the same ones and a kept one \
+             keeps every hop: {ops} operations joined, the figures below are theirs.",
+            f.sample_every
+        )
+        .ok();
+    }
+    if let Some(rate) = c.ops_per_s {
+        let estimated = if f.keeps_all() { "" } else { " (the kept operations × N)" };
+        write!(text, " Throughput {rate:.0} operations/s{estimated}.").ok();
+    }
+    if let Some(callers) = f.callers {
+        write!(text, " {callers} caller threads, as the program declared.").ok();
+    }
+    match f.dropped {
+        Some(0) => text.push_str(" No mark was dropped."),
+        Some(n) => {
+            write!(text, " **{n} marks were dropped** (per thread under Drops): their operations are incomplete.")
+                .ok()
+                .unwrap_or(())
+        }
+        None => {}
+    }
+    if let Some(cut) = f.cut.filter(|&n| n > 0) {
+        write!(text, " {cut} operations were handed on before they settled (the held marks at their cap): any later mark of theirs is apart.").ok();
+    }
+    if let Some(n) = f.undeclared_hops.filter(|&n| n > 0) {
+        write!(text, " {n} marks of hops its table does not declare were left out.").ok();
+    }
+    text
+}
+
+/// The whole operation's latency quantiles.
+fn latency(d: &Decomposition, c: &CaptureFigures, out: &mut String) -> std::fmt::Result {
+    let Some(lane) = d.lanes.values().next().filter(|l| l.op_latency_quantiles_us.len() == 101) else {
+        return Ok(());
+    };
+    let q = &lane.op_latency_quantiles_us;
+    let p999 = lane.op_latency_p999_us.map_or_else(|| "–".to_owned(), |v| format!("{v:.2}"));
+    writeln!(out, "### One operation, first mark to last (µs)\n")?;
+    writeln!(out, "| p50 | p90 | p99 | p99.9 | operations |")?;
+    writeln!(out, "|---:|---:|---:|---:|---:|")?;
+    writeln!(out, "| {:.2} | {:.2} | {:.2} | {p999} | {} |\n", q[50], q[90], q[99], lane.ops)?;
+    if !c.facts.keeps_all() {
+        writeln!(
+            out,
+            "Quantiles of the kept operations: sampling by id keeps operations alike, so they stand for all, \
+             within their count's precision (a p99.9 of {} operations rests on about {} of them).\n",
+            lane.ops,
+            lane.ops / 1000
+        )?;
+    }
+    Ok(())
+}
+
+/// What the capture's marks cost each operation: estimated from their
+/// count and their cost measured at the start; a capture runs no clean
+/// build beside to measure it.
+pub(super) fn observer(c: &CaptureFigures, out: &mut String) -> std::fmt::Result {
+    writeln!(out, "## Observer effect (estimated)\n")?;
+    let (Some(marks), Some(cost)) = (c.marks_per_op, c.marks_us_per_op) else {
+        return writeln!(
+            out,
+            "Not estimated: this capture recorded no mark cost (a capture made before live captures measured one).\n"
+        );
+    };
+    let kept = c.mark_ns.map_or_else(String::new, |ns| format!("{ns:.1} ns a kept operation's mark"));
+    let left = match (c.facts.keeps_all(), c.left_out_mark_ns) {
+        (false, Some(ns)) => format!(", {ns:.1} ns a left-out one's (the sampling's decision alone)"),
+        _ => String::new(),
+    };
+    let share =
+        c.marks_share_of_latency.map_or_else(String::new, |s| format!(", {:.2}% of the median operation", s * 100.0));
+    writeln!(
+        out,
+        "{marks:.1} marks per operation ({kept}{left}, measured on this host when the capture started): about \
+         {cost:.3} µs per operation{share}. Nothing ran beside the program to compare it with, so this is an estimate \
+         from the marks' count and cost, not a paired measurement; the drain thread's own CPU is not in it.\n"
+    )
+}
+
+/// The capture's headline: one operation's latency quantiles, its rate,
+/// and its largest slice.
+pub(super) fn headline(d: &Decomposition, c: &CaptureFigures) -> Option<String> {
+    let lane = d.lanes.values().next().filter(|l| l.op_latency_quantiles_us.len() == 101)?;
+    let q = &lane.op_latency_quantiles_us;
+    let p999 = lane.op_latency_p999_us.map_or_else(String::new, |v| format!(", p99.9 {v:.1}"));
+    let kept = if c.facts.keeps_all() {
+        "operations".to_owned()
+    } else {
+        format!("kept operations (1 in {})", c.facts.sample_every)
+    };
+    let rate = c.ops_per_s.map_or_else(String::new, |r| format!(" at {r:.0} operations/s"));
+    let largest = d
+        .slices
+        .iter()
+        .filter(|s| s.on_path)
+        .max_by(|a, b| a.median_us.total_cmp(&b.median_us))
+        .map_or_else(String::new, |s| format!("; its largest slice is {} at {:.3} µs (median)", s.name, s.median_us));
+    Some(format!(
+        "One operation took {:.1} µs at the median (p90 {:.1}, p99 {:.1}{p999} µs) over {} {kept}{rate}{largest}.",
+        q[50], q[90], q[99], lane.ops
+    ))
+}

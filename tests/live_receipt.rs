@@ -1,0 +1,127 @@
+//! A live capture's receipt, as a user reads it: `Capture::live` around a
+//! program that times its own operations, then `hopscope analyze`. The
+//! receipt says what a capture is and none of what only lanes give (lane
+//! arithmetic, a clean build, cold starts, lanes taking turns), and the
+//! latency quantiles it states are the program's own.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use hopscope_probe::{Capture, Hop, OpId, local};
+
+const OPS: usize = 3_000;
+
+/// A writer that spins a known time per operation (8 µs, one in ten 40
+/// µs), and a caller that times each operation around its first and last
+/// marks. Returns the caller's own latencies, µs.
+fn program() -> Vec<f64> {
+    let (tx, rx) = crossbeam_channel::bounded::<(OpId, usize)>(1);
+    let (reply_tx, reply_rx) = crossbeam_channel::bounded::<()>(1);
+    let writer = std::thread::Builder::new()
+        .name("writer".to_owned())
+        .spawn(move || {
+            for (op, i) in rx {
+                local::record(op, Hop::WOKE);
+                let spin = Duration::from_micros(if i % 10 == 9 { 40 } else { 8 });
+                let start = Instant::now();
+                while start.elapsed() < spin {
+                    std::hint::spin_loop();
+                }
+                local::record(op, Hop::EXECUTED);
+                reply_tx.send(()).expect("the caller waits");
+            }
+        })
+        .expect("spawn the writer");
+    let own = std::thread::Builder::new()
+        .name("caller".to_owned())
+        .spawn(move || {
+            (0..OPS)
+                .map(|i| {
+                    let op = local::next_op();
+                    let start = Instant::now();
+                    local::record(op, Hop::ENTER);
+                    tx.send((op, i)).expect("the writer runs");
+                    reply_rx.recv().expect("the writer replies");
+                    local::record(op, Hop::DONE);
+                    start.elapsed().as_secs_f64() * 1e6
+                })
+                .collect::<Vec<f64>>()
+        })
+        .expect("spawn the caller")
+        .join()
+        .expect("the caller");
+    writer.join().expect("the writer");
+    own
+}
+
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+}
+
+#[test]
+fn a_captures_receipt_says_what_a_capture_is_and_its_quantiles_are_the_programs_own() {
+    let dir = std::env::temp_dir().join(format!("hopscope-live-receipt-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path: PathBuf = dir.join("program.hop");
+    let capture = Capture::live(&path).callers(1).settle(Duration::from_millis(20)).start().expect("start");
+    let mut own = program();
+    let summary = capture.finish().expect("finish");
+    assert_eq!((summary.operations, summary.dropped), (OPS as u64, 0), "{summary}");
+
+    let out = Command::new(env!("CARGO_BIN_EXE_hopscope"))
+        .env(hopscope_harness::rundir::RUNS_ENV, hopscope_harness::rundir::runs_dir())
+        .arg("analyze")
+        .arg(&path)
+        .arg("--out")
+        .arg(&dir)
+        .output()
+        .expect("analyze runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let terminal = String::from_utf8_lossy(&out.stdout).into_owned();
+    let receipt = std::fs::read_to_string(dir.join("receipt.md")).expect("receipt.md");
+    let result: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("result.json")).expect("result.json")).expect("json");
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // The quantiles the receipt states are the program's own timing: the
+    // caller's clock around its first and last marks, within the sketch's
+    // accuracy and a mark's cost.
+    own.sort_by(f64::total_cmp);
+    let lane = &result["lanes"]["capture"];
+    let stated = lane["op_latency_quantiles_us"].as_array().expect("quantiles");
+    for q in [50, 90, 99] {
+        let (theirs, ours) = (stated[q].as_f64().expect("a figure"), quantile(&own, q as f64 / 100.0));
+        assert!(
+            (theirs - ours).abs() <= 0.03 * ours + 1.0,
+            "p{q}: receipt {theirs:.2} µs, the program's own {ours:.2}"
+        );
+    }
+    let p999 = lane["op_latency_p999_us"].as_f64().expect("p99.9");
+    assert!(p999 >= stated[99].as_f64().expect("p99") * 0.99, "p99.9 {p999} below p99");
+    assert_eq!(result["drops"]["incomplete_ops"]["capture"], 0, "every operation joined");
+
+    // What a capture is, said; what only lanes give, not.
+    for said in ["## The capture", "| p50 | p90 | p99 | p99.9 |", "Every operation was kept", "No mark was dropped"] {
+        assert!(receipt.contains(said), "the receipt should say {said:?}:\n{receipt}");
+    }
+    for lane_only in [
+        "lane arithmetic",
+        "baseline",
+        "probed build",
+        "clean build",
+        "Cold start",
+        "take turns",
+        "No lane declared a thread",
+        "the kernel keeps none",
+        "the subject",
+        "max CV per pass",
+        "between marks",
+    ] {
+        assert!(!receipt.contains(lane_only), "a capture's receipt says {lane_only:?}:\n{receipt}");
+        assert!(!terminal.contains(lane_only), "a capture's terminal says {lane_only:?}:\n{terminal}");
+    }
+    assert!(receipt.contains("One operation took"), "the headline gives the latency:\n{receipt}");
+    assert!(terminal.contains("latency µs") && terminal.contains("p99.9"), "{terminal}");
+}
