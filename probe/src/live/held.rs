@@ -87,7 +87,12 @@ impl Held {
     /// Hold `marks`, made by thread role `thread`, arrived at `now`.
     pub(super) fn add(&mut self, thread: u16, marks: &[Mark], now: u64) {
         for &mark in marks {
-            if mark.is_link() {
+            if mark.is_unsampled_link() {
+                // A left-out member is no operation of the capture: its
+                // link belongs to its interval's group alone (one entry
+                // per batch, not one per operation the sampling left out).
+                self.shared(mark.ticks.0, now);
+            } else if mark.is_link() {
                 self.link(mark.ticks.0, mark.op.0, now);
             } else {
                 self.touch(mark.op.0, Some(mark.ticks.0), now);
@@ -146,6 +151,14 @@ impl Held {
         }
     }
 
+    /// A link from a left-out member arrived for `shared` at `now`.
+    fn shared(&mut self, shared: u64, now: u64) {
+        self.touch(shared, None, now);
+        if let Some(state) = self.ops.get_mut(&shared) {
+            state.shared = true;
+        }
+    }
+
     /// A link: `member` is served by `shared`; their groups become one.
     fn link(&mut self, shared: u64, member: u64, now: u64) {
         let (a, b) = (self.root(shared, now), self.root(member, now));
@@ -186,9 +199,9 @@ impl Held {
         // Each done mark's op, with its group's first tick.
         let mut done: Vec<(u64, u64)> = Vec::new();
         for held in candidates {
-            match find(&self.ops, held.mark.op.0) {
+            match find(&self.ops, group_key(&held.mark)) {
                 Some(group) if done_at(group) => {
-                    done.push((held.mark.op.0, group.first_tick));
+                    done.push((group_key(&held.mark), group.first_tick));
                     // A group of links only has nothing to analyse.
                     if group.marked {
                         sink.mark(held, group.first_tick);
@@ -244,6 +257,12 @@ pub(super) trait Sink {
     fn mark(&mut self, held: HeldMark, first_tick: u64);
     /// A done operation.
     fn operation(&mut self, first_tick: u64);
+}
+
+/// The op whose group a mark belongs to: its own, or for a left-out
+/// member's link, its interval's.
+fn group_key(mark: &Mark) -> u64 {
+    if mark.is_unsampled_link() { mark.ticks.0 } else { mark.op.0 }
 }
 
 /// The group root of `op` in `ops`, without adding anything.
