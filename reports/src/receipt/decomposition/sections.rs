@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use hopscope_analyze::Decomposition;
 use hopscope_analyze::contention::Contention;
 use hopscope_analyze::join::SliceSide;
+use hopscope_analyze::slices::SliceFigures;
 use hopscope_probe::{LaneFact, Role, RunFact, RunFacts, ThreadRole};
 
 use super::cells::{row, yes_no};
@@ -104,40 +105,7 @@ pub(super) fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         writeln!(out, "| slice | side | owner | median | 95% CI | p90 | p99 |{p999_head} mean | share |{extra_head}")?;
         writeln!(out, "|---|---|---|---:|---:|---:|---:|{p999_rule}---:|---:|{extra_rule}")?;
         for s in &d.slices {
-            let side = match s.side {
-                SliceSide::Caller => "caller",
-                SliceSide::Writer => "writer",
-                SliceSide::Cross => "cross-thread",
-            };
-            let owner = owner_label(s.owner);
-            let extra = match (spans, s.machinery_us) {
-                (false, _) => String::new(),
-                (true, Some(m)) if !s.within_two_grains => format!(" {m:.3} | {:.3} |", s.median_us - m),
-                (true, Some(m)) => format!(" {m:.3} | — |"),
-                (true, None) if s.machinery_unknown.is_some() => " **unknown** | — |".to_owned(),
-                (true, None) => " — | — |".to_owned(),
-            };
-            // A median the clock cannot resolve has no CI worth printing.
-            let ci =
-                if s.within_two_grains { "—".to_owned() } else { format!("{:.3}–{:.3}", s.ci95[0], s.ci95[1]) };
-            // A tail slice runs beside the path (after the reply): its share
-            // is not part of the path's 100%, and the row says so.
-            let tail = if s.on_path { "" } else { " *(off the path)*" };
-            let p999 = match (tail_column, s.p999_us) {
-                (false, _) => String::new(),
-                (true, Some(v)) => format!(" {v:.3} |"),
-                (true, None) => " — |".to_owned(),
-            };
-            writeln!(
-                out,
-                "| {}{tail} | {side} | {owner} | {} | {ci} | {:.3} | {:.3} |{p999} {} | {:.1}% |{extra}",
-                s.name,
-                median_text(s, grain_ns),
-                s.p90_us,
-                s.p99_us,
-                s.mean_us.map_or("—".to_owned(), |m| format!("{m:.3}")),
-                s.share * 100.0
-            )?;
+            slice_row(s, grain_ns, spans, tail_column, out)?;
         }
         if let Some(c) = &d.coverage {
             let extra = if spans { " — | — |" } else { "" };
@@ -174,6 +142,50 @@ pub(super) fn slices(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         writeln!(out)?;
     }
     Ok(())
+}
+
+/// One slice's row: its side and owner, median and CI, tail, mean and
+/// share; its p99.9 when `tail_column`, its span machinery when `spans`.
+fn slice_row(
+    s: &SliceFigures,
+    grain_ns: Option<f64>,
+    spans: bool,
+    tail_column: bool,
+    out: &mut String,
+) -> std::fmt::Result {
+    let side = match s.side {
+        SliceSide::Caller => "caller",
+        SliceSide::Writer => "writer",
+        SliceSide::Cross => "cross-thread",
+    };
+    let owner = owner_label(s.owner);
+    let extra = match (spans, s.machinery_us) {
+        (false, _) => String::new(),
+        (true, Some(m)) if !s.within_two_grains => format!(" {m:.3} | {:.3} |", s.median_us - m),
+        (true, Some(m)) => format!(" {m:.3} | — |"),
+        (true, None) if s.machinery_unknown.is_some() => " **unknown** | — |".to_owned(),
+        (true, None) => " — | — |".to_owned(),
+    };
+    // A median the clock cannot resolve has no CI worth printing.
+    let ci = if s.within_two_grains { "—".to_owned() } else { format!("{:.3}–{:.3}", s.ci95[0], s.ci95[1]) };
+    // A tail slice runs beside the path (after the reply): its share
+    // is not part of the path's 100%, and the row says so.
+    let tail = if s.on_path { "" } else { " *(off the path)*" };
+    let p999 = match (tail_column, s.p999_us) {
+        (false, _) => String::new(),
+        (true, Some(v)) => format!(" {v:.3} |"),
+        (true, None) => " — |".to_owned(),
+    };
+    writeln!(
+        out,
+        "| {}{tail} | {side} | {owner} | {} | {ci} | {:.3} | {:.3} |{p999} {} | {:.1}% |{extra}",
+        s.name,
+        median_text(s, grain_ns),
+        s.p90_us,
+        s.p99_us,
+        s.mean_us.map_or("—".to_owned(), |m| format!("{m:.3}")),
+        s.share * 100.0
+    )
 }
 
 /// What the slices cover of the operation, in words true for this lane's
