@@ -14,7 +14,7 @@ use hopscope_harness::index::RunIndex;
 /// Flags of `hopscope compare`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "RUN is a run directory, a baseline's name, `latest`, `#ID`, a date (YYYY-MM-DD: that \
-day's newest run) or a commit (prefix). Exit status: 0 unless --fail-on fails it; 3 regression, 4 improvement \
+day's newest run), a commit (prefix), or a `.hop` trace (a live capture; analysed on the way). Exit status: 0 unless --fail-on fails it; 3 regression, 4 improvement \
 (--fail-on any), 5 drift-suspected (no verdict); 1 an error, 2 a usage error.")]
 pub(crate) struct Args {
     /// The run to compare against (before).
@@ -37,8 +37,17 @@ fn label(key: &str, dir: &Path) -> String {
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // Reading the index never creates it.
     let index = RunIndex::located();
-    let (a, b) = (index.find(&args.run_a)?, index.find(&args.run_b)?);
-    let change = gate::between((&a.dir, &label(&args.run_a, &a.dir)), (&b.dir, &label(&args.run_b, &b.dir)))?;
+    // A trace (a capture of a running program) is compared as it is,
+    // analysed on the way; anything else names a run.
+    let find = |key: &str| -> anyhow::Result<std::path::PathBuf> {
+        let path = Path::new(key);
+        if path.is_file() && path.extension().is_some_and(|e| e == "hop") {
+            return Ok(path.to_owned());
+        }
+        Ok(index.find(key)?.dir)
+    };
+    let (a, b) = (find(&args.run_a)?, find(&args.run_b)?);
+    let change = gate::between((&a, &label(&args.run_a, &a)), (&b, &label(&args.run_b, &b)))?;
     if args.json {
         crate::stdout::emit(&format!("{}\n", serde_json::to_string_pretty(&change).context("cannot write JSON")?))?;
     } else {

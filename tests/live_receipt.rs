@@ -2,7 +2,9 @@
 //! program that times its own operations, then `hopscope analyze`. The
 //! receipt says what a capture is and none of what only lanes give (lane
 //! arithmetic, a clean build, cold starts, lanes taking turns), and the
-//! latency quantiles it states are the program's own.
+//! latency quantiles it states are the program's own. Two captures of a
+//! program before and after a change compare by what one operation waited,
+//! with the slices that moved.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -12,10 +14,17 @@ use hopscope_probe::{Capture, Hop, OpId, local};
 
 const OPS: usize = 3_000;
 
-/// A writer that spins a known time per operation (8 µs, one in ten 40
-/// µs), and a caller that times each operation around its first and last
-/// marks. Returns the caller's own latencies, µs.
-fn program() -> Vec<f64> {
+/// One live capture at a time in a process: the tests take turns.
+static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn turn() -> std::sync::MutexGuard<'static, ()> {
+    TURN.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A writer that spins a known time per operation (`spin_us`, one in ten
+/// five times that), and a caller that times each operation around its
+/// first and last marks. Returns the caller's own latencies, µs.
+fn program(spin_us: u64) -> Vec<f64> {
     let (tx, rx) = crossbeam_channel::bounded::<(OpId, usize)>(1);
     let (reply_tx, reply_rx) = crossbeam_channel::bounded::<()>(1);
     let writer = std::thread::Builder::new()
@@ -23,7 +32,7 @@ fn program() -> Vec<f64> {
         .spawn(move || {
             for (op, i) in rx {
                 local::record(op, Hop::WOKE);
-                let spin = Duration::from_micros(if i % 10 == 9 { 40 } else { 8 });
+                let spin = Duration::from_micros(if i % 10 == 9 { 5 * spin_us } else { spin_us });
                 let start = Instant::now();
                 while start.elapsed() < spin {
                     std::hint::spin_loop();
@@ -61,12 +70,13 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 
 #[test]
 fn a_captures_receipt_says_what_a_capture_is_and_its_quantiles_are_the_programs_own() {
+    let _turn = turn();
     let dir = std::env::temp_dir().join(format!("hopscope-live-receipt-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("dir");
     let path: PathBuf = dir.join("program.hop");
     let capture = Capture::live(&path).callers(1).settle(Duration::from_millis(20)).start().expect("start");
-    let mut own = program();
+    let mut own = program(8);
     let summary = capture.finish().expect("finish");
     assert_eq!((summary.operations, summary.dropped), (OPS as u64, 0), "{summary}");
 
@@ -124,4 +134,55 @@ fn a_captures_receipt_says_what_a_capture_is_and_its_quantiles_are_the_programs_
     }
     assert!(receipt.contains("One operation took"), "the headline gives the latency:\n{receipt}");
     assert!(terminal.contains("latency µs") && terminal.contains("p99.9"), "{terminal}");
+}
+
+/// A capture of [`program`] with `spin_us` into `path`.
+fn captured(path: &std::path::Path, spin_us: u64) {
+    let capture = Capture::live(path).callers(1).settle(Duration::from_millis(20)).start().expect("start");
+    program(spin_us);
+    capture.finish().expect("finish");
+}
+
+#[test]
+fn two_captures_compare_by_what_one_operation_waited_with_the_slices_that_moved() {
+    let _turn = turn();
+    let dir = std::env::temp_dir().join(format!("hopscope-live-compare-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let (before, after) = (dir.join("before.hop"), dir.join("after.hop"));
+    // The writer's own work from 200 µs to 70 (one in ten five times
+    // that), with the hand-offs around it: about −55 % of the operation.
+    captured(&before, 200);
+    captured(&after, 70);
+    let out = Command::new(env!("CARGO_BIN_EXE_hopscope"))
+        .env(hopscope_harness::rundir::RUNS_ENV, hopscope_harness::rundir::runs_dir())
+        .args(["compare", "--fail-on", "any"])
+        .arg(&before)
+        .arg(&after)
+        .output()
+        .expect("compare runs");
+    let _ = std::fs::remove_dir_all(&dir);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "an improvement exits 4 with --fail-on any:\n{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let headline = text.lines().next().unwrap_or_default();
+    assert!(
+        headline.starts_with("# hopscope change: improvement: `capture` median latency per operation -"),
+        "{headline}"
+    );
+    let share: f64 = headline
+        .rsplit_once('(')
+        .and_then(|(_, s)| s.trim_end_matches("%)").parse().ok())
+        .unwrap_or_else(|| panic!("a share in {headline}"));
+    assert!((-70.0..-40.0).contains(&share), "about −55 %: {share}");
+    assert!(text.contains("Judged on `capture`'s median latency per operation"), "{text}");
+    assert!(
+        text.contains("| woke→executed | slice |") && text.contains("Slice woke→executed faster"),
+        "the slice that moved: {text}"
+    );
+    assert!(!text.contains("wall time per operation"), "{text}");
 }

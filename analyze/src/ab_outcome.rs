@@ -235,10 +235,11 @@ pub struct PassEffect {
 /// several at once, wall time per operation is a throughput and latency
 /// is what each operation waited (a batching arm can halve the one and
 /// double the other).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FigureKind {
     /// A block's wall time ÷ its operations (clean arms).
+    #[default]
     WallPerOp,
     /// A block's median per-operation latency, first mark to last (probed
     /// arms).

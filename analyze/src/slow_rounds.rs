@@ -131,7 +131,12 @@ mod tests {
         let blocks_us: Vec<BlockFigure> = figures
             .iter()
             .enumerate()
-            .map(|(i, us)| BlockFigure { pass: (i / 20) as u32, sample: (i % 20) as u32, us_per_op: *us })
+            .map(|(i, us)| BlockFigure {
+                pass: (i / 20) as u32,
+                sample: (i % 20) as u32,
+                us_per_op: *us,
+                latency_median_us: None,
+            })
             .collect();
         LaneResult {
             ops: 0,

@@ -73,7 +73,9 @@ pub fn headline(change: &Change) -> String {
 /// move (`` `writer` wall time per operation +0.300 µs (+1.7%) ``).
 pub fn decided(change: &Change) -> Option<String> {
     let f = change.decided_by.as_ref().and_then(|name| change.figures.iter().find(|f| &f.name == name))?;
+    let latency = change.judged.as_ref().is_some_and(|j| j.figure == hopscope_analyze::ab::FigureKind::LatencyMedian);
     let what = match f.kind {
+        FigureKind::Lane if latency => format!("`{}` median latency per operation", f.name),
         FigureKind::Lane => format!("`{}` wall time per operation", f.name),
         FigureKind::Derived => format!("the {} figure", f.name),
         FigureKind::Slice => format!("slice `{}`", f.name),
@@ -99,10 +101,20 @@ pub fn judged_line(change: &Change) -> String {
             "Judged on every figure below marked gated.".to_owned()
         };
     };
+    let latency = j.figure == hopscope_analyze::ab::FigureKind::LatencyMedian;
     let mut parts: Vec<String> = j
         .lanes
         .iter()
         .map(|l| {
+            if latency {
+                // A capture: its blocks are stretches of the program's
+                // time, so what they compare is what one operation waited.
+                return format!(
+                    "`{}`'s median latency per operation (first mark to last: each block's median, the median over \
+                     blocks; {} callers, as the program ran)",
+                    l.lane, l.callers
+                );
+            }
             let build = if l.probed { "probed build: its marks' cost included" } else { "clean build" };
             let callers = if l.callers > 1 {
                 format!("; {} callers at once: a throughput, not what one operation waits", l.callers)

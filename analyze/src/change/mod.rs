@@ -154,16 +154,29 @@ pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> 
     let gated: Vec<&FigureChange> = figures.iter().filter(|f| f.gated).collect();
     // A change the drift explains is not called one (its row says
     // `drift`); past the largest drift the adjustment can stand, nothing is.
+    // Two captures of a running program are judged on what one operation
+    // waited: when that moved, it decides, and the slices are where it
+    // moved (a batching writer halves the latency while one slice, the
+    // wait behind the batch, grows). When it did not, a slice that moved
+    // still decides.
+    let deciding: Vec<&FigureChange> = match b.figure {
+        crate::ab::FigureKind::LatencyMedian
+            if gated.iter().any(|f| f.kind == FigureKind::Lane && f.call != Call::NoChange) =>
+        {
+            gated.iter().copied().filter(|f| f.kind == FigureKind::Lane).collect()
+        }
+        _ => gated.clone(),
+    };
     let verdict = if refused {
         Verdict::DriftSuspected
-    } else if gated.iter().any(|f| f.call == Call::Slower) {
+    } else if deciding.iter().any(|f| f.call == Call::Slower) {
         Verdict::Regression
-    } else if gated.iter().any(|f| f.call == Call::Faster) {
+    } else if deciding.iter().any(|f| f.call == Call::Faster) {
         Verdict::Improvement
     } else {
         Verdict::NoChange
     };
-    let decided_by = decided_by(&gated, verdict, b);
+    let decided_by = decided_by(&deciding, verdict, b);
     let judged = judged(b, &gate, &figures);
     let mut findings = findings(&figures, &controls, &rule);
     findings.splice(0..0, ran_differently(a, b).into_iter().chain(shape::batches_moved(a, b)));
@@ -339,7 +352,7 @@ fn judged(b: &RunSamples, gate: &[String], figures: &[FigureChange]) -> Option<J
         return None;
     }
     let slices_of = (slices > 0).then(|| b.slices_lane.clone()).flatten();
-    Some(Judged { lanes, figure: crate::ab::FigureKind::WallPerOp, slices_of, slices, library })
+    Some(Judged { lanes, figure: b.figure, slices_of, slices, library })
 }
 
 /// Every lane both runs ran that they ran differently (probed in one and

@@ -52,6 +52,10 @@ pub struct RunSamples {
     pub(super) settings: BTreeMap<String, String>,
     /// What the run waited, when another process held its CPUs.
     pub(super) contended: Option<crate::contention::ContendedRun>,
+    /// What a lane's per-block figure is: its wall time per operation, or,
+    /// for a capture of a running program (whose blocks are stretches of
+    /// its time, sampled, not operations back to back), its median latency.
+    pub(super) figure: crate::ab::FigureKind,
 }
 
 /// Run facts that change what a figure measures: two runs that differ in
@@ -120,11 +124,20 @@ impl RunSamples {
     /// A run's samples from its decomposition and, for its slices, its
     /// joined trace (`None`: lanes and derived figures only).
     pub fn new(d: &Decomposition, joined: Option<(&hopscope_probe::TraceHeader, &[LaneOps])>) -> RunSamples {
+        let figure =
+            if d.capture.is_some() { crate::ab::FigureKind::LatencyMedian } else { crate::ab::FigureKind::WallPerOp };
         let lanes = d
             .lanes
             .iter()
             .map(|(name, lane)| {
-                (name.clone(), lane.blocks_us.iter().map(|b| ((b.pass, b.sample), b.us_per_op)).collect())
+                let per_block = lane.blocks_us.iter().filter_map(|b| {
+                    let value = match figure {
+                        crate::ab::FigureKind::WallPerOp => Some(b.us_per_op),
+                        crate::ab::FigureKind::LatencyMedian => b.latency_median_us,
+                    };
+                    Some(((b.pass, b.sample), value?))
+                });
+                (name.clone(), per_block.collect())
             })
             .collect();
         let role = |r: Role| d.role_lane(r).map(str::to_owned);
@@ -174,6 +187,7 @@ impl RunSamples {
                 .filter_map(|fact| Some((fact.to_string(), d.run.meta.fact(fact)?.to_owned())))
                 .collect(),
             contended: d.contention.as_ref().and_then(|c| c.verdict()),
+            figure,
         }
     }
 

@@ -62,6 +62,7 @@ fn run(scale: f64, writer_extra: f64, slice_extra: f64) -> RunSamples {
             ("ops_per_block".to_owned(), "20".to_owned()),
         ]),
         contended: None,
+        figure: crate::ab::FigureKind::WallPerOp,
     }
 }
 

@@ -41,6 +41,9 @@ fn figures_of(lane: &LaneBlocks, ops: &LaneOps, figures: Option<&LaneFigures>) -
     let op_latency_quantiles_us = pooled
         .map(|d| (0..=100).filter_map(|q| d.quantile(f64::from(q) / 100.0)).map(|ns| ns / 1_000.0).collect())
         .unwrap_or_default();
+    // Each block's median latency, by round.
+    let latency: BTreeMap<(u32, u32), f64> =
+        ops.blocks.iter().filter_map(|b| Some(((b.pass, b.sample), b.total_median_ns? / 1_000.0))).collect();
     LaneResult {
         ops: lane.ops,
         blocks: lane.us_per_op.len(),
@@ -51,7 +54,12 @@ fn figures_of(lane: &LaneBlocks, ops: &LaneOps, figures: Option<&LaneFigures>) -
         blocks_us: lane
             .us_per_op
             .iter()
-            .map(|(&(pass, sample), &us_per_op)| BlockFigure { pass, sample, us_per_op })
+            .map(|(&(pass, sample), &us_per_op)| BlockFigure {
+                pass,
+                sample,
+                us_per_op,
+                latency_median_us: latency.get(&(pass, sample)).copied(),
+            })
             .collect(),
         op_latency_quantiles_us,
         op_latency_p999_us: pooled.and_then(|d| d.quantile(0.999)).map(|ns| ns / 1_000.0),

@@ -114,4 +114,9 @@ pub struct BlockFigure {
     pub sample: u32,
     /// Block wall time ÷ operations, µs.
     pub us_per_op: f64,
+    /// The block's median latency, first mark to last, µs, when it joined
+    /// a complete operation (results written before it had none): what a
+    /// capture's blocks are compared by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_median_us: Option<f64>,
 }

@@ -7,6 +7,9 @@
 //! cargo run --release -- analyze target/batch-ingest-live.hop
 //! ```
 //!
+//! `--max-batch 1` runs the writer before group commit (one COMMIT per
+//! event), for a before/after of two captures (`hopscope compare`).
+//!
 //! `--pairs N --phase S` measures what the capture costs the service
 //! instead: N pairs of S-second phases, capture on and off in turn (ABBA
 //! order, so a drift cancels), and the throughput ratio with its 95 %
@@ -31,6 +34,9 @@ struct Asked {
     phase: f64,
     /// Whether to capture at all (`--capture off`: the marks-off run).
     capture: bool,
+    /// Events a transaction takes at most (`--max-batch 1`: one COMMIT per
+    /// event, the writer before group commit).
+    max_batch: usize,
 }
 
 fn asked() -> Result<Asked, String> {
@@ -43,6 +49,7 @@ fn asked() -> Result<Asked, String> {
         pairs: 0,
         phase: 2.0,
         capture: true,
+        max_batch: 64,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -56,6 +63,7 @@ fn asked() -> Result<Asked, String> {
             "--trace" => asked.trace = PathBuf::from(value),
             "--pairs" => asked.pairs = value.parse().map_err(|e| bad(&e))?,
             "--phase" => asked.phase = value.parse().map_err(|e| bad(&e))?,
+            "--max-batch" => asked.max_batch = value.parse().map_err(|e| bad(&e))?,
             "--capture" => {
                 asked.capture = match value.as_str() {
                     "on" => true,
@@ -70,8 +78,8 @@ fn asked() -> Result<Asked, String> {
     if !seconds_ok(asked.seconds) || !seconds_ok(asked.phase) || !seconds_ok(asked.window) {
         return Err("--seconds, --phase and --window: 0.01 to 86,400".to_owned());
     }
-    if !(1..=256).contains(&asked.producers) || asked.pairs > 1_000 {
-        return Err("--producers 1 to 256, --pairs at most 1,000".to_owned());
+    if !(1..=256).contains(&asked.producers) || asked.pairs > 1_000 || !(1..=4_096).contains(&asked.max_batch) {
+        return Err("--producers 1 to 256, --pairs at most 1,000, --max-batch 1 to 4,096".to_owned());
     }
     Ok(asked)
 }
@@ -125,7 +133,7 @@ fn run() -> Result<(), String> {
     if !asked.capture {
         capture.pause();
     }
-    let ingest = Ingest::open(&db, 64, Road::Marks, |_| {}).map_err(|e| e.to_string())?;
+    let ingest = Ingest::open(&db, asked.max_batch, Road::Marks, |_| {}).map_err(|e| e.to_string())?;
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicU64::new(0));
     let outcome = std::thread::scope(|s| {

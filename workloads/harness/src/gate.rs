@@ -80,10 +80,17 @@ pub struct CompareError {
 }
 
 /// A run directory's decomposition and samples (its slices from its trace
-/// when it kept one).
+/// when it kept one), or a trace's, analysed on the way (a capture of a
+/// running program is a `.hop` file of its own).
 fn samples(dir: &Path) -> Result<RunSamples, CompareError> {
-    let file = dir.join("result.json");
     let fail = |path: &Path, reason: String| CompareError { path: path.to_owned(), reason };
+    if dir.is_file() {
+        let mut file = hopscope_analyze::source::TraceFile::open(dir).map_err(|e| fail(dir, e.to_string()))?;
+        let (_, samples) =
+            hopscope_analyze::decompose_source_with_samples(&mut file, None).map_err(|e| fail(dir, e.to_string()))?;
+        return Ok(samples);
+    }
+    let file = dir.join("result.json");
     let text = std::fs::read_to_string(&file).map_err(|e| fail(&file, e.to_string()))?;
     let d = Decomposition::from_json(&text).map_err(|e| fail(&file, e.to_string()))?;
     let trace = dir.join("trace.hop");
