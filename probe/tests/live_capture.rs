@@ -249,6 +249,9 @@ fn a_second_live_capture_and_bad_options_are_refused_before_anything_runs() {
         let refused = options.start().expect_err("refused");
         assert!(refused.to_string().contains(says), "{refused}");
     }
+    let nowhere = std::env::temp_dir().join("hopscope-no-such-dir").join("x.hop");
+    let refused = Capture::live(&nowhere).start().expect_err("no such directory");
+    assert!(refused.to_string().contains(&nowhere.display().to_string()), "the path is named: {refused}");
     // A refused capture leaves no capture installed: the next one starts.
     let path = scratch("after");
     Capture::live(&path).start().expect("start").finish().expect("finish");

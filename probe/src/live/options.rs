@@ -244,7 +244,12 @@ impl LiveOptions {
         }
         let header = self.header(how, machinery);
         let room = self.max_threads * (roles::MAX_NAME_BYTES + 8) + 16_384;
-        let writer = TraceWriter::create_with_room(&self.path, header, room)?;
+        let writer = TraceWriter::create_with_room(&self.path, header, room).map_err(|e| match e {
+            TraceError::Io(io) => {
+                TraceError::Unwritable { reason: format!("cannot create {}: {io}", self.path.display()) }
+            }
+            other => other,
+        })?;
         let ns_per_tick = writer.header().clock.ns_per_tick;
         let clock_info = writer.header().clock.clone();
         let window_ticks = (self.window.as_nanos() as f64 / ns_per_tick.max(f64::MIN_POSITIVE)) as u64;

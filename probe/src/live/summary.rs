@@ -53,11 +53,13 @@ impl fmt::Display for CaptureSummary {
             if self.sample_every > 1 { format!(" (1 in {} sampled)", self.sample_every) } else { String::new() };
         write!(
             f,
-            "captured {} operations{sampled} from {} threads in {:.1} s, {} windows → {}; ",
+            "captured {} operations{sampled} from {} thread{} in {:.1} s, {} window{} → {}; ",
             self.operations,
             self.threads,
+            if self.threads == 1 { "" } else { "s" },
             self.seconds,
             self.windows,
+            if self.windows == 1 { "" } else { "s" },
             self.path.display()
         )?;
         if self.dropped == 0 {

@@ -153,7 +153,6 @@ fn render_capture(
     super::shared::section(d, out)?;
     super::capture::observer(c, out)?;
     sections::waits(d, out)?;
-    render_counters(d, out)?;
     super::checkpoints::section(d, out)?;
     sections::drops(d, out)?;
     sections::run(d, out)
