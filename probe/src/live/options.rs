@@ -244,9 +244,10 @@ impl LiveOptions {
         }
         let header = self.header(how, machinery);
         let room = self.max_threads * (roles::MAX_NAME_BYTES + 8) + 16_384;
+        // An I/O error stays one (its kind intact), naming the path.
         let writer = TraceWriter::create_with_room(&self.path, header, room).map_err(|e| match e {
             TraceError::Io(io) => {
-                TraceError::Unwritable { reason: format!("cannot create {}: {io}", self.path.display()) }
+                TraceError::Io(std::io::Error::new(io.kind(), format!("cannot create {}: {io}", self.path.display())))
             }
             other => other,
         })?;
