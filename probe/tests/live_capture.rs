@@ -115,6 +115,49 @@ fn a_live_capture_writes_every_operation_whole_with_the_programs_hops() {
     assert!(passes.windows(2).all(|w| w[0] <= w[1]), "{passes:?}");
 }
 
+/// A program that spawns a caller and a writer per task, hundreds of
+/// times, with room for four roles: a thread that exited hands its role
+/// to a later one of its name, so nothing is dropped and the header holds
+/// two names. Marks from threads that find every role held are counted
+/// under their own line.
+#[test]
+fn threads_spawned_per_task_take_the_roles_of_those_that_ended() {
+    let _turn = turn();
+    let path = scratch("per-task");
+    let (hops, apply) = program_hops();
+    let capture = Capture::live(&path).hops(hops).max_threads(4).settle(Duration::from_millis(5)).start().expect("start");
+    for _ in 0..300 {
+        run_writer(20, apply);
+    }
+    // Three threads of a new name marking at once, with two roles never
+    // taken: one is left out, and said to be.
+    let held = std::sync::Arc::new(std::sync::Barrier::new(3));
+    let busy: Vec<_> = (0..3)
+        .map(|i| {
+            let held = held.clone();
+            std::thread::Builder::new()
+                .name(format!("busy-{i}"))
+                .spawn(move || {
+                    local::record(local::next_op(), Hop::ENTER);
+                    held.wait();
+                })
+                .expect("spawn")
+        })
+        .collect();
+    busy.into_iter().for_each(|t| t.join().expect("busy"));
+    let summary = capture.finish().expect("finish");
+    let trace = Trace::read(&path).expect("the trace reads");
+    let _ = std::fs::remove_file(&path);
+
+    assert_eq!(summary.operations, 300 * 20 + 2, "{summary}");
+    assert_eq!(summary.marks, 300 * 20 * 7 + 2, "{summary}");
+    assert_eq!(trace.header.threads[..2], ["caller", "writer"], "{:?}", trace.header.threads);
+    assert_eq!(summary.threads, 4, "{summary}");
+    assert_eq!(summary.dropped, 1, "{summary}");
+    let past = summary.dropped_by_thread.iter().find(|d| d.thread == "(threads past the 4 roles)");
+    assert_eq!(past.map(|d| d.dropped), Some(1), "{summary}");
+}
+
 #[test]
 fn sampling_keeps_whole_operations_and_whole_batches() {
     let _turn = turn();

@@ -85,6 +85,9 @@ pub struct ThreadMarks {
     /// Its name (`std::thread::Thread::name`), or `thread-N` for an
     /// unnamed one, N its order of registration.
     pub name: String,
+    /// Its place in the order threads first marked for the collector,
+    /// from 1.
+    pub order: u64,
     /// Marks in the order the thread handed them over.
     pub marks: Vec<Mark>,
     /// Marks it dropped because its ring was full.
@@ -99,6 +102,19 @@ pub struct Drained {
     pub threads: Vec<ThreadMarks>,
     /// Marks dropped with no thread to charge them to (see the module doc).
     pub dropped_elsewhere: u64,
+    /// Threads that exited: their rings are forgotten, their last marks
+    /// are in this drain or an earlier one.
+    pub exited: Vec<ThreadExit>,
+}
+
+/// A thread that stopped marking for a collector (it exited).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThreadExit {
+    /// The thread.
+    pub thread: ThreadId,
+    /// Threads registered by the time it stopped: one whose
+    /// [`ThreadMarks::order`] is larger began marking after it ended.
+    pub registered_by_then: u64,
 }
 
 impl Drained {
@@ -117,8 +133,8 @@ impl Drained {
         let at = match self.threads.iter().position(|t| t.thread == info.thread) {
             Some(at) => at,
             None => {
-                let name = info.name.clone();
-                self.threads.push(ThreadMarks { thread: info.thread, name, marks: Vec::new(), dropped: 0 });
+                let (name, order) = (info.name.clone(), info.order);
+                self.threads.push(ThreadMarks { thread: info.thread, name, order, marks: Vec::new(), dropped: 0 });
                 self.threads.len() - 1
             }
         };
@@ -148,6 +164,7 @@ impl Collector {
                     sampling,
                     waker: Arc::new(OnceLock::new()),
                     readers: Mutex::new(Vec::new()),
+                    registered: AtomicU64::new(0),
                 }),
                 dropped_elsewhere: AtomicU64::new(0),
                 retired: tallies(),
@@ -288,7 +305,7 @@ impl Collector {
 
     /// Whether a drained ring stays registered. One whose writer is gone
     /// (its thread exited, or moved on to a larger ring) is forgotten once
-    /// empty. The last reader of a thread hands its tallies to the
+    /// empty; the last of a thread's says it exited. The last reader of a thread hands its tallies to the
     /// collector's own, and any drops counted since the drain read them
     /// (the thread found its ring full while this drain emptied it, then
     /// exited) go into this drain: forgotten with the ring, they had been
@@ -303,6 +320,11 @@ impl Collector {
             if late > 0 {
                 drained.entry(&r.info).dropped += late;
             }
+            // A writer dropped without its collector (never here: the
+            // collector is alive) would leave 0; the ring's own order is
+            // the safe floor.
+            let ended = r.info.ended_after.load(Ordering::Relaxed).max(r.info.order);
+            drained.exited.push(ThreadExit { thread: r.info.thread, registered_by_then: ended });
         }
         !gone
     }

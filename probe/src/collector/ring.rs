@@ -36,6 +36,8 @@ pub(super) struct Rings {
     /// The reading ends, in the order threads first marked (a grown
     /// ring's after the full one it replaces).
     pub(super) readers: Mutex<Vec<Reader>>,
+    /// Threads registered so far (counted under the `readers` lock).
+    pub(super) registered: AtomicU64,
 }
 
 /// What a ring's two ends share.
@@ -43,6 +45,11 @@ pub(super) struct Rings {
 pub(super) struct RingInfo {
     pub(super) thread: ThreadId,
     pub(super) name: String,
+    /// The thread's place in the order of registration, from 1.
+    pub(super) order: u64,
+    /// Threads registered when this one stopped marking (its writing end
+    /// dropped as it exited); 0 while it marks.
+    pub(super) ended_after: AtomicU64,
     pub(super) dropped: AtomicU64,
     /// The largest ring this thread has had, marks.
     pub(super) ring_marks: AtomicUsize,
@@ -73,14 +80,17 @@ pub(super) struct Writer {
 impl Writer {
     /// A writing end for the current thread, its reading end registered
     /// with `inner`.
-    pub(super) fn register(inner: &Arc<Rings>, name: impl FnOnce(usize) -> String) -> Writer {
+    pub(super) fn register(inner: &Arc<Rings>, name: impl FnOnce(u64) -> String) -> Writer {
         let (ring, reader) = rtrb::RingBuffer::new(inner.ring_marks);
         let mut rings = inner.readers.lock().unwrap_or_else(PoisonError::into_inner);
         let current = std::thread::current();
-        let name = current.name().map_or_else(|| name(rings.len() + 1), str::to_owned);
+        let order = inner.registered.fetch_add(1, Ordering::Relaxed) + 1;
+        let name = current.name().map_or_else(|| name(order), str::to_owned);
         let info = Arc::new(RingInfo {
             thread: current.id(),
             name,
+            order,
+            ended_after: AtomicU64::new(0),
             dropped: AtomicU64::new(0),
             ring_marks: AtomicUsize::new(inner.ring_marks),
             tallies: super::tally::tallies(),
@@ -188,5 +198,17 @@ impl Writer {
         self.info.ring_marks.fetch_max(next, Ordering::Relaxed);
         self.ring = ring;
         true
+    }
+}
+
+impl Drop for Writer {
+    /// The thread is exiting (or pruning a writer of a collector that is
+    /// gone): note how many threads had registered by now, so a role of
+    /// its can pass to a thread that began marking after it ended.
+    fn drop(&mut self) {
+        if let Some(inner) = self.rings.upgrade() {
+            let registered = inner.registered.load(Ordering::Relaxed);
+            self.info.ended_after.store(registered.max(1), Ordering::Relaxed);
+        }
     }
 }

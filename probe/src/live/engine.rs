@@ -18,7 +18,7 @@ use super::roles::Roles;
 use super::summary::{CaptureSummary, ThreadDrops};
 use super::windows::Windows;
 use crate::clock::{self, ClockInfo};
-use crate::collector::{Collector, Drained};
+use crate::collector::{Collector, Drained, ThreadMarks};
 use crate::trace::{TraceError, TraceWriter};
 
 /// How often the drain empties the rings when nobody wakes it.
@@ -58,8 +58,10 @@ pub(super) struct Totals {
     pub(super) cut: u64,
     /// Per role, marks dropped.
     pub(super) dropped: Vec<u64>,
-    /// Marks of threads past the capture's roles, and of no thread.
+    /// Marks of no thread (made while a thread tore down).
     pub(super) dropped_elsewhere: u64,
+    /// Marks of threads that found every role taken.
+    pub(super) past_roles: u64,
     /// Marks of hops the table does not declare, left out.
     pub(super) undeclared: u64,
 }
@@ -105,32 +107,47 @@ impl Engine {
         u64::try_from(self.started.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
 
-    /// Hold what a drain took, each thread's marks under its role.
+    /// Hold what a drain took, each thread's marks under its role. Roles
+    /// of threads that exited are freed first (a thread registered after
+    /// one ended may take its role in this same drain), and a thread that
+    /// marked and exited within this drain frees its role once its marks
+    /// are held.
     fn hold(&mut self, drained: Drained) {
         let now = self.now();
         let tick = clock::now().0;
         self.totals.dropped_elsewhere += drained.dropped_elsewhere;
+        for exit in &drained.exited {
+            self.roles.exited(exit.thread, exit.registered_by_then);
+        }
         for thread in drained.threads {
-            let Some(role) = self.roles.of(thread.thread, &thread.name) else {
-                self.totals.dropped_elsewhere += thread.marks.len() as u64 + thread.dropped;
+            let Some(role) = self.roles.of(thread.thread, &thread.name, thread.order) else {
+                self.totals.past_roles += thread.marks.len() as u64 + thread.dropped;
                 continue;
             };
-            let at = usize::from(role);
-            if self.totals.dropped.len() <= at {
-                self.totals.dropped.resize(at + 1, 0);
+            if let Some(exit) = drained.exited.iter().find(|e| e.thread == thread.thread) {
+                self.roles.exited(exit.thread, exit.registered_by_then);
             }
-            self.totals.dropped[at] += thread.dropped;
-            self.windows.add_dropped(role, thread.dropped, tick);
-            let hops = self.writer.header().hops.len();
-            let before = thread.marks.len();
-            let mut marks = thread.marks;
-            // A mark of a hop the table does not declare would make the
-            // block unwritable: left out, and counted.
-            marks.retain(|m| m.is_link() || usize::from(m.hop.0) < hops);
-            self.totals.undeclared += (before - marks.len()) as u64;
-            self.totals.marks += marks.len() as u64;
-            self.held.add(role, &marks, now);
+            self.hold_thread(role, thread, now, tick);
         }
+    }
+
+    /// Hold one thread's marks under `role`, counting its drops.
+    fn hold_thread(&mut self, role: u16, thread: ThreadMarks, now: u64, tick: u64) {
+        let at = usize::from(role);
+        if self.totals.dropped.len() <= at {
+            self.totals.dropped.resize(at + 1, 0);
+        }
+        self.totals.dropped[at] += thread.dropped;
+        self.windows.add_dropped(role, thread.dropped, tick);
+        let hops = self.writer.header().hops.len();
+        let before = thread.marks.len();
+        let mut marks = thread.marks;
+        // A mark of a hop the table does not declare would make the block
+        // unwritable: left out, and counted.
+        marks.retain(|m| m.is_link() || usize::from(m.hop.0) < hops);
+        self.totals.undeclared += (before - marks.len()) as u64;
+        self.totals.marks += marks.len() as u64;
+        self.held.add(role, &marks, now);
     }
 
     /// Hand on the operations that are done (all of them when `all`), and
@@ -195,6 +212,10 @@ impl Engine {
             .filter(|&(_, &dropped)| dropped > 0)
             .map(|(name, &dropped)| ThreadDrops { thread: name.clone(), dropped })
             .collect();
+        if self.totals.past_roles > 0 {
+            let thread = format!("(threads past the {} roles)", self.roles.max());
+            dropped_by_thread.push(ThreadDrops { thread, dropped: self.totals.past_roles });
+        }
         if self.totals.dropped_elsewhere > 0 {
             dropped_by_thread
                 .push(ThreadDrops { thread: "(no thread)".to_owned(), dropped: self.totals.dropped_elsewhere });

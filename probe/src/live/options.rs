@@ -186,7 +186,9 @@ impl LiveOptions {
     }
 
     /// Thread roles to make room for (256 by default): marks of threads
-    /// past them are dropped and counted.
+    /// past them are dropped and counted. A thread that exited frees its
+    /// role for a later thread of its name (or a later unnamed one), so
+    /// this is the threads marking at once, not over the run.
     pub fn max_threads(mut self, threads: usize) -> LiveOptions {
         if !(1..=MAX_THREADS).contains(&threads) {
             return self.refuse(format!("room for {threads} threads (1 to {MAX_THREADS})"));

@@ -6,8 +6,15 @@
 //! new marking thread in turn, and the header is rewritten in place with
 //! the threads' names as they come (and cut to the roles taken at the end).
 //! A trace cut short keeps the names written by then.
+//!
+//! A program that spawns a thread per task would use up any number of
+//! roles, so a thread that exited frees its role for a later thread of
+//! the same name (or a later unnamed one) that began marking after it
+//! ended: a role is one thread at a time, under one name.
 
 use std::thread::ThreadId;
+
+use crate::collector::is_unnamed;
 
 /// Longest role name kept, bytes: the header's room is sized for it.
 pub(super) const MAX_NAME_BYTES: usize = 64;
@@ -20,8 +27,15 @@ pub(super) fn placeholder(index: usize) -> String {
 /// The roles taken so far.
 #[derive(Debug)]
 pub(super) struct Roles {
+    /// The thread holding each role now (or last, for a free one).
     threads: Vec<ThreadId>,
+    /// Each role's name in the header (unique).
     names: Vec<String>,
+    /// The thread name each role was taken under.
+    taken_as: Vec<String>,
+    /// Roles whose thread exited, with the collector's registrations by
+    /// then: a thread registered later may take one.
+    free: Vec<(usize, u64)>,
     max: usize,
     /// Roles whose names the header holds.
     named: usize,
@@ -30,22 +44,46 @@ pub(super) struct Roles {
 impl Roles {
     /// Room for `max` roles.
     pub(super) fn new(max: usize) -> Roles {
-        Roles { threads: Vec::new(), names: Vec::new(), max, named: 0 }
+        Roles { threads: Vec::new(), names: Vec::new(), taken_as: Vec::new(), free: Vec::new(), max, named: 0 }
     }
 
-    /// The role of `thread` (named `name`), taking a new one if it has
-    /// none; `None` when every role is taken.
-    pub(super) fn of(&mut self, thread: ThreadId, name: &str) -> Option<u16> {
+    /// The role of `thread` (named `name`, registered `order`-th): its
+    /// own, a free one of its name, or a new one; `None` when every role
+    /// is taken.
+    pub(super) fn of(&mut self, thread: ThreadId, name: &str, order: u64) -> Option<u16> {
         if let Some(at) = self.threads.iter().position(|t| *t == thread) {
+            return u16::try_from(at).ok();
+        }
+        let name = short(name);
+        let same = |taken: &str| taken == name || (is_unnamed(taken) && is_unnamed(name));
+        let reuse = self.free.iter().position(|&(at, by)| order > by && same(&self.taken_as[at]));
+        if let Some(free) = reuse {
+            let (at, _) = self.free.swap_remove(free);
+            self.threads[at] = thread;
             return u16::try_from(at).ok();
         }
         if self.threads.len() >= self.max {
             return None;
         }
-        let name = unique(&self.names, short(name));
+        self.names.push(unique(&self.names, name));
+        self.taken_as.push(name.to_owned());
         self.threads.push(thread);
-        self.names.push(name);
         u16::try_from(self.threads.len() - 1).ok()
+    }
+
+    /// `thread` exited when the collector had registered `registered`
+    /// threads: its role is free for a thread registered after.
+    pub(super) fn exited(&mut self, thread: ThreadId, registered: u64) {
+        if let Some(at) = self.threads.iter().position(|t| *t == thread)
+            && !self.free.iter().any(|&(free, _)| free == at)
+        {
+            self.free.push((at, registered));
+        }
+    }
+
+    /// Room for this many roles.
+    pub(super) fn max(&self) -> usize {
+        self.max
     }
 
     /// Roles taken so far.
@@ -104,14 +142,32 @@ mod tests {
         let ids: Vec<ThreadId> =
             (0..3).map(|_| std::thread::spawn(|| std::thread::current().id()).join().expect("thread")).collect();
         let mut roles = Roles::new(2);
-        assert_eq!(roles.of(ids[0], "producer"), Some(0));
-        assert_eq!(roles.of(ids[1], "producer"), Some(1));
-        assert_eq!(roles.of(ids[0], "producer"), Some(0), "a thread keeps its role");
-        assert_eq!(roles.of(ids[2], "late"), None, "every role taken");
+        assert_eq!(roles.of(ids[0], "producer", 1), Some(0));
+        assert_eq!(roles.of(ids[1], "producer", 2), Some(1));
+        assert_eq!(roles.of(ids[0], "producer", 1), Some(0), "a thread keeps its role");
+        assert_eq!(roles.of(ids[2], "late", 3), None, "every role taken");
         assert_eq!(roles.names(), ["producer", "producer#2"]);
         assert!(roles.take_new());
         assert!(!roles.take_new());
         assert_eq!(roles.header_threads(4), ["producer", "producer#2", "slot-3", "slot-4"]);
         assert_eq!(short(&"é".repeat(40)).len(), 64);
+    }
+
+    #[test]
+    fn a_thread_that_exited_frees_its_role_for_a_later_one_of_its_name() {
+        let ids: Vec<ThreadId> =
+            (0..5).map(|_| std::thread::spawn(|| std::thread::current().id()).join().expect("thread")).collect();
+        let mut roles = Roles::new(2);
+        assert_eq!(roles.of(ids[0], "task", 1), Some(0));
+        assert_eq!(roles.of(ids[1], "thread-2", 2), Some(1));
+        roles.exited(ids[0], 3);
+        roles.exited(ids[0], 3);
+        roles.exited(ids[1], 3);
+        assert_eq!(roles.of(ids[2], "task", 3), None, "registered before the role was freed");
+        assert_eq!(roles.of(ids[2], "other", 4), None, "a free role keeps its name");
+        assert_eq!(roles.of(ids[3], "task", 5), Some(0));
+        assert_eq!(roles.of(ids[4], "thread-9", 6), Some(1), "unnamed threads share unnamed roles");
+        assert_eq!(roles.names(), ["task", "thread-2"]);
+        assert_eq!(roles.len(), 2);
     }
 }

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 /// Marks one thread dropped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ThreadDrops {
-    /// The thread's role name (its name), or `(no thread)`.
+    /// The thread's role name (its name), `(threads past the N roles)`
+    /// (see [`LiveOptions::max_threads`](super::LiveOptions::max_threads)),
+    /// or `(no thread)`.
     pub thread: String,
     /// Marks it dropped.
     pub dropped: u64,
