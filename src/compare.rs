@@ -8,13 +8,13 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use hopscope_harness::gate::{self, FailOn};
+use hopscope_harness::gate::{self, FailOn, RunSource};
 use hopscope_harness::index::RunIndex;
 
 /// Flags of `hopscope compare`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "RUN is a run directory, a baseline's name, `latest`, `#ID`, a date (YYYY-MM-DD: that \
-day's newest run), a commit (prefix), or a `.hop` trace (a live capture; analysed on the way). Exit status: 0 unless --fail-on fails it; 3 regression, 4 improvement \
+day's newest run), a commit (prefix), or a `.hop` trace (a live capture; analysed on the way), whole or some of its windows: `TRACE@3`, `TRACE@1-4`. Exit status: 0 unless --fail-on fails it; 3 regression, 4 improvement \
 (--fail-on any), 5 drift-suspected (no verdict); 1 an error, 2 a usage error.")]
 pub(crate) struct Args {
     /// The run to compare against (before).
@@ -29,9 +29,13 @@ pub(crate) struct Args {
     json: bool,
 }
 
-/// What a run key names, for the receipt: the key and the directory.
-fn label(key: &str, dir: &Path) -> String {
-    if Path::new(key) == dir { key.to_owned() } else { format!("{key} ({})", dir.display()) }
+/// What a run key names, for the receipt: the key, and the directory a
+/// run key found.
+fn label(key: &str, source: &RunSource) -> String {
+    match source {
+        RunSource::Dir(dir) if Path::new(key) != dir => format!("{key} ({})", dir.display()),
+        _ => key.to_owned(),
+    }
 }
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
@@ -39,12 +43,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let index = RunIndex::located();
     // A trace (a capture of a running program) is compared as it is,
     // analysed on the way; anything else names a run.
-    let find = |key: &str| -> anyhow::Result<std::path::PathBuf> {
-        let path = Path::new(key);
-        if path.is_file() && path.extension().is_some_and(|e| e == "hop") {
-            return Ok(path.to_owned());
+    let find = |key: &str| -> anyhow::Result<RunSource> {
+        match RunSource::trace(key) {
+            Some(trace) => trace.map_err(|why| anyhow::anyhow!("{key}: {why}")),
+            None => Ok(RunSource::Dir(index.find(key)?.dir)),
         }
-        Ok(index.find(key)?.dir)
     };
     let (a, b) = (find(&args.run_a)?, find(&args.run_b)?);
     let change = gate::between((&a, &label(&args.run_a, &a)), (&b, &label(&args.run_b, &b)))?;

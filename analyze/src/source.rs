@@ -118,3 +118,47 @@ impl BlockSource for TraceFile {
         self.salvage().map(Partial::from)
     }
 }
+
+/// Some windows of a capture: the blocks of another source whose pass (a
+/// capture's window, from 0) is in `passes`, each under its own index, so
+/// two windows of one capture are compared as two captures are.
+#[derive(Debug)]
+pub struct Windows<S> {
+    source: S,
+    passes: std::ops::RangeInclusive<u32>,
+}
+
+impl<S: BlockSource> Windows<S> {
+    /// The blocks of `source` in windows `from` to `to`, numbered from 1
+    /// as receipts number them.
+    pub fn new(source: S, from: u32, to: u32) -> Windows<S> {
+        Windows { source, passes: from.saturating_sub(1)..=to.saturating_sub(1) }
+    }
+}
+
+impl<S: BlockSource> BlockSource for Windows<S> {
+    fn header(&self) -> &TraceHeader {
+        self.source.header()
+    }
+
+    fn replay(&mut self, visit: &mut dyn FnMut(usize, &Block)) -> Result<(), AnalyzeError> {
+        let (mut kept, mut windows) = (0u64, 0u32);
+        let passes = self.passes.clone();
+        self.source.replay(&mut |index, block| {
+            windows = windows.max(block.pass.saturating_add(1));
+            if passes.contains(&block.pass) {
+                kept += 1;
+                visit(index, block);
+            }
+        })?;
+        if kept == 0 {
+            let (from, to) = (passes.start().saturating_add(1), passes.end().saturating_add(1));
+            return Err(AnalyzeError::NoWindow { from, to, windows });
+        }
+        Ok(())
+    }
+
+    fn partial(&self) -> Option<Partial> {
+        self.source.partial()
+    }
+}

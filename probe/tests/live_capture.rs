@@ -125,7 +125,8 @@ fn threads_spawned_per_task_take_the_roles_of_those_that_ended() {
     let _turn = turn();
     let path = scratch("per-task");
     let (hops, apply) = program_hops();
-    let capture = Capture::live(&path).hops(hops).max_threads(4).settle(Duration::from_millis(5)).start().expect("start");
+    let capture =
+        Capture::live(&path).hops(hops).max_threads(4).settle(Duration::from_millis(5)).start().expect("start");
     for _ in 0..300 {
         run_writer(20, apply);
     }

@@ -18,6 +18,16 @@ pub enum AnalyzeError {
     /// unusable.
     #[error(transparent)]
     Trace(#[from] hopscope_probe::TraceError),
+    /// The windows asked of a capture hold no block.
+    #[error("no block in window{} {from}{} of the capture: it has {windows} (numbered from 1)", if from == to { "" } else { "s" }, if from == to { String::new() } else { format!("–{to}") })]
+    NoWindow {
+        /// The first window asked, from 1.
+        from: u32,
+        /// The last window asked.
+        to: u32,
+        /// Windows the capture has.
+        windows: u32,
+    },
     /// A trace file read once per pass changed between passes.
     #[error("the trace {path} changed while it was analyzed: {why}")]
     Changed {

@@ -94,6 +94,8 @@ pub fn decompose_source_with_samples(
 struct Scanned {
     blocks: u64,
     dropped: u64,
+    /// Marks dropped per pass (a capture's window).
+    dropped_by_pass: BTreeMap<u32, u64>,
     /// Each block's lane, pass and sample, in trace (run) order.
     order: Vec<(u16, u32, u32)>,
     lanes: Vec<LaneBlocks>,
@@ -112,6 +114,7 @@ fn scan(
     let mut scanned = Scanned {
         blocks: 0,
         dropped: 0,
+        dropped_by_pass: BTreeMap::new(),
         order: Vec::new(),
         lanes: lanes::empty_lanes(header),
         hops: HopScan::new(header),
@@ -126,6 +129,10 @@ fn scan(
         }
         scanned.order.push((block.lane, block.pass, block.sample));
         scanned.dropped = scanned.dropped.saturating_add(block.dropped());
+        if block.dropped() > 0 {
+            let pass = scanned.dropped_by_pass.entry(block.pass).or_default();
+            *pass = pass.saturating_add(block.dropped());
+        }
         lanes::add_block(&mut scanned.lanes, header, block);
         scanned.hops.add(block);
     })?;
@@ -231,6 +238,9 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         d.lanes.values().next().and_then(|l| l.op_latency_quantiles_us.get(50).copied()),
         sliced.and_then(crate::capture::marks_per_op),
     );
+    if let (Some(c), Some(ops)) = (d.capture.as_mut(), sliced.or(joined.first())) {
+        c.windows = crate::capture::windows::of(&c.facts, ops, &scanned.dropped_by_pass);
+    }
     d
 }
 

@@ -25,7 +25,9 @@ mod scan;
 mod slice_def;
 mod table;
 
-use hopscope_probe::{Block, Hop, Mark, Side, Trace, TraceHeader};
+use std::collections::BTreeMap;
+
+use hopscope_probe::{Block, Hop, Mark, RunFact, RunFacts, Side, Trace, TraceHeader};
 use serde::{Deserialize, Serialize};
 
 use cost::Timelines;
@@ -184,6 +186,9 @@ pub struct LaneOps {
     pub slice_ns: Vec<Distribution>,
     /// Every complete operation's first-to-last-mark duration, ns.
     pub total_ns: Distribution,
+    /// The same per window of a live capture (its blocks' pass), so each
+    /// window has its own quantiles; empty for any other run.
+    pub window_total_ns: BTreeMap<u32, Distribution>,
     /// CPU changes within operations.
     pub core_changes: CoreChanges,
     /// Operations with every hop exactly once.
@@ -237,6 +242,8 @@ pub struct Join {
     scratch: Scratch,
     /// Per lane, per column of its table: whether the hop is the writer's.
     writer_columns: Vec<Vec<bool>>,
+    /// Whether the trace is a capture, whose blocks' passes are windows.
+    by_window: bool,
 }
 
 /// One block's figures of one slice (or of the path total).
@@ -273,6 +280,7 @@ impl Join {
                     slices,
                     blocks: Vec::new(),
                     total_ns: Distribution::new(),
+                    window_total_ns: BTreeMap::new(),
                     core_changes: CoreChanges::default(),
                     complete: 0,
                     incomplete: 0,
@@ -287,6 +295,9 @@ impl Join {
             .collect();
         Join {
             writer_columns,
+            // A capture (`crate::capture::is_capture`, read here as the join
+            // sits below it).
+            by_window: header.run.fact(&RunFact::Capture).is_some(),
             lanes,
             hop_count: header.hops.len(),
             ns_per_tick: header.clock.ns_per_tick,
@@ -311,6 +322,10 @@ impl Join {
             return;
         }
         let mut summaries = self.scratch.summarise(out, filled.complete, self.ns_per_tick);
+        if self.by_window {
+            // The path totals, sorted: the last run summarised.
+            out.window_total_ns.entry(block.pass).or_default().add_sorted(&self.scratch.ns);
+        }
         let total = summaries.pop().unwrap_or_default();
         let slice_mean_ns: Vec<Option<f64>> = summaries.iter().map(|s| s.mean).collect();
         let slice_cost_mean_ns = if table.has_shared() {

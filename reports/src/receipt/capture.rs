@@ -13,7 +13,50 @@ use hopscope_analyze::capture::CaptureFigures;
 pub(super) fn section(d: &Decomposition, c: &CaptureFigures, out: &mut String) -> std::fmt::Result {
     writeln!(out, "## The capture\n")?;
     writeln!(out, "{}\n", what_it_is(d, c))?;
-    latency(d, c, out)
+    latency(d, c, out)?;
+    windows(c, out)
+}
+
+/// Windows shown one by one, at most: past it, the slowest by p99.
+const WINDOW_ROWS: usize = 40;
+
+/// The capture window by window: operations, rate and latency quantiles.
+fn windows(c: &CaptureFigures, out: &mut String) -> std::fmt::Result {
+    if c.windows.len() < 2 {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "### Window by window
+"
+    )?;
+    let mut shown: Vec<&hopscope_analyze::capture::CaptureWindow> = c.windows.iter().collect();
+    if shown.len() > WINDOW_ROWS {
+        shown.sort_by(|a, b| b.latency_us[2].partial_cmp(&a.latency_us[2]).unwrap_or(std::cmp::Ordering::Equal));
+        shown.truncate(WINDOW_ROWS);
+        shown.sort_by_key(|w| w.window);
+        writeln!(out, "The {WINDOW_ROWS} of {} windows with the highest p99, in time order.\n", c.windows.len())?;
+    }
+    let number = |v: Option<f64>| v.map_or_else(|| "–".to_owned(), |v| format!("{v:.2}"));
+    writeln!(
+        out,
+        "| window | from–to (s) | operations | operations/s | p50 µs | p90 µs | p99 µs | p99.9 µs | marks dropped |"
+    )?;
+    writeln!(out, "|---:|---|---:|---:|---:|---:|---:|---:|---:|")?;
+    for w in shown {
+        let rate = w.ops_per_s.map_or_else(|| "–".to_owned(), |r| format!("{r:.0}"));
+        let [p50, p90, p99, p999] = w.latency_us.map(number);
+        writeln!(
+            out,
+            "| {} | {:.1}–{:.1} | {} | {rate} | {p50} | {p90} | {p99} | {p999} | {} |",
+            w.window, w.from_s, w.to_s, w.operations, w.dropped
+        )?;
+    }
+    writeln!(
+        out,
+        "\nTwo windows, or two runs of windows, are compared as two captures are: `hopscope compare TRACE@A TRACE@B` \
+         (`TRACE@3-5` for windows 3 to 5).\n"
+    )
 }
 
 /// One paragraph: how it was taken, what it holds, its rate and drops.

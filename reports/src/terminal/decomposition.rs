@@ -77,7 +77,31 @@ fn capture(d: &Decomposition, c: &hopscope_analyze::capture::CaptureFigures, out
             c.marks_share_of_latency.map_or_else(String::new, |s| format!(" ({:.2}% of the median)", s * 100.0));
         writeln!(out, "{:<20} ≈ {cost:.3} µs per operation{share}, estimated", "marks cost")?;
     }
-    Ok(())
+    capture_windows(c, out)
+}
+
+/// One line on the windows: how far their medians range, and the window
+/// with the highest p99.
+fn capture_windows(c: &hopscope_analyze::capture::CaptureFigures, out: &mut String) -> std::fmt::Result {
+    let p50s: Vec<f64> = c.windows.iter().filter_map(|w| w.latency_us[0]).collect();
+    let worst = c
+        .windows
+        .iter()
+        .filter(|w| w.latency_us[2].is_some())
+        .max_by(|a, b| a.latency_us[2].partial_cmp(&b.latency_us[2]).unwrap_or(std::cmp::Ordering::Equal));
+    let (Some(worst), true) = (worst, p50s.len() >= 2) else { return Ok(()) };
+    let low = p50s.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = p50s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    writeln!(
+        out,
+        "{:<20} {}: p50 {low:.2}–{high:.2} µs; highest p99 {:.2} µs in window {} ({:.1}–{:.1} s)",
+        "windows",
+        c.windows.len(),
+        worst.latency_us[2].unwrap_or(f64::NAN),
+        worst.window,
+        worst.from_s,
+        worst.to_s
+    )
 }
 
 /// Each lane's µs per operation, then the lane arithmetic.

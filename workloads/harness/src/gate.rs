@@ -10,7 +10,7 @@
 //! or saved as a baseline, with or without `--fail-on`); 1 an error and 2
 //! a usage error, as everywhere.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use hopscope_analyze::Decomposition;
 use hopscope_analyze::ab;
@@ -79,17 +79,84 @@ pub struct CompareError {
     pub reason: String,
 }
 
-/// A run directory's decomposition and samples (its slices from its trace
-/// when it kept one), or a trace's, analysed on the way (a capture of a
-/// running program is a `.hop` file of its own).
-fn samples(dir: &Path) -> Result<RunSamples, CompareError> {
-    let fail = |path: &Path, reason: String| CompareError { path: path.to_owned(), reason };
-    if dir.is_file() {
-        let mut file = hopscope_analyze::source::TraceFile::open(dir).map_err(|e| fail(dir, e.to_string()))?;
-        let (_, samples) =
-            hopscope_analyze::decompose_source_with_samples(&mut file, None).map_err(|e| fail(dir, e.to_string()))?;
-        return Ok(samples);
+/// Where one side of a comparison is read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunSource {
+    /// A run directory (its `result.json`, and its `trace.hop` when it kept
+    /// one).
+    Dir(PathBuf),
+    /// A trace, analysed on the way (a capture of a running program is a
+    /// `.hop` file of its own): whole, or windows `from` to `to` of it
+    /// (numbered from 1, as its receipt numbers them).
+    Trace {
+        /// The trace.
+        path: PathBuf,
+        /// The windows compared, when not all.
+        windows: Option<(u32, u32)>,
+    },
+}
+
+impl RunSource {
+    /// `key` as a trace: `PATH.hop`, or `PATH.hop@N` / `PATH.hop@N-M` for
+    /// windows N to M of it; `None` when it names no `.hop` file (a run
+    /// key), an error for a window selector that cannot be.
+    pub fn trace(key: &str) -> Option<Result<RunSource, String>> {
+        let is_trace = |p: &Path| p.is_file() && p.extension().is_some_and(|e| e == "hop");
+        if is_trace(Path::new(key)) {
+            return Some(Ok(RunSource::Trace { path: PathBuf::from(key), windows: None }));
+        }
+        let (path, windows) = key.rsplit_once('@')?;
+        if !is_trace(Path::new(path)) {
+            return None;
+        }
+        Some(window_range(windows).map(|w| RunSource::Trace { path: PathBuf::from(path), windows: Some(w) }))
     }
+
+    /// The file or directory it reads.
+    pub fn path(&self) -> &Path {
+        match self {
+            RunSource::Dir(dir) => dir,
+            RunSource::Trace { path, .. } => path,
+        }
+    }
+}
+
+/// Windows `N` or `N-M` of a trace key: numbered from 1, in order.
+fn window_range(text: &str) -> Result<(u32, u32), String> {
+    let number =
+        |n: &str| n.trim().parse::<u32>().map_err(|_| format!("window {n:?} is not a number (TRACE@N or TRACE@N-M)"));
+    let (from, to) = match text.split_once('-') {
+        Some((from, to)) => (number(from)?, number(to)?),
+        None => (number(text)?, number(text)?),
+    };
+    if from == 0 {
+        return Err("windows are numbered from 1".to_owned());
+    }
+    if to < from {
+        return Err(format!("windows {from}-{to}: the first comes after the last"));
+    }
+    Ok((from, to))
+}
+
+/// A run directory's decomposition and samples (its slices from its trace
+/// when it kept one), or a trace's (some windows of it), analysed on the
+/// way.
+fn samples(source: &RunSource) -> Result<RunSamples, CompareError> {
+    let fail = |path: &Path, reason: String| CompareError { path: path.to_owned(), reason };
+    let dir = match source {
+        RunSource::Trace { path, windows } => {
+            let file = hopscope_analyze::source::TraceFile::open(path).map_err(|e| fail(path, e.to_string()))?;
+            let analysed = match windows {
+                None => hopscope_analyze::decompose_source_with_samples(&mut { file }, None),
+                Some((from, to)) => {
+                    let mut some = hopscope_analyze::source::Windows::new(file, *from, *to);
+                    hopscope_analyze::decompose_source_with_samples(&mut some, None)
+                }
+            };
+            return analysed.map(|(_, samples)| samples).map_err(|e| fail(path, e.to_string()));
+        }
+        RunSource::Dir(dir) => dir,
+    };
     let file = dir.join("result.json");
     let text = std::fs::read_to_string(&file).map_err(|e| fail(&file, e.to_string()))?;
     let d = Decomposition::from_json(&text).map_err(|e| fail(&file, e.to_string()))?;
@@ -101,16 +168,16 @@ fn samples(dir: &Path) -> Result<RunSamples, CompareError> {
     Ok(RunSamples::new(&d, Some((&header, &joined))))
 }
 
-/// The change from the run in `a` to the run in `b`, each given with the
-/// label the change names it by.
-pub fn between(a: (&Path, &str), b: (&Path, &str)) -> Result<Change, CompareError> {
+/// The change from run `a` to run `b`, each given with the label the
+/// change names it by.
+pub fn between(a: (&RunSource, &str), b: (&RunSource, &str)) -> Result<Change, CompareError> {
     Ok(change::compare(&samples(a.0)?, &samples(b.0)?, a.1, b.1))
 }
 
 /// The change from the run in directory `a` to the run whose samples `b`
 /// this process holds, each with its label.
 pub fn against(a: (&Path, &str), b: (&RunSamples, &str)) -> Result<Change, CompareError> {
-    Ok(change::compare(&samples(a.0)?, b.0, a.1, b.1))
+    Ok(change::compare(&samples(&RunSource::Dir(a.0.to_owned()))?, b.0, a.1, b.1))
 }
 
 #[cfg(test)]
@@ -124,5 +191,16 @@ mod tests {
         assert_eq!(all.map(|v| exit_status(v, None)), [0, 0, 0, 0]);
         assert_eq!(all.map(|v| exit_status(v, Some(Regression))), [0, 3, 0, 5]);
         assert_eq!(all.map(|v| exit_status(v, Some(Any))), [0, 3, 4, 5]);
+    }
+
+    #[test]
+    fn window_selectors_are_numbered_from_one_and_in_order() {
+        assert_eq!(window_range("3"), Ok((3, 3)));
+        assert_eq!(window_range("2-5"), Ok((2, 5)));
+        assert!(window_range("0").is_err_and(|e| e.contains("from 1")));
+        assert!(window_range("5-2").is_err_and(|e| e.contains("after the last")));
+        assert!(window_range("x").is_err_and(|e| e.contains("not a number")));
+        assert!(window_range("99999999999").is_err());
+        assert_eq!(RunSource::trace("no-such-file.hop@2"), None, "not a trace: a run key");
     }
 }
