@@ -264,3 +264,53 @@ fn a_captures_windows_show_a_change_inside_it_and_compare_with_each_other() {
     assert_eq!(beyond.status.code(), Some(1), "{refused}");
     assert!(refused.contains("no block in window 9 of the capture: it has "), "{refused}");
 }
+
+/// A capture saved as a baseline (`analyze --save-baseline`) gates a later
+/// one (`analyze --baseline --fail-on`), its slices judged from the samples
+/// its directory kept (the trace stays where it was); `compare` reads the
+/// baseline by its name.
+#[test]
+fn a_capture_saved_as_a_baseline_gates_a_later_one() {
+    let _turn = turn();
+    let dir = std::env::temp_dir().join(format!("hopscope-live-baseline-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let (before, after) = (dir.join("before.hop"), dir.join("after.hop"));
+    captured(&before, 200);
+    captured(&after, 70);
+    let runs = dir.join("runs");
+    let hopscope = |args: &[&std::ffi::OsStr]| {
+        Command::new(env!("CARGO_BIN_EXE_hopscope"))
+            .env(hopscope_harness::rundir::RUNS_ENV, &runs)
+            .args(args)
+            .output()
+            .expect("hopscope runs")
+    };
+    let saved = hopscope(&["analyze".as_ref(), before.as_os_str(), "--save-baseline".as_ref(), "before".as_ref()]);
+    let judged = hopscope(&[
+        "analyze".as_ref(),
+        after.as_os_str(),
+        "--baseline".as_ref(),
+        "before".as_ref(),
+        "--fail-on".as_ref(),
+        "any".as_ref(),
+    ]);
+    // The trace the baseline was analysed from is gone: its samples stand.
+    std::fs::remove_file(&before).expect("remove the first trace");
+    let compared = hopscope(&["compare".as_ref(), "before".as_ref(), after.as_os_str()]);
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let said = String::from_utf8_lossy(&saved.stdout);
+    assert!(saved.status.success(), "{said}{}", String::from_utf8_lossy(&saved.stderr));
+    assert!(said.contains("baseline: before = run #1"), "{said}");
+    let text = String::from_utf8_lossy(&judged.stdout);
+    assert_eq!(judged.status.code(), Some(4), "an improvement gated with --fail-on any:\n{text}");
+    assert!(
+        text.contains("change:  improvement against before (`capture` median latency per operation -"),
+        "{text}"
+    );
+    assert!(text.contains("Slice woke→executed faster"), "the slices, from the baseline's samples: {text}");
+    let text = String::from_utf8_lossy(&compared.stdout);
+    assert!(text.starts_with("# hopscope change: improvement: `capture` median latency per operation -"), "{text}");
+    assert!(text.contains("| woke→executed | slice |"), "{text}");
+}

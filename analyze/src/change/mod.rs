@@ -37,7 +37,7 @@ mod samples;
 mod shape;
 
 pub use outcome::*;
-pub use samples::RunSamples;
+pub use samples::{RunSamples, SAMPLES_SCHEMA};
 
 /// Median and its interval with each tail ≤ 1.25%.
 fn median_interval(values: &[f64]) -> Option<(f64, f64, f64)> {

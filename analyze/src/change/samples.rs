@@ -5,14 +5,19 @@ use std::collections::BTreeMap;
 
 use hopscope_probe::{RunFact, RunFacts};
 
+use serde::{Deserialize, Serialize};
+
 use crate::Role;
 use crate::decomposition::{Decomposition, DerivedFigure};
 use crate::join::LaneOps;
 
-/// One run's per-block samples, as a change needs them.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// One run's per-block samples, as a change needs them. They serialise
+/// (`samples.json`, [`SAMPLES_SCHEMA`]) so a run whose trace is elsewhere
+/// (a capture analysed into a directory of its own) can be judged again.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunSamples {
     /// Per lane, `(pass, sample) → µs per op`.
+    #[serde(with = "by_round")]
     pub(super) lanes: BTreeMap<String, BTreeMap<(u32, u32), f64>>,
     pub(super) subject: Option<String>,
     /// Every lane declared the subject that ran, its clean build first: a
@@ -56,6 +61,54 @@ pub struct RunSamples {
     /// for a capture of a running program (whose blocks are stretches of
     /// its time, sampled, not operations back to back), its median latency.
     pub(super) figure: crate::ab::FigureKind,
+}
+
+/// The schema of a run's samples as a file.
+pub const SAMPLES_SCHEMA: &str = "hopscope.samples/1";
+
+/// A run's samples as `samples.json` holds them.
+#[derive(Serialize, Deserialize)]
+struct SamplesFile {
+    schema: String,
+    samples: RunSamples,
+}
+
+impl RunSamples {
+    /// The samples as JSON ([`SAMPLES_SCHEMA`]).
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+        serde_json::to_string(&SamplesFile { schema: SAMPLES_SCHEMA.to_owned(), samples: self.clone() })
+    }
+
+    /// Samples written by [`RunSamples::to_json`]; another schema is
+    /// refused.
+    pub fn from_json(text: &str) -> Result<RunSamples, String> {
+        let file: SamplesFile = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        if file.schema != SAMPLES_SCHEMA {
+            return Err(format!("schema {:?}, not {SAMPLES_SCHEMA:?}", file.schema));
+        }
+        Ok(file.samples)
+    }
+}
+
+/// Per-lane maps keyed by `(pass, sample)`, as JSON can hold them: each
+/// lane's `[pass, sample, value]` triples.
+mod by_round {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    type Lanes = BTreeMap<String, BTreeMap<(u32, u32), f64>>;
+
+    pub(super) fn serialize<S: Serializer>(lanes: &Lanes, out: S) -> Result<S::Ok, S::Error> {
+        let flat: BTreeMap<&String, Vec<(u32, u32, f64)>> =
+            lanes.iter().map(|(name, blocks)| (name, blocks.iter().map(|(&(p, s), &v)| (p, s, v)).collect())).collect();
+        flat.serialize(out)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(input: D) -> Result<Lanes, D::Error> {
+        let flat = BTreeMap::<String, Vec<(u32, u32, f64)>>::deserialize(input)?;
+        Ok(flat.into_iter().map(|(name, blocks)| (name, blocks.into_iter().map(|(p, s, v)| ((p, s), v)).collect())).collect())
+    }
 }
 
 /// Run facts that change what a figure measures: two runs that differ in

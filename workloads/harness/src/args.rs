@@ -128,6 +128,15 @@ const MAX_DEADLINE_S: f64 = 86_400.0;
 const MAX_GAP_US: u64 = 1_000_000;
 
 impl RunArgs {
+    /// What the run is to be recorded as and judged against.
+    pub fn gating(&self) -> crate::record::Gating<'_> {
+        crate::record::Gating {
+            save_baseline: self.save_baseline.as_deref(),
+            baseline: self.baseline.as_deref(),
+            fail_on: self.fail_on,
+        }
+    }
+
     /// The first flag given beside `--what-if` that a what-if run cannot
     /// honour: it is neither an A/B run nor a decomposition to save,
     /// compare or gate, so such a flag is refused rather than ignored.

@@ -69,6 +69,10 @@ pub fn ab_status(experiment: &Experiment, fail_on: Option<FailOn>) -> u8 {
     }
 }
 
+/// The file a run directory whose trace is elsewhere keeps its samples in
+/// (`hopscope analyze` writes it).
+pub const SAMPLES_FILE: &str = "samples.json";
+
 /// Why two runs could not be compared.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot read {}: {reason}", path.display())]
@@ -162,6 +166,13 @@ fn samples(source: &RunSource) -> Result<RunSamples, CompareError> {
     let d = Decomposition::from_json(&text).map_err(|e| fail(&file, e.to_string()))?;
     let trace = dir.join("trace.hop");
     if !trace.is_file() {
+        // A trace analysed into a directory of its own left its samples
+        // there, the trace staying where it was.
+        let kept = dir.join(SAMPLES_FILE);
+        if kept.is_file() {
+            let text = std::fs::read_to_string(&kept).map_err(|e| fail(&kept, e.to_string()))?;
+            return RunSamples::from_json(&text).map_err(|why| fail(&kept, why));
+        }
         return Ok(RunSamples::new(&d, None));
     }
     let (header, joined) = hopscope_analyze::join_file(&trace).map_err(|e| fail(&trace, e.to_string()))?;

@@ -295,7 +295,7 @@ impl Harness {
     /// A decomposition: measure the lanes under `plan`, analyze what was
     /// measured, write the files, and record the run in the index.
     fn decompose(mut self, plan: &Plan) -> Result<Outcome, HarnessError> {
-        let recorder = Recorder::prepare(&self.args)?;
+        let recorder = Recorder::prepare(self.args.gating())?;
         let mut meta = rundir::metadata();
         meta.extend(std::mem::take(&mut self.meta));
         meta.record(RunFact::Harness, self.name.clone());
@@ -308,7 +308,7 @@ impl Harness {
         }
         self.finish(&outcome);
         if let (Some(d), None) = (&outcome.decomposition, &outcome.stopped) {
-            let recorded = recorder.record(&self.args, &outcome.dir, d, outcome.change.take())?;
+            let recorded = recorder.record(self.args.gating(), &outcome.dir, d, outcome.change.take())?;
             for line in &recorded.lines {
                 self.say(line);
             }

@@ -84,7 +84,7 @@ pub mod placement;
 mod plan;
 pub mod progress;
 mod readings;
-mod record;
+pub mod record;
 mod run_summary;
 pub mod rundir;
 pub mod runner;

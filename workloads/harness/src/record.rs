@@ -9,16 +9,28 @@ use std::path::Path;
 use hopscope_analyze::Decomposition;
 use hopscope_analyze::change::{Change, RunSamples};
 
-use crate::args::RunArgs;
-use crate::gate;
+use crate::gate::{self, FailOn};
 use crate::harness::HarnessError;
 use crate::index::{RunIndex, RunRow};
+
+/// What a run is asked to be recorded as and judged against: the
+/// `--save-baseline`, `--baseline` and `--fail-on` of a harness program,
+/// of `hopscope decompose` and of `hopscope analyze`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Gating<'a> {
+    /// Save the run as this baseline.
+    pub save_baseline: Option<&'a str>,
+    /// Judge the run against this baseline (or any run key).
+    pub baseline: Option<&'a str>,
+    /// Which verdicts fail the command.
+    pub fail_on: Option<FailOn>,
+}
 
 /// The index and the baseline a run will be recorded and judged against,
 /// found before it measures anything (a typo in a baseline's name costs
 /// nothing).
 #[derive(Debug)]
-pub(crate) struct Recorder {
+pub struct Recorder {
     /// `None` when the index could not be read and the run does not need
     /// it: the run is then not indexed, and says so.
     index: Option<RunIndex>,
@@ -27,25 +39,25 @@ pub(crate) struct Recorder {
 
 /// What recording a run produced.
 #[derive(Debug, Default)]
-pub(crate) struct Recorded {
+pub struct Recorded {
     /// The run's id in the index.
-    pub(crate) run_id: Option<i64>,
+    pub run_id: Option<i64>,
     /// The change from the baseline.
-    pub(crate) change: Option<Change>,
+    pub change: Option<Change>,
     /// The exit status the gate asks for (0: nothing it fails on).
-    pub(crate) gate: u8,
+    pub gate: u8,
     /// Lines for the person at the terminal.
-    pub(crate) lines: Vec<String>,
+    pub lines: Vec<String>,
 }
 
 impl Recorder {
     /// Find the index and the baseline `args` name. Without `--baseline`
     /// or `--save-baseline` a damaged index is a warning, not an error.
-    pub(crate) fn prepare(args: &RunArgs) -> Result<Recorder, HarnessError> {
+    pub fn prepare(args: Gating<'_>) -> Result<Recorder, HarnessError> {
         let index = RunIndex::located();
         let needed = args.baseline.is_some() || args.save_baseline.is_some();
-        let baseline = match &args.baseline {
-            Some(key) => Some((key.clone(), index.find(key)?)),
+        let baseline = match args.baseline {
+            Some(key) => Some((key.to_owned(), index.find(key)?)),
             None => None,
         };
         let index = match index.history(1) {
@@ -62,7 +74,7 @@ impl Recorder {
     /// The change from the baseline `--baseline` names to the run in
     /// `dir`, whose samples this process holds (from the decomposition's
     /// own join), for the run's files; `None` without a baseline.
-    pub(crate) fn change(&self, dir: &Path, samples: &RunSamples) -> Result<Option<Change>, HarnessError> {
+    pub fn change(&self, dir: &Path, samples: &RunSamples) -> Result<Option<Change>, HarnessError> {
         let Some((key, row)) = &self.baseline else { return Ok(None) };
         let this = dir.display().to_string();
         Ok(Some(gate::against((&row.dir, &format!("{key} (run #{})", row.id)), (samples, &this))?))
@@ -70,9 +82,9 @@ impl Recorder {
 
     /// Index the run in `dir`, save it as a baseline if asked, and record
     /// its `change` (written with the run's files) against the baseline.
-    pub(crate) fn record(
+    pub fn record(
         &self,
-        args: &RunArgs,
+        args: Gating<'_>,
         dir: &Path,
         d: &Decomposition,
         change: Option<Change>,
@@ -83,7 +95,7 @@ impl Recorder {
         out.run_id = Some(id);
         out.lines.push(format!("index:   run #{id} in {}", index.path().display()));
         let contended = d.contention.as_ref().filter(|c| c.contended);
-        if let (Some(name), Some(c)) = (&args.save_baseline, contended) {
+        if let (Some(name), Some(c)) = (args.save_baseline, contended) {
             // A baseline every later run is judged against must measure the
             // write path, not the scheduler: the old one stays.
             out.lines.push(format!(
@@ -92,7 +104,7 @@ impl Recorder {
                 c.contended_rounds, c.rounds
             ));
             out.gate = gate::NO_VERDICT;
-        } else if let Some(name) = &args.save_baseline {
+        } else if let Some(name) = args.save_baseline {
             match index.save_baseline(name, id)? {
                 Some(before) => out.lines.push(format!("baseline: {name} = run #{id} (it was run #{before})")),
                 None => out.lines.push(format!("baseline: {name} = run #{id}")),
