@@ -39,7 +39,11 @@ pub(crate) struct Args {
 
 impl Args {
     fn gating(&self) -> Gating<'_> {
-        Gating { save_baseline: self.save_baseline.as_deref(), baseline: self.baseline.as_deref(), fail_on: self.fail_on }
+        Gating {
+            save_baseline: self.save_baseline.as_deref(),
+            baseline: self.baseline.as_deref(),
+            fail_on: self.fail_on,
+        }
     }
 
     /// Whether the analysis is a run of the index.

@@ -147,6 +147,7 @@ fn a_captures_receipt_says_what_a_capture_is_and_its_quantiles_are_the_programs_
         "the subject",
         "max CV per pass",
         "between marks",
+        "--counters",
     ] {
         assert!(!receipt.contains(lane_only), "a capture's receipt says {lane_only:?}:\n{receipt}");
         assert!(!terminal.contains(lane_only), "a capture's terminal says {lane_only:?}:\n{terminal}");
@@ -254,6 +255,14 @@ fn a_captures_windows_show_a_change_inside_it_and_compare_with_each_other() {
     assert_eq!(ops, summary.operations, "every operation in one window");
     assert!(receipt.contains("### Window by window") && receipt.contains("| 4 | 0.6–0.8 |"), "{receipt}");
     assert!(terminal.contains("highest p99"), "{terminal}");
+    // What the program and the host did with the CPUs, window by window.
+    if cfg!(target_os = "linux") {
+        let cpus = windows[0]["process_cpus"].as_f64().expect("the program's CPUs read");
+        assert!(cpus > 0.0 && cpus < 64.0, "{cpus}");
+        assert!(windows[0]["host_busy_cpus"].as_f64().is_some_and(|h| h >= 0.0), "{windows:?}");
+        assert!(receipt.contains("| program CPUs | host busy CPUs |"), "{receipt}");
+        assert!(receipt.contains("the program kept "), "{receipt}");
+    }
 
     let text = String::from_utf8_lossy(&compared.stdout);
     assert_eq!(compared.status.code(), Some(4), "an improvement: {text}{}", String::from_utf8_lossy(&compared.stderr));
@@ -305,10 +314,7 @@ fn a_capture_saved_as_a_baseline_gates_a_later_one() {
     assert!(said.contains("baseline: before = run #1"), "{said}");
     let text = String::from_utf8_lossy(&judged.stdout);
     assert_eq!(judged.status.code(), Some(4), "an improvement gated with --fail-on any:\n{text}");
-    assert!(
-        text.contains("change:  improvement against before (`capture` median latency per operation -"),
-        "{text}"
-    );
+    assert!(text.contains("change:  improvement against before (`capture` median latency per operation -"), "{text}");
     assert!(text.contains("Slice woke→executed faster"), "the slices, from the baseline's samples: {text}");
     let text = String::from_utf8_lossy(&compared.stdout);
     assert!(text.starts_with("# hopscope change: improvement: `capture` median latency per operation -"), "{text}");

@@ -116,6 +116,8 @@ pub fn add_block(lanes: &mut [LaneBlocks], header: &TraceHeader, block: &Block) 
             ReadingKey::CheckpointNs => {
                 lane.checkpoints.entry((block.pass, block.sample)).or_default().1 = reading.value as f64;
             }
+            // A capture's window readings: its windows sum them.
+            ReadingKey::Live(_) => {}
             key => lane.cpu_ns_per_op.entry(key).or_default().push(reading.value as f64 / block.op_count as f64),
         }
     }
@@ -194,7 +196,8 @@ pub fn figures(lane: &LaneBlocks, seed: u64) -> Option<LaneFigures> {
             | ReadingKey::SpanEdge(_)
             | ReadingKey::SpanSequence
             | ReadingKey::Checkpoints
-            | ReadingKey::CheckpointNs => {}
+            | ReadingKey::CheckpointNs
+            | ReadingKey::Live(_) => {}
         }
     }
     Some(LaneFigures {

@@ -138,7 +138,7 @@ pub use live::{CaptureSummary, LiveCapture, LiveOptions};
 pub use machinery::{EdgeCosts, SliceKind, SpanEvents, SpanMachinery, SpanPath, SpanSequence};
 pub use placement::{Placement, UnknownPlacement};
 pub use probe::{NoProbe, Probe, Recording};
-pub use reading_key::{ReadingKey, ReservedRole, ThreadFigure, ThreadRole, WRITER_ROLE};
+pub use reading_key::{LiveReading, ReadingKey, ReservedRole, ThreadFigure, ThreadRole, WRITER_ROLE};
 pub use role::{LaneInfo, Role, UnknownRole, Variant};
 pub use run_fact::{ArmFact, LaneFact, LiveFact, RunFact, RunFacts};
 pub use session::Session;

@@ -123,6 +123,39 @@ impl ThreadFigure {
     }
 }
 
+/// What a live capture reads of its process and its host while it runs,
+/// carried in the blocks of the window the time fell in: a window's
+/// readings summed say whether the program had its CPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LiveReading {
+    /// CPU time of the program's threads (the drain's included), ns.
+    ProcessCpuNs,
+    /// Time the program's threads waited runnable for a CPU, ns (where the
+    /// kernel keeps scheduler statistics).
+    ProcessRunQueueNs,
+    /// CPU time the whole host spent busy, every CPU, ns.
+    HostBusyNs,
+    /// CPU time the hypervisor gave another guest while this one wanted it
+    /// (steal), every CPU, ns.
+    HostStealNs,
+}
+
+impl LiveReading {
+    /// Every reading, in the order a capture's header lists them.
+    pub const ALL: [LiveReading; 4] =
+        [LiveReading::ProcessCpuNs, LiveReading::ProcessRunQueueNs, LiveReading::HostBusyNs, LiveReading::HostStealNs];
+
+    /// Its name in a trace header.
+    pub fn name(self) -> &'static str {
+        match self {
+            LiveReading::ProcessCpuNs => "live.process_cpu_ns",
+            LiveReading::ProcessRunQueueNs => "live.process_run_queue_ns",
+            LiveReading::HostBusyNs => "live.host_busy_ns",
+            LiveReading::HostStealNs => "live.host_steal_ns",
+        }
+    }
+}
+
 /// The name of one per-block reading in a trace header.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ReadingKey {
@@ -144,6 +177,8 @@ pub enum ReadingKey {
     Checkpoints,
     /// Their summed length, ns (`sqlite.checkpoint_ns`).
     CheckpointNs,
+    /// What a live capture read of its process and host (`live.…`).
+    Live(LiveReading),
     /// A name this build does not know (a newer build's trace).
     Other(String),
 }
@@ -173,6 +208,7 @@ impl fmt::Display for ReadingKey {
             ReadingKey::SpanSequence => f.write_str(SpanSequence::READING),
             ReadingKey::Checkpoints => f.write_str(ReadingKey::CHECKPOINTS),
             ReadingKey::CheckpointNs => f.write_str(ReadingKey::CHECKPOINT_NS),
+            ReadingKey::Live(reading) => f.write_str(reading.name()),
             ReadingKey::Other(name) => f.write_str(name),
         }
     }
@@ -199,6 +235,9 @@ impl ReadingKey {
         }
         if let Some(kind) = SliceKind::of_reading_key(name) {
             return ReadingKey::SpanKind(kind);
+        }
+        if let Some(reading) = LiveReading::ALL.into_iter().find(|r| r.name() == name) {
+            return ReadingKey::Live(reading);
         }
         if let Some(i) = EdgeCosts::READINGS.iter().position(|r| *r == name) {
             return ReadingKey::SpanEdge(i);
@@ -237,6 +276,7 @@ mod tests {
             ReadingKey::CheckpointNs,
             ReadingKey::Other("future.thing".into()),
         ];
+        keys.extend(LiveReading::ALL.map(ReadingKey::Live));
         keys.extend(SliceKind::ALL.map(ReadingKey::SpanKind));
         keys.extend((0..EdgeCosts::READINGS.len()).map(ReadingKey::SpanEdge));
         for role in &roles {

@@ -107,7 +107,10 @@ mod by_round {
 
     pub(super) fn deserialize<'de, D: Deserializer<'de>>(input: D) -> Result<Lanes, D::Error> {
         let flat = BTreeMap::<String, Vec<(u32, u32, f64)>>::deserialize(input)?;
-        Ok(flat.into_iter().map(|(name, blocks)| (name, blocks.into_iter().map(|(p, s, v)| ((p, s), v)).collect())).collect())
+        Ok(flat
+            .into_iter()
+            .map(|(name, blocks)| (name, blocks.into_iter().map(|(p, s, v)| ((p, s), v)).collect()))
+            .collect())
     }
 }
 

@@ -94,8 +94,8 @@ pub fn decompose_source_with_samples(
 struct Scanned {
     blocks: u64,
     dropped: u64,
-    /// Marks dropped per pass (a capture's window).
-    dropped_by_pass: BTreeMap<u32, u64>,
+    /// A capture's windows: drops and readings per pass.
+    windows: crate::capture::windows::WindowScan,
     /// Each block's lane, pass and sample, in trace (run) order.
     order: Vec<(u16, u32, u32)>,
     lanes: Vec<LaneBlocks>,
@@ -114,7 +114,7 @@ fn scan(
     let mut scanned = Scanned {
         blocks: 0,
         dropped: 0,
-        dropped_by_pass: BTreeMap::new(),
+        windows: Default::default(),
         order: Vec::new(),
         lanes: lanes::empty_lanes(header),
         hops: HopScan::new(header),
@@ -129,10 +129,7 @@ fn scan(
         }
         scanned.order.push((block.lane, block.pass, block.sample));
         scanned.dropped = scanned.dropped.saturating_add(block.dropped());
-        if block.dropped() > 0 {
-            let pass = scanned.dropped_by_pass.entry(block.pass).or_default();
-            *pass = pass.saturating_add(block.dropped());
-        }
+        scanned.windows.add(header, block);
         lanes::add_block(&mut scanned.lanes, header, block);
         scanned.hops.add(block);
     })?;
@@ -239,7 +236,7 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
         sliced.and_then(crate::capture::marks_per_op),
     );
     if let (Some(c), Some(ops)) = (d.capture.as_mut(), sliced.or(joined.first())) {
-        c.windows = crate::capture::windows::of(&c.facts, ops, &scanned.dropped_by_pass);
+        c.windows = crate::capture::windows::of(&c.facts, ops, &scanned.windows);
     }
     d
 }

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::held::{Held, Sweep};
+use super::host::HostReadings;
 use super::roles::Roles;
 use super::summary::{CaptureSummary, ThreadDrops};
 use super::windows::Windows;
@@ -49,6 +50,10 @@ pub(super) struct Engine {
     pub(super) started: Instant,
     pub(super) totals: Totals,
     pub(super) last_sweep: u64,
+    /// The program's and the host's CPU, read at each sweep.
+    pub(super) host: HostReadings,
+    /// The header's key of the first of them.
+    pub(super) host_key: u16,
 }
 
 /// What the capture has seen so far.
@@ -154,12 +159,17 @@ impl Engine {
     /// write the blocks of windows that have closed.
     fn sweep(&mut self, now: u64, all: Sweep) -> Result<(), TraceError> {
         self.last_sweep = now;
+        let windows = &self.windows;
+        self.host.read(|tick| windows.window_of(tick));
         self.totals.cut += self.held.sweep(now, self.settings.settle_ns, all, &mut self.windows);
         let settle_ticks = (self.settings.settle_ns as f64 / self.clock.ns_per_tick.max(f64::MIN_POSITIVE)) as u64;
         let settled = clock::now().0.saturating_sub(settle_ticks);
-        let blocks = self.windows.ready(settled);
+        let mut blocks = self.windows.ready(settled);
         if blocks.is_empty() {
             return Ok(());
+        }
+        for block in &mut blocks {
+            self.host.attach(block, self.host_key);
         }
         if self.roles.take_new() {
             self.name_threads()?;
@@ -181,7 +191,15 @@ impl Engine {
     /// Write what is left, then the header as it ends (the roles taken, the
     /// totals), and the end record.
     fn finish(mut self) -> Result<CaptureSummary, TraceError> {
-        let all = self.windows.rest();
+        let mut all = self.windows.rest();
+        let windows = &self.windows;
+        self.host.read(|tick| windows.window_of(tick));
+        for block in &mut all {
+            self.host.attach(block, self.host_key);
+        }
+        if let Some(last) = all.last_mut() {
+            self.host.attach_rest(last, self.host_key);
+        }
         if !all.is_empty() {
             self.roles.take_new();
             self.name_threads()?;

@@ -46,6 +46,7 @@ mod cost;
 mod engine;
 mod facts;
 mod held;
+mod host;
 mod options;
 mod roles;
 mod summary;

@@ -10,6 +10,7 @@ use super::capture::LiveCapture;
 use super::engine::{BeforeLast, Engine, Settings, Totals};
 use super::facts;
 use super::held::Held;
+use super::host::HostReadings;
 use super::roles::{self, Roles};
 use super::windows::Windows;
 use crate::capture::Capture;
@@ -244,7 +245,9 @@ impl LiveOptions {
         if let Some(problem) = self.problem {
             return Err(TraceError::Unwritable { reason: format!("live capture: {problem}") });
         }
-        let header = self.header(how, machinery);
+        let mut header = self.header(how, machinery);
+        let host_key = u16::try_from(header.readings.len()).unwrap_or(u16::MAX);
+        header.readings.extend(super::host::names());
         let room = self.max_threads * (roles::MAX_NAME_BYTES + 8) + 16_384;
         // An I/O error stays one (its kind intact), naming the path.
         let writer = TraceWriter::create_with_room(&self.path, header, room).map_err(|e| match e {
@@ -273,6 +276,8 @@ impl LiveOptions {
             started: Instant::now(),
             totals: Totals::default(),
             last_sweep: 0,
+            host: HostReadings::start(),
+            host_key,
         };
         let stop = Arc::new(AtomicBool::new(false));
         let drain = {

@@ -78,6 +78,11 @@ impl Windows {
         tick.saturating_sub(self.start) / self.stretch
     }
 
+    /// The window `tick` falls in.
+    pub(super) fn window_of(&self, tick: u64) -> u32 {
+        u32::try_from(self.stretch_of(tick) / BLOCKS_PER_WINDOW).unwrap_or(u32::MAX)
+    }
+
     /// Blocks written so far.
     pub(super) fn written(&self) -> u32 {
         self.written

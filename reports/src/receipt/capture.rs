@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use hopscope_analyze::Decomposition;
-use hopscope_analyze::capture::CaptureFigures;
+use hopscope_analyze::capture::{CaptureFigures, CaptureWindow};
 
 /// The receipt's sections of a capture, in place of the lanes' ones.
 pub(super) fn section(d: &Decomposition, c: &CaptureFigures, out: &mut String) -> std::fmt::Result {
@@ -20,42 +20,70 @@ pub(super) fn section(d: &Decomposition, c: &CaptureFigures, out: &mut String) -
 /// Windows shown one by one, at most: past it, the slowest by p99.
 const WINDOW_ROWS: usize = 40;
 
-/// The capture window by window: operations, rate and latency quantiles.
+/// The capture window by window: operations, rate, latency quantiles and,
+/// when the capture read them, the program's and the host's CPUs.
 fn windows(c: &CaptureFigures, out: &mut String) -> std::fmt::Result {
     if c.windows.len() < 2 {
         return Ok(());
     }
-    writeln!(
-        out,
-        "### Window by window
-"
-    )?;
-    let mut shown: Vec<&hopscope_analyze::capture::CaptureWindow> = c.windows.iter().collect();
+    writeln!(out, "### Window by window\n")?;
+    let mut shown: Vec<&CaptureWindow> = c.windows.iter().collect();
     if shown.len() > WINDOW_ROWS {
         shown.sort_by(|a, b| b.latency_us[2].partial_cmp(&a.latency_us[2]).unwrap_or(std::cmp::Ordering::Equal));
         shown.truncate(WINDOW_ROWS);
         shown.sort_by_key(|w| w.window);
         writeln!(out, "The {WINDOW_ROWS} of {} windows with the highest p99, in time order.\n", c.windows.len())?;
     }
-    let number = |v: Option<f64>| v.map_or_else(|| "–".to_owned(), |v| format!("{v:.2}"));
+    let cpus = c.windows.iter().any(|w| w.process_cpus.is_some() || w.host_busy_cpus.is_some());
+    let (cpu_head, cpu_rule) = if cpus {
+        (" program CPUs | host busy CPUs | steal CPUs | waited ms/s |", "---:|---:|---:|---:|")
+    } else {
+        ("", "")
+    };
     writeln!(
         out,
-        "| window | from–to (s) | operations | operations/s | p50 µs | p90 µs | p99 µs | p99.9 µs | marks dropped |"
+        "| window | from–to (s) | operations | operations/s | p50 µs | p90 µs | p99 µs | p99.9 µs |{cpu_head} marks dropped |"
     )?;
-    writeln!(out, "|---:|---|---:|---:|---:|---:|---:|---:|---:|")?;
+    writeln!(out, "|---:|---|---:|---:|---:|---:|---:|---:|{cpu_rule}---:|")?;
     for w in shown {
-        let rate = w.ops_per_s.map_or_else(|| "–".to_owned(), |r| format!("{r:.0}"));
-        let [p50, p90, p99, p999] = w.latency_us.map(number);
+        writeln!(out, "{}", window_row(w, cpus))?;
+    }
+    if cpus {
         writeln!(
             out,
-            "| {} | {:.1}–{:.1} | {} | {rate} | {p50} | {p90} | {p99} | {p999} | {} |",
-            w.window, w.from_s, w.to_s, w.operations, w.dropped
+            "\nCPUs are CPU time over the window's length: the program's threads (the capture's drain included), \
+             the whole host busy (the program included: the rest is what else ran), the time the hypervisor gave \
+             other guests (steal), and how long the program's threads waited runnable for a CPU, per second (– where \
+             the kernel keeps no scheduler statistics). A window whose latency moved while the host's other work or \
+             steal grew was slowed by its neighbours, not its code."
         )?;
     }
     writeln!(
         out,
         "\nTwo windows, or two runs of windows, are compared as two captures are: `hopscope compare TRACE@A TRACE@B` \
          (`TRACE@3-5` for windows 3 to 5).\n"
+    )
+}
+
+/// One window's row of the table (with the CPU columns when `cpus`).
+fn window_row(w: &CaptureWindow, cpus: bool) -> String {
+    let number = |v: Option<f64>| v.map_or_else(|| "–".to_owned(), |v| format!("{v:.2}"));
+    let rate = w.ops_per_s.map_or_else(|| "–".to_owned(), |r| format!("{r:.0}"));
+    let [p50, p90, p99, p999] = w.latency_us.map(number);
+    let cpu = if cpus {
+        let waited = w.run_queue_ms_per_s.map_or_else(|| "–".to_owned(), |v| format!("{v:.1}"));
+        format!(
+            " {} | {} | {} | {waited} |",
+            number(w.process_cpus),
+            number(w.host_busy_cpus),
+            number(w.host_steal_cpus)
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "| {} | {:.1}–{:.1} | {} | {rate} | {p50} | {p90} | {p99} | {p999} |{cpu} {} |",
+        w.window, w.from_s, w.to_s, w.operations, w.dropped
     )
 }
 
@@ -181,4 +209,49 @@ pub(super) fn headline(d: &Decomposition, c: &CaptureFigures) -> Option<String> 
         "One operation took {:.1} µs at the median (p90 {:.1}, p99 {:.1}{p999} µs) over {} {kept}{rate}{largest}.",
         q[50], q[90], q[99], lane.ops
     ))
+}
+
+/// What the machine did while the capture ran: the program's and the
+/// host's CPUs over the whole capture, the windows having them one by one.
+pub(super) fn machine(c: &CaptureFigures, out: &mut String) -> std::fmt::Result {
+    writeln!(out, "## What the machine did\n")?;
+    let read: Vec<&CaptureWindow> = c.windows.iter().filter(|w| w.process_cpus.is_some()).collect();
+    if read.is_empty() {
+        return writeln!(
+            out,
+            "This capture read nothing of its CPUs (one made before captures read them, or off Linux), so it cannot \
+             say whether another process held them.\n"
+        );
+    }
+    // Each window's rate weighted by its length: the capture's mean.
+    let seconds: f64 = read.iter().map(|w| w.to_s - w.from_s).sum();
+    let mean = |of: fn(&CaptureWindow) -> Option<f64>| {
+        let (mut sum, mut span) = (0.0, 0.0);
+        for w in &read {
+            if let Some(v) = of(w) {
+                sum += v * (w.to_s - w.from_s);
+                span += w.to_s - w.from_s;
+            }
+        }
+        (span > 0.0).then(|| sum / span)
+    };
+    let number = |v: Option<f64>| v.map_or_else(|| "–".to_owned(), |v| format!("{v:.2}"));
+    let waited = match mean(|w| w.run_queue_ms_per_s) {
+        Some(ms) => format!("its threads waited runnable for a CPU {ms:.1} ms per second"),
+        None => "the kernel keeps no scheduler statistics, so its threads' waits for a CPU are unknown".to_owned(),
+    };
+    let by_window = if c.windows.len() >= 2 {
+        " The windows above have them one by one: a window whose latency rose while the host's other work or steal \
+         grew was slowed by its neighbours."
+    } else {
+        ""
+    };
+    writeln!(
+        out,
+        "Over {seconds:.1} s the program kept {} CPUs busy on average (its threads' CPU time, the capture's drain \
+         included) and the whole host {} (steal {}); {waited}.{by_window}\n",
+        number(mean(|w| w.process_cpus)),
+        number(mean(|w| w.host_busy_cpus)),
+        number(mean(|w| w.host_steal_cpus)),
+    )
 }

@@ -361,12 +361,11 @@ pub(super) fn cpu(d: &Decomposition, out: &mut String) -> std::fmt::Result {
 /// (every thread, and by role), its share of the lane's wall time, the
 /// involuntary switches, and the rule a contended run is judged by.
 pub(super) fn waits(d: &Decomposition, out: &mut String) -> std::fmt::Result {
+    if let Some(capture) = &d.capture {
+        return super::super::capture::machine(capture, out);
+    }
     let Some(c) = &d.contention else {
-        let why = if d.capture.is_some() {
-            "this capture took no run-queue readings"
-        } else {
-            "the kernel keeps none (scheduler statistics off)"
-        };
+        let why = "the kernel keeps none (scheduler statistics off)";
         writeln!(
             out,
             "## What the machine did\n\nNo run-queue delay was recorded: {why}, so this run cannot say whether \
@@ -489,7 +488,10 @@ pub(super) fn drops(d: &Decomposition, out: &mut String) -> std::fmt::Result {
         }
     }
     writeln!(out)?;
-
+    // A capture reads no perf counter and has no `--counters` to pass.
+    if d.capture.is_some() {
+        return Ok(());
+    }
     writeln!(out, "## Counters\n")?;
     if d.counters.is_empty() {
         writeln!(
