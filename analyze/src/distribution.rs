@@ -123,6 +123,26 @@ impl Distribution {
         }
     }
 
+    /// Add every value `other` holds: the same quantity pooled elsewhere
+    /// (a parallel join's other thread). Held values stay held while they
+    /// fit; past that both become one sketch, whose bins add.
+    pub fn merge(&mut self, other: &Distribution) {
+        self.not_finite |= other.not_finite;
+        let Some(theirs) = &other.sketch else {
+            self.add_sorted(&other.exact);
+            return;
+        };
+        let sketch = self.sketch.get_or_insert_with(|| {
+            let mut sketch = Box::new(DDSketch::new(self.config));
+            add_runs(&mut sketch, &self.config, &self.exact);
+            sketch
+        });
+        self.exact = Vec::new();
+        // Same configuration on both sides: the merge cannot be refused.
+        let _ = sketch.merge(theirs);
+        self.sum += other.sum;
+    }
+
     /// The mean of the finite values (exact, whatever the count), or `None`
     /// when there are none.
     pub fn mean(&self) -> Option<f64> {
@@ -243,6 +263,25 @@ fn add_runs(sketch: &mut DDSketch, config: &Config, sorted: &[f64]) {
 mod tests {
     use super::*;
     use crate::stats::Samples;
+
+    #[test]
+    fn two_halves_merged_are_the_whole() {
+        for n in [10usize, 3_000, 50_000] {
+            let values: Vec<f64> = (0..n).map(|i| ((i * 7919) % 10_007) as f64 + 1.0).collect();
+            let whole = of(&values);
+            let (mut a, b) = (of(&values[..n / 3]), of(&values[n / 3..]));
+            a.merge(&b);
+            assert_eq!(a.len(), whole.len());
+            for q in [0.0, 0.1, 0.5, 0.9, 0.99, 1.0] {
+                let (x, y) = (a.quantile(q).expect("usable"), whole.quantile(q).expect("usable"));
+                assert!((x - y).abs() <= y * 2.0 * RELATIVE_ACCURACY, "n {n} q {q}: {x} against {y}");
+            }
+            assert!((a.mean().expect("mean") - whole.mean().expect("mean")).abs() < 1e-6);
+        }
+        let mut nan = of(&[1.0]);
+        nan.merge(&of(&[f64::NAN]));
+        assert!(!nan.usable(), "a NaN on either side makes the whole unusable");
+    }
 
     fn of(values: &[f64]) -> Distribution {
         let mut d = Distribution::new();

@@ -17,6 +17,13 @@ pub trait BlockSource {
     /// Call `visit(index, block)` for every block, in order.
     fn replay(&mut self, visit: &mut dyn FnMut(usize, &Block)) -> Result<(), AnalyzeError>;
 
+    /// [`BlockSource::replay`], handing each block over: what a pass run
+    /// on several threads sends on. A file's blocks are its own already;
+    /// a trace held in memory clones them.
+    fn replay_owned(&mut self, visit: &mut dyn FnMut(usize, Block)) -> Result<(), AnalyzeError> {
+        self.replay(&mut |index, block| visit(index, block.clone()))
+    }
+
     /// What the blocks leave out of the run, known after the first replay:
     /// a file cut short or damaged after its header.
     fn partial(&self) -> Option<Partial> {
@@ -78,6 +85,10 @@ impl BlockSource for TraceFile {
     }
 
     fn replay(&mut self, visit: &mut dyn FnMut(usize, &Block)) -> Result<(), AnalyzeError> {
+        self.replay_owned(&mut |index, block| visit(index, &block))
+    }
+
+    fn replay_owned(&mut self, visit: &mut dyn FnMut(usize, Block)) -> Result<(), AnalyzeError> {
         let mut reader = TraceReader::open(&self.path).map_err(|e| self.changed(e.to_string()))?;
         if reader.header() != &self.header {
             return Err(self.changed("its header differs".to_owned()));
@@ -88,7 +99,7 @@ impl BlockSource for TraceFile {
                 let salvage = loop {
                     match reader.next_salvaged() {
                         Ok(Some(block)) => {
-                            visit(index, &block);
+                            visit(index, block);
                             index += 1;
                         }
                         Ok(None) => break None,
@@ -101,7 +112,7 @@ impl BlockSource for TraceFile {
                 // Read as the first replay read: skipping what it skipped.
                 for index in 0..kept {
                     match reader.next_salvaged() {
-                        Ok(Some(block)) => visit(index as usize, &block),
+                        Ok(Some(block)) => visit(index as usize, block),
                         Ok(None) => return Err(self.changed(format!("it now ends after {index} blocks"))),
                         Err(salvage) if salvage.blocks_kept == index => {
                             return Err(self.changed(format!("it now ends after {index} blocks: {}", salvage.reason)));
@@ -142,9 +153,13 @@ impl<S: BlockSource> BlockSource for Windows<S> {
     }
 
     fn replay(&mut self, visit: &mut dyn FnMut(usize, &Block)) -> Result<(), AnalyzeError> {
+        self.replay_owned(&mut |index, block| visit(index, &block))
+    }
+
+    fn replay_owned(&mut self, visit: &mut dyn FnMut(usize, Block)) -> Result<(), AnalyzeError> {
         let (mut kept, mut windows) = (0u64, 0u32);
         let passes = self.passes.clone();
-        self.source.replay(&mut |index, block| {
+        self.source.replay_owned(&mut |index, block| {
             windows = windows.max(block.pass.saturating_add(1));
             if passes.contains(&block.pass) {
                 kept += 1;

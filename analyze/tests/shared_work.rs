@@ -309,3 +309,34 @@ fn shared_intervals_linked_to_no_operation_leave_every_one_incomplete_and_say_so
     });
     assert_eq!(said, Some(("batched-probed".to_owned(), 45, 0)), "{:#?}", d.warnings);
 }
+
+/// A trace long enough to be joined on several threads (past 64 blocks)
+/// joins as one thread joins it: the same blocks in the same order, the
+/// same counts, batch sizes and pooled quantiles.
+#[test]
+fn a_long_trace_joined_on_every_core_is_joined_as_on_one() {
+    let steps = Steps::KNOWN;
+    let blocks: Vec<Block> =
+        (0..96u32).map(|i| batched::block(0, i, &steps, 1 + (i as usize % 7), 20, 1_000 + u64::from(i))).collect();
+    let trace = trace(blocks);
+    let one = join::join(&trace);
+    let path = common::scratch_trace("shared-work", "parallel");
+    let mut writer = hopscope_probe::TraceWriter::create(&path, trace.header.clone()).expect("trace");
+    for block in &trace.blocks {
+        writer.write_block(block).expect("block");
+    }
+    writer.finish().expect("finish");
+    let (_, every_core) = hopscope_analyze::join_file(&path).expect("joined");
+    let _ = std::fs::remove_dir_all(path.parent().expect("its directory"));
+    let (one, every_core) = (&one[0], &every_core[0]);
+    assert_eq!(every_core.blocks.len(), 96);
+    assert_eq!((every_core.complete, every_core.incomplete), (one.complete, one.incomplete));
+    assert_eq!(every_core.batch_sizes, one.batch_sizes);
+    assert_eq!(every_core.batches, one.batches);
+    assert_eq!(every_core.core_changes, one.core_changes);
+    assert_eq!(every_core.total_ns, one.total_ns, "pooled latency, every percentile");
+    assert_eq!(every_core.slice_ns, one.slice_ns, "pooled slices, every percentile");
+    for (a, b) in every_core.blocks.iter().zip(&one.blocks) {
+        assert_eq!((a.block, a.complete, &a.slice_median_ns), (b.block, b.complete, &b.slice_median_ns));
+    }
+}

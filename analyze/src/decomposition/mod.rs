@@ -7,6 +7,7 @@ mod error;
 mod insitu;
 pub(crate) mod lane;
 mod lane_result;
+mod parallel;
 mod partial;
 mod peers;
 mod placements;
@@ -181,13 +182,9 @@ fn kept_blocks(source: &mut impl BlockSource, header: &TraceHeader) -> Result<Ke
         scanned = scan(source, header, Some(skip))?.0;
     }
     scanned.contention = contention;
-    let mut join = Join::new(header, &scanned.hops);
-    source.replay(&mut |index, block: &Block| {
-        if !skip.is_some_and(|s| s.contains(&(block.pass, block.sample))) {
-            join.add(index, block);
-        }
-    })?;
-    Ok(Kept { scanned, all_lanes, joined: join.finish() })
+    let join = Join::new(header, &scanned.hops);
+    let joined = parallel::join(source, join, skip, scanned.blocks)?;
+    Ok(Kept { scanned, all_lanes, joined })
 }
 
 /// Every figure of a decomposition, from the scanned and joined blocks.

@@ -127,10 +127,15 @@ impl BatchSizes {
 
     /// Count one interval that served `size` operations.
     pub fn add(&mut self, size: u64) {
+        self.add_many(size, 1);
+    }
+
+    /// Count `intervals` intervals that served `size` operations each.
+    pub fn add_many(&mut self, size: u64, intervals: u64) {
         let size = size.min(Self::CAP);
         match self.counts.binary_search_by_key(&size, |&(s, _)| s) {
-            Ok(i) => self.counts[i].1 = self.counts[i].1.saturating_add(1),
-            Err(i) => self.counts.insert(i, (size, 1)),
+            Ok(i) => self.counts[i].1 = self.counts[i].1.saturating_add(intervals),
+            Err(i) => self.counts.insert(i, (size, intervals)),
         }
     }
 
@@ -206,6 +211,30 @@ pub struct LaneOps {
 }
 
 impl LaneOps {
+    /// Add what another join of the same lane (the same scan) took from
+    /// other blocks: a parallel join's other thread. Blocks stay in trace
+    /// order.
+    pub fn merge(&mut self, other: LaneOps) {
+        self.blocks.extend(other.blocks);
+        self.blocks.sort_by_key(|b| b.block);
+        for (mine, theirs) in self.slice_ns.iter_mut().zip(&other.slice_ns) {
+            mine.merge(theirs);
+        }
+        self.total_ns.merge(&other.total_ns);
+        for (window, theirs) in &other.window_total_ns {
+            self.window_total_ns.entry(*window).or_default().merge(theirs);
+        }
+        self.core_changes.ops += other.core_changes.ops;
+        self.core_changes.changes += other.core_changes.changes;
+        self.core_changes.ops_changed += other.core_changes.ops_changed;
+        self.complete += other.complete;
+        self.incomplete += other.incomplete;
+        self.batches.add(&other.batches);
+        for &(size, count) in &other.batch_sizes.counts {
+            self.batch_sizes.add_many(size, count);
+        }
+    }
+
     /// Whether any operation of the lane was served by a shared interval.
     pub fn shares_work(&self) -> bool {
         self.batches.intervals > 0
@@ -352,6 +381,14 @@ impl Join {
     /// Every lane's joined operations.
     pub fn finish(self) -> Vec<LaneOps> {
         self.lanes
+    }
+
+    /// Add another join of the same scan, fed other blocks (a parallel
+    /// join's other thread).
+    pub fn merge(&mut self, other: Join) {
+        for (mine, theirs) in self.lanes.iter_mut().zip(other.lanes) {
+            mine.merge(theirs);
+        }
     }
 }
 
