@@ -9,8 +9,10 @@ use hopscope_probe::{Block, Salvage, Trace, TraceError, TraceHeader, TraceReader
 use crate::decomposition::{AnalyzeError, Partial};
 
 /// The blocks of one trace, visited in trace order once per pass. Every
-/// pass must see the same blocks.
-pub trait BlockSource {
+/// pass must see the same blocks. A source is read on another thread than
+/// the one analysing its blocks (the decode runs beside the analysis), so
+/// it is `Send`.
+pub trait BlockSource: Send {
     /// The trace's header.
     fn header(&self) -> &TraceHeader;
 

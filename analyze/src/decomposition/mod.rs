@@ -122,7 +122,7 @@ fn scan(
         contention: None,
     };
     let mut rounds = crate::contention::Rounds::default();
-    source.replay(&mut |_, block: &Block| {
+    parallel::replay(source, &mut |_, block: &Block| {
         scanned.blocks += 1;
         rounds.add(header, block);
         if skip.is_some_and(|s| s.contains(&(block.pass, block.sample))) {

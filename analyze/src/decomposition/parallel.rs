@@ -30,6 +30,33 @@ const MAX_WORKERS: usize = 8;
 /// decodes, few enough to hold memory flat.
 const QUEUED: usize = 2;
 
+/// Replay `source` into `visit` in trace order, the file's reading and
+/// decoding on a thread of their own when the host has two cores: a pass
+/// that only reads each block (the scan) then costs its own work alone.
+pub(super) fn replay(source: &mut impl BlockSource, visit: &mut dyn FnMut(usize, &Block)) -> Result<(), AnalyzeError> {
+    if cores() < 2 {
+        return source.replay(visit);
+    }
+    std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::sync_channel::<(usize, Block)>(QUEUED * 2);
+        let reader = scope.spawn(move || {
+            source.replay_owned(&mut |index, block| {
+                // The receiver stops only when `visit` panicked.
+                let _ = tx.send((index, block));
+            })
+        });
+        for (index, block) in rx {
+            visit(index, &block);
+        }
+        reader.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
+/// The host's cores, up to [`MAX_WORKERS`].
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get).min(MAX_WORKERS)
+}
+
 /// Join the blocks of `source` not in `skip` (rounds left out), starting
 /// from `join` (fresh from the scan), `blocks` the count the scan saw.
 pub(super) fn join(
@@ -39,7 +66,7 @@ pub(super) fn join(
     blocks: u64,
 ) -> Result<Vec<LaneOps>, AnalyzeError> {
     let kept = |block: &Block| !skip.is_some_and(|s| s.contains(&(block.pass, block.sample)));
-    let workers = std::thread::available_parallelism().map_or(1, std::num::NonZero::get).min(MAX_WORKERS);
+    let workers = cores();
     if workers < 2 || blocks < MIN_BLOCKS {
         let mut join = join;
         source.replay(&mut |index, block| {

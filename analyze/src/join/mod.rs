@@ -416,6 +416,7 @@ fn count_batches(table: &Table, sizes: &mut BatchSizes) -> Batches {
             last = Some(member);
         }
     }
+    batches.operations += table.left_out();
     batches
 }
 

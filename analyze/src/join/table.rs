@@ -31,9 +31,11 @@ pub(super) struct Table {
     served: Vec<u32>,
     /// `(member, shared interval)` rows of every link resolved, ascending.
     links: Vec<(usize, usize)>,
-    /// Per row, whether it is a member a sampling capture left out (see
-    /// [`hopscope_probe::Mark::serves_unsampled`]). Empty when none is.
-    left_out: Vec<bool>,
+    /// Members a sampling capture left out (see
+    /// [`hopscope_probe::Mark::serves_unsampled`]) that an interval of the
+    /// block served, each counted once: they size their interval and are
+    /// no operation, so they get no row.
+    left_out: u64,
 }
 
 /// Operation id → table row. A thread numbers its operations one after
@@ -99,8 +101,9 @@ impl Table {
         let mut counts: Vec<u32> = Vec::with_capacity(expected_rows);
         // (member's row, shared interval's op id), as the links come.
         let mut links: Vec<(usize, u64)> = Vec::new();
-        // Rows linked as members a sampling capture left out.
-        let mut left_out: Vec<usize> = Vec::new();
+        // (member's op id, shared interval's op id) of members a sampling
+        // capture left out: most links of a sampled capture, so no row.
+        let mut left_out: Vec<(u64, u64)> = Vec::new();
         for stream in &block.streams {
             // A thread marks one operation's hops back to back (the caller
             // its whole call, the writer its whole turn), so the previous
@@ -110,17 +113,18 @@ impl Table {
             for mark in &stream.marks {
                 let c = column.get(usize::from(mark.hop.0)).copied().unwrap_or(NO_COLUMN);
                 if c == NO_COLUMN {
-                    if let Some(shared) = mark.link() {
-                        let row = index.row(mark.op.0, counts.len());
-                        if row == counts.len() {
-                            ticks.resize(ticks.len() + columns, MISSING);
-                            cpus.resize(cpus.len() + columns, Mark::UNKNOWN_CPU);
-                            counts.push(0);
+                    match mark.link() {
+                        Some(shared) if mark.is_unsampled_link() => left_out.push((mark.op.0, shared.0)),
+                        Some(shared) => {
+                            let row = index.row(mark.op.0, counts.len());
+                            if row == counts.len() {
+                                ticks.resize(ticks.len() + columns, MISSING);
+                                cpus.resize(cpus.len() + columns, Mark::UNKNOWN_CPU);
+                                counts.push(0);
+                            }
+                            links.push((row, shared.0));
                         }
-                        links.push((row, shared.0));
-                        if mark.is_unsampled_link() {
-                            left_out.push(row);
-                        }
+                        None => {}
                     }
                     continue;
                 }
@@ -155,28 +159,41 @@ impl Table {
             source: Vec::new(),
             served: Vec::new(),
             links: Vec::new(),
-            left_out: Vec::new(),
+            left_out: 0,
         };
-        if !links.is_empty() {
-            table.leave_out(left_out);
+        if !links.is_empty() || !left_out.is_empty() {
             table.share(&index, links);
+            table.count_left_out(&index, left_out);
         }
         table
     }
 
-    /// Note the rows of members a sampling capture left out: linked, with
-    /// no marks of their own. They count in their interval's size, and are
-    /// no operation (neither joined nor incomplete).
-    fn leave_out(&mut self, rows: Vec<usize>) {
-        if rows.is_empty() {
-            return;
+    /// Count the members a sampling capture left out into the size of the
+    /// interval that served each (one that served them twice, or a link to
+    /// no interval of the block, or to one that is itself served, counts
+    /// nothing), and how many there were.
+    fn count_left_out(&mut self, index: &RowIndex, mut left_out: Vec<(u64, u64)>) {
+        left_out.sort_unstable();
+        left_out.dedup();
+        let mut is_member = vec![false; self.rows];
+        for &(member, _) in &self.links {
+            is_member[member] = true;
         }
-        self.left_out = vec![false; self.rows];
-        for row in rows {
-            if self.marks.get(row) == Some(&0) {
-                self.left_out[row] = true;
+        let mut last_member = None;
+        for (member, shared) in left_out {
+            let Some(row) = index.find(shared).filter(|&row| !is_member[row]) else { continue };
+            self.served[row] = self.served[row].saturating_add(1);
+            if last_member != Some(member) {
+                self.left_out += 1;
+                last_member = Some(member);
             }
         }
+    }
+
+    /// Members a sampling capture left out that the block's intervals
+    /// served, each counted once.
+    pub(super) fn left_out(&self) -> u64 {
+        self.left_out
     }
 
     /// Copy each shared interval's marks into the rows of the operations
@@ -197,8 +214,7 @@ impl Table {
                     resolved.push((member, row));
                 }
                 // No such interval here: the operation cannot be whole.
-                None if !self.is_left_out(member) => self.marks[member] = u32::MAX,
-                None => {}
+                None => self.marks[member] = u32::MAX,
             }
         }
         resolved.retain(|&(member, _)| !shared_rows[member]);
@@ -246,14 +262,9 @@ impl Table {
     }
 
     /// Whether `row` is an operation (not a shared interval serving
-    /// others, nor a member a sampling capture left out).
+    /// others).
     pub(super) fn is_operation(&self, row: usize) -> bool {
-        self.served.get(row).is_none_or(|&n| n == 0) && !self.is_left_out(row)
-    }
-
-    /// Whether `row` is a member a sampling capture left out.
-    fn is_left_out(&self, row: usize) -> bool {
-        self.left_out.get(row).copied().unwrap_or(false)
+        self.served.get(row).is_none_or(|&n| n == 0)
     }
 
     /// Whether the block holds shared intervals.

@@ -158,15 +158,7 @@ pub(super) fn decode(payload: &[u8], base: u64) -> Result<Block, TraceError> {
         // Check the marks fit before allocating, so a corrupt count cannot
         // request gigabytes.
         cur.need(count.saturating_mul(MARK_BYTES), "stream marks")?;
-        let mut marks = Vec::with_capacity(count);
-        for _ in 0..count {
-            marks.push(Mark {
-                op: OpId(cur.u64("mark op")?),
-                hop: Hop(cur.u16("mark hop")?),
-                cpu: cur.u16("mark cpu")?,
-                ticks: Ticks(cur.u64("mark ticks")?),
-            });
-        }
+        let marks = cur.marks(count);
         block.streams.push(Stream { thread, dropped, marks });
     }
     let readings = cur.u16("reading count")?;
@@ -193,6 +185,25 @@ struct Cursor<'a> {
 impl Cursor<'_> {
     fn offset(&self) -> u64 {
         self.base + self.pos as u64
+    }
+
+    /// `count` marks, their bytes checked present by [`Cursor::need`]: one
+    /// slice taken whole and cut in fixed records, no check per field (the
+    /// block's decode is most of a trace's read).
+    fn marks(&mut self, count: usize) -> Vec<Mark> {
+        let end = (self.pos + count * MARK_BYTES).min(self.bytes.len());
+        let bytes = &self.bytes[self.pos..end];
+        self.pos = end;
+        let u64_at = |m: &[u8], at: usize| u64::from_le_bytes(std::array::from_fn(|i| m[at + i]));
+        bytes
+            .chunks_exact(MARK_BYTES)
+            .map(|m| Mark {
+                op: OpId(u64_at(m, 0)),
+                hop: Hop(u16::from_le_bytes([m[8], m[9]])),
+                cpu: u16::from_le_bytes([m[10], m[11]]),
+                ticks: Ticks(u64_at(m, 12)),
+            })
+            .collect()
     }
 
     fn need(&self, n: usize, what: &'static str) -> Result<(), TraceError> {
