@@ -220,13 +220,14 @@ fn sampling_keeps_whole_operations_and_whole_batches() {
 /// Marks as fast as one thread can for `how_long`, beside a second thread
 /// that only burns CPU; returns (marks made, summary).
 fn burst(path: &std::path::Path, how_long: Duration, ring: usize) -> (u64, hopscope_probe::CaptureSummary) {
-    let capture = Capture::live(path)
-        .ring_marks(ring)
-        .ring_cap(1 << 22)
-        .held_marks(1 << 22)
-        .settle(Duration::from_millis(5))
-        .start()
-        .expect("start");
+    let options =
+        Capture::live(path).ring_marks(ring).ring_cap(1 << 22).held_marks(1 << 22).settle(Duration::from_millis(5));
+    burst_with(options, how_long)
+}
+
+/// [`burst`] with the capture's options given.
+fn burst_with(options: hopscope_probe::LiveOptions, how_long: Duration) -> (u64, hopscope_probe::CaptureSummary) {
+    let capture = options.start().expect("start");
     let busy = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
     let burner = {
         let busy = busy.clone();
@@ -272,6 +273,38 @@ fn a_burst_and_a_short_program_keep_every_mark_or_count_it() {
         assert_eq!(written + dropped, made, "{name}: every mark written or counted ({summary})");
         assert_eq!((written, dropped), (summary.marks, summary.dropped));
         assert_eq!(dropped, 0, "{name}: the rings grew within their cap ({summary})");
+    }
+}
+
+/// Ten seconds of marks as fast as one thread can make them, beside a
+/// busy core, with the options a user gets (`cargo test --release -p
+/// hopscope-probe --test live_capture -- --ignored`; it writes gigabytes):
+/// every mark written or counted dropped, and any drop said in the summary.
+#[test]
+#[ignore = "ten seconds and gigabytes: run by hand, in release"]
+fn a_ten_second_burst_keeps_every_mark_or_says_what_it_dropped() {
+    let _turn = turn();
+    for every in [1u32, 16] {
+        let path = scratch(&format!("burst-10s-{every}"));
+        let started = Instant::now();
+        let (made, summary) = burst_with(Capture::live(&path).sample_every(every), Duration::from_secs(10));
+        let finished = started.elapsed();
+        let mut reader = hopscope_probe::TraceReader::open(&path).expect("the trace reads");
+        let (mut written, mut dropped) = (0u64, 0u64);
+        while let Some(block) = reader.next_block().expect("a block") {
+            written += block.streams.iter().map(|s| s.marks.len() as u64).sum::<u64>();
+            dropped += block.dropped();
+        }
+        let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
+        let _ = std::fs::remove_file(&path);
+        println!(
+            "1 in {every}: made {made}, written {written}, dropped {dropped}, {bytes} bytes, {finished:?}; {summary}"
+        );
+        assert_eq!((written, dropped), (summary.marks, summary.dropped));
+        if every == 1 {
+            assert_eq!(written + dropped, made, "every mark written or counted ({summary})");
+        }
+        assert_eq!(summary.dropped > 0, summary.to_string().contains("DROPPED"), "{summary}");
     }
 }
 
