@@ -160,7 +160,7 @@ impl Engine {
     fn sweep(&mut self, now: u64, all: Sweep) -> Result<(), TraceError> {
         self.last_sweep = now;
         let windows = &self.windows;
-        self.host.read(|tick| windows.window_of(tick));
+        self.host.read_if_due(|tick| windows.window_of(tick));
         self.totals.cut += self.held.sweep(now, self.settings.settle_ns, all, &mut self.windows);
         let settle_ticks = (self.settings.settle_ns as f64 / self.clock.ns_per_tick.max(f64::MIN_POSITIVE)) as u64;
         let settled = clock::now().0.saturating_sub(settle_ticks);

@@ -1,6 +1,7 @@
 //! What the program and its host did with the CPUs while a capture ran,
-//! read by the drain about twice per settle time and carried in the blocks
-//! of the window the time fell in ([`LiveReading`]).
+//! read by the drain at its sweeps, no more often than four times per
+//! block's stretch (every 125 ms in windows of 10 s), and carried in the
+//! blocks of the window the time fell in ([`LiveReading`]).
 //!
 //! The program's CPU and run-queue wait are its threads' scheduler
 //! statistics (`/proc/self/task/*/schedstat`: ns on a CPU, ns runnable
@@ -44,13 +45,27 @@ pub(super) struct HostReadings {
     last: Snapshot,
     /// When the last look was taken, ticks.
     last_tick: u64,
+    /// The shortest time between two looks a sweep takes, ticks: a look
+    /// opens a file per thread, so a program of many threads is not read
+    /// more often than its windows need.
+    every_ticks: u64,
     pending: BTreeMap<u32, [Option<u64>; 4]>,
 }
 
 impl HostReadings {
-    /// Start from the counters now.
-    pub(super) fn start() -> HostReadings {
-        HostReadings { last: Snapshot::now(), last_tick: crate::clock::now().0, pending: BTreeMap::new() }
+    /// Start from the counters now, looking again no sooner than
+    /// `every_ticks` after a look when a sweep asks
+    /// ([`HostReadings::read_if_due`]).
+    pub(super) fn start(every_ticks: u64) -> HostReadings {
+        HostReadings { last: Snapshot::now(), last_tick: crate::clock::now().0, every_ticks, pending: BTreeMap::new() }
+    }
+
+    /// [`HostReadings::read`], when `every_ticks` have passed since the
+    /// last look.
+    pub(super) fn read_if_due(&mut self, window_of: impl Fn(u64) -> u32) {
+        if crate::clock::now().0.saturating_sub(self.last_tick) >= self.every_ticks {
+            self.read(window_of);
+        }
     }
 
     /// Look at the counters again and put what grew since the last look in
@@ -178,7 +193,7 @@ mod tests {
     #[test]
     fn readings_go_to_a_block_of_their_window_or_the_next_written() {
         let mut host =
-            HostReadings { last: Snapshot([Some(0), None, Some(0), Some(0)]), last_tick: 0, pending: BTreeMap::new() };
+            HostReadings { last: Snapshot([Some(0), None, Some(0), Some(0)]), last_tick: 0, every_ticks: 0, pending: BTreeMap::new() };
         for (window, at) in [(0, 10), (0, 25), (1, 40), (2, 70)] {
             host.add(window, Snapshot([Some(at), None, Some(2 * at), Some(0)]));
         }

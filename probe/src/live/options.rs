@@ -276,7 +276,8 @@ impl LiveOptions {
             started: Instant::now(),
             totals: Totals::default(),
             last_sweep: 0,
-            host: HostReadings::start(),
+            // Four looks per block's stretch (a window's twentieth).
+            host: HostReadings::start(window_ticks / 80),
             host_key,
         };
         let stop = Arc::new(AtomicBool::new(false));
