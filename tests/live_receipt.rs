@@ -244,6 +244,9 @@ fn a_captures_windows_show_a_change_inside_it_and_compare_with_each_other() {
         serde_json::from_slice(&std::fs::read(dir.join("result.json")).expect("result.json")).expect("json");
     let compared = hopscope(&["compare", "--fail-on", "any", &format!("{trace}@1-2"), &format!("{trace}@3-4")]);
     let beyond = hopscope(&["compare", &format!("{trace}@1"), &format!("{trace}@9")]);
+    // The whole capture ran two ways: no figure over all its blocks stands
+    // for it, and no verdict is drawn from it.
+    let whole = hopscope(&["compare", "--fail-on", "any", &trace, &format!("{trace}@3-4")]);
     let _ = std::fs::remove_dir_all(&dir);
 
     let windows = result["capture"]["windows"].as_array().expect("windows in result.json");
@@ -269,6 +272,9 @@ fn a_captures_windows_show_a_change_inside_it_and_compare_with_each_other() {
     assert!(text.starts_with("# hopscope change: improvement: `capture` median latency per operation -"), "{text}");
     assert!(text.contains(&format!("- A: `{trace}@1-2`")), "{text}");
     assert!(text.contains("Slice woke→executed faster"), "{text}");
+    let text = String::from_utf8_lossy(&whole.stdout);
+    assert_eq!(whole.status.code(), Some(5), "no verdict: {text}");
+    assert!(text.contains("changed inside itself"), "{text}");
     let refused = String::from_utf8_lossy(&beyond.stderr);
     assert_eq!(beyond.status.code(), Some(1), "{refused}");
     assert!(refused.contains("no block in window 9 of the capture: it has "), "{refused}");

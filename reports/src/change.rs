@@ -170,7 +170,16 @@ pub fn sentence(finding: &Recorded<ChangeFinding>) -> String {
             spread * 100.0,
             max_spread * 100.0
         ),
-        ChangeFinding::NoControl => "No control lane in both runs: the drift between them is unknown.".to_owned(),
+        ChangeFinding::NoControl => "No control lane in both runs: the drift between them is unknown (a capture of a \
+                                     running program has none: nothing takes the host's drift or the program's \
+                                     traffic off its figures)."
+            .to_owned(),
+        ChangeFinding::Unsteady { run, low_us, high_us, windows, max_drift } => format!(
+            "No verdict: {run} changed inside itself — its {windows} windows' median latency ran {low_us:.2}–\
+             {high_us:.2} µs, further apart than the {:.0}% a comparison stands, so its figure over all its blocks \
+             stands for none of them; compare windows of it (`TRACE@N-M`) before and after the change.",
+            max_drift * 100.0
+        ),
         ChangeFinding::LaneRanDifferently { a, b } => ran_differently(a, b),
         ChangeFinding::BatchesMoved { lane, a, b } => format!(
             "Lane {lane} batched differently in the runs: {a:.1} operations per shared interval in A, {b:.1} in B; \
@@ -312,7 +321,15 @@ mod tests {
             said(ChangeFinding::ControlsApart { spread: 0.12, max_spread: 0.1 })
                 .starts_with("The controls moved 12.0% apart, more than the 10%")
         );
-        assert_eq!(said(ChangeFinding::NoControl), "No control lane in both runs: the drift between them is unknown.");
+        assert!(
+            said(ChangeFinding::NoControl)
+                .starts_with("No control lane in both runs: the drift between them is unknown")
+        );
+        let unsteady =
+            ChangeFinding::Unsteady { run: "a.hop".into(), low_us: 80.0, high_us: 158.0, windows: 6, max_drift: 0.15 };
+        assert!(said(unsteady).starts_with(
+            "No verdict: a.hop changed inside itself — its 6 windows' median latency ran 80.00–158.00 µs"
+        ));
     }
 
     #[test]

@@ -138,10 +138,16 @@ pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> 
         .into_iter()
         .filter_map(|(label, run)| Some(ContendedSide { run: label.to_owned(), waited: run.contended.clone()? }))
         .collect();
+    // A capture that ran two ways inside itself has no one figure.
+    let unsteady: Vec<ChangeFinding> = [(a, a_label), (b, b_label)]
+        .into_iter()
+        .filter_map(|(run, label)| shape::unsteady(run, label, &rule))
+        .collect();
     // No one drift describes the machine: every change could be it.
     let refused = controls.iter().any(|c| rule.refuses(c.drift))
         || drift_spread(&controls) > rule.max_drift_spread
-        || !contended.is_empty();
+        || !contended.is_empty()
+        || !unsteady.is_empty();
     let gate = gated_lanes(a, b, &controls);
     let judging = (&controls[..], refused);
     let mut figures = lane_figures(a, b, &gate, &rule, judging);
@@ -184,6 +190,7 @@ pub fn compare(a: &RunSamples, b: &RunSamples, a_label: &str, b_label: &str) -> 
     if let Some(different) = made_differently(a, b) {
         findings.insert(0, different);
     }
+    findings.splice(0..0, unsteady);
     for (i, side) in contended.iter().enumerate() {
         findings.insert(i, ChangeFinding::Contended(side.clone()));
     }

@@ -288,6 +288,22 @@ pub enum ChangeFinding {
     },
     /// No control lane in both runs: the drift is unknown.
     NoControl,
+    /// A capture of a running program changed inside itself: its windows'
+    /// median latencies lie further apart than a comparison stands (the
+    /// rule's drift), so its figure over all its blocks stands for none of
+    /// them: no verdict; its windows compare one by one.
+    Unsteady {
+        /// The run's label.
+        run: String,
+        /// The lowest window median latency, µs.
+        low_us: f64,
+        /// The highest, µs.
+        high_us: f64,
+        /// Windows with enough blocks to have a median.
+        windows: usize,
+        /// The rule's limit, as a fraction.
+        max_drift: f64,
+    },
     /// A lane both runs have ran differently in them (probed in one,
     /// clean in the other, or with other callers at once): its figure
     /// means something else in each.

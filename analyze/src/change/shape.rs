@@ -32,6 +32,42 @@ pub(super) fn slices_apart(a: &RunSamples, b: &RunSamples) -> Option<ChangeFindi
         .then_some(ChangeFinding::SlicesApart { a: a.slices.len(), b: b.slices.len() })
 }
 
+/// Blocks a capture's window needs for its median to count in
+/// [`unsteady`]: a window the capture's last moments opened has a few.
+const WINDOW_BLOCKS: usize = 5;
+
+/// A finding when `run`, a capture, changed inside itself: its windows'
+/// median latencies (each the median of the window's block medians) lie
+/// further apart than `rule` lets two runs' drift be. Two captures are
+/// compared on the median over their blocks, which for a capture that
+/// ran two ways is neither: a program that went from 80 to 158 µs halfway
+/// had a median of 141, and a later one at 89 read as no change.
+pub(super) fn unsteady(run: &RunSamples, label: &str, rule: &super::Rule) -> Option<ChangeFinding> {
+    if run.figure != crate::ab::FigureKind::LatencyMedian {
+        return None;
+    }
+    let blocks = run.lanes.values().next()?;
+    let mut by_window: std::collections::BTreeMap<u32, Vec<f64>> = std::collections::BTreeMap::new();
+    for (&(pass, _), &value) in blocks {
+        by_window.entry(pass).or_default().push(value);
+    }
+    let medians: Vec<f64> = by_window
+        .into_values()
+        .filter(|v| v.len() >= WINDOW_BLOCKS)
+        .map(|mut v| crate::stats::median_of_unsorted(&mut v))
+        .filter(|m| m.is_finite() && *m > 0.0)
+        .collect();
+    let low = medians.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = medians.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (medians.len() >= 2 && rule.refuses(high / low - 1.0)).then(|| ChangeFinding::Unsteady {
+        run: label.to_owned(),
+        low_us: low,
+        high_us: high,
+        windows: medians.len(),
+        max_drift: rule.max_drift,
+    })
+}
+
 /// Which slice decides a verdict before which, of slices that moved the
 /// verdict's way: an operation's own step (where a change sits), then a
 /// shared interval, then a wait on the batch's others (it moves with the

@@ -192,8 +192,12 @@ mod tests {
 
     #[test]
     fn readings_go_to_a_block_of_their_window_or_the_next_written() {
-        let mut host =
-            HostReadings { last: Snapshot([Some(0), None, Some(0), Some(0)]), last_tick: 0, every_ticks: 0, pending: BTreeMap::new() };
+        let mut host = HostReadings {
+            last: Snapshot([Some(0), None, Some(0), Some(0)]),
+            last_tick: 0,
+            every_ticks: 0,
+            pending: BTreeMap::new(),
+        };
         for (window, at) in [(0, 10), (0, 25), (1, 40), (2, 70)] {
             host.add(window, Snapshot([Some(at), None, Some(2 * at), Some(0)]));
         }
