@@ -11,6 +11,8 @@ use anyhow::Context;
 use hopscope_harness::gate::{self, FailOn, RunSource};
 use hopscope_harness::index::RunIndex;
 
+use crate::usage::UsageError;
+
 /// Flags of `hopscope compare`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "RUN is a run directory, a baseline's name, `latest`, `#ID`, a date (YYYY-MM-DD: that \
@@ -45,7 +47,16 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // analysed on the way; anything else names a run.
     let find = |key: &str| -> anyhow::Result<RunSource> {
         match RunSource::trace(key) {
-            Some(trace) => trace.map_err(|why| anyhow::anyhow!("{key}: {why}")),
+            // A window selector that cannot be is a usage error.
+            Some(trace) => trace.map_err(|why| {
+                UsageError::new("compare", clap::error::ErrorKind::InvalidValue, format!("{key}: {why}")).into()
+            }),
+            // A `.hop` key that names no file is a missing trace, not a
+            // run the index lacks.
+            None if key.split('@').next().is_some_and(|path| path.ends_with(".hop")) => {
+                let path = key.split('@').next().unwrap_or(key);
+                anyhow::bail!("no trace {path}: no such file")
+            }
             None => Ok(RunSource::Dir(index.find(key)?.dir)),
         }
     };

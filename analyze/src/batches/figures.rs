@@ -22,6 +22,11 @@ pub struct BatchFigures {
     pub operations: u64,
     /// Operations per interval, over the lane.
     pub mean: f64,
+    /// For a capture that kept one operation in N: the mean over every
+    /// interval the program ran, estimated ([`crate::join::BatchSizes::mean_over_all`]);
+    /// [`Self::mean`] is over the intervals it kept, which favour large ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub all_mean: Option<f64>,
     /// Size of the median interval.
     pub median: u64,
     /// 10th percentile of the sizes.
@@ -51,6 +56,7 @@ pub fn batch_figures(ops: &LaneOps) -> Option<BatchFigures> {
         served: ops.batches.served,
         operations: ops.batches.operations,
         mean,
+        all_mean: None,
         median: sizes.quantile(0.5)?,
         p10: sizes.quantile(0.1)?,
         p90: sizes.quantile(0.9)?,

@@ -127,8 +127,12 @@ pub(super) fn per_lane(
 
 /// A warning when a lane of several callers gave each fewer than
 /// [`crate::warning::LEAST_OPS_PER_CALLER`] operations a block (its blocks'
-/// operations on average, over its callers).
+/// operations on average, over its callers). A capture's blocks are
+/// stretches of a running program's time, not rounds of calls: none.
 pub(crate) fn few_per_caller(header: &TraceHeader, lane: &LaneBlocks) -> Option<Warning> {
+    if crate::capture::is_capture(header) {
+        return None;
+    }
     let callers = crate::contention::lane_callers(header, &lane.name);
     let blocks = lane.us_per_op.len();
     if callers < 2 || blocks == 0 {

@@ -234,6 +234,13 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
     );
     if let (Some(c), Some(ops)) = (d.capture.as_mut(), sliced.or(joined.first())) {
         c.windows = crate::capture::windows::of(&c.facts, ops, &scanned.windows);
+        // A sampled capture kept large batches more often than small ones.
+        let every = c.facts.sample_every;
+        if every > 1
+            && let Some(batches) = d.lanes.values_mut().next().and_then(|l| l.batches.as_mut())
+        {
+            batches.all_mean = ops.batch_sizes.mean_over_all(every);
+        }
     }
     d
 }

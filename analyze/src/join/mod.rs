@@ -139,6 +139,24 @@ impl BatchSizes {
         }
     }
 
+    /// The mean size over every interval the program ran, when a capture
+    /// kept one operation in `sample_every` and so kept an interval only
+    /// when one of its operations was kept: an interval of `s` is kept
+    /// with chance 1 − (1 − 1/N)^s, so large ones are kept more often, and
+    /// each kept one stands for 1 ÷ that chance of them.
+    pub fn mean_over_all(&self, sample_every: u32) -> Option<f64> {
+        let n = f64::from(sample_every.max(1));
+        let (mut weight, mut sized) = (0.0, 0.0);
+        for &(size, count) in &self.counts {
+            let kept = 1.0 - (1.0 - 1.0 / n).powf(size as f64);
+            if kept > 0.0 {
+                weight += count as f64 / kept;
+                sized += size as f64 * count as f64 / kept;
+            }
+        }
+        (weight > 0.0).then(|| sized / weight)
+    }
+
     /// Intervals counted.
     pub fn intervals(&self) -> u64 {
         self.counts.iter().fold(0u64, |n, &(_, c)| n.saturating_add(c))
@@ -622,6 +640,19 @@ mod tests {
     use hopscope_probe::{OpId, Stream, Ticks};
 
     use super::*;
+
+    #[test]
+    fn a_sampled_capture_weighs_each_kept_batch_by_its_chance() {
+        // Batches of 1 and 4 alike; at 1 in 4, a batch of 4 is kept with
+        // chance 1 − 0.75⁴ ≈ 0.68 and one of 1 with 0.25: kept ones read
+        // 1 : 2.7, and weighted back they read 1 : 1 again.
+        let mut sizes = BatchSizes::default();
+        sizes.add_many(1, 250);
+        sizes.add_many(4, 684);
+        let all = sizes.mean_over_all(4).expect("a mean");
+        assert!((all - 2.5).abs() < 0.01, "{all}");
+        assert!((sizes.mean_over_all(1).expect("a mean") - (250.0 + 4.0 * 684.0) / 934.0).abs() < 1e-9);
+    }
 
     #[test]
     fn incomplete_operations_cost_the_join_no_buffer_space() {

@@ -117,11 +117,7 @@ impl Table {
                         Some(shared) if mark.is_unsampled_link() => left_out.push((mark.op.0, shared.0)),
                         Some(shared) => {
                             let row = index.row(mark.op.0, counts.len());
-                            if row == counts.len() {
-                                ticks.resize(ticks.len() + columns, MISSING);
-                                cpus.resize(cpus.len() + columns, Mark::UNKNOWN_CPU);
-                                counts.push(0);
-                            }
+                            add_row(row, columns, &mut ticks, &mut cpus, &mut counts);
                             links.push((row, shared.0));
                         }
                         None => {}
@@ -136,11 +132,7 @@ impl Table {
                         row
                     }
                 };
-                if row == counts.len() {
-                    ticks.resize(ticks.len() + columns, MISSING);
-                    cpus.resize(cpus.len() + columns, Mark::UNKNOWN_CPU);
-                    counts.push(0);
-                }
+                add_row(row, columns, &mut ticks, &mut cpus, &mut counts);
                 // A blind store, no read of the cell first (a cache miss on
                 // a large block): a repeated hop overwrites its first mark,
                 // but its row then counts more marks than columns and is
@@ -301,6 +293,16 @@ impl Table {
         let ticks = &self.ticks[row * self.columns..(row + 1) * self.columns];
         let one_each = usize::try_from(self.marks[row]).is_ok_and(|n| n == self.columns);
         (one_each && self.is_operation(row) && !ticks.contains(&MISSING)).then_some(ticks)
+    }
+}
+
+/// Give `row` its cells when it is the next new one (`counts.len()`).
+#[inline]
+fn add_row(row: usize, columns: usize, ticks: &mut Vec<u64>, cpus: &mut Vec<u16>, counts: &mut Vec<u32>) {
+    if row == counts.len() {
+        ticks.resize(ticks.len() + columns, MISSING);
+        cpus.resize(cpus.len() + columns, Mark::UNKNOWN_CPU);
+        counts.push(0);
     }
 }
 

@@ -124,18 +124,24 @@ impl Windows {
     }
 
     /// Every block left, the last stretches cut by operation count when the
-    /// capture would otherwise end with fewer than [`MIN_BLOCKS`].
+    /// capture would otherwise end with fewer than [`MIN_BLOCKS`]. A window
+    /// the capture's last moments opened (its first stretch unfinished)
+    /// joins the one before: a window of a few operations has no figure
+    /// worth a row.
     pub(super) fn rest(&mut self) -> Vec<Block> {
         let open = std::mem::take(&mut self.open);
         let short = MIN_BLOCKS.saturating_sub(self.written as usize);
         let ops: usize = open.values().map(|f| f.ops.len()).sum();
+        let last = open.keys().next_back().copied();
         let mut blocks = Vec::new();
         for (at, filling) in open {
             // Each stretch gets its share of the blocks missing, by its
             // share of the operations.
             let parts = if ops == 0 { 1 } else { (short * filling.ops.len()).div_ceil(ops).max(1) };
+            let opened_at_the_end = Some(at) == last && at > 0 && at.is_multiple_of(BLOCKS_PER_WINDOW);
+            let stretch = if opened_at_the_end { at - 1 } else { at };
             for part in split(filling, parts) {
-                blocks.push(self.block(at, part));
+                blocks.push(self.block(stretch, part));
             }
         }
         blocks
@@ -260,6 +266,17 @@ mod tests {
         let rest = windows.rest();
         assert_eq!((rest[0].pass, rest[0].op_count), (1, 1), "tick 3,220 is in the second window");
         assert_eq!(windows.windows(), 2);
+    }
+
+    #[test]
+    fn a_window_the_last_moments_opened_joins_the_one_before() {
+        // Windows of 2,000 ticks from 1,000: tick 3,010 is in the first
+        // stretch of the second window, and the capture ends there.
+        let mut windows = Windows::new(1_000, 2_000, 1_000);
+        windows.add(&done(&[(1, 1_010), (2, 2_950), (3, 3_010)]));
+        let blocks = windows.rest();
+        assert!(blocks.iter().all(|b| b.pass == 0), "{:?}", blocks.iter().map(|b| b.pass).collect::<Vec<_>>());
+        assert_eq!(windows.windows(), 1);
     }
 
     #[test]

@@ -51,11 +51,13 @@ fn windows(c: &CaptureFigures, out: &mut String) -> std::fmt::Result {
     if cpus {
         writeln!(
             out,
-            "\nCPUs are CPU time over the window's length: the program's threads (the capture's drain included), \
-             the whole host busy (the program included: the rest is what else ran), the time the hypervisor gave \
-             other guests (steal), and how long the program's threads waited runnable for a CPU, per second (– where \
-             the kernel keeps no scheduler statistics). A window whose latency moved while the host's other work or \
-             steal grew was slowed by its neighbours, not its code."
+            "\nCPUs are CPU time over the window's length: the program's threads (the capture's drain included, \
+             measured), the whole host busy (the program included; the kernel samples it at its ticks, so on a VM \
+             it can read a little below the program's), the time the hypervisor gave other guests (steal), and how \
+             long the program's threads were runnable without running, per second (a woken thread's wait to be \
+             scheduled included, so a handoff-heavy program shows some on an idle host; – where the kernel keeps no \
+             scheduler statistics). A window whose latency moved while the host's other work or steal grew was \
+             slowed by its neighbours, not its code."
         )?;
     }
     writeln!(

@@ -26,9 +26,22 @@ pub fn batch_line(lane: &str, b: &BatchFigures) -> String {
     } else {
         String::new()
     };
+    // A sampled capture kept an interval when it kept one of its
+    // operations: large ones more often. Its kept intervals' figures say
+    // so, beside the mean over every interval the program ran.
+    let (kept, over_all) = match b.all_mean {
+        Some(all) => (
+            " kept",
+            format!(
+                "; over every interval the program ran, about {all:.1} (each kept one weighted by 1 ÷ its chance of \
+                 holding a kept operation)"
+            ),
+        ),
+        None => ("", String::new()),
+    };
     format!(
-        "`{lane}` served {operations} operations in {} shared intervals{each}: {:.1} operations per interval (median \
-         {}, p10–p90 {}–{}, largest {}){blocks}",
+        "`{lane}` served {operations} operations in {} shared intervals{each}: {:.1} operations per{kept} interval \
+         (median {}, p10–p90 {}–{}, largest {}){blocks}{over_all}",
         b.intervals, b.mean, b.median, b.p10, b.p90, b.largest
     )
 }
@@ -256,14 +269,30 @@ fn writer_sum(d: &Decomposition, lane: &str, slices: &[SliceFigures], out: &mut 
     )?;
     // Costs are means: beside them the lane's mean, its blocks with a WAL
     // checkpoint in it as they ran; the median over blocks leaves those out.
-    match (mean, median) {
-        (Some(mean), Some(median)) => write!(
-            out,
-            "; the lane ran {mean:.3} µs per operation (wall time ÷ operations, the mean over blocks; median \
+    // A capture's blocks are stretches of its time holding the operations
+    // it kept, so its pace is its throughput, and under sampling a step's
+    // cost spans the left-out operations' statements too.
+    if let Some(c) = &d.capture {
+        if let Some(rate) = c.ops_per_s.filter(|r| *r > 0.0) {
+            write!(out, "; the program served {rate:.0} operations/s ({:.3} µs per operation)", 1e6 / rate)?;
+        }
+        if !c.facts.keeps_all() {
+            write!(
+                out,
+                " — under sampling a cost of waiting on the batch's others spans the left-out operations' steps \
+                 too, so the writer's sum can stand above its pace"
+            )?;
+        }
+    } else {
+        match (mean, median) {
+            (Some(mean), Some(median)) => write!(
+                out,
+                "; the lane ran {mean:.3} µs per operation (wall time ÷ operations, the mean over blocks; median \
              {median:.3})"
-        )?,
-        (None, Some(median)) => write!(out, "; the lane ran {median:.3} µs per operation (median over blocks)")?,
-        _ => {}
+            )?,
+            (None, Some(median)) => write!(out, "; the lane ran {median:.3} µs per operation (median over blocks)")?,
+            _ => {}
+        }
     }
     if let Some(cpu) = cpu {
         write!(out, ", its writer thread {cpu:.3} µs of CPU per operation")?;
@@ -314,6 +343,7 @@ mod tests {
     #[test]
     fn a_batch_line_counts_an_operation_in_two_intervals_once() {
         let b = BatchFigures {
+            all_mean: None,
             intervals: 6,
             served: 48,
             operations: 24,
