@@ -47,8 +47,10 @@ pub struct CaptureFigures {
 
 /// Marks one operation makes, on average: its own hops, a share of its
 /// batch's (a shared interval's hops are marked once for the whole batch)
-/// and its link, when its lane batches.
-pub fn marks_per_op(ops: &LaneOps) -> Option<f64> {
+/// and its link, when its lane batches. A capture that kept one operation
+/// in `sample_every` shares by the mean over every batch the program ran,
+/// not the kept ones' (which favour large batches).
+pub fn marks_per_op(ops: &LaneOps, sample_every: u32) -> Option<f64> {
     if ops.hops.is_empty() {
         return None;
     }
@@ -60,7 +62,8 @@ pub fn marks_per_op(ops: &LaneOps) -> Option<f64> {
         ends
     };
     let own = (ops.hops.len() - shared.len().min(ops.hops.len())) as f64;
-    Some(match ops.batches.mean().filter(|m| *m > 0.0) {
+    let batch = if sample_every > 1 { ops.batch_sizes.mean_over_all(sample_every) } else { ops.batches.mean() };
+    Some(match batch.filter(|m| *m > 0.0) {
         Some(batch) => own + shared.len() as f64 / batch + 1.0,
         None => own,
     })

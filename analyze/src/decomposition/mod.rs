@@ -230,7 +230,10 @@ fn analyze(header: &TraceHeader, scanned: &Scanned, joined: &[LaneOps]) -> Decom
     d.capture = crate::capture::figures(
         header,
         d.lanes.values().next().and_then(|l| l.op_latency_quantiles_us.get(50).copied()),
-        sliced.and_then(crate::capture::marks_per_op),
+        sliced.and_then(|ops| {
+            let every = crate::capture::CaptureFacts::of_header(header).map_or(1, |f| f.sample_every);
+            crate::capture::marks_per_op(ops, every)
+        }),
     );
     if let (Some(c), Some(ops)) = (d.capture.as_mut(), sliced.or(joined.first())) {
         c.windows = crate::capture::windows::of(&c.facts, ops, &scanned.windows);
