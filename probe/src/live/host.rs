@@ -1,6 +1,6 @@
 //! What the program and its host did with the CPUs while a capture ran,
-//! read by the drain at its sweeps, no more often than four times per
-//! block's stretch (every 125 ms in windows of 10 s), and carried in the
+//! read by the drain at its sweeps, no more often than once per block's
+//! stretch (every 500 ms in windows of 10 s), and carried in the
 //! blocks of the window the time fell in ([`LiveReading`]).
 //!
 //! The program's CPU and run-queue wait are its threads' scheduler

@@ -276,8 +276,10 @@ impl LiveOptions {
             started: Instant::now(),
             totals: Totals::default(),
             last_sweep: 0,
-            // Four looks per block's stretch (a window's twentieth).
-            host: HostReadings::start(window_ticks / 80),
+            // One look per block's stretch (a window's twentieth): a look
+            // reads a file per thread, and costs the program more than its
+            // marks when taken at every sweep.
+            host: HostReadings::start(window_ticks / 20),
             host_key,
         };
         let stop = Arc::new(AtomicBool::new(false));
