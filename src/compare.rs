@@ -53,10 +53,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             }),
             // A `.hop` key that names no file is a missing trace, not a
             // run the index lacks.
-            None if key.split('@').next().is_some_and(|path| path.ends_with(".hop")) => {
-                let path = key.split('@').next().unwrap_or(key);
-                anyhow::bail!("no trace {path}: no such file")
-            }
+            None if trace_path(key).ends_with(".hop") => anyhow::bail!("no trace {}: no such file", trace_path(key)),
             None => Ok(RunSource::Dir(index.find(key)?.dir)),
         }
     };
@@ -68,4 +65,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         crate::stdout::emit(&hopscope_reports::change_markdown(&change))?;
     }
     Ok(ExitCode::from(gate::change_status(&change, args.fail_on)))
+}
+
+/// The path part of a trace key (`PATH.hop@N-M` → `PATH.hop`).
+fn trace_path(key: &str) -> &str {
+    key.rsplit_once('@').map_or(key, |(path, _)| path)
 }

@@ -82,13 +82,7 @@ impl HostReadings {
     fn add(&mut self, window: u32, now: Snapshot) {
         let grew = now.since(&self.last);
         self.last = now;
-        let entry = self.pending.entry(window).or_default();
-        for (sum, add) in entry.iter_mut().zip(grew) {
-            *sum = match (*sum, add) {
-                (Some(a), Some(b)) => Some(a.saturating_add(b)),
-                (a, b) => a.or(b),
-            };
-        }
+        add_into(self.pending.entry(window).or_default(), grew);
     }
 
     /// Hand `block` the readings pending for its window and any earlier
@@ -110,17 +104,23 @@ impl HostReadings {
     fn attach_sums(&self, block: &mut Block, first_key: u16, due: impl Iterator<Item = [Option<u64>; 4]>) {
         let mut sums: [Option<u64>; 4] = [None; 4];
         for values in due {
-            for (sum, add) in sums.iter_mut().zip(values) {
-                *sum = match (*sum, add) {
-                    (Some(a), Some(b)) => Some(a.saturating_add(b)),
-                    (a, b) => a.or(b),
-                };
-            }
+            add_into(&mut sums, values);
         }
         for (i, value) in sums.into_iter().enumerate() {
             let (Some(value), Ok(offset)) = (value, u16::try_from(i)) else { continue };
             block.readings.push(Reading { key: first_key.saturating_add(offset), value });
         }
+    }
+}
+
+/// Add `values` into `sums`, reading by reading: a reading either side
+/// lacks is the other's.
+fn add_into(sums: &mut [Option<u64>; 4], values: [Option<u64>; 4]) {
+    for (sum, add) in sums.iter_mut().zip(values) {
+        *sum = match (*sum, add) {
+            (Some(a), Some(b)) => Some(a.saturating_add(b)),
+            (a, b) => a.or(b),
+        };
     }
 }
 
