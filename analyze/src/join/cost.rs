@@ -12,52 +12,80 @@
 //! the writer's time per operation, where its latencies add up to its
 //! wait.
 
-use rustc_hash::FxHashMap;
-
 use super::slice_def::{SliceDef, SliceSide};
 use super::table::Table;
 
 /// Each shared interval's marks on each thread side, with those of the
 /// operations it serves: the batch's steps in time order.
+///
+/// Laid out flat (one allocation per block, not one per batch): `ticks`
+/// holds every interval's caller-side ticks then its writer-side ticks,
+/// each run ascending, and `starts` where each (interval, side) run
+/// begins; a dense row → interval index finds a row's runs without a hash.
 pub(super) struct Timelines {
-    /// Shared row → (its batch's caller-side ticks, writer-side ticks),
-    /// each ascending.
-    by_interval: FxHashMap<usize, [Vec<u64>; 2]>,
+    /// Table row → its index among the shared intervals, or `NONE`.
+    interval_of: Vec<u32>,
+    /// Where run `2 × interval + side` begins in `ticks`; one past the last
+    /// run at the end.
+    starts: Vec<usize>,
+    ticks: Vec<u64>,
 }
 
 impl Timelines {
+    const NONE: u32 = u32::MAX;
+
     /// The timelines of `table`'s shared intervals; `writer[c]` says
     /// whether column `c`'s hop is the writer's.
     pub(super) fn build(table: &Table, writer: &[bool]) -> Timelines {
-        let mut by_interval: FxHashMap<usize, [Vec<u64>; 2]> = FxHashMap::default();
-        let mut add = |interval: usize, row: usize| {
-            let lines = by_interval.entry(interval).or_default();
+        let mut interval_of = vec![Self::NONE; table.rows];
+        let mut intervals = 0u32;
+        for &(_, interval) in table.links() {
+            if let Some(slot) = interval_of.get_mut(interval).filter(|slot| **slot == Self::NONE) {
+                *slot = intervals;
+                intervals += 1;
+            }
+        }
+        let side = |column: usize| usize::from(writer.get(column).copied().unwrap_or(false));
+        // Each run's own ticks and its members': the interval's row, then
+        // every member's row, counted first, then placed.
+        let rows = || {
+            let own = interval_of.iter().enumerate().filter(|(_, i)| **i != Self::NONE).map(|(row, i)| (row, *i));
+            own.chain(table.links().iter().map(|&(member, interval)| (member, interval_of[interval])))
+        };
+        let mut starts = vec![0usize; 2 * intervals as usize + 1];
+        for (row, interval) in rows() {
             for column in 0..table.columns() {
-                if let Some(tick) = table.own_tick(row, column) {
-                    lines[usize::from(writer.get(column).copied().unwrap_or(false))].push(tick);
+                if table.own_tick(row, column).is_some() {
+                    starts[2 * interval as usize + side(column) + 1] += 1;
                 }
             }
-        };
-        let mut intervals: Vec<usize> = table.links().iter().map(|&(_, interval)| interval).collect();
-        intervals.sort_unstable();
-        intervals.dedup();
-        for interval in intervals {
-            add(interval, interval);
         }
-        for &(member, interval) in table.links() {
-            add(interval, member);
+        for run in 1..starts.len() {
+            starts[run] += starts[run - 1];
         }
-        for lines in by_interval.values_mut() {
-            lines[0].sort_unstable();
-            lines[1].sort_unstable();
+        let mut next = starts.clone();
+        let mut ticks = vec![0u64; starts.last().copied().unwrap_or(0)];
+        for (row, interval) in rows() {
+            for column in 0..table.columns() {
+                if let Some(tick) = table.own_tick(row, column) {
+                    let run = 2 * interval as usize + side(column);
+                    ticks[next[run]] = tick;
+                    next[run] += 1;
+                }
+            }
         }
-        Timelines { by_interval }
+        for run in starts.windows(2) {
+            ticks[run[0]..run[1]].sort_unstable();
+        }
+        Timelines { interval_of, starts, ticks }
     }
 
     /// The step of `interval`'s batch that ends at `tick` on one side: from
     /// the batch's latest mark before it, ticks.
     fn step_to(&self, interval: usize, writer: bool, tick: u64) -> Option<u64> {
-        let line = &self.by_interval.get(&interval)?[usize::from(writer)];
+        let index = *self.interval_of.get(interval).filter(|i| **i != Self::NONE)? as usize;
+        let run = 2 * index + usize::from(writer);
+        let line = &self.ticks[self.starts[run]..self.starts[run + 1]];
         let before = line.partition_point(|&t| t < tick);
         before.checked_sub(1).map(|i| tick - line[i])
     }
