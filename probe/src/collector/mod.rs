@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::thread::{Thread, ThreadId};
 
+mod pending;
 mod ring;
 pub(crate) mod route;
 mod sampling;

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::thread::{Thread, ThreadId};
 
+use super::pending::PendingLinks;
 use super::sampling::{LinkedIntervals, Sampling};
 use super::tally::Tally;
 use crate::hop::{Hop, Mark, OpId};
@@ -71,6 +72,9 @@ pub(super) struct Writer {
     pub(super) info: Arc<RingInfo>,
     sampling: Sampling,
     links: LinkedIntervals,
+    /// Left-out members' links to an interval no sampled member has
+    /// linked to yet.
+    pending: Box<PendingLinks>,
     ring_cap: usize,
     waker: Arc<OnceLock<Thread>>,
     rings: Weak<Rings>,
@@ -103,6 +107,7 @@ impl Writer {
             info,
             sampling: inner.sampling,
             links: LinkedIntervals::default(),
+            pending: Box::default(),
             ring_cap: inner.ring_cap,
             waker: inner.waker.clone(),
             rings: Arc::downgrade(inner),
@@ -117,29 +122,69 @@ impl Writer {
     }
 
     /// `marks` into the ring, those the sampling keeps; any the ring and
-    /// its growth cannot take are counted. A link is always kept, marked
-    /// as its member's sampling decided ([`Mark::serves_unsampled`]), so a
-    /// batch's size is known whatever the sampling.
+    /// its growth cannot take are counted. Every link of a kept interval
+    /// is stored, marked as its member's sampling decided
+    /// ([`Mark::serves_unsampled`]), so a kept batch's size is known
+    /// whatever the sampling; an interval no sampled member links to
+    /// leaves no mark at all (see [`PendingLinks`]).
     #[inline]
     pub(super) fn push(&mut self, marks: &[Mark]) {
         for mark in marks {
             if self.sampling.keeps_all() {
                 self.store(*mark);
             } else if mark.is_link() {
-                let shared = OpId(mark.ticks.0);
-                let kept = self.links.link(self.sampling, shared.0, mark.op);
-                self.store(if kept { *mark } else { Mark::serves_unsampled(shared, mark.op) });
-            } else if self.links.keeps(self.sampling, mark.op) {
-                self.store(*mark);
+                self.link(*mark);
+            } else {
+                self.pending.hop_of(mark.op);
+                if self.links.keeps(self.sampling, mark.op) {
+                    self.store(*mark);
+                }
             }
         }
+    }
+
+    /// A link under sampling: stored when its member is sampled (after the
+    /// interval's links held so far) or its interval already kept, else
+    /// held until the interval is decided.
+    #[inline]
+    fn link(&mut self, mark: Mark) {
+        let shared = mark.ticks.0;
+        if self.links.link(self.sampling, shared, mark.op) {
+            if self.pending.interval() == Some(shared) {
+                self.release_pending();
+            }
+            self.store(mark);
+        } else if self.links.is_kept(shared) {
+            self.store(Mark::serves_unsampled(OpId(shared), mark.op));
+        } else {
+            if !self.pending.can_hold(shared) {
+                // Another interval's links (two batches linked in turn),
+                // or more than the room: stored as they are.
+                self.release_pending();
+            }
+            self.pending.hold(shared, mark.op);
+        }
+    }
+
+    /// Store every link held, and hold none.
+    fn release_pending(&mut self) {
+        for i in 0..self.pending.len() {
+            let link = self.pending.link(i);
+            self.store(link);
+        }
+        self.pending.clear();
     }
 
     /// A mark of `op` at `hop`, its clock read only when the sampling keeps
     /// the operation.
     #[inline]
     pub(super) fn offer(&mut self, op: OpId, hop: Hop) {
-        if self.sampling.keeps_all() || self.links.keeps(self.sampling, op) {
+        if self.sampling.keeps_all() {
+            self.store(Mark::new(op, hop, crate::clock::now()));
+            return;
+        }
+        self.pending.hop_of(op);
+        if self.links.keeps(self.sampling, op) {
             self.store(Mark::new(op, hop, crate::clock::now()));
         }
     }

@@ -102,6 +102,13 @@ impl LinkedIntervals {
         }
     }
 
+    /// Whether a sampled member has linked to `shared` (among the last few
+    /// intervals kept).
+    #[inline]
+    pub(super) fn is_kept(&self, shared: u64) -> bool {
+        shared != 0 && self.kept.contains(&shared)
+    }
+
     /// Whether a mark of `op` is kept: an interval a sampled member linked
     /// to is, one only unsampled members linked to is not, any other op by
     /// its id. Id 0 never counts as linked (the arrays start zeroed).

@@ -173,3 +173,41 @@ fn a_sampling_collector_keeps_whole_operations_only() {
     assert!(per_op.keys().all(|&op| sampling.keeps(OpId(op))));
     assert!((180..320).contains(&per_op.len()), "{} of 1,000 kept at 1 in 4", per_op.len());
 }
+
+#[test]
+fn a_batch_no_sampled_member_links_to_leaves_no_mark_and_a_kept_one_all_its_links() {
+    let sampling = Sampling::one_in(16).expect("in range");
+    let collector = Collector::growing(1 << 14, 1 << 14, sampling);
+    let sampled: Vec<u64> = (1..).filter(|&op| sampling.keeps(OpId(op))).take(40).collect();
+    let unsampled: Vec<u64> = (1..).filter(|&op| !sampling.keeps(OpId(op))).take(400).collect();
+    // Interval ids no sampling would keep by their own id.
+    let mut txns = (1u64 << 50..).filter(|&id| !sampling.keeps(OpId(id)));
+    let link = |txn: u64, op: u64| collector.push(Mark::serves(OpId(txn), OpId(op)));
+    let hop = |txn: u64| collector.offer(OpId(txn), Hop::WOKE);
+    // Batch a: left-out members only, links before the interval's hop.
+    let a = txns.next().expect("id");
+    unsampled[..3].iter().for_each(|&op| link(a, op));
+    hop(a);
+    // Batch b: two left out, then a sampled one, then one more left out.
+    let b = txns.next().expect("id");
+    unsampled[3..5].iter().for_each(|&op| link(b, op));
+    link(b, sampled[0]);
+    link(b, unsampled[5]);
+    hop(b);
+    // Batch c: its hop first, then its links (decided by its own id):
+    // its links are stored when the next batch's come, as before.
+    let c = txns.next().expect("id");
+    hop(c);
+    unsampled[6..8].iter().for_each(|&op| link(c, op));
+    // Batch d: more left-out members than a thread holds back.
+    let d = txns.next().expect("id");
+    unsampled[8..8 + pending::HELD_LINKS + 3].iter().for_each(|&op| link(d, op));
+    hop(d);
+    let drained = collector.drain();
+    let links_of = |txn: u64| drained.threads[0].marks.iter().filter(|m| m.is_link() && m.ticks.0 == txn).count();
+    assert_eq!(links_of(a), 0, "a batch of left-out members only leaves no link");
+    assert_eq!(links_of(b), 4, "a kept batch keeps every member's link");
+    assert_eq!(links_of(c), 2, "links after the interval's hop are stored");
+    assert_eq!(links_of(d), pending::HELD_LINKS, "past the room, the held links are stored; the rest let go");
+    assert!(drained.threads[0].marks.iter().any(|m| m.op.0 == b && !m.is_link()), "batch b's hop kept");
+}

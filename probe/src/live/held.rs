@@ -16,7 +16,8 @@ use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
-use crate::hop::Mark;
+use crate::clock::Ticks;
+use crate::hop::{Hop, Mark, OpId};
 
 /// One operation's place in its group, and, for a group's root, the
 /// group's figures.
@@ -40,11 +41,33 @@ struct Op {
     marked: bool,
 }
 
-/// A mark held for its operation, with the thread role that made it.
+/// A mark held for its operation, with the thread role that made it:
+/// the mark's fields laid out beside the role (24 bytes, where a `Mark`
+/// and a role beside it take 32), since the drain holds hundreds of
+/// thousands.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct HeldMark {
-    pub(super) thread: u16,
-    pub(super) mark: Mark,
+    op: u64,
+    ticks: u64,
+    hop: u16,
+    cpu: u16,
+    thread: u16,
+}
+
+impl HeldMark {
+    pub(super) fn new(thread: u16, mark: Mark) -> HeldMark {
+        HeldMark { op: mark.op.0, ticks: mark.ticks.0, hop: mark.hop.0, cpu: mark.cpu, thread }
+    }
+
+    /// The mark as made.
+    pub(super) fn mark(&self) -> Mark {
+        Mark { op: OpId(self.op), hop: Hop(self.hop), cpu: self.cpu, ticks: Ticks(self.ticks) }
+    }
+
+    /// The thread role that made it.
+    pub(super) fn thread(&self) -> u16 {
+        self.thread
+    }
 }
 
 /// Which operations a sweep hands on.
@@ -86,17 +109,34 @@ impl Held {
 
     /// Hold `marks`, made by thread role `thread`, arrived at `now`.
     pub(super) fn add(&mut self, thread: u16, marks: &[Mark], now: u64) {
+        // The interval the last left-out member's link named: a batch's
+        // links come together, and a second one of an interval at the same
+        // `now` changes nothing, so only the first is looked up.
+        let mut last_interval = None;
+        // The last operation marked and its group's root, while nothing
+        // but its own marks has come since.
+        let mut last_touched: Option<(u64, u64)> = None;
         for &mark in marks {
             if mark.is_unsampled_link() {
                 // A left-out member is no operation of the capture: its
                 // link belongs to its interval's group alone (one entry
                 // per batch, not one per operation the sampling left out).
-                self.shared(mark.ticks.0, now);
+                if last_interval != Some(mark.ticks.0) {
+                    self.shared(mark.ticks.0, now);
+                    last_interval = Some(mark.ticks.0);
+                }
             } else if mark.is_link() {
                 self.link(mark.ticks.0, mark.op.0, now);
+            } else if let Some(root) = last_touched.filter(|&(op, _)| op == mark.op.0).map(|(_, root)| root) {
+                // The same operation's next mark (a thread marks one
+                // operation's hops back to back): its group is known.
+                self.touch_root(root, mark.ticks.0, now);
             } else {
-                self.touch(mark.op.0, Some(mark.ticks.0), now);
+                let root = self.touch(mark.op.0, Some(mark.ticks.0), now);
+                last_touched = Some((mark.op.0, root));
+                continue;
             }
+            last_touched = None;
         }
         let batch = match self.arrived.back_mut() {
             Some((arrival, batch)) if *arrival == now => batch,
@@ -105,7 +145,7 @@ impl Held {
                 &mut self.arrived.back_mut().expect("just pushed").1
             }
         };
-        batch.extend(marks.iter().map(|&mark| HeldMark { thread, mark }));
+        batch.extend(marks.iter().map(|&mark| HeldMark::new(thread, mark)));
         self.len += marks.len();
         self.peak = self.peak.max(self.len);
     }
@@ -135,19 +175,32 @@ impl Held {
     }
 
     /// A mark of `op` arrived at `now`, made at `tick` (none for a link).
-    fn touch(&mut self, op: u64, tick: Option<u64>, now: u64) {
+    /// Returns its group's root.
+    fn touch(&mut self, op: u64, tick: Option<u64>, now: u64) -> u64 {
         let root = self.root(op, now);
         if tick.is_some()
             && let Some(state) = self.ops.get_mut(&op)
         {
             state.own = true;
         }
+        match tick {
+            Some(tick) => self.touch_root(root, tick, now),
+            None => {
+                if let Some(state) = self.ops.get_mut(&root) {
+                    state.last_arrival = state.last_arrival.max(now);
+                }
+            }
+        }
+        root
+    }
+
+    /// A mark made at `tick` arrived at `now` for the group rooted at
+    /// `root`.
+    fn touch_root(&mut self, root: u64, tick: u64, now: u64) {
         if let Some(state) = self.ops.get_mut(&root) {
             state.last_arrival = state.last_arrival.max(now);
-            if let Some(tick) = tick {
-                state.first_tick = state.first_tick.min(tick);
-                state.marked = true;
-            }
+            state.first_tick = state.first_tick.min(tick);
+            state.marked = true;
         }
     }
 
@@ -188,29 +241,52 @@ impl Held {
     pub(super) fn sweep(&mut self, now: u64, settle: u64, mode: Sweep, sink: &mut impl Sink) -> u64 {
         let all = mode != Sweep::Settled;
         let done_at = |op: &Op| all || op.last_arrival.saturating_add(settle) <= now;
-        let mut candidates = std::mem::take(&mut self.waiting);
+        // The marks still waiting, then each drain's old enough to be
+        // done, looked at where they lie (not copied into one list).
+        let mut candidates = vec![std::mem::take(&mut self.waiting)];
         while let Some((arrival, _)) = self.arrived.front() {
             if !all && arrival.saturating_add(settle) > now {
                 break;
             }
             let (_, batch) = self.arrived.pop_front().expect("looked at");
-            candidates.extend(batch);
+            candidates.push(batch);
         }
         // Each done mark's op, with its group's first tick.
         let mut done: Vec<(u64, u64)> = Vec::new();
-        for held in candidates {
-            match find(&self.ops, group_key(&held.mark)) {
-                Some(group) if done_at(group) => {
-                    done.push((group_key(&held.mark), group.first_tick));
+        // The last key looked up and what its group said: an operation's
+        // marks, and a batch's links, come together, and nothing changes
+        // the groups until the loop ends.
+        let mut last: Option<(u64, Found)> = None;
+        for held in candidates.into_iter().flatten() {
+            let key = group_key(&held.mark());
+            let found = match last {
+                Some((k, found)) if k == key => found,
+                _ => {
+                    let found = match find(&self.ops, key) {
+                        Some(group) if done_at(group) => {
+                            Found::Done { first_tick: group.first_tick, marked: group.marked }
+                        }
+                        Some(_) => Found::Open,
+                        None => Found::TooDeep,
+                    };
+                    if matches!(found, Found::Done { .. }) {
+                        done.push((key, found.first_tick()));
+                    }
+                    last = Some((key, found));
+                    found
+                }
+            };
+            match found {
+                Found::Done { first_tick, marked } => {
                     // A group of links only has nothing to analyse.
-                    if group.marked {
-                        sink.mark(held, group.first_tick);
+                    if marked {
+                        sink.mark(held, first_tick);
                     }
                     self.len -= 1;
                 }
-                Some(_) => self.waiting.push(held),
+                Found::Open => self.waiting.push(held),
                 // Only a group deeper than any real one: hand it on.
-                None => {
+                Found::TooDeep => {
                     sink.mark(held, u64::MAX);
                     self.len -= 1;
                 }
@@ -246,6 +322,27 @@ impl Held {
             }
         }
         cut
+    }
+}
+
+/// What a sweep found of a held mark's group.
+#[derive(Debug, Clone, Copy)]
+enum Found {
+    /// Settled (or the sweep takes all): its first tick, and whether any
+    /// of it has marks of hops.
+    Done { first_tick: u64, marked: bool },
+    /// Not settled yet.
+    Open,
+    /// Deeper than any real group.
+    TooDeep,
+}
+
+impl Found {
+    fn first_tick(self) -> u64 {
+        match self {
+            Found::Done { first_tick, .. } => first_tick,
+            Found::Open | Found::TooDeep => u64::MAX,
+        }
     }
 }
 
@@ -314,11 +411,17 @@ impl Held {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::Ticks;
-    use crate::hop::{Hop, OpId};
 
     fn mark(op: u64, tick: u64) -> Mark {
         Mark::new(OpId(op), Hop::ENTER, Ticks(tick))
+    }
+
+    #[test]
+    fn a_held_mark_is_a_marks_size_and_gives_it_back() {
+        assert_eq!(std::mem::size_of::<HeldMark>(), std::mem::size_of::<Mark>());
+        let mark = Mark { op: OpId(7), hop: Hop(3), cpu: 5, ticks: Ticks(11) };
+        let held = HeldMark::new(9, mark);
+        assert_eq!((held.mark(), held.thread()), (mark, 9));
     }
 
     #[test]
@@ -330,7 +433,7 @@ mod tests {
         assert!(early.marks.is_empty() && early.ops.is_empty(), "nothing has settled at 8");
         held.add(1, &[mark(2, 130)], 12);
         let first = held.swept(15, 10, Sweep::Settled);
-        let ops: Vec<u64> = first.marks.iter().map(|(h, _)| h.mark.op.0).collect();
+        let ops: Vec<u64> = first.marks.iter().map(|(h, _)| h.mark().op.0).collect();
         assert_eq!(ops, [1, 1], "op 1 (last mark at 5) settled by 15; op 2 (at 12) not");
         assert_eq!(first.ops, [100]);
         let rest = held.swept(40, 10, Sweep::Settled);
@@ -376,7 +479,7 @@ mod tests {
         held.add(1, &[mark(1_000, 60)], 0);
         let done = held.swept(100, 10, Sweep::Settled);
         assert_eq!(done.marks.len(), 5, "batch 1000's marks and links; batch 2000 dropped");
-        assert!(done.marks.iter().all(|(h, _)| h.mark.op.0 != 9));
+        assert!(done.marks.iter().all(|(h, _)| h.mark().op.0 != 9));
         assert_eq!(done.ops, [50], "one operation: the left-out member is none");
         assert_eq!(held.len(), 0);
         assert!(held.ops.is_empty(), "every group forgotten");

@@ -44,9 +44,9 @@ pub const DEFAULT_MAX_THREADS: usize = 256;
 pub const MAX_THREADS: usize = 4_096;
 
 /// Marks a block holds before it is written early: a window of a busy
-/// program becomes several blocks of about this many (1.3 MiB held, 0.7
+/// program becomes several blocks of about this many (0.5 MiB held, 0.3
 /// MiB encoded), so what a capture holds stays a few MiB.
-const BLOCK_MARKS: usize = 1 << 15;
+const BLOCK_MARKS: usize = 1 << 14;
 
 /// The options of a live capture ([`Capture::live`]): set what differs
 /// from the defaults, then [`LiveOptions::start`].

@@ -152,11 +152,12 @@ impl Windows {
         let mut streams: Vec<Stream> = Vec::new();
         let (mut start, mut end) = (u64::MAX, 0);
         for (first, held) in filling.marks {
-            if !held.mark.is_link() {
-                start = start.min(first).min(held.mark.ticks.0);
-                end = end.max(held.mark.ticks.0);
+            let mark = held.mark();
+            if !mark.is_link() {
+                start = start.min(first).min(mark.ticks.0);
+                end = end.max(mark.ticks.0);
             }
-            stream(&mut streams, held.thread).marks.push(held.mark);
+            stream(&mut streams, held.thread()).marks.push(mark);
         }
         for (thread, dropped) in filling.dropped {
             stream(&mut streams, thread).dropped += dropped;
@@ -235,7 +236,7 @@ mod tests {
         Done {
             marks: ops
                 .iter()
-                .map(|&(op, tick)| (HeldMark { thread: 0, mark: Mark::new(OpId(op), Hop::ENTER, Ticks(tick)) }, tick))
+                .map(|&(op, tick)| (HeldMark::new(0, Mark::new(OpId(op), Hop::ENTER, Ticks(tick))), tick))
                 .collect(),
             ops: ops.iter().map(|&(_, tick)| tick).collect(),
             cut: 0,
