@@ -31,6 +31,17 @@ pub const EXACT_VALUES: usize = 4_096;
 /// so 16,384 bins span about 14 decades (1 ns to 10⁵ s) before any merge.
 pub const MAX_BINS: u32 = 16_384;
 
+/// Relative accuracy of a capture's per-window quantiles past
+/// [`WINDOW_EXACT_VALUES`]: 0.25 %, ±0.1 µs on a 40 µs median. A capture
+/// keeps one distribution per window per join thread, so a day's windows
+/// must each be small: about 10 KiB (a bin is 0.5 % wide, three decades
+/// of latency take ~1,400 bins) where a full one takes 25–50 KiB.
+pub const WINDOW_RELATIVE_ACCURACY: f64 = 0.0025;
+
+/// Values a window's distribution holds exactly (8 KiB) before it turns
+/// into a sketch.
+pub const WINDOW_EXACT_VALUES: usize = 1_024;
+
 /// Magnitudes below this (ns) count as zero in a sketch.
 const SMALLEST: f64 = 0.01;
 
@@ -46,6 +57,8 @@ pub struct Distribution {
     /// The values once there were more.
     sketch: Option<Box<DDSketch>>,
     config: Config,
+    /// Values held exactly before the sketch takes over.
+    exact_values: usize,
     /// A NaN or infinite value was offered: like [`crate::stats::Samples`],
     /// such a set has no quantiles.
     not_finite: bool,
@@ -83,8 +96,18 @@ impl Default for Distribution {
 impl Distribution {
     /// An empty distribution.
     pub fn new() -> Distribution {
-        let config = Config::new(RELATIVE_ACCURACY, MAX_BINS, SMALLEST);
-        Distribution { exact: Vec::new(), sketch: None, config, not_finite: false, sum: 0.0 }
+        Distribution::with(RELATIVE_ACCURACY, EXACT_VALUES)
+    }
+
+    /// An empty distribution for one window of a capture: exact up to
+    /// [`WINDOW_EXACT_VALUES`], then within [`WINDOW_RELATIVE_ACCURACY`].
+    pub fn for_window() -> Distribution {
+        Distribution::with(WINDOW_RELATIVE_ACCURACY, WINDOW_EXACT_VALUES)
+    }
+
+    fn with(relative_accuracy: f64, exact_values: usize) -> Distribution {
+        let config = Config::new(relative_accuracy, MAX_BINS, SMALLEST);
+        Distribution { exact: Vec::new(), sketch: None, config, exact_values, not_finite: false, sum: 0.0 }
     }
 
     /// Add one value.
@@ -113,7 +136,7 @@ impl Distribution {
         merged.extend(sorted.iter().filter(finite));
         // Two ascending runs: the standard sort merges them in linear time.
         merged.sort_by(f64::total_cmp);
-        if merged.len() <= EXACT_VALUES {
+        if merged.len() <= self.exact_values {
             self.exact = merged;
         } else {
             let mut sketch = Box::new(DDSketch::new(self.config));
@@ -293,11 +316,35 @@ mod tests {
 
     /// Every percentile of `d` against the exact ones of `values`.
     fn within_accuracy(d: &Distribution, values: &[f64]) {
+        within(d, values, RELATIVE_ACCURACY);
+    }
+
+    fn within(d: &Distribution, values: &[f64], accuracy: f64) {
         let samples = Samples::new(values.to_vec()).expect("samples");
         for q in (0..=1000).map(|q| f64::from(q) / 1000.0) {
             let (got, exact) = (d.quantile(q).expect("quantile"), samples.quantile(q));
-            assert!((got - exact).abs() <= exact.abs() * RELATIVE_ACCURACY, "q {q}: {got} vs {exact}");
+            assert!((got - exact).abs() <= exact.abs() * accuracy, "q {q}: {got} vs {exact}");
         }
+    }
+
+    #[test]
+    fn a_windows_distribution_is_exact_then_within_its_own_accuracy_and_small() {
+        let few: Vec<f64> = (1..=WINDOW_EXACT_VALUES).map(|i| i as f64 * 3.7).collect();
+        let mut d = Distribution::for_window();
+        d.add_sorted(&few);
+        assert!(d.is_exact());
+        // Latencies over three decades, in a few sorted runs as blocks add them.
+        let many: Vec<f64> = (1..=40_000u32).map(|i| 20_000.0 * 1.000_17f64.powi(i as i32 % 40_000)).collect();
+        let mut d = Distribution::for_window();
+        for run in many.chunks(1_500) {
+            let mut run = run.to_vec();
+            run.sort_by(f64::total_cmp);
+            d.add_sorted(&run);
+        }
+        assert!(!d.is_exact());
+        within(&d, &many, WINDOW_RELATIVE_ACCURACY);
+        let bins = d.sketch.as_ref().map_or(0, |s| s.length());
+        assert!(bins < 2_000, "{bins} bins: a window's sketch stays small");
     }
 
     #[test]

@@ -131,7 +131,7 @@ impl LaneOps {
         }
         self.total_ns.merge(&other.total_ns);
         for (window, theirs) in &other.window_total_ns {
-            self.window_total_ns.entry(*window).or_default().merge(theirs);
+            self.window_total_ns.entry(*window).or_insert_with(Distribution::for_window).merge(theirs);
         }
         self.core_changes.ops += other.core_changes.ops;
         self.core_changes.changes += other.core_changes.changes;
@@ -262,7 +262,7 @@ impl Join {
         let mut summaries = self.scratch.summarise(out, filled.complete, self.ns_per_tick);
         if self.by_window {
             // The path totals, sorted: the last run summarised.
-            out.window_total_ns.entry(block.pass).or_default().add_sorted(&self.scratch.ns);
+            out.window_total_ns.entry(block.pass).or_insert_with(Distribution::for_window).add_sorted(&self.scratch.ns);
         }
         let total = summaries.pop().unwrap_or_default();
         let slice_mean_ns: Vec<Option<f64>> = summaries.iter().map(|s| s.mean).collect();
