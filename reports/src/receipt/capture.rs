@@ -62,6 +62,14 @@ fn windows(c: &CaptureFigures, out: &mut String) -> std::fmt::Result {
     }
     writeln!(
         out,
+        "\nA window's quantiles are exact up to {} operations, past that within {} % (the capture's own within {} %), \
+         so a day of windows stays small to analyse.",
+        hopscope_analyze::distribution::WINDOW_EXACT_VALUES,
+        hopscope_analyze::distribution::WINDOW_RELATIVE_ACCURACY * 100.0,
+        hopscope_analyze::distribution::RELATIVE_ACCURACY * 100.0,
+    )?;
+    writeln!(
+        out,
         "\nTwo windows, or two runs of windows, are compared as two captures are: `hopscope compare TRACE@A TRACE@B` \
          (`TRACE@3-5` for windows 3 to 5).\n"
     )
