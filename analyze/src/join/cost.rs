@@ -50,7 +50,10 @@ impl Timelines {
         // every member's row, counted first, then placed.
         let rows = || {
             let own = interval_of.iter().enumerate().filter(|(_, i)| **i != Self::NONE).map(|(row, i)| (row, *i));
-            own.chain(table.links().iter().map(|&(member, interval)| (member, interval_of[interval])))
+            let members = table.links().iter().filter_map(|&(member, interval)| {
+                interval_of.get(interval).filter(|i| **i != Self::NONE).map(|i| (member, *i))
+            });
+            own.chain(members)
         };
         let mut starts = vec![0usize; 2 * intervals as usize + 1];
         for (row, interval) in rows() {

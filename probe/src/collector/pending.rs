@@ -5,10 +5,11 @@
 //! such a batch is nothing the analysis can use: its own hops are left
 //! out, and its links alone say nothing of it. Storing those links anyway
 //! cost the drain a group to open, look up and forget per batch, most of
-//! its work. So a thread holds an interval's left-out links here, a few
-//! words of its own, and stores them only when a sampled member links to
-//! the interval; when the interval's own hop comes first (its links are
-//! all in: links precede hops, see [`super::Sampling`]) they are let go.
+//! its work. So a thread holds an interval's left-out links here (a fixed
+//! array of its own: nothing allocated on the mark path), and stores them
+//! only when a sampled member links to the interval; when the interval's
+//! own hop comes first (its links are all in: links precede hops, see
+//! [`super::Sampling`]), they are let go.
 
 use crate::hop::{Mark, OpId};
 
