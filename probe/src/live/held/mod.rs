@@ -113,8 +113,9 @@ impl Held {
         // links come together, and a second one of an interval at the same
         // `now` changes nothing, so only the first is looked up.
         let mut last_interval = None;
-        // The last operation marked and its group's root, while nothing
-        // but its own marks has come since.
+        // The last operation marked and its group's root, while no link
+        // that could join groups has come since (a left-out member's link
+        // only touches its interval's group).
         let mut last_touched: Option<(u64, u64)> = None;
         for &mark in marks {
             if mark.is_unsampled_link() {
@@ -126,7 +127,9 @@ impl Held {
                     last_interval = Some(mark.ticks.0);
                 }
             } else if mark.is_link() {
+                // A link can join two groups: the root known may change.
                 self.link(mark.ticks.0, mark.op.0, now);
+                last_touched = None;
             } else if let Some(root) = last_touched.filter(|&(op, _)| op == mark.op.0).map(|(_, root)| root) {
                 // The same operation's next mark (a thread marks one
                 // operation's hops back to back): its group is known.
@@ -134,9 +137,7 @@ impl Held {
             } else {
                 let root = self.touch(mark.op.0, Some(mark.ticks.0), now);
                 last_touched = Some((mark.op.0, root));
-                continue;
             }
-            last_touched = None;
         }
         let batch = match self.arrived.back_mut() {
             Some((arrival, batch)) if *arrival == now => batch,

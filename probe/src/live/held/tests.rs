@@ -97,3 +97,23 @@ fn a_forced_sweep_hands_on_everything_and_counts_the_unsettled() {
     assert_eq!((end.marks.len(), end.cut), (1, 0), "at the end nothing is cut: every mark is in");
     assert_eq!(held.peak, 3);
 }
+
+#[test]
+fn an_operations_marks_around_a_link_in_one_drain_join_its_batch() {
+    let mut held = Held::default();
+    let txn = 1_000;
+    // Op 7's marks, its link to the batch, more of its marks, the batch's:
+    // one drain's worth, so each comes with the same arrival.
+    // (Its mark after the link is its earliest: the group's first tick
+    // must see it, so that mark must reach the batch's root.)
+    held.add(0, &[mark(7, 50), mark(7, 60), Mark::serves(OpId(txn), OpId(7)), mark(7, 30), mark(7, 75)], 0);
+    held.add(1, &[mark(txn, 40)], 0);
+    // The batch marks again late: op 7 waits with it, whichever of its
+    // marks came after the link.
+    held.add(1, &[mark(txn, 90)], 20);
+    assert!(held.swept(25, 10, Sweep::Settled).marks.is_empty(), "the batch has not settled, so neither has op 7");
+    let done = held.swept(30, 10, Sweep::Settled);
+    assert_eq!(done.marks.len(), 7);
+    assert!(done.marks.iter().all(|&(_, first)| first == 30), "one group, first tick 30");
+    assert_eq!(done.ops, [30], "one operation");
+}
