@@ -379,13 +379,13 @@ fn find(ops: &FxHashMap<u64, Op>, op: u64) -> Option<&Op> {
 /// What a sweep handed on, gathered (the tests' sink).
 #[cfg(test)]
 #[derive(Debug, Default)]
-pub(in crate::live) struct Done {
+pub(super) struct Done {
     /// Marks of done operations, each with its group's first tick.
-    pub(in crate::live) marks: Vec<(HeldMark, u64)>,
+    pub(super) marks: Vec<(HeldMark, u64)>,
     /// Done operations' first ticks.
-    pub(in crate::live) ops: Vec<u64>,
+    pub(super) ops: Vec<u64>,
     /// Operations cut.
-    pub(in crate::live) cut: u64,
+    pub(super) cut: u64,
 }
 
 #[cfg(test)]
